@@ -1,0 +1,30 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"io"
+
+	"github.com/urfave/cli/v2"
+)
+
+// newApp returns the repro command line application writing to w and wErr.
+// It never calls os.Exit, so tests can run the real application in-process.
+func newApp(w, wErr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "repro",
+		Usage: "reproduce and benchmark differentially private fine-tuning of multimodal models",
+		Description: "repro fine-tunes a small shared multimodal transformer with five recent private\n" +
+			"fine-tuning methods and their baselines, attacks every trained model, and writes\n" +
+			"parquet results, paper-style tables and plots.",
+		Writer:          w,
+		ErrWriter:       wErr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // main prints the error and exits
+		Commands: []*cli.Command{
+			versionCommand(),
+		},
+	}
+}
