@@ -6,13 +6,27 @@ package main
 
 import (
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
+// commands holds the subcommands; each subcommand's file registers its
+// constructor from an init function, so adding one touches no other file.
+var commands []func() *cli.Command
+
+// register adds a subcommand constructor. It is called only from init functions.
+func register(cmd func() *cli.Command) { commands = append(commands, cmd) }
+
 // newApp returns the repro command line application writing to w and wErr.
 // It never calls os.Exit, so tests can run the real application in-process.
 func newApp(w, wErr io.Writer) *cli.App {
+	cmds := make([]*cli.Command, 0, len(commands))
+	for _, c := range commands {
+		cmds = append(cmds, c())
+	}
+	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
 	return &cli.App{
 		Name:  "repro",
 		Usage: "reproduce and benchmark differentially private fine-tuning of multimodal models",
@@ -23,8 +37,6 @@ func newApp(w, wErr io.Writer) *cli.App {
 		ErrWriter:       wErr,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // main prints the error and exits
-		Commands: []*cli.Command{
-			versionCommand(),
-		},
+		Commands:        cmds,
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+func init() { register(versionCommand) }
+
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
