@@ -1,0 +1,180 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import "math"
+
+// Attention computes multi-head scaled dot-product attention for one sequence.
+// q, k and v have shape [T, D] with D = heads·dh; head h uses columns
+// [h·dh, (h+1)·dh). With causal set, position i attends to positions ≤ i only.
+//
+// It returns the per-head outputs, shape [T, D] (head h's output
+// softmax(Q_h K_hᵀ/√dh)·V_h in columns [h·dh, (h+1)·dh): the input of the
+// out-projection), and the attention probabilities, shape [heads, T, T],
+// owned by the tape and read-only. Softmax normalisers are computed in
+// float64.
+func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, probs Tensor) {
+	T, D := q.Value.Rows(), q.Value.Cols()
+	if k.Value.Rows() != T || v.Value.Rows() != T || k.Value.Cols() != D || v.Value.Cols() != D {
+		panic(errShape)
+	}
+	if heads <= 0 || D%heads != 0 {
+		panic(errHeads)
+	}
+	dh := D / heads
+	sc := float32(1 / math.Sqrt(float64(dh)))
+	out = t.node([]int{T, D}, q, k, v)
+	probs = NewTensor(heads, T, T)
+	t.bytes += int64(4 * len(probs.Data))
+	qd, kd, vd, od := q.Value.Data, k.Value.Data, v.Value.Data, out.Value.Data
+	for h := 0; h < heads; h++ {
+		p := probs.Data[h*T*T : (h+1)*T*T]
+		kernels.Gemm(false, true, T, T, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, T)
+		for i := 0; i < T; i++ {
+			row := p[i*T : (i+1)*T]
+			n := T
+			if causal {
+				n = i + 1
+			}
+			softmaxRow(row[:n], row[:n])
+			for j := n; j < T; j++ {
+				row[j] = 0
+			}
+		}
+		kernels.Gemm(false, false, T, dh, T, 1, p, T, vd[h*dh:], D, 0, od[h*dh:], D)
+	}
+	t.record(out, func(g []float32) {
+		dp := make([]float32, T*T)
+		for h := 0; h < heads; h++ {
+			p := probs.Data[h*T*T : (h+1)*T*T]
+			gh := g[h*dh:]
+			if v.needs {
+				kernels.Gemm(true, false, T, dh, T, 1, p, T, gh, D, 1, t.g(v)[h*dh:], D)
+			}
+			if !q.needs && !k.needs {
+				continue
+			}
+			kernels.Gemm(false, true, T, T, dh, 1, gh, D, vd[h*dh:], D, 0, dp, T)
+			for i := 0; i < T; i++ {
+				pr, dr := p[i*T:(i+1)*T], dp[i*T:(i+1)*T]
+				var s float64
+				for j, x := range pr {
+					s += float64(x) * float64(dr[j])
+				}
+				for j, x := range pr {
+					dr[j] = float32(float64(x) * (float64(dr[j]) - s))
+				}
+			}
+			if q.needs {
+				kernels.Gemm(false, false, T, dh, T, sc, dp, T, kd[h*dh:], D, 1, t.g(q)[h*dh:], D)
+			}
+			if k.needs {
+				kernels.Gemm(true, false, T, dh, T, sc, dp, T, qd[h*dh:], D, 1, t.g(k)[h*dh:], D)
+			}
+		}
+	})
+	return out, probs
+}
+
+// HeadPatch replaces the output of one attention head at one position: the
+// dh values of head Head at row Pos of the per-head outputs (the input of the
+// out-projection). Pos < 0 counts from the end (−1 is the last position).
+type HeadPatch struct {
+	Pos, Head int
+	Value     []float32
+}
+
+// Patch returns a copy of the per-head outputs x (shape [T, heads·dh]) with
+// the patches applied. Patched entries are constants: no gradient flows
+// through them. It panics if a patch is out of range or has the wrong length.
+func (t *Tape) Patch(x *Node, heads int, patches []HeadPatch) *Node {
+	T, D := x.Value.Rows(), x.Value.Cols()
+	dh := D / heads
+	y := t.node(x.Value.Shape, x)
+	copy(y.Value.Data, x.Value.Data)
+	cut := make([]bool, T*heads)
+	for _, p := range patches {
+		pos := p.Pos
+		if pos < 0 {
+			pos += T
+		}
+		if pos < 0 || pos >= T || p.Head < 0 || p.Head >= heads {
+			panic(errIndex)
+		}
+		if len(p.Value) != dh {
+			panic(errLength)
+		}
+		copy(y.Value.Data[pos*D+p.Head*dh:], p.Value)
+		cut[pos*heads+p.Head] = true
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for i := 0; i < T; i++ {
+			for h := 0; h < heads; h++ {
+				if !cut[i*heads+h] {
+					o := i*D + h*dh
+					axpy(1, g[o:o+dh], gx[o:o+dh])
+				}
+			}
+		}
+	})
+	return y
+}
+
+// TokenMix describes a linear map from n input tokens to len(Rows) output
+// tokens: output j = Σ_k Rows[j].Weight[k]·input[Rows[j].Src[k]] +
+// Rows[j].Add. Selection, pruning and merging of visual tokens are all such
+// maps; the choice of the map may depend on the tokens, but gradients flow
+// only through the linear combination (Add is a constant, e.g. noise).
+type TokenMix struct {
+	Rows []MixRow
+}
+
+// MixRow is one output token of a TokenMix. Add may be nil; otherwise it has
+// the token width.
+type MixRow struct {
+	Src    []int
+	Weight []float32
+	Add    []float32
+}
+
+// Identity returns the TokenMix that keeps all n tokens unchanged.
+func Identity(n int) TokenMix {
+	m := TokenMix{Rows: make([]MixRow, n)}
+	for i := range m.Rows {
+		m.Rows[i] = MixRow{Src: []int{i}, Weight: []float32{1}}
+	}
+	return m
+}
+
+// Mix applies the token map m to the rows of x.
+func (t *Tape) Mix(x *Node, m TokenMix) *Node {
+	n, c := x.Value.Rows(), x.Value.Cols()
+	y := t.node([]int{len(m.Rows), c}, x)
+	for j, r := range m.Rows {
+		if len(r.Src) != len(r.Weight) || r.Add != nil && len(r.Add) != c {
+			panic(errLength)
+		}
+		yr := y.Value.Data[j*c : (j+1)*c]
+		for k, s := range r.Src {
+			if s < 0 || s >= n {
+				panic(errIndex)
+			}
+			axpy(r.Weight[k], x.Value.Data[s*c:(s+1)*c], yr)
+		}
+		if r.Add != nil {
+			axpy(1, r.Add, yr)
+		}
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for j, r := range m.Rows {
+			for k, s := range r.Src {
+				axpy(r.Weight[k], g[j*c:(j+1)*c], gx[s*c:(s+1)*c])
+			}
+		}
+	})
+	return y
+}

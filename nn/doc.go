@@ -1,0 +1,64 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+// Package nn provides a small CPU training engine for transformers with exact
+// per-sample gradients, parameter-efficient fine-tuning and the shared TinyMLLM
+// model of the repro harness.
+//
+// # Overview
+//
+// Values are float32, stored row-major in flat slices; reductions that lose
+// precision in float32 (norms, LayerNorm statistics, softmax and
+// cross-entropy normalisers) accumulate in float64. Matrix products go
+// through a [Backend] (the default is gonum's pure-Go BLAS), so a GPU backend
+// can replace it without touching the layers.
+//
+// Computation is recorded on a [Tape], a reverse-mode automatic
+// differentiator over one example. Every layer has an explicit forward and
+// backward rule. The engine is per-example by construction: a batch is a list
+// of examples, each with its own tape, run in parallel on up to GOMAXPROCS
+// goroutines. Because each example's computation is sequential and results
+// are reduced in example order, every number the package produces is the same
+// bit for bit whatever GOMAXPROCS is.
+//
+// # Parameters and per-sample gradients
+//
+// Every tensor of a model is a named [Param] with a [Kind] (weight, bias,
+// norm, embedding, head, lora_a, lora_b, adapter, ...). A [Layout] lists the
+// trainable ones and gives each a range in one flat vector. [PerSample] runs
+// a loss over a batch and returns every example's gradient as such a flat
+// vector, exactly (no approximation, no sharing across examples). [Clip]
+// rescales them by a caller-given rule (flat, per part given by an element
+// mask, per layer) and [Sum] adds them in example order. The per-sample
+// gradients of an example are the gradient of that example's own loss; the
+// batch gradient is their sum.
+//
+// Rows: a weight of shape [out, in...] has out rows (output neurons of a
+// Linear, output filters of a Conv2d), so row masks mean the same thing for
+// every layer.
+//
+// # Models
+//
+// [TinyMLLM] is a LLaVA-shaped multimodal model: a ViT vision encoder with a
+// [CLS] token, a visual-token transform slot, a 2-layer projector and a causal
+// decoder language model with a tied head. [ViT] is an image classifier and
+// [Fusion] a two-encoder (CNN image, transformer text) classifier with early
+// or late fusion, built from the same layers. [Preset] returns the smoke,
+// small and full configurations. [PEFT] adds LoRA, Houlsby adapters, BitFit
+// or full fine-tuning to a model.
+//
+// # Ownership
+//
+// Param.Data is owned by the model; optimizers write to it between steps,
+// never during a forward or backward pass. Slices returned by [PerSample]
+// belong to the caller. Tensors passed to hooks are owned by the tape and are
+// valid until the tape is discarded; hooks must not modify them.
+//
+// # Panics and errors
+//
+// Shape mismatches and other programmer errors panic with a constant message
+// starting with "nn:". Bad configurations and inputs (unknown preset, a
+// sequence longer than the model's maximum length, a token id outside the
+// vocabulary) are returned as errors.
+package nn

@@ -1,0 +1,518 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"math"
+)
+
+// Affine returns x·wᵀ + b for x of shape [n, in] (any shape whose last
+// dimension is in), w of shape [out, in] and b of shape [out] (b may be nil).
+// The result has x's shape with the last dimension replaced by out.
+func (t *Tape) Affine(x, w, b *Node) *Node {
+	out, in := w.Value.Shape[0], w.Value.Cols()
+	xs := x.Value.Shape
+	if xs[len(xs)-1] != in || b != nil && len(b.Value.Data) != out {
+		panic(errShape)
+	}
+	n := len(x.Value.Data) / in
+	shape := append(append([]int(nil), xs[:len(xs)-1]...), out)
+	y := t.node(shape, x, w, b)
+	yd := y.Value.Data
+	if b != nil {
+		for i := 0; i < n; i++ {
+			copy(yd[i*out:(i+1)*out], b.Value.Data)
+		}
+	}
+	beta := float32(0)
+	if b != nil {
+		beta = 1
+	}
+	kernels.Gemm(false, true, n, out, in, 1, x.Value.Data, in, w.Value.Data, in, beta, yd, out)
+	t.record(y, func(g []float32) {
+		if x.needs {
+			kernels.Gemm(false, false, n, in, out, 1, g, out, w.Value.Data, in, 1, t.g(x), in)
+		}
+		if w.needs {
+			kernels.Gemm(true, false, out, in, n, 1, g, out, x.Value.Data, in, 1, t.g(w), in)
+		}
+		if b != nil && b.needs {
+			gb := t.g(b)
+			for i := 0; i < n; i++ {
+				axpy(1, g[i*out:(i+1)*out], gb)
+			}
+		}
+	})
+	return y
+}
+
+// Add returns a + b elementwise. The shapes must have the same number of
+// elements; the result has a's shape.
+func (t *Tape) Add(a, b *Node) *Node {
+	if len(a.Value.Data) != len(b.Value.Data) {
+		panic(errShape)
+	}
+	y := t.node(a.Value.Shape, a, b)
+	for i, v := range a.Value.Data {
+		y.Value.Data[i] = v + b.Value.Data[i]
+	}
+	t.record(y, func(g []float32) {
+		if a.needs {
+			axpy(1, g, t.g(a))
+		}
+		if b.needs {
+			axpy(1, g, t.g(b))
+		}
+	})
+	return y
+}
+
+// AddRows returns x + r with the vector r added to every row of x.
+func (t *Tape) AddRows(x, r *Node) *Node {
+	c := len(r.Value.Data)
+	if x.Value.Cols() != c {
+		panic(errShape)
+	}
+	y := t.node(x.Value.Shape, x, r)
+	rows := x.Value.Rows()
+	for i := 0; i < rows; i++ {
+		yr, xr := y.Value.Data[i*c:(i+1)*c], x.Value.Data[i*c:(i+1)*c]
+		for j, v := range xr {
+			yr[j] = v + r.Value.Data[j]
+		}
+	}
+	t.record(y, func(g []float32) {
+		if x.needs {
+			axpy(1, g, t.g(x))
+		}
+		if r.needs {
+			gr := t.g(r)
+			for i := 0; i < rows; i++ {
+				axpy(1, g[i*c:(i+1)*c], gr)
+			}
+		}
+	})
+	return y
+}
+
+// Scale returns s·x.
+func (t *Tape) Scale(x *Node, s float32) *Node {
+	y := t.node(x.Value.Shape, x)
+	for i, v := range x.Value.Data {
+		y.Value.Data[i] = s * v
+	}
+	t.record(y, func(g []float32) { axpy(s, g, t.g(x)) })
+	return y
+}
+
+// Weighted returns Σ w_i·x_i for scalar or same-sized nodes x_i.
+func (t *Tape) Weighted(w []float32, xs ...*Node) *Node {
+	if len(w) != len(xs) || len(xs) == 0 {
+		panic(errLength)
+	}
+	y := t.node(xs[0].Value.Shape, xs...)
+	for i, x := range xs {
+		axpy(w[i], x.Value.Data, y.Value.Data)
+	}
+	t.record(y, func(g []float32) {
+		for i, x := range xs {
+			if x.needs {
+				axpy(w[i], g, t.g(x))
+			}
+		}
+	})
+	return y
+}
+
+const invSqrt2 = 0.70710678118654752440
+const invSqrt2Pi = 0.39894228040143267794
+
+// GELU returns the exact Gaussian error linear unit x·Φ(x) elementwise,
+// computed in float64.
+func (t *Tape) GELU(x *Node) *Node {
+	y := t.node(x.Value.Shape, x)
+	for i, v := range x.Value.Data {
+		z := float64(v)
+		y.Value.Data[i] = float32(0.5 * z * (1 + math.Erf(z*invSqrt2)))
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for i, v := range x.Value.Data {
+			z := float64(v)
+			d := 0.5*(1+math.Erf(z*invSqrt2)) + z*invSqrt2Pi*math.Exp(-0.5*z*z)
+			gx[i] += float32(float64(g[i]) * d)
+		}
+	})
+	return y
+}
+
+// ReLU returns max(x, 0) elementwise. The derivative at 0 is taken as 0.
+func (t *Tape) ReLU(x *Node) *Node {
+	y := t.node(x.Value.Shape, x)
+	for i, v := range x.Value.Data {
+		if v > 0 {
+			y.Value.Data[i] = v
+		}
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for i, v := range x.Value.Data {
+			if v > 0 {
+				gx[i] += g[i]
+			}
+		}
+	})
+	return y
+}
+
+// Tanh returns tanh(x) elementwise.
+func (t *Tape) Tanh(x *Node) *Node {
+	y := t.node(x.Value.Shape, x)
+	for i, v := range x.Value.Data {
+		y.Value.Data[i] = float32(math.Tanh(float64(v)))
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for i, v := range y.Value.Data {
+			gx[i] += g[i] * (1 - v*v)
+		}
+	})
+	return y
+}
+
+// LayerNorm normalises every row of x to zero mean and unit variance (with
+// eps added to the variance, statistics in float64), then applies the gain g
+// and bias b (b may be nil).
+func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
+	c := len(g.Value.Data)
+	if x.Value.Cols() != c || b != nil && len(b.Value.Data) != c {
+		panic(errShape)
+	}
+	rows := len(x.Value.Data) / c
+	y := t.node(x.Value.Shape, x, g, b)
+	xhat := make([]float32, len(x.Value.Data))
+	rstd := make([]float64, rows)
+	t.bytes += int64(4*len(xhat) + 8*rows)
+	for i := 0; i < rows; i++ {
+		xr := x.Value.Data[i*c : (i+1)*c]
+		var m float64
+		for _, v := range xr {
+			m += float64(v)
+		}
+		m /= float64(c)
+		var s float64
+		for _, v := range xr {
+			d := float64(v) - m
+			s += d * d
+		}
+		r := 1 / math.Sqrt(s/float64(c)+eps)
+		rstd[i] = r
+		hr, yr := xhat[i*c:(i+1)*c], y.Value.Data[i*c:(i+1)*c]
+		for j, v := range xr {
+			h := float32((float64(v) - m) * r)
+			hr[j] = h
+			yr[j] = h * g.Value.Data[j]
+			if b != nil {
+				yr[j] += b.Value.Data[j]
+			}
+		}
+	}
+	t.record(y, func(gy []float32) {
+		for i := 0; i < rows; i++ {
+			gr, hr := gy[i*c:(i+1)*c], xhat[i*c:(i+1)*c]
+			if g.needs {
+				gg := t.g(g)
+				for j, v := range gr {
+					gg[j] += v * hr[j]
+				}
+			}
+			if b != nil && b.needs {
+				axpy(1, gr, t.g(b))
+			}
+			if x.needs {
+				var s1, s2 float64
+				for j, v := range gr {
+					d := float64(v) * float64(g.Value.Data[j])
+					s1 += d
+					s2 += d * float64(hr[j])
+				}
+				s1 /= float64(c)
+				s2 /= float64(c)
+				gx := t.g(x)[i*c : (i+1)*c]
+				for j, v := range gr {
+					d := float64(v) * float64(g.Value.Data[j])
+					gx[j] += float32(rstd[i] * (d - s1 - float64(hr[j])*s2))
+				}
+			}
+		}
+	})
+	return y
+}
+
+// Embed returns the rows of table (shape [n, d]) at ids, shape [len(ids), d].
+// It panics if an id is out of range.
+func (t *Tape) Embed(table *Node, ids []int) *Node {
+	n, d := table.Value.Rows(), table.Value.Cols()
+	y := t.node([]int{len(ids), d}, table)
+	for i, id := range ids {
+		if id < 0 || id >= n {
+			panic(errIndex)
+		}
+		copy(y.Value.Data[i*d:(i+1)*d], table.Value.Data[id*d:(id+1)*d])
+	}
+	ids = append([]int(nil), ids...)
+	t.record(y, func(g []float32) {
+		gt := t.g(table)
+		for i, id := range ids {
+			axpy(1, g[i*d:(i+1)*d], gt[id*d:(id+1)*d])
+		}
+	})
+	return y
+}
+
+// Gather returns the rows of x at idx (repeats allowed), shape
+// [len(idx), cols].
+func (t *Tape) Gather(x *Node, idx []int) *Node {
+	return t.Embed(x, idx)
+}
+
+// Slice returns rows [from, to) of x.
+func (t *Tape) Slice(x *Node, from, to int) *Node {
+	if from < 0 || to > x.Value.Rows() || from > to {
+		panic(errIndex)
+	}
+	c := x.Value.Cols()
+	shape := append([]int{to - from}, x.Value.Shape[1:]...)
+	y := t.node(shape, x)
+	copy(y.Value.Data, x.Value.Data[from*c:to*c])
+	t.record(y, func(g []float32) { axpy(1, g, t.g(x)[from*c:to*c]) })
+	return y
+}
+
+// Concat stacks the rows of xs, which must have the same number of columns.
+func (t *Tape) Concat(xs ...*Node) *Node {
+	c := xs[0].Value.Cols()
+	rows := 0
+	for _, x := range xs {
+		if x.Value.Cols() != c {
+			panic(errShape)
+		}
+		rows += x.Value.Rows()
+	}
+	shape := append([]int{rows}, xs[0].Value.Shape[1:]...)
+	y := t.node(shape, xs...)
+	off := 0
+	for _, x := range xs {
+		copy(y.Value.Data[off:], x.Value.Data)
+		off += len(x.Value.Data)
+	}
+	t.record(y, func(g []float32) {
+		off := 0
+		for _, x := range xs {
+			n := len(x.Value.Data)
+			if x.needs {
+				axpy(1, g[off:off+n], t.g(x))
+			}
+			off += n
+		}
+	})
+	return y
+}
+
+// ConcatCols joins a [n, c1] and b [n, c2] side by side into [n, c1+c2].
+func (t *Tape) ConcatCols(a, b *Node) *Node {
+	n := a.Value.Rows()
+	if b.Value.Rows() != n {
+		panic(errShape)
+	}
+	c1, c2 := a.Value.Cols(), b.Value.Cols()
+	y := t.node([]int{n, c1 + c2}, a, b)
+	for i := 0; i < n; i++ {
+		copy(y.Value.Data[i*(c1+c2):], a.Value.Data[i*c1:(i+1)*c1])
+		copy(y.Value.Data[i*(c1+c2)+c1:], b.Value.Data[i*c2:(i+1)*c2])
+	}
+	t.record(y, func(g []float32) {
+		for i := 0; i < n; i++ {
+			if a.needs {
+				axpy(1, g[i*(c1+c2):i*(c1+c2)+c1], t.g(a)[i*c1:(i+1)*c1])
+			}
+			if b.needs {
+				axpy(1, g[i*(c1+c2)+c1:(i+1)*(c1+c2)], t.g(b)[i*c2:(i+1)*c2])
+			}
+		}
+	})
+	return y
+}
+
+// Reshape returns x with a new shape of the same number of elements.
+func (t *Tape) Reshape(x *Node, shape ...int) *Node {
+	if numel(shape) != len(x.Value.Data) {
+		panic(errShape)
+	}
+	y := &Node{Value: Tensor{Shape: append([]int(nil), shape...), Data: x.Value.Data}, needs: x.needs}
+	t.record(y, func(g []float32) { axpy(1, g, t.g(x)) })
+	return y
+}
+
+// MeanRows returns the mean of the rows of x, shape [1, cols].
+func (t *Tape) MeanRows(x *Node) *Node {
+	rows, c := x.Value.Rows(), x.Value.Cols()
+	y := t.node([]int{1, c}, x)
+	acc := make([]float64, c)
+	for i := 0; i < rows; i++ {
+		for j, v := range x.Value.Data[i*c : (i+1)*c] {
+			acc[j] += float64(v)
+		}
+	}
+	for j := range acc {
+		y.Value.Data[j] = float32(acc[j] / float64(rows))
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		s := 1 / float32(rows)
+		for i := 0; i < rows; i++ {
+			axpy(s, g, gx[i*c:(i+1)*c])
+		}
+	})
+	return y
+}
+
+// Dropout zeroes each element of x with probability p and scales the others
+// by 1/(1−p) when t.Train is true and p > 0; otherwise it returns x.
+func (t *Tape) Dropout(x *Node, p float64) *Node {
+	if !t.Train || p <= 0 {
+		return x
+	}
+	if t.Rand == nil {
+		panic(Error{"nn: dropout in training mode needs Tape.Rand"})
+	}
+	keep := make([]bool, len(x.Value.Data))
+	y := t.node(x.Value.Shape, x)
+	s := float32(1 / (1 - p))
+	for i, v := range x.Value.Data {
+		if t.Rand.Float64() >= p {
+			keep[i] = true
+			y.Value.Data[i] = v * s
+		}
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for i, k := range keep {
+			if k {
+				gx[i] += g[i] * s
+			}
+		}
+	})
+	return y
+}
+
+// CrossEntropy returns Σ_i w_i·(log Σ_j exp z_ij − z_i,targets[i]) over the
+// rows of logits z (shape [n, classes]) as a scalar. A nil w means w_i = 1/n
+// (the mean). Normalisers are computed in float64. It panics if a target is
+// out of range.
+func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
+	n, c := logits.Value.Rows(), logits.Value.Cols()
+	if len(targets) != n || w != nil && len(w) != n {
+		panic(errLength)
+	}
+	y := t.node([]int{}, logits)
+	probs := make([]float32, n*c)
+	t.bytes += int64(4 * len(probs))
+	var loss float64
+	for i := 0; i < n; i++ {
+		zr := logits.Value.Data[i*c : (i+1)*c]
+		if targets[i] < 0 || targets[i] >= c {
+			panic(errIndex)
+		}
+		lse := softmaxRow(zr, probs[i*c:(i+1)*c])
+		wi := 1 / float64(n)
+		if w != nil {
+			wi = float64(w[i])
+		}
+		loss += wi * (lse - float64(zr[targets[i]]))
+	}
+	y.Value.Data[0] = float32(loss)
+	targets = append([]int(nil), targets...)
+	t.record(y, func(g []float32) {
+		gz := t.g(logits)
+		for i := 0; i < n; i++ {
+			wi := g[0] / float32(n)
+			if w != nil {
+				wi = g[0] * w[i]
+			}
+			pr, gr := probs[i*c:(i+1)*c], gz[i*c:(i+1)*c]
+			for j, p := range pr {
+				gr[j] += wi * p
+			}
+			gr[targets[i]] -= wi
+		}
+	})
+	return y
+}
+
+// softmaxRow writes softmax(z) into p and returns log Σ exp z, in float64.
+func softmaxRow(z, p []float32) float64 {
+	m := math.Inf(-1)
+	for _, v := range z {
+		if float64(v) > m {
+			m = float64(v)
+		}
+	}
+	var s float64
+	for j, v := range z {
+		e := math.Exp(float64(v) - m)
+		p[j] = float32(e)
+		s += e
+	}
+	inv := 1 / s
+	for j := range p {
+		p[j] = float32(float64(p[j]) * inv)
+	}
+	return m + math.Log(s)
+}
+
+// Sum returns the sum of all elements of x as a scalar, accumulated in
+// float64.
+func (t *Tape) Sum(x *Node) *Node {
+	y := t.node([]int{}, x)
+	var s float64
+	for _, v := range x.Value.Data {
+		s += float64(v)
+	}
+	y.Value.Data[0] = float32(s)
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for i := range gx {
+			gx[i] += g[0]
+		}
+	})
+	return y
+}
+
+// Mul returns a ⊙ b elementwise.
+func (t *Tape) Mul(a, b *Node) *Node {
+	if len(a.Value.Data) != len(b.Value.Data) {
+		panic(errShape)
+	}
+	y := t.node(a.Value.Shape, a, b)
+	for i, v := range a.Value.Data {
+		y.Value.Data[i] = v * b.Value.Data[i]
+	}
+	t.record(y, func(g []float32) {
+		if a.needs {
+			ga := t.g(a)
+			for i, v := range g {
+				ga[i] += v * b.Value.Data[i]
+			}
+		}
+		if b.needs {
+			gb := t.g(b)
+			for i, v := range g {
+				gb[i] += v * a.Value.Data[i]
+			}
+		}
+	})
+	return y
+}

@@ -1,0 +1,180 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// LossFunc builds the loss of example i of a batch on the tape t and returns
+// it as a scalar node. It is called once per example, possibly from several
+// goroutines at once (each with its own tape), so it must not write shared
+// state.
+type LossFunc func(t *Tape, i int) (*Node, error)
+
+// Options configures PerSample and Gradient. A nil *Options means the
+// defaults.
+type Options struct {
+	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
+	// not depend on it.
+	Workers int
+	// Train turns dropout on (default off, as DP training wants).
+	Train bool
+	// Seed seeds the dropout stream of every example: example i draws from
+	// rand.NewPCG(Seed, i).
+	Seed uint64
+}
+
+// Stats describes the cost of one batch: wall time and the bytes of
+// training state it held (parameters, per-sample and summed gradients, and
+// the tapes of the examples in flight).
+type Stats struct {
+	Examples int
+	Elapsed  time.Duration
+	// ParamBytes counts the values of every parameter of the layout's
+	// model given to PerSample through ModelBytes (0 if not given).
+	ParamBytes int64
+	// GradBytes counts the per-sample gradient vectors and their sum.
+	GradBytes int64
+	// TapeBytes is the largest tape of one example.
+	TapeBytes int64
+	// PeakTapeBytes is the largest total of tapes alive at once. It
+	// depends on scheduling and the number of workers.
+	PeakTapeBytes int64
+}
+
+// PeakBytes returns the peak bytes of training state: parameters, gradients
+// and live tapes.
+func (s Stats) PeakBytes() int64 { return s.ParamBytes + s.GradBytes + s.PeakTapeBytes }
+
+// Result holds the per-sample gradients of a batch.
+type Result struct {
+	// Grads[i] is the gradient of example i's loss with respect to the
+	// layout's parameters, a flat vector of length Layout.Size. The caller
+	// owns it.
+	Grads [][]float32
+	// Losses[i] is example i's loss.
+	Losses []float64
+	Stats  Stats
+}
+
+// PerSample computes, for each of the n examples, the gradient of its loss
+// with respect to the parameters of l, exactly, one tape per example. It
+// returns the first error a loss function returns (lowest example index).
+func PerSample(l *Layout, n int, loss LossFunc, opt *Options) (*Result, error) {
+	start := time.Now()
+	r := &Result{Grads: make([][]float32, n), Losses: make([]float64, n)}
+	for i := range r.Grads {
+		r.Grads[i] = make([]float32, l.Size)
+	}
+	st, err := run(l, n, loss, opt, func(i int) []float32 { return r.Grads[i] }, r.Losses)
+	if err != nil {
+		return nil, err
+	}
+	st.GradBytes = int64(4 * n * l.Size)
+	st.Elapsed = time.Since(start)
+	r.Stats = st
+	return r, nil
+}
+
+// Gradient returns the sum over the n examples of the gradients of their
+// losses (the batch gradient; divide by the batch size for the mean), and
+// the losses. It equals Sum of PerSample's gradients bit for bit.
+func Gradient(l *Layout, n int, loss LossFunc, opt *Options) ([]float32, []float64, Stats, error) {
+	r, err := PerSample(l, n, loss, opt)
+	if err != nil {
+		return nil, nil, Stats{}, err
+	}
+	start := time.Now()
+	g := Sum(nil, r.Grads)
+	r.Stats.GradBytes += int64(4 * len(g))
+	r.Stats.Elapsed += time.Since(start)
+	return g, r.Losses, r.Stats, nil
+}
+
+// run evaluates the losses of n examples in parallel, accumulating example
+// i's gradient into grad(i).
+func run(l *Layout, n int, loss LossFunc, opt *Options, grad func(int) []float32, losses []float64) (Stats, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	w := opt.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	if w > n {
+		w = n
+	}
+	errs := make([]error, n)
+	tapeBytes := make([]int64, n)
+	var live, peak atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				t := NewTape(l, grad(i))
+				t.Train = opt.Train
+				if opt.Train {
+					t.Rand = rand.New(rand.NewPCG(opt.Seed, uint64(i)))
+				}
+				out, err := loss(t, i)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				b := t.Bytes()
+				cur := live.Add(b)
+				for {
+					p := peak.Load()
+					if cur <= p || peak.CompareAndSwap(p, cur) {
+						break
+					}
+				}
+				losses[i] = float64(out.Value.Data[0])
+				t.Backward(out)
+				tapeBytes[i] = t.Bytes()
+				cur = live.Add(t.Bytes() - b)
+				for {
+					p := peak.Load()
+					if cur <= p || peak.CompareAndSwap(p, cur) {
+						break
+					}
+				}
+				live.Add(-t.Bytes())
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return Stats{}, err
+		}
+	}
+	st := Stats{Examples: n, PeakTapeBytes: peak.Load()}
+	for _, b := range tapeBytes {
+		st.TapeBytes = max(st.TapeBytes, b)
+	}
+	return st, nil
+}
+
+// ModelBytes returns the bytes of the values of every parameter of m.
+func ModelBytes(m Module) int64 {
+	var b int64
+	for _, p := range m.Params() {
+		b += int64(4 * len(p.Data))
+	}
+	return b
+}

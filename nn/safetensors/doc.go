@@ -1,0 +1,63 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+// Package safetensors provides a reader and a writer for the safetensors
+// checkpoint format, the format the Hugging Face ecosystem uses for tensors,
+// so that checkpoints written by repro open in other tools and the other way
+// round.
+//
+// # Format
+//
+// A safetensors file is, in order:
+//
+//  1. N, the length of the header in bytes, as an 8-byte little-endian
+//     unsigned integer;
+//  2. N bytes of header: a UTF-8 JSON object that maps every tensor name to
+//     {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, plus an
+//     optional "__metadata__" object of string → string; the header starts
+//     with '{' and may be padded at the end with spaces;
+//  3. the data buffer: every tensor's values, little-endian, row-major, at
+//     data_offsets counted from the start of the buffer. The tensors tile the
+//     buffer exactly, with no hole and no overlap.
+//
+// # Writing
+//
+// Encode, WriteFile and Save write F32 and I64 tensors. Writing is
+// deterministic: tensors are laid out in byte order of their names, header
+// keys are sorted, the JSON has no insignificant white space and the header is
+// padded with spaces so that the data starts at a multiple of 8 bytes. Equal
+// content therefore gives equal bytes, and Sum or HashFile give a content hash
+// for manifests. WriteFile is atomic: it writes a temporary file in the target
+// directory, syncs it, renames it over the target and syncs the directory, so
+// a crash leaves either the old file or the new one, never half a file.
+//
+// # Reading
+//
+// Decode, ReadFile and Load treat their input as untrusted. Every number in
+// the header is checked before it is used, and a bad file gives an *Error that
+// names the file, the tensor and what is wrong; its Err field is one of the
+// sentinel errors (ErrTruncated, ErrHeader, ErrDType, ErrShape, ErrOffsets,
+// ErrDuplicate, ErrMissing, ErrUnexpected, ErrConfig) for errors.Is. Float tensors (F32,
+// F64, F16, BF16) are read into Tensor.Data as float32: F32, F16 and BF16
+// exactly, F64 rounded to nearest. Integer and boolean tensors (I8, I16, I32,
+// I64, U8, U16, U32, U64, BOOL) are read into Tensor.Ints. The 8-bit float
+// types are not supported.
+//
+// # Checkpoints
+//
+// Save and Load store a set of named tensors with a JSON configuration in the
+// metadata key "config":
+//
+//	err := safetensors.Save("model.safetensors", tensors, cfg)
+//	...
+//	f, err := safetensors.Load("model.safetensors", &cfg) // decodes the config
+//	model := build(cfg)
+//	err = f.Fill(model.Tensors()) // copies values, checks names and shapes
+//
+// References:
+//
+//   - Hugging Face, safetensors format description,
+//     https://huggingface.co/docs/safetensors (the README of
+//     github.com/huggingface/safetensors).
+package safetensors

@@ -1,0 +1,147 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import "math/rand/v2"
+
+// Node is a value on a Tape together with its gradient. Value is owned by
+// the tape (or, for parameters and inputs, by whoever supplied it) and must
+// not be modified. Grad is nil until a gradient reaches the node during
+// Backward; for trainable parameters it is the parameter's block of the
+// tape's flat gradient vector.
+type Node struct {
+	Value Tensor
+	Grad  []float32
+	needs bool
+	param *Param
+}
+
+// NeedsGrad reports whether gradients flow to n.
+func (n *Node) NeedsGrad() bool { return n.needs }
+
+// Tape records the operations of one forward pass so Backward can run them in
+// reverse. A Tape is used by one goroutine for one example and then
+// discarded.
+//
+// A Tape created with a layout and a flat gradient vector g (len l.Size)
+// accumulates the gradients of the layout's parameters into g: Backward adds
+// to g, it does not clear it. Parameters that are not in the layout are
+// constants on the tape and get no gradient.
+type Tape struct {
+	layout *Layout
+	grad   []float32
+	ops    []func()
+	params map[*Param]*Node
+	done   bool
+	bytes  int64
+
+	// Train turns dropout on. The default, false, is evaluation mode.
+	Train bool
+	// Rand is the source of dropout masks; it must be set when Train is
+	// true and the model uses dropout.
+	Rand *rand.Rand
+}
+
+// NewTape returns a tape that accumulates the gradients of l's parameters
+// into g. A nil l (with a nil g) gives a tape on which every parameter is
+// constant, for inference or for gradients with respect to inputs only.
+// NewTape panics if g does not match l.
+func NewTape(l *Layout, g []float32) *Tape {
+	if l == nil && g != nil || l != nil && len(g) != l.Size {
+		panic(errLayout)
+	}
+	return &Tape{layout: l, grad: g, params: make(map[*Param]*Node)}
+}
+
+// Bytes returns the number of bytes of activations and activation gradients
+// the tape holds: the training state of one example beyond the parameters.
+func (t *Tape) Bytes() int64 { return t.bytes }
+
+// Param returns the node of parameter p on t. The node's value shares p.Data.
+func (t *Tape) Param(p *Param) *Node {
+	if n, ok := t.params[p]; ok {
+		return n
+	}
+	n := &Node{Value: Tensor{Shape: p.Shape, Data: p.Data}, param: p}
+	if t.layout != nil {
+		if i := t.layout.Index(p); i >= 0 {
+			n.needs = true
+			n.Grad = t.grad[t.layout.Offsets[i]:t.layout.Offsets[i+1]]
+		}
+	}
+	t.params[p] = n
+	return n
+}
+
+// Input returns a node holding x. When needGrad is true, Backward computes
+// the gradient with respect to x into the node's Grad (for gradient inversion
+// and saliency). x is not copied and must not change while t is in use.
+func (t *Tape) Input(x Tensor, needGrad bool) *Node {
+	return &Node{Value: x, needs: needGrad}
+}
+
+// node makes a new output node of the given shape; it needs a gradient when
+// any input does.
+func (t *Tape) node(shape []int, in ...*Node) *Node {
+	n := &Node{Value: NewTensor(shape...)}
+	t.bytes += int64(4 * len(n.Value.Data))
+	for _, x := range in {
+		if x != nil && x.needs {
+			n.needs = true
+			break
+		}
+	}
+	return n
+}
+
+// record adds a backward rule, run only when out receives a gradient.
+func (t *Tape) record(out *Node, back func(g []float32)) {
+	if !out.needs {
+		return
+	}
+	t.ops = append(t.ops, func() {
+		if out.Grad == nil {
+			return
+		}
+		back(out.Grad)
+	})
+}
+
+// g returns n's gradient buffer, allocating it on first use.
+func (t *Tape) g(n *Node) []float32 {
+	if n.Grad == nil {
+		n.Grad = make([]float32, len(n.Value.Data))
+		t.bytes += int64(4 * len(n.Grad))
+	}
+	return n.Grad
+}
+
+// Backward computes the gradient of the scalar loss with respect to every
+// node that needs one, adding parameter gradients to the tape's flat vector.
+// It panics if loss is not a scalar or if called twice.
+func (t *Tape) Backward(loss *Node) {
+	t.BackwardFrom(loss, []float32{1})
+}
+
+// BackwardFrom runs the backward pass seeded with the gradient seed of node
+// out (a vector-Jacobian product). It panics if called twice or if seed does
+// not match out.
+func (t *Tape) BackwardFrom(out *Node, seed []float32) {
+	if t.done {
+		panic(errTapeDone)
+	}
+	if len(seed) != len(out.Value.Data) {
+		panic(errNotScalar)
+	}
+	t.done = true
+	if !out.needs {
+		return
+	}
+	axpy(1, seed, t.g(out))
+	for i := len(t.ops) - 1; i >= 0; i-- {
+		t.ops[i]()
+	}
+	t.ops = nil
+}
