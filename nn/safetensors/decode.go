@@ -120,8 +120,11 @@ func parseHeader(h []byte) (map[string]string, []entry, error) {
 	if err := p.delim('}', ""); err != nil {
 		return nil, nil, err
 	}
-	if tok, err := p.dec.Token(); err != io.EOF {
-		return nil, nil, errorf(ErrHeader, "", "data after the header object (%v, %v); only space padding may follow", tok, err)
+	switch tok, err := p.dec.Token(); {
+	case err == nil:
+		return nil, nil, errorf(ErrHeader, "", "%s after the header object; only space padding may follow", describe(tok))
+	case err != io.EOF:
+		return nil, nil, errorf(ErrHeader, "", "invalid JSON after the header object: %v", err)
 	}
 	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	for i := 1; i < len(entries); i++ {
@@ -149,9 +152,9 @@ func checkEntries(entries []entry, n uint64) error {
 		if e.end > n {
 			return errorf(ErrOffsets, e.name, "data_offsets [%d, %d] reach past the %d bytes of data", e.begin, e.end, n)
 		}
-		count, ok := numel(e.shape, n/size)
+		count, ok := numel(e.shape, math.MaxUint64/size)
 		if !ok {
-			return errorf(ErrShape, e.name, "shape %v holds more elements than the %d bytes of data", e.shape, n)
+			return errorf(ErrShape, e.name, "shape %v has too many elements", e.shape)
 		}
 		if got, want := e.end-e.begin, count*size; got != want {
 			return errorf(ErrOffsets, e.name, "data_offsets [%d, %d] span %d bytes, want %d for %s %v", e.begin, e.end, got, want, e.dtype, e.shape)
@@ -370,6 +373,9 @@ func (p *parser) entry(name string) (entry, error) {
 			return e, errorf(ErrHeader, name, "unknown field %q", k)
 		}
 	}
+	if err := p.delim('}', name); err != nil {
+		return e, err
+	}
 	switch {
 	case !seenDType:
 		return e, errorf(ErrHeader, name, "no dtype")
@@ -378,7 +384,7 @@ func (p *parser) entry(name string) (entry, error) {
 	case !seenOffsets:
 		return e, errorf(ErrHeader, name, "no data_offsets")
 	}
-	return e, p.delim('}', name)
+	return e, nil
 }
 
 // describe names a JSON token for an error message.

@@ -212,16 +212,16 @@ func checkWritable(t *Tensor) error {
 	case !utf8.ValidString(t.Name):
 		return errorf(ErrHeader, t.Name, "name is not valid UTF-8")
 	}
-	n := 1
 	for _, d := range t.Shape {
 		if d < 0 {
 			return errorf(ErrShape, t.Name, "negative dimension in shape %v", t.Shape)
 		}
-		if d != 0 && n > math.MaxInt/8/d {
-			return errorf(ErrShape, t.Name, "shape %v has too many elements", t.Shape)
-		}
-		n *= d
 	}
+	count, ok := numel(t.Shape, math.MaxInt/8)
+	if !ok {
+		return errorf(ErrShape, t.Name, "shape %v has too many elements", t.Shape)
+	}
+	n := int(count)
 	switch t.DType {
 	case noDType, F32:
 		if len(t.Data) != n || len(t.Ints) != 0 {
