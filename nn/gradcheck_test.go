@@ -119,9 +119,15 @@ func TestOpGradients(t *testing.T) {
 		{"cross entropy weighted", []Tensor{randTensor(rng, 2, 3, 5)},
 			func(tp *Tape, in []*Node) *Node { return tp.CrossEntropy(in[0], []int{2, 2, 3}, []float32{1, 0.25, 0}) }},
 		{"attention bidirectional", []Tensor{randTensor(rng, 1, 5, 6), randTensor(rng, 1, 5, 6), randTensor(rng, 1, 5, 6)},
-			func(tp *Tape, in []*Node) *Node { o, _ := tp.Attention(in[0], in[1], in[2], 2, false); return project(tp, o) }},
+			func(tp *Tape, in []*Node) *Node {
+				o, _ := tp.Attention(in[0], in[1], in[2], 2, false)
+				return project(tp, o)
+			}},
 		{"attention causal", []Tensor{randTensor(rng, 1, 4, 6), randTensor(rng, 1, 4, 6), randTensor(rng, 1, 4, 6)},
-			func(tp *Tape, in []*Node) *Node { o, _ := tp.Attention(in[0], in[1], in[2], 3, true); return project(tp, o) }},
+			func(tp *Tape, in []*Node) *Node {
+				o, _ := tp.Attention(in[0], in[1], in[2], 3, true)
+				return project(tp, o)
+			}},
 		{"head patch", []Tensor{randTensor(rng, 1, 3, 4)},
 			func(tp *Tape, in []*Node) *Node {
 				return project(tp, tp.Patch(in[0], 2, []HeadPatch{{Pos: -1, Head: 1, Value: []float32{1, 2}}}))

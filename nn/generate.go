@@ -1,0 +1,97 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// Sampler chooses the next token from logits. TopK ≤ 1 is greedy decoding
+// (the highest logit, lowest id on ties); otherwise the token is drawn from
+// the softmax of the TopK highest logits divided by Temperature (default 1).
+type Sampler struct {
+	TopK        int
+	Temperature float64
+}
+
+// Next returns the chosen token id. rng is used only when TopK > 1; it
+// panics if rng is nil then.
+func (s Sampler) Next(logits []float32, rng *rand.Rand) int {
+	if s.TopK <= 1 {
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		return best
+	}
+	idx := make([]int, len(logits))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+	k := min(s.TopK, len(idx))
+	temp := s.Temperature
+	if temp <= 0 {
+		temp = 1
+	}
+	w := make([]float64, k)
+	var sum float64
+	for i := 0; i < k; i++ {
+		w[i] = math.Exp((float64(logits[idx[i]]) - float64(logits[idx[0]])) / temp)
+		sum += w[i]
+	}
+	u := rng.Float64() * sum
+	for i := 0; i < k; i++ {
+		u -= w[i]
+		if u < 0 {
+			return idx[i]
+		}
+	}
+	return idx[k-1]
+}
+
+// Generate continues prompt by up to maxNew tokens and returns them (without
+// the prompt). It stops after TokenEOS (which is included) or when the
+// sequence reaches MaxLen. The images are encoded once; every step reruns
+// the language model on the whole sequence, so hooks see every position at
+// every step (DP-MTV patches the last position at each step). rng drives
+// sampling and may be nil for greedy decoding.
+func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.Rand, h *Hooks, vt VisualTransform) ([]int, error) {
+	if err := m.Check(&Sequence{Tokens: prompt.Tokens, Images: prompt.Images}); err != nil {
+		return nil, err
+	}
+	t0 := NewTape(nil, nil)
+	vis := make([]*Node, len(prompt.Images))
+	nvis := 0
+	for i, img := range prompt.Images {
+		v, _ := m.EncodeImage(t0, img, i, false, h, vt)
+		vis[i] = v.Tokens
+		nvis += v.Tokens.Value.Rows() - 1
+	}
+	toks := append([]int(nil), prompt.Tokens...)
+	var out []int
+	for len(out) < maxNew && len(toks)+nvis < m.Config.MaxLen {
+		t := NewTape(nil, nil)
+		seq := Sequence{Tokens: toks, Images: prompt.Images}
+		hid, _, err := m.Forward(t, &seq, vis, h, vt)
+		if err != nil {
+			return nil, err
+		}
+		z := m.Logits(t, hid, []int{hid.Value.Rows() - 1})
+		// The placeholder is not a word: it can never be generated.
+		z.Value.Data[TokenImage] = float32(math.Inf(-1))
+		next := s.Next(z.Value.Data, rng)
+		toks = append(toks, next)
+		out = append(out, next)
+		if next == TokenEOS {
+			break
+		}
+	}
+	return out, nil
+}

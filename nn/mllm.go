@@ -1,0 +1,297 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+)
+
+// Sequence is one multimodal example. Every TokenImage (<image>) in Tokens is
+// replaced by the visual tokens of the next image of Images, in order, so
+// len(Images) must equal the number of placeholders. Images are
+// Channels×ImageSize×ImageSize, channel-major, in [0, 1].
+//
+// Loss marks the tokens whose prediction is trained (the answer tokens):
+// Loss[i] true means token i is predicted from everything before it
+// (next-token cross-entropy). It may be nil for inference; when set it has
+// len(Tokens) entries, and a marked token cannot be a placeholder or the
+// first token.
+type Sequence struct {
+	Tokens []int
+	Images [][]float32
+	Loss   []bool
+}
+
+// VisualTransform is the visual-token transform slot between the vision
+// encoder and the projector. It gets the n+1 encoder tokens of one image
+// (row 0 is [CLS]) and the [CLS] row of the attention probabilities of the
+// configured vision block, shape [heads, n+1] (column 0 is [CLS] attending
+// to itself), and returns the map to the tokens the projector sees (fewer
+// for pruning). Index is the image's position in its sequence. Both tensors
+// are read-only.
+type VisualTransform func(index int, tokens, clsAttn Tensor) TokenMix
+
+// TinyMLLM is the shared LLaVA-shaped model (DESIGN §3): a ViT vision
+// encoder with [CLS], a visual-token transform slot, a 2-layer MLP projector
+// from vision to LM width (LLaVA-1.5), and a causal pre-LN decoder language
+// model with token and position embeddings, a final LayerNorm and a head tied
+// to the token embedding.
+type TinyMLLM struct {
+	Config     Config
+	Vision     *VisionEncoder
+	Proj1      *Linear
+	Proj2      *Linear
+	Tok, Pos   *Param
+	LM         *Stack
+	clsLayerIx int
+}
+
+// NewTinyMLLM returns the model of cfg with initial values drawn from
+// cfg.Seed and cfg.PEFT applied. It returns an error for an invalid
+// configuration.
+func NewTinyMLLM(cfg Config) (*TinyMLLM, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.checkVision(); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkText(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxLen <= cfg.Patches()+1 {
+		return nil, fmt.Errorf("nn: max length %d cannot hold one image's %d visual tokens", cfg.MaxLen, cfg.Patches()+1)
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
+	m := &TinyMLLM{Config: cfg}
+	m.Vision = newVisionEncoder("vision", cfg, rng)
+	m.Proj1 = newLinear("projector.fc1", cfg.VisionWidth, cfg.Width, true, KindWeight, rng, 0.02)
+	m.Proj2 = newLinear("projector.fc2", cfg.Width, cfg.Width, true, KindWeight, rng, 0.02)
+	m.Tok = newParam("lm.tok", KindEmbedding, cfg.Vocab, cfg.Width)
+	m.Tok.initNormal(rng, 0.02)
+	m.Pos = newParam("lm.pos", KindEmbedding, cfg.MaxLen, cfg.Width)
+	m.Pos.initNormal(rng, 0.02)
+	m.LM = newStack("lm", cfg.Width, cfg.Layers, cfg.Heads, cfg.MLPRatio, true, cfg.Dropout, rng)
+	m.clsLayerIx = max(cfg.VisionLayers-cfg.CLSAttnLayer, 0)
+	if _, err := m.SetPEFT(cfg.PEFT); err != nil {
+		return nil, err
+	}
+	if err := checkNames(m.Params()); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Params returns every tensor of the model in a fixed order: vision,
+// projector, language model.
+func (m *TinyMLLM) Params() []*Param {
+	ps := m.Vision.Params()
+	ps = append(ps, m.Proj1.Params()...)
+	ps = append(ps, m.Proj2.Params()...)
+	ps = append(ps, m.Tok, m.Pos)
+	return append(ps, m.LM.Params()...)
+}
+
+// CLSAttnLayer returns the index of the vision block whose [CLS] attention
+// the visual transform receives.
+func (m *TinyMLLM) CLSAttnLayer() int { return m.clsLayerIx }
+
+// SetPEFT adds the modules of p, marks the trainable tensors, records p in
+// m.Config and returns the layout of the trainable tensors. Parts are
+// "vision", "projector" and "lm".
+func (m *TinyMLLM) SetPEFT(p PEFT) (*Layout, error) {
+	parts := []part{
+		{name: "vision", stacks: []*Stack{m.Vision.Stack}, params: m.Vision.Params},
+		{name: "projector", params: func() []*Param { return append(m.Proj1.Params(), m.Proj2.Params()...) }},
+		{name: "lm", stacks: []*Stack{m.LM}, params: func() []*Param { return append([]*Param{m.Tok, m.Pos}, m.LM.Params()...) }},
+	}
+	def := func(method string) []string {
+		if method == "lora" || method == "adapter" {
+			return []string{"lm"}
+		}
+		return []string{"projector", "lm"}
+	}
+	if err := applyPEFT(p, m.Config.Seed, parts, def, nil, m.Params); err != nil {
+		return nil, err
+	}
+	m.Config.PEFT = p
+	return NewLayout(m.Params()), nil
+}
+
+// Check reports whether s is a valid input for m: token ids in the
+// vocabulary, one image of the right size per placeholder, a loss mask of
+// the right length that marks no placeholder, and an expanded length (with
+// visual tokens) of at most MaxLen when the transform keeps all tokens.
+func (m *TinyMLLM) Check(s *Sequence) error {
+	if len(s.Tokens) == 0 {
+		return fmt.Errorf("nn: empty sequence")
+	}
+	nimg := 0
+	for i, id := range s.Tokens {
+		if id < 0 || id >= m.Config.Vocab {
+			return fmt.Errorf("nn: token %d at position %d outside the vocabulary [0, %d)", id, i, m.Config.Vocab)
+		}
+		if id == TokenImage {
+			nimg++
+		}
+	}
+	if nimg != len(s.Images) {
+		return fmt.Errorf("nn: %d <image> placeholders but %d images", nimg, len(s.Images))
+	}
+	for _, img := range s.Images {
+		if err := m.Vision.checkImage(img); err != nil {
+			return err
+		}
+	}
+	if s.Loss != nil {
+		if len(s.Loss) != len(s.Tokens) {
+			return fmt.Errorf("nn: loss mask has %d entries for %d tokens", len(s.Loss), len(s.Tokens))
+		}
+		if s.Loss[0] {
+			return fmt.Errorf("nn: the first token cannot be a target")
+		}
+		for i, l := range s.Loss {
+			if l && s.Tokens[i] == TokenImage {
+				return fmt.Errorf("nn: loss mask marks the <image> placeholder at position %d", i)
+			}
+		}
+	}
+	return nil
+}
+
+// Visual holds the visual tokens of one image at each stage.
+type Visual struct {
+	// Encoder is the vision encoder's output, [n+1, vision width].
+	Encoder *Node
+	// CLSAttn is the [CLS] row of the attention of the configured block,
+	// [heads, n+1].
+	CLSAttn Tensor
+	// Tokens are the projected tokens the language model sees, [k, width].
+	Tokens *Node
+}
+
+// EncodeImage runs the vision encoder, the visual transform of h (identity
+// when nil) and the projector on one image. index is the image's position in
+// its sequence; needGrad asks for the gradient with respect to the image.
+func (m *TinyMLLM) EncodeImage(t *Tape, img []float32, index int, needGrad bool, h *Hooks, vt VisualTransform) (Visual, *Node) {
+	in := m.Vision.imageNode(t, img, needGrad)
+	enc, probs := m.Vision.Forward(t, in, m.clsLayerIx, h)
+	heads, n1 := probs.Shape[0], probs.Shape[1]
+	cls := NewTensor(heads, n1)
+	for hh := 0; hh < heads; hh++ {
+		copy(cls.Data[hh*n1:(hh+1)*n1], probs.Data[hh*n1*n1:hh*n1*n1+n1])
+	}
+	x := enc
+	if vt != nil {
+		x = t.Mix(enc, vt(index, enc.Value, cls))
+	}
+	p := m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, x, h)), h)
+	return Visual{Encoder: enc, CLSAttn: cls, Tokens: p}, in
+}
+
+// Forward runs the whole model on s and returns the final hidden states of
+// the expanded sequence, shape [T, width] after the final LayerNorm, and
+// pos, where pos[i] is the expanded position of token i (for a placeholder,
+// the position of its first visual token). vis, when not nil, holds
+// precomputed visual tokens (one per image; see EncodeImage), so generation
+// does not encode the images again. It returns an error if s is invalid or
+// the expanded sequence is longer than MaxLen.
+func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt VisualTransform) (*Node, []int, error) {
+	if err := m.Check(s); err != nil {
+		return nil, nil, err
+	}
+	if vis == nil {
+		vis = make([]*Node, len(s.Images))
+		for i, img := range s.Images {
+			v, _ := m.EncodeImage(t, img, i, false, h, vt)
+			vis[i] = v.Tokens
+		}
+	}
+	var segs []*Node
+	pos := make([]int, len(s.Tokens))
+	T, img, start := 0, 0, 0
+	flush := func(end int) {
+		if end > start {
+			segs = append(segs, t.Embed(t.Param(m.Tok), s.Tokens[start:end]))
+		}
+	}
+	for i, id := range s.Tokens {
+		pos[i] = T
+		if id == TokenImage {
+			flush(i)
+			start = i + 1
+			segs = append(segs, vis[img])
+			T += vis[img].Value.Rows()
+			img++
+			continue
+		}
+		T++
+	}
+	flush(len(s.Tokens))
+	if T > m.Config.MaxLen {
+		return nil, nil, fmt.Errorf("nn: sequence of %d tokens (with visual tokens) longer than the maximum %d", T, m.Config.MaxLen)
+	}
+	x := segs[0]
+	if len(segs) > 1 {
+		x = t.Concat(segs...)
+	}
+	x = t.Add(x, t.Slice(t.Param(m.Pos), 0, T))
+	out, _ := m.LM.Forward(t, x, -1, h)
+	return out, pos, nil
+}
+
+// Logits returns the next-token logits, shape [len(rows), vocab], at the
+// given rows of the hidden states hid.
+func (m *TinyMLLM) Logits(t *Tape, hid *Node, rows []int) *Node {
+	return t.Affine(t.Gather(hid, rows), t.Param(m.Tok), nil)
+}
+
+// Loss returns the mean next-token cross-entropy over the tokens s.Loss
+// marks. It returns an error if s is invalid or marks no token.
+func (m *TinyMLLM) Loss(t *Tape, s *Sequence, h *Hooks, vt VisualTransform) (*Node, error) {
+	if s.Loss == nil || !slices.Contains(s.Loss, true) {
+		return nil, fmt.Errorf("nn: sequence has no loss positions")
+	}
+	hid, pos, err := m.Forward(t, s, nil, h, vt)
+	if err != nil {
+		return nil, err
+	}
+	var rows, targets []int
+	for i, l := range s.Loss {
+		if l {
+			rows = append(rows, pos[i]-1)
+			targets = append(targets, s.Tokens[i])
+		}
+	}
+	return t.CrossEntropy(m.Logits(t, hid, rows), targets, nil), nil
+}
+
+// TokenLosses returns the cross-entropy of every token s.Loss marks (in
+// token order) and the logits over the whole vocabulary at the positions that
+// predict them, shape [marked, vocab], computed without gradients: the
+// per-token scores membership-inference attacks use.
+func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losses []float64, logits Tensor, err error) {
+	t := NewTape(nil, nil)
+	hid, pos, err := m.Forward(t, s, nil, h, vt)
+	if err != nil {
+		return nil, Tensor{}, err
+	}
+	var rows, targets []int
+	for i, l := range s.Loss {
+		if l {
+			rows = append(rows, pos[i]-1)
+			targets = append(targets, s.Tokens[i])
+		}
+	}
+	z := m.Logits(t, hid, rows)
+	V := m.Config.Vocab
+	p := make([]float32, V)
+	for r, tg := range targets {
+		row := z.Value.Data[r*V : (r+1)*V]
+		lse := softmaxRow(row, p)
+		losses = append(losses, lse-float64(row[tg]))
+	}
+	return losses, z.Value, nil
+}
