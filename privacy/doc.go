@@ -1,0 +1,44 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+// Package privacy provides the differential-privacy accounting that every ε
+// reported by repro rests on: mechanisms described as composable events,
+// a Rényi-DP accountant and a tight privacy-loss-distribution (PLD)
+// accountant, calibration of the noise multiplier to a target (ε, δ), the
+// analytic Gaussian mechanism, parameter checks, and seeded Gaussian noise.
+//
+// # Overview
+//
+// A private computation is described as an Event:
+//
+//   - Gaussian{Sigma, Sensitivity}: one Gaussian release (DP-MTV's mean,
+//     a Sec-MMFL per-modality release);
+//   - PoissonGaussian{Q, Sigma}: one DP-SGD step, the Poisson-subsampled
+//     Gaussian with noise multiplier Sigma; PoissonSampled{Q, Event} is the
+//     general form;
+//   - SelfComposed{Event, Count} and Composed{…}: repetition and sequences of
+//     heterogeneous phases (SPARTA's warm-up, scoring and sparse epochs);
+//   - EpsilonDelta{Epsilon, Delta}: a mechanism known to be (ε, δ)-DP, such
+//     as a report-noisy-max selection (δ = 0);
+//   - NonPrivate{}: a release with no guarantee.
+//
+// An Accountant (RDP or PLD) composes events and answers Epsilon(δ) and
+// Delta(ε). The neighbouring relation is explicit (AddOrRemove by default;
+// ReplaceOne where the event supports it). Calibrate finds the smallest
+// noise multiplier whose ε does not exceed a target; AnalyticGaussianSigma
+// does the same for one Gaussian release (Balle & Wang 2018).
+//
+// Parameters are checked in one place, the Check functions: ε > 0 or +Inf,
+// 0 ≤ δ < 1, finite σ ≥ 0, 0 ≤ q ≤ 1, steps ≥ 0; NaN and ±Inf are rejected
+// with an error that names the parameter. Edge cases follow dp_accounting:
+// σ = 0 gives ε = +Inf, q = 0 gives ε = 0.
+//
+// # Noise
+//
+// NewNoise returns a Gaussian noise stream seeded from a seed and a purpose
+// name, so that runs reproduce bit for bit. Seeded noise is for reproducible
+// research, not for production releases: anyone who knows the seed can
+// subtract the noise. NewSecureNoise seeds from crypto/rand. Neither defends
+// against floating-point attacks on the noise (Mironov 2012).
+package privacy
