@@ -1,0 +1,121 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package experiments
+
+import (
+	"fmt"
+	"math"
+)
+
+// An AxisKind describes a sweep axis: whether its values are integers and
+// which values are allowed.
+type AxisKind struct {
+	Name string
+	// Int is true for integer axes (their values are integral float64s).
+	Int bool
+	// Doc says what the axis is and its range.
+	Doc string
+	// Check returns an error for an out-of-range value.
+	Check func(v float64) error
+}
+
+// Axes lists the sweep axes a spec may use, in the order runs are expanded
+// (the last axis varies fastest).
+var Axes = []AxisKind{
+	{Name: "epsilon", Doc: "privacy budget ε > 0, or inf", Check: CheckEpsilon},
+	{Name: "retention", Doc: "fraction of visual tokens kept, in (0, 1]", Check: halfOpenUnit},
+	{Name: "prune_ratio", Doc: "fraction pruned, in [0, 1)", Check: unitOpenRight},
+	{Name: "update_ratio", Doc: "fraction of blocks updated (P_K), in (0, 1]", Check: halfOpenUnit},
+	{Name: "beta", Doc: "irrelevance ratio β, in [0, 1]", Check: unit},
+	{Name: "sparsity", Doc: "fraction of rows kept, in (0, 1]", Check: halfOpenUnit},
+	{Name: "lambda", Doc: "penalty weight λ ≥ 0", Check: nonNegative},
+	{Name: "clip", Doc: "clipping norm C > 0", Check: positive},
+	{Name: "lr", Doc: "learning rate > 0", Check: positive},
+	{Name: "chunks", Int: true, Doc: "chunk count K ≥ 1", Check: atLeast(1)},
+	{Name: "shots", Int: true, Doc: "demonstrations per prompt N ≥ 0", Check: atLeast(0)},
+	{Name: "clients", Int: true, Doc: "federated clients ≥ 1", Check: atLeast(1)},
+	{Name: "seed", Int: true, Doc: "seed, an integer in [0, 2⁵³]", Check: atLeast(0)},
+}
+
+func axisKind(name string) (AxisKind, int, bool) {
+	for i, a := range Axes {
+		if a.Name == name {
+			return a, i, true
+		}
+	}
+	return AxisKind{}, -1, false
+}
+
+func finite(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%v is not a finite number", v)
+	}
+	return nil
+}
+
+func unit(v float64) error {
+	if err := finite(v); err != nil {
+		return err
+	}
+	if v < 0 || v > 1 {
+		return fmt.Errorf("%v is not in [0, 1]", v)
+	}
+	return nil
+}
+
+func halfOpenUnit(v float64) error {
+	if err := finite(v); err != nil {
+		return err
+	}
+	if v <= 0 || v > 1 {
+		return fmt.Errorf("%v is not in (0, 1]", v)
+	}
+	return nil
+}
+
+func unitOpenRight(v float64) error {
+	if err := finite(v); err != nil {
+		return err
+	}
+	if v < 0 || v >= 1 {
+		return fmt.Errorf("%v is not in [0, 1)", v)
+	}
+	return nil
+}
+
+func nonNegative(v float64) error {
+	if err := finite(v); err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("%v is negative", v)
+	}
+	return nil
+}
+
+func positive(v float64) error {
+	if err := finite(v); err != nil {
+		return err
+	}
+	if v <= 0 {
+		return fmt.Errorf("%v is not > 0", v)
+	}
+	return nil
+}
+
+// maxInt is the largest integer an axis or id may hold exactly in a float64.
+const maxInt = 1 << 53
+
+func atLeast(lo float64) func(float64) error {
+	return func(v float64) error {
+		if err := finite(v); err != nil {
+			return err
+		}
+		if v < lo || v > maxInt {
+			return fmt.Errorf("%v is not in [%v, 2⁵³]", v, lo)
+		}
+		return nil
+	}
+}

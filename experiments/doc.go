@@ -1,0 +1,62 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+// Package experiments provides the declarative experiment specs of repro:
+// parsing, validation, command line overrides and expansion into runs.
+//
+// # Overview
+//
+// A spec is a YAML file. The specs that ship with repro (table1.yaml,
+// fig1.yaml, ...) are embedded in the binary; [Load] reads one by name and
+// [List] lists them. The typical steps are:
+//
+//  1. [Parse] (or [Load]) reads a spec, applies `--set key=value`
+//     overrides ([Override]) and validates it. Parsing is strict: an
+//     unknown key, a value of the wrong type or out of range is a
+//     [*SyntaxError] naming the file and line.
+//  2. [Spec.Expand] turns the spec into the fully resolved [Config] of
+//     every run: methods × tasks × the sweep's cartesian product (with
+//     `zip` groups for paired values).
+//  3. [Config.ID] hashes a config together with the run's [Inputs] (the
+//     data fingerprint and base checkpoint hash) into the run id.
+//
+// # The spec format
+//
+//	name: table1                      # required; [a-z0-9][a-z0-9_-]*, the results folder
+//	description: what it reproduces   # required
+//	scale: small                      # smoke, small or full; default small
+//	delta: 1e-5                       # 0 ≤ δ < 1; default 1e-5
+//	tasks: [fashion-vqa, shapes-vqa]  # required
+//	methods:                          # required: a name, hyperparameters, a sweep
+//	  - name: nonprivate
+//	    sweep: {epsilon: [inf]}       # replaces the spec's epsilon axis for this method
+//	  - name: dpsgd
+//	    params: {lora_rank: 8}
+//	params: {lr: 0.001}               # fixed hyperparameters of every method
+//	sweep:                            # cartesian product over the axes
+//	  epsilon: [1, 3, 8, inf]         # ε > 0 or inf; default [inf]
+//	  seed: [1, 2, 3]                 # default [1]
+//	  zip:                            # paired values: one dimension per group
+//	    - {prune_ratio: [0.1, 0.5], update_ratio: [0.2, 0.6]}
+//	attacks: [loss-mia]
+//	tables:
+//	  - name: table1
+//	    rows: [epsilon_target]
+//	    columns: [method, task]
+//	    metrics: [acc, img]
+//	    best: max
+//	    reference:
+//	      - {at: {method: dpsgd, epsilon_target: 1}, metric: acc, value: 81.54, source: "paper Table 1"}
+//	plots:
+//	  - {name: fig1, kind: line, x: epsilon_target, y: acc, series: method, facet: task, band: std}
+//
+// The sweep axes and their ranges are listed in [Axes]. Hyperparameters
+// (params) are scalars: integers, finite floats, strings or booleans; a name
+// may be a fixed hyperparameter or a sweep axis, never both.
+//
+// A run's config merges, from weakest to strongest, the spec's params, the
+// method's params and the run's sweep values; ε, δ and the seed have
+// fields of their own. The names of methods, tasks, attacks and scales are
+// checked against a [Names] registry ([Known] by default).
+package experiments

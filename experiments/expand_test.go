@@ -1,0 +1,167 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package experiments
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestExpand(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(base), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Expand()
+	inf := Epsilon(math.Inf(1))
+	cfg := func(method string, eps Epsilon, seed int64, params map[string]any) Config {
+		return Config{Method: method, Task: "fashion-vqa", Scale: "smoke", Seed: seed, Epsilon: eps, Delta: 1e-5, Attacks: []string{"loss-mia"}, Params: params}
+	}
+	np := map[string]any{"lr": 0.001, "peft": "lora"}
+	dp := map[string]any{"lr": 0.001, "peft": "lora", "lora_rank": int64(8)}
+	want := []Config{
+		cfg("nonprivate", inf, 1, np), cfg("nonprivate", inf, 2, np),
+		cfg("dpsgd", 1, 1, dp), cfg("dpsgd", 1, 2, dp),
+		cfg("dpsgd", 8, 1, dp), cfg("dpsgd", 8, 2, dp),
+		cfg("dpsgd", inf, 1, dp), cfg("dpsgd", inf, 2, dp),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Expand mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestExpandZip(t *testing.T) {
+	src := strings.Replace(base, "  seed: [1, 2]", "  zip:\n    - {beta: [0.1, 0.2], chunks: [4, 2]}", 1)
+	src = strings.Replace(src, "    sweep: {epsilon: [inf]}", "    sweep: {epsilon: [inf], shots: [0, 1]}", 1)
+	s, err := Parse("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type point struct {
+		Method string
+		Eps    string
+		Beta   any
+		Chunks any
+		Shots  any
+		Seed   int64
+	}
+	var got []point
+	for _, c := range s.Expand() {
+		got = append(got, point{c.Method, c.Epsilon.String(), c.Params["beta"], c.Params["chunks"], c.Params["shots"], c.Seed})
+	}
+	want := []point{
+		{"nonprivate", "inf", 0.1, int64(4), int64(0), 1},
+		{"nonprivate", "inf", 0.2, int64(2), int64(0), 1},
+		{"nonprivate", "inf", 0.1, int64(4), int64(1), 1},
+		{"nonprivate", "inf", 0.2, int64(2), int64(1), 1},
+		{"dpsgd", "1", 0.1, int64(4), nil, 1},
+		{"dpsgd", "1", 0.2, int64(2), nil, 1},
+		{"dpsgd", "8", 0.1, int64(4), nil, 1},
+		{"dpsgd", "8", 0.2, int64(2), nil, 1},
+		{"dpsgd", "inf", 0.1, int64(4), nil, 1},
+		{"dpsgd", "inf", 0.2, int64(2), nil, 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Expand with zip mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestID(t *testing.T) {
+	c := Config{Method: "dpsgd", Task: "fashion-vqa", Scale: "small", Seed: 3, Epsilon: Epsilon(math.Inf(1)), Delta: 1e-5,
+		Attacks: []string{"loss-mia"}, Params: map[string]any{"lr": 0.001, "beta": 0.5, "k": int64(2), "peft": "lora", "on": true}}
+	in := Inputs{Data: "d1", Base: "b1"}
+	// The canonical JSON written out by hand (sorted param keys, ε = ∞ as
+	// "inf"), hashed with crypto/sha256: an independent check that the id
+	// hashes exactly this text.
+	canon := `{"version":1,"config":{"method":"dpsgd","task":"fashion-vqa","scale":"small","seed":3,"epsilon":"inf","delta":0.00001,` +
+		`"attacks":["loss-mia"],"params":{"beta":0.5,"k":2,"lr":0.001,"on":true,"peft":"lora"}},"inputs":{"data":"d1","base":"b1"}}`
+	sum := sha256.Sum256([]byte(canon))
+	if got, want := c.ID(in), hex.EncodeToString(sum[:])[:IDLen]; got != want {
+		b, _ := c.canonical(in)
+		t.Errorf("ID = %s, want %s\ncanonical: %s\nwant:      %s", got, want, b, canon)
+	}
+	// Every input changes the id.
+	ids := map[string]string{c.ID(in): "base"}
+	for desc, f := range map[string]func(*Config, *Inputs){
+		"seed":    func(c *Config, _ *Inputs) { c.Seed++ },
+		"epsilon": func(c *Config, _ *Inputs) { c.Epsilon = 8 },
+		"delta":   func(c *Config, _ *Inputs) { c.Delta = 1e-6 },
+		"param":   func(c *Config, _ *Inputs) { c.Params = map[string]any{"lr": 0.002} },
+		"attacks": func(c *Config, _ *Inputs) { c.Attacks = nil },
+		"data":    func(_ *Config, in *Inputs) { in.Data = "d2" },
+		"base":    func(_ *Config, in *Inputs) { in.Base = "b2" },
+	} {
+		c2, in2 := c, in
+		f(&c2, &in2)
+		id := c2.ID(in2)
+		if prev, dup := ids[id]; dup {
+			t.Errorf("changing %s gives the same id as %s: %s", desc, prev, id)
+		}
+		ids[id] = desc
+	}
+	// The embedded specs expand into distinct ids.
+	for _, name := range []string{"table1", "fig1"} {
+		s, err := Load(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make(map[string]bool)
+		for _, c := range s.Expand() {
+			id := c.ID(Inputs{})
+			if seen[id] {
+				t.Errorf("%s: duplicate run id %s for %v", name, id, &c)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+func TestTable1(t *testing.T) {
+	s, err := Load("table1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := make(map[string]int)
+	for _, c := range s.Expand() {
+		count[c.Method]++
+		if c.Scale != "small" || c.Delta != 1e-5 {
+			t.Errorf("table1 run %v: scale %s delta %v, want small 1e-5", &c, c.Scale, c.Delta)
+		}
+	}
+	// nonprivate: 2 tasks × 3 seeds at ε = ∞; the DP methods: 2 tasks × 4 ε × 3 seeds.
+	if diff := cmp.Diff(map[string]int{"nonprivate": 6, "dpsgd": 24, "dpzo": 24}, count); diff != "" {
+		t.Errorf("table1 runs per method (-want +got):\n%s", diff)
+	}
+	f, err := Load("fig1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fig1 shares table1's runs, so one is a cache hit for the other.
+	if diff := cmp.Diff(s.Expand(), f.Expand()); diff != "" {
+		t.Errorf("fig1 and table1 runs differ (-table1 +fig1):\n%s", diff)
+	}
+}
+
+func TestEpsilonJSON(t *testing.T) {
+	for _, e := range []Epsilon{1, 0.5, Epsilon(math.Inf(1))} {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got Epsilon
+		if err := json.Unmarshal(b, &got); err != nil || got != e {
+			t.Errorf("epsilon %v → %s → %v, %v", e, b, got, err)
+		}
+	}
+	if _, err := json.Marshal(Epsilon(math.NaN())); err == nil {
+		t.Errorf("json.Marshal(Epsilon(NaN)): got nil error")
+	}
+}

@@ -1,0 +1,198 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package experiments
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// A Spec is a parsed and validated experiment spec. Its fields map 1:1 to
+// the YAML keys; see the package documentation for the format.
+type Spec struct {
+	// FileName is the file the spec was read from (not part of the YAML).
+	FileName string `json:"-"`
+
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Scale       string         `json:"scale"`
+	Delta       float64        `json:"delta"`
+	Tasks       []string       `json:"tasks"`
+	Methods     []Method       `json:"methods"`
+	Params      map[string]any `json:"params,omitempty"`
+	Sweep       Sweep          `json:"sweep"`
+	Attacks     []string       `json:"attacks,omitempty"`
+	Tables      []Table        `json:"tables,omitempty"`
+	Plots       []Plot         `json:"plots,omitempty"`
+}
+
+// A Method is one method of a spec with its own hyperparameters and sweep.
+type Method struct {
+	Name string `json:"name"`
+	// Params override the spec's params for this method.
+	Params map[string]any `json:"params,omitempty"`
+	// Sweep replaces the spec's sweep axes of the same name for this
+	// method (for example `epsilon: [inf]` for the non-private baseline).
+	Sweep Sweep `json:"sweep,omitzero"`
+}
+
+// A Sweep is a cartesian product over axes, plus zip groups whose axes vary
+// together: a zip group of length L is one dimension of L points.
+type Sweep struct {
+	// Axes holds the values of each swept axis, in the order of [Axes].
+	Axes []Axis `json:"axes,omitempty"`
+	// Zip holds the paired groups, in spec order.
+	Zip [][]Axis `json:"zip,omitempty"`
+}
+
+// An Axis is one swept name with its values. Integer axes hold integral
+// values; epsilon may hold +Inf.
+type Axis struct {
+	Name   string    `json:"name"`
+	Values []float64 `json:"values"`
+}
+
+// Lookup returns the values of the named axis, whether it is a plain axis
+// or part of a zip group.
+func (s Sweep) Lookup(name string) ([]float64, bool) {
+	for _, a := range s.Axes {
+		if a.Name == name {
+			return a.Values, true
+		}
+	}
+	for _, g := range s.Zip {
+		for _, a := range g {
+			if a.Name == name {
+				return a.Values, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// names returns the names of every axis of s.
+func (s Sweep) names() []string {
+	var ns []string
+	for _, a := range s.Axes {
+		ns = append(ns, a.Name)
+	}
+	for _, g := range s.Zip {
+		for _, a := range g {
+			ns = append(ns, a.Name)
+		}
+	}
+	return ns
+}
+
+// A Table describes one output table. Rows and Columns name run columns
+// (method, task, scale, seed, epsilon_target, or any sweep axis or
+// hyperparameter); each cell shows every metric of Metrics as mean ± std
+// over seeds.
+type Table struct {
+	Name    string   `json:"name"`
+	Title   string   `json:"title,omitempty"`
+	Rows    []string `json:"rows"`
+	Columns []string `json:"columns"`
+	Metrics []string `json:"metrics"`
+	// Best is "max" or "min": which value per column is set in bold; ""
+	// means no bold.
+	Best      string      `json:"best,omitempty"`
+	Reference []Reference `json:"reference,omitempty"`
+}
+
+// A Reference is a value reported by a paper, shown beside ours in the cell
+// that At selects.
+type Reference struct {
+	// At maps run columns to values (strings or numbers, formatted as
+	// in runs.parquet: epsilon_target 1 or "inf").
+	At     map[string]string `json:"at"`
+	Metric string            `json:"metric"`
+	Value  float64           `json:"value"`
+	Source string            `json:"source"`
+}
+
+// A Plot describes one output plot: Y (a metric) against X (a run column),
+// one series per value of Series, one panel per value of Facet.
+type Plot struct {
+	Name   string `json:"name"`
+	Title  string `json:"title,omitempty"`
+	Kind   string `json:"kind"` // line, scatter or bar
+	X      string `json:"x"`
+	Y      string `json:"y"`
+	Series string `json:"series,omitempty"`
+	Facet  string `json:"facet,omitempty"`
+	// Band is the error band over seeds: "std", "sem" or "none".
+	Band string `json:"band"`
+	LogX bool   `json:"logx,omitempty"`
+}
+
+// Epsilon is a privacy budget ε: positive, or +Inf for no privacy. It
+// marshals to JSON as a number, or as the string "inf".
+type Epsilon float64
+
+// Inf reports whether ε is +Inf.
+func (e Epsilon) Inf() bool { return math.IsInf(float64(e), 1) }
+
+func (e Epsilon) String() string { return FormatFloat(float64(e)) }
+
+// MarshalJSON implements json.Marshaler.
+func (e Epsilon) MarshalJSON() ([]byte, error) {
+	if e.Inf() {
+		return []byte(`"inf"`), nil
+	}
+	if math.IsNaN(float64(e)) || math.IsInf(float64(e), 0) {
+		return nil, fmt.Errorf("experiments: cannot marshal epsilon %v", float64(e))
+	}
+	return json.Marshal(float64(e))
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *Epsilon) UnmarshalJSON(b []byte) error {
+	if string(b) == `"inf"` {
+		*e = Epsilon(math.Inf(1))
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("experiments: epsilon: %w", err)
+	}
+	*e = Epsilon(f)
+	return nil
+}
+
+// FormatFloat formats f the way specs, ids and tables show it: the
+// shortest decimal that reads back as f, and "inf" for +Inf.
+func FormatFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// Names holds the names a spec may use. A nil *Names in [Options] means
+// [Known].
+type Names struct {
+	Methods []string
+	Tasks   []string
+	Attacks []string
+	Scales  []string
+}
+
+// Known holds the names in use in repro. Packages that add a method, task
+// or attack add its name here from an init function.
+var Known = Names{
+	Methods: []string{"nonprivate", "dpsgd", "dpzo"},
+	Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "icl", "fl-mm"},
+	Attacks: []string{"loss-mia"},
+	Scales:  []string{"smoke", "small", "full"},
+}
+
+func has(names []string, s string) bool { return slices.Contains(names, s) }
