@@ -1,0 +1,274 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/repro-dp/repro/privacy"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(accountCommand) }
+
+// accountOptions holds the parsed flags of repro account.
+type accountOptions struct {
+	accountant  string // "rdp" or "pld"
+	mechanism   string // "sgm" or "agm"
+	sigma       float64
+	epsilon     float64
+	sampleRate  float64
+	steps       int
+	delta       float64
+	sensitivity float64
+	tprAtFPR    float64
+	hasSigma    bool
+	hasEpsilon  bool
+	hasQ        bool
+	hasSteps    bool
+	hasTPR      bool
+	json        bool
+}
+
+func accountCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "account",
+		Usage: "compute the privacy cost ε of DP-SGD or a Gaussian release, or calibrate its noise",
+		Description: "With --sigma, prints the ε of --steps steps of the Poisson-subsampled Gaussian\n" +
+			"mechanism (sampling rate --sample-rate, noise multiplier --sigma) at --delta.\n" +
+			"With --epsilon instead, prints the smallest noise multiplier whose ε does not exceed\n" +
+			"it, and the ε it achieves. --mechanism agm does the same for one Gaussian release of\n" +
+			"a function of ℓ2 sensitivity --sensitivity (analytic Gaussian mechanism).\n\n" +
+			"   $ repro account --accountant rdp --sigma 1.5 --sample-rate 0.04 --steps 2250 --delta 1e-5\n" +
+			"   $ repro account --accountant pld --epsilon 8 --sample-rate 0.04 --steps 2250 --delta 1e-5 --json\n" +
+			"   $ repro account --mechanism agm --epsilon 1 --delta 1e-5 --sensitivity 0.0566",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "accountant", Value: "rdp", Usage: "`accountant`: rdp (Rényi DP, Balle et al. 2020 conversion) or pld (tight privacy loss distribution)"},
+			&cli.StringFlag{Name: "mechanism", Value: "sgm", Usage: "`mechanism`: sgm (Poisson-subsampled Gaussian, DP-SGD) or agm (one analytic Gaussian release)"},
+			&cli.Float64Flag{Name: "sigma", Usage: "noise multiplier `σ` (noise std / sensitivity for sgm, noise std for agm); prints ε"},
+			&cli.Float64Flag{Name: "epsilon", Usage: "target `ε`; prints the calibrated σ"},
+			&cli.Float64Flag{Name: "sample-rate", Usage: "Poisson sampling rate `q` in [0, 1] (sgm)"},
+			&cli.IntFlag{Name: "steps", Usage: "number of `steps` ≥ 0 (sgm)"},
+			&cli.Float64Flag{Name: "delta", Value: 1e-5, Usage: "`δ` in [0, 1)"},
+			&cli.Float64Flag{Name: "sensitivity", Value: 1, Usage: "ℓ2 `sensitivity` of the released function (agm)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+		},
+		Action: func(c *cli.Context) error {
+			o := accountOptions{
+				accountant:  c.String("accountant"),
+				mechanism:   c.String("mechanism"),
+				sigma:       c.Float64("sigma"),
+				epsilon:     c.Float64("epsilon"),
+				sampleRate:  c.Float64("sample-rate"),
+				steps:       c.Int("steps"),
+				delta:       c.Float64("delta"),
+				sensitivity: c.Float64("sensitivity"),
+				hasSigma:    c.IsSet("sigma"),
+				hasEpsilon:  c.IsSet("epsilon"),
+				hasQ:        c.IsSet("sample-rate"),
+				hasSteps:    c.IsSet("steps"),
+				json:        c.Bool("json"),
+			}
+			r, err := account(o)
+			if err != nil {
+				return fmt.Errorf("account: %w", err)
+			}
+			for _, w := range r.warnings {
+				fmt.Fprintf(c.App.ErrWriter, "repro: account: warning: %v\n", w)
+			}
+			return r.print(c.App.Writer, o.json)
+		},
+	}
+}
+
+// accountResult is what repro account prints.
+type accountResult struct {
+	fields   []field
+	warnings []error
+}
+
+type field struct {
+	key string
+	val any // float64, int or string
+}
+
+// print writes r as "key value" lines or as one JSON object. Infinite
+// values print as +Inf in text and null in JSON; NaN is never printed.
+func (r accountResult) print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		m := make(map[string]any, len(r.fields))
+		for _, f := range r.fields {
+			if v, ok := f.val.(float64); ok && (math.IsInf(v, 0) || math.IsNaN(v)) {
+				m[f.key] = nil
+				continue
+			}
+			m[f.key] = f.val
+		}
+		if len(r.warnings) > 0 {
+			ws := make([]string, len(r.warnings))
+			for i, e := range r.warnings {
+				ws[i] = e.Error()
+			}
+			m["warnings"] = ws
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	for _, f := range r.fields {
+		var s string
+		switch v := f.val.(type) {
+		case float64:
+			s = strconv.FormatFloat(v, 'g', -1, 64)
+			if math.IsInf(v, 1) {
+				s = "+Inf"
+			}
+		default:
+			s = fmt.Sprint(v)
+		}
+		if _, err := fmt.Fprintf(w, "%-12s %s\n", f.key, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func flagError(flag string, err error) error { return fmt.Errorf("--%s: %w", flag, err) }
+
+// account checks the options and runs the accountant or calibration.
+func account(o accountOptions) (accountResult, error) {
+	if err := privacy.CheckDelta(o.delta); err != nil {
+		return accountResult{}, flagError("delta", err)
+	}
+	if o.hasSigma == o.hasEpsilon {
+		return accountResult{}, errors.New("give exactly one of --sigma (to compute ε) and --epsilon (to calibrate σ)")
+	}
+	if o.hasSigma {
+		if err := privacy.CheckSigma(o.sigma); err != nil {
+			return accountResult{}, flagError("sigma", err)
+		}
+	}
+	if o.hasEpsilon {
+		if err := privacy.CheckEpsilon(o.epsilon); err != nil {
+			return accountResult{}, flagError("epsilon", err)
+		}
+	}
+	if o.hasTPR {
+		if err := privacy.CheckFPR(o.tprAtFPR); err != nil {
+			return accountResult{}, flagError("tpr-at-fpr", err)
+		}
+	}
+	switch o.mechanism {
+	case "agm":
+		return accountAGM(o)
+	case "sgm":
+		return accountSGM(o)
+	}
+	return accountResult{}, fmt.Errorf("--mechanism is %q, must be sgm or agm", o.mechanism)
+}
+
+func accountAGM(o accountOptions) (accountResult, error) {
+	if !(o.sensitivity > 0) || math.IsInf(o.sensitivity, 1) {
+		return accountResult{}, fmt.Errorf("--sensitivity is %v, must be finite and > 0", o.sensitivity)
+	}
+	if o.hasQ || o.hasSteps || o.hasTPR {
+		return accountResult{}, errors.New("--sample-rate, --steps and --tpr-at-fpr apply to --mechanism sgm only")
+	}
+	if o.delta == 0 {
+		return accountResult{}, fmt.Errorf("--delta is 0, must be in (0, 1) for the Gaussian mechanism")
+	}
+	r := accountResult{fields: []field{{"mechanism", "agm"}}}
+	if o.hasEpsilon {
+		s, err := privacy.AnalyticGaussianSigma(o.epsilon, o.delta, o.sensitivity)
+		if err != nil {
+			return r, err
+		}
+		r.fields = append(r.fields, field{"sigma", s}, field{"epsilon", o.epsilon})
+	} else {
+		e, err := privacy.GaussianEpsilon(o.sigma, o.sensitivity, o.delta)
+		if err != nil {
+			return r, err
+		}
+		r.fields = append(r.fields, field{"sigma", o.sigma}, field{"epsilon", e})
+	}
+	r.fields = append(r.fields, field{"delta", o.delta}, field{"sensitivity", o.sensitivity})
+	return r, nil
+}
+
+// newAccountant returns the constructor for the named accountant.
+func newAccountant(name string) (func() (privacy.Accountant, error), error) {
+	switch name {
+	case "rdp":
+		return func() (privacy.Accountant, error) { return privacy.NewRDP(nil) }, nil
+	}
+	return nil, fmt.Errorf("--accountant is %q, must be rdp", name)
+}
+
+func accountSGM(o accountOptions) (accountResult, error) {
+	newAcct, err := newAccountant(o.accountant)
+	if err != nil {
+		return accountResult{}, err
+	}
+	if !o.hasQ {
+		return accountResult{}, errors.New("--sample-rate is required for --mechanism sgm, in [0, 1]")
+	}
+	if err := privacy.CheckSampleRate(o.sampleRate); err != nil {
+		return accountResult{}, flagError("sample-rate", err)
+	}
+	if !o.hasSteps {
+		return accountResult{}, errors.New("--steps is required for --mechanism sgm, ≥ 0")
+	}
+	if err := privacy.CheckSteps(o.steps); err != nil {
+		return accountResult{}, flagError("steps", err)
+	}
+	family := func(s float64) privacy.Event {
+		return privacy.SelfComposed{Event: privacy.PoissonGaussian{Q: o.sampleRate, Sigma: s}, Count: o.steps}
+	}
+	r := accountResult{fields: []field{{"accountant", o.accountant}, {"mechanism", "sgm"}}}
+	sigma := o.sigma
+	if o.hasEpsilon {
+		c, err := privacy.Calibrate(newAcct, family, o.epsilon, o.delta, nil)
+		if err != nil {
+			return r, err
+		}
+		sigma = c.Sigma
+		r.fields = append(r.fields, field{"target_epsilon", o.epsilon})
+	}
+	a, err := newAcct()
+	if err != nil {
+		return r, err
+	}
+	if err := a.Compose(family(sigma), 1); err != nil {
+		return r, err
+	}
+	r.fields = append(r.fields, field{"sigma", sigma}, field{"sample_rate", o.sampleRate}, field{"steps", o.steps}, field{"delta", o.delta})
+	switch a := a.(type) {
+	case *privacy.RDP:
+		g, err := a.EpsilonOrder(o.delta)
+		if err != nil {
+			return r, err
+		}
+		r.fields = append(r.fields, field{"epsilon", g.Epsilon})
+		if !math.IsNaN(g.Order) {
+			r.fields = append(r.fields, field{"order", g.Order})
+		}
+		r.warnings = append(r.warnings, g.Warnings...)
+	default:
+		e, err := a.Epsilon(o.delta)
+		if err != nil {
+			return r, err
+		}
+		r.fields = append(r.fields, field{"epsilon", e})
+	}
+	return r, nil
+}

@@ -1,0 +1,125 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func accountJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	out, _, err := run(t, append([]string{"account", "--json"}, args...)...)
+	if err != nil {
+		t.Fatalf("repro account %v: %v", args, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("repro account %v printed %q: %v", args, out, err)
+	}
+	return m
+}
+
+func TestAccountRDP(t *testing.T) {
+	// Opacus accountants_test.py: ε = 7.32911117143 (7 places).
+	m := accountJSON(t, "--accountant", "rdp", "--sigma", "1.5", "--sample-rate", "0.04", "--steps", "2250", "--delta", "1e-5")
+	if e := m["epsilon"].(float64); math.Abs(e-7.32911117143) > 5e-8 {
+		t.Errorf("epsilon = %v, want 7.32911117143", e)
+	}
+	for _, k := range []string{"epsilon", "delta", "sigma", "sample_rate", "steps", "accountant", "order"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q: %v", k, m)
+		}
+	}
+	if m["accountant"] != "rdp" || m["sigma"] != 1.5 || m["steps"] != 2250.0 || m["sample_rate"] != 0.04 || m["delta"] != 1e-5 {
+		t.Errorf("JSON echoes wrong inputs: %v", m)
+	}
+}
+
+func TestAccountCalibrate(t *testing.T) {
+	// Opacus get_noise_multiplier (RDP): σ = 1.416 for ε=8, δ=1e-5,
+	// q=0.04, 2250 steps.
+	m := accountJSON(t, "--epsilon", "8", "--sample-rate", "0.04", "--steps", "2250", "--delta", "1e-5")
+	s, e := m["sigma"].(float64), m["epsilon"].(float64)
+	if s > 1.416*1.001 || s < 1.416*0.995 || e > 8 || m["target_epsilon"] != 8.0 {
+		t.Errorf("calibration gave %v", m)
+	}
+}
+
+func TestAccountAGM(t *testing.T) {
+	// DP-MTV note §1.1: σ/Δ = 3.731 at ε=1, δ=1e-5.
+	m := accountJSON(t, "--mechanism", "agm", "--epsilon", "1", "--delta", "1e-5", "--sensitivity", "2")
+	if s := m["sigma"].(float64); math.Abs(s/2-3.731) > 5e-4 {
+		t.Errorf("sigma = %v, want 2×3.731", s)
+	}
+	m = accountJSON(t, "--mechanism", "agm", "--sigma", "7.462", "--delta", "1e-5", "--sensitivity", "2")
+	if e := m["epsilon"].(float64); math.Abs(e-1) > 1e-3 {
+		t.Errorf("epsilon = %v, want 1", e)
+	}
+}
+
+func TestAccountText(t *testing.T) {
+	out, _, err := run(t, "account", "--sigma", "0", "--sample-rate", "0.1", "--steps", "10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "epsilon      +Inf") || strings.Contains(out, "NaN") {
+		t.Errorf("σ = 0 printed %q, want epsilon +Inf and no NaN", out)
+	}
+	m := accountJSON(t, "--sigma", "0", "--sample-rate", "0.1", "--steps", "10")
+	if v, ok := m["epsilon"]; !ok || v != nil {
+		t.Errorf("σ = 0 JSON epsilon = %v, want null", v)
+	}
+	m = accountJSON(t, "--sigma", "1", "--sample-rate", "0", "--steps", "10")
+	if m["epsilon"] != 0.0 {
+		t.Errorf("q = 0: epsilon = %v, want 0", m["epsilon"])
+	}
+}
+
+// TestAccountBadInput checks that bad input fails with one line that names
+// the flag and its allowed range, and never prints NaN.
+func TestAccountBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // substrings of the error
+	}{
+		{[]string{"--sigma", "1", "--sample-rate", "0.1", "--steps", "10", "--delta", "1"}, []string{"--delta", "[0, 1)"}},
+		{[]string{"--sigma", "1", "--sample-rate", "0.1", "--steps", "10", "--delta", "NaN"}, []string{"--delta", "[0, 1)"}},
+		{[]string{"--sigma", "-1", "--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "≥ 0"}},
+		{[]string{"--sigma", "Inf", "--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "finite"}},
+		{[]string{"--sigma", "NaN", "--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "finite"}},
+		{[]string{"--sigma", "1", "--sample-rate", "1.5", "--steps", "10"}, []string{"--sample-rate", "[0, 1]"}},
+		{[]string{"--sigma", "1", "--sample-rate", "NaN", "--steps", "10"}, []string{"--sample-rate", "[0, 1]"}},
+		{[]string{"--sigma", "1", "--sample-rate", "0.1", "--steps", "-3"}, []string{"--steps", "≥ 0"}},
+		{[]string{"--epsilon", "0", "--sample-rate", "0.1", "--steps", "10"}, []string{"--epsilon", "> 0"}},
+		{[]string{"--epsilon", "-Inf", "--sample-rate", "0.1", "--steps", "10"}, []string{"--epsilon", "> 0"}},
+		{[]string{"--sigma", "1", "--sample-rate", "0.1"}, []string{"--steps", "required"}},
+		{[]string{"--sigma", "1", "--steps", "10"}, []string{"--sample-rate", "required"}},
+		{[]string{"--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "--epsilon"}},
+		{[]string{"--sigma", "1", "--epsilon", "1", "--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "--epsilon"}},
+		{[]string{"--accountant", "gdp", "--sigma", "1", "--sample-rate", "0.1", "--steps", "10"}, []string{"--accountant", "rdp"}},
+		{[]string{"--mechanism", "laplace", "--sigma", "1"}, []string{"--mechanism", "sgm or agm"}},
+		{[]string{"--mechanism", "agm", "--epsilon", "1", "--sensitivity", "-1"}, []string{"--sensitivity", "> 0"}},
+		{[]string{"--mechanism", "agm", "--epsilon", "1", "--delta", "0"}, []string{"--delta", "(0, 1)"}},
+		{[]string{"--sigma", "abc", "--sample-rate", "0.1", "--steps", "10"}, []string{"sigma"}},
+	} {
+		out, _, err := run(t, append([]string{"account"}, tc.args...)...)
+		if err == nil {
+			t.Errorf("repro account %v: got nil error, printed %q", tc.args, out)
+			continue
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || strings.Contains(out, "NaN") {
+			t.Errorf("repro account %v: error %q is not one line, or NaN printed: %q", tc.args, msg, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("repro account %v: error %q lacks %q", tc.args, msg, w)
+			}
+		}
+	}
+}
