@@ -191,6 +191,20 @@ func TestAttentionProbs(t *testing.T) {
 	}
 }
 
+func TestNormalCDFPDF(t *testing.T) {
+	t.Parallel()
+	// Reference: the closed forms Φ(x) = (1+erf(x/√2))/2 and
+	// φ(x) = exp(−x²/2)/√(2π) with the standard library's erf.
+	for x := -8.0; x <= 8; x += 1.0 / 64 {
+		cdf, pdf := normalCDFPDF(x)
+		wc := 0.5 * (1 + math.Erf(x/math.Sqrt2))
+		wp := math.Exp(-x*x/2) / math.Sqrt(2*math.Pi)
+		if math.Abs(cdf-wc) > 1e-15 || math.Abs(pdf-wp) > 1e-15 {
+			t.Errorf("x = %v: got Φ = %v, φ = %v, want %v, %v", x, cdf, pdf, wc, wp)
+		}
+	}
+}
+
 func TestGELUValues(t *testing.T) {
 	t.Parallel()
 	// Values of x·Φ(x) from the closed form Φ(x) = (1+erf(x/√2))/2:

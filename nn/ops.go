@@ -129,20 +129,34 @@ func (t *Tape) Weighted(w []float32, xs ...*Node) *Node {
 const invSqrt2 = 0.70710678118654752440
 const invSqrt2Pi = 0.39894228040143267794
 
-// GELU returns the exact Gaussian error linear unit x·Φ(x) elementwise,
-// computed in float64.
+// normalCDFPDF returns Φ(x) = erfc(−x/√2)/2 and φ(x) = exp(−x²/2)/√(2π)
+// for the standard normal distribution (erfc keeps Φ's relative accuracy in
+// the left tail).
+func normalCDFPDF(x float64) (cdf, pdf float64) {
+	return 0.5 * math.Erfc(-x*invSqrt2), invSqrt2Pi * math.Exp(-0.5*x*x)
+}
+
+// GELU returns the Gaussian error linear unit x·Φ(x) elementwise (the exact
+// form, not the tanh approximation), computed in float64.
 func (t *Tape) GELU(x *Node) *Node {
 	y := t.node(x.Value.Shape, x)
+	var d []float32
+	if y.needs {
+		d = make([]float32, len(x.Value.Data))
+		t.bytes += int64(4 * len(d))
+	}
 	for i, v := range x.Value.Data {
 		z := float64(v)
-		y.Value.Data[i] = float32(0.5 * z * (1 + math.Erf(z*invSqrt2)))
+		cdf, pdf := normalCDFPDF(z)
+		y.Value.Data[i] = float32(z * cdf)
+		if d != nil {
+			d[i] = float32(cdf + z*pdf)
+		}
 	}
 	t.record(y, func(g []float32) {
 		gx := t.g(x)
-		for i, v := range x.Value.Data {
-			z := float64(v)
-			d := 0.5*(1+math.Erf(z*invSqrt2)) + z*invSqrt2Pi*math.Exp(-0.5*z*z)
-			gx[i] += float32(float64(g[i]) * d)
+		for i, v := range d {
+			gx[i] += g[i] * v
 		}
 	})
 	return y

@@ -1,0 +1,171 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package optim
+
+import "math"
+
+// Adam is Adam (Kingma & Ba 2015, Algorithm 1) with optional L2 weight decay,
+// or AdamW (Loshchilov & Hutter 2019) with decoupled weight decay, both in
+// PyTorch's form. For each element at its t-th step, with learning rate η,
+// decay rates β₁, β₂, ε and weight decay λ:
+//
+//	g ← g + λθ                 (adam)
+//	θ ← θ(1 − ηλ)              (adamw)
+//	m ← β₁m + (1 − β₁)g
+//	v ← β₂v + (1 − β₂)g²
+//	θ ← θ − (η / (1 − β₁ᵗ)) · m / (√v / √(1 − β₂ᵗ) + ε)
+//
+// m and v start at 0 and are stored as float32.
+type Adam struct {
+	name                  string
+	beta1, beta2, eps, wd float64
+	decoupled             bool
+	slots                 []slot
+
+	// Bias-correction tables for per-element step counts:
+	// bc1[t] = 1 − β₁ᵗ and bc2[t] = √(1 − β₂ᵗ), for the β₁ in tabBeta1.
+	tabBeta1 float64
+	bc1, bc2 []float64
+}
+
+var (
+	_ Optimizer  = (*Adam)(nil)
+	_ Momentumer = (*Adam)(nil)
+)
+
+var adamBuffers = []string{"exp_avg", "exp_avg_sq"}
+
+func newAdam(name string, params []Param, s Settings, decoupled bool) *Adam {
+	return &Adam{
+		name: name, beta1: s.Beta1, beta2: s.Beta2, eps: s.Eps, wd: s.WeightDecay, decoupled: decoupled,
+		slots: newSlots(params, len(adamBuffers)),
+	}
+}
+
+// SetMomentum sets β₁ for the following steps. It panics unless 0 < β₁ < 1.
+func (o *Adam) SetMomentum(beta1 float64) {
+	if !(beta1 > 0 && beta1 < 1) {
+		panic("optim: invalid momentum")
+	}
+	o.beta1 = beta1
+}
+
+// correction returns 1 − β₁ᵗ and √(1 − β₂ᵗ). Both the whole-tensor path and
+// the tables use it, so that they agree bit for bit.
+func (o *Adam) correction(t int64) (float64, float64) {
+	return 1 - math.Pow(o.beta1, float64(t)), math.Sqrt(1 - math.Pow(o.beta2, float64(t)))
+}
+
+// tables returns the bias-correction tables, valid for t ≤ maxT.
+func (o *Adam) tables(maxT int64) ([]float64, []float64) {
+	if o.tabBeta1 != o.beta1 {
+		o.tabBeta1, o.bc1, o.bc2 = o.beta1, o.bc1[:0], o.bc2[:0]
+	}
+	for t := int64(len(o.bc1)); t <= maxT; t++ {
+		c1, c2 := o.correction(t)
+		o.bc1 = append(o.bc1, c1)
+		o.bc2 = append(o.bc2, c2)
+	}
+	return o.bc1, o.bc2
+}
+
+// Step implements Optimizer.
+func (o *Adam) Step(params []Param, lr float64, m *Mask) {
+	checkStep(o.slots, params, lr, m)
+	for i := range params {
+		p, s := &params[i], &o.slots[i]
+		if !m.param(i) {
+			if m.reset() {
+				s.resetAll()
+			}
+			continue
+		}
+		keep := m.elems(i)
+		if keep != nil {
+			s.materialize()
+			if m.reset() {
+				s.resetElems(keep)
+			}
+		}
+		if s.bufs[0] == nil {
+			s.bufs[0] = make([]float32, s.n)
+			s.bufs[1] = make([]float32, s.n)
+		}
+		s.step++
+		k := adamCoef{lr: lr * lrScale(p), b1: o.beta1, b2: o.beta2, eps: o.eps, decay: 1}
+		if !p.NoDecay {
+			if o.decoupled {
+				k.decay = 1 - k.lr*o.wd
+			} else {
+				k.l2 = o.wd
+			}
+		}
+		if s.elemStep == nil {
+			bc1, bc2 := o.correction(s.step)
+			adamUniform(p.Data, p.Grad, s.bufs[0], s.bufs[1], &k, bc1, bc2)
+			continue
+		}
+		bc1, bc2 := o.tables(s.step)
+		adamElems(p.Data, p.Grad, s.bufs[0], s.bufs[1], keep, s.elemStep, &k, bc1, bc2)
+	}
+}
+
+// adamCoef holds the coefficients of one Adam step of one parameter.
+type adamCoef struct {
+	lr, b1, b2, eps float64
+	l2              float64 // coupled weight decay λ (adam), or 0
+	decay           float64 // decoupled decay factor 1 − ηλ (adamw), or 1
+}
+
+// adamUniform updates every element, all at the same step count.
+func adamUniform(data, grad, m, v []float32, k *adamCoef, bc1, bc2 float64) {
+	step := k.lr / bc1
+	for j, g32 := range grad {
+		θ := float64(data[j])
+		g := float64(g32)
+		if k.l2 != 0 {
+			g += k.l2 * θ
+		}
+		θ *= k.decay
+		mj := float32(k.b1*float64(m[j]) + (1-k.b1)*g)
+		vj := float32(k.b2*float64(v[j]) + (1-k.b2)*g*g)
+		m[j], v[j] = mj, vj
+		denom := math.Sqrt(float64(vj))/bc2 + k.eps
+		data[j] = float32(θ - step*float64(mj)/denom)
+	}
+}
+
+// adamElems updates the elements that keep selects (all if keep is nil),
+// each at its own step count, incremented here.
+func adamElems(data, grad, m, v []float32, keep []bool, count []uint32, k *adamCoef, bc1, bc2 []float64) {
+	for j, g32 := range grad {
+		if keep != nil && !keep[j] {
+			continue
+		}
+		count[j]++
+		t := count[j]
+		step := k.lr / bc1[t]
+		θ := float64(data[j])
+		g := float64(g32)
+		if k.l2 != 0 {
+			g += k.l2 * θ
+		}
+		θ *= k.decay
+		mj := float32(k.b1*float64(m[j]) + (1-k.b1)*g)
+		vj := float32(k.b2*float64(v[j]) + (1-k.b2)*g*g)
+		m[j], v[j] = mj, vj
+		denom := math.Sqrt(float64(vj))/bc2[t] + k.eps
+		data[j] = float32(θ - step*float64(mj)/denom)
+	}
+}
+
+// State implements Optimizer.
+func (o *Adam) State() *State { return exportState(o.name, o.slots, adamBuffers) }
+
+// SetState implements Optimizer.
+func (o *Adam) SetState(s *State) error { return importState(o.name, o.slots, adamBuffers, s) }
+
+// Bytes implements Optimizer.
+func (o *Adam) Bytes() int64 { return slotBytes(o.slots) }

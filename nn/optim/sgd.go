@@ -1,0 +1,110 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package optim
+
+// SGD is stochastic gradient descent with optional momentum, Nesterov
+// momentum and L2 weight decay, in PyTorch's form (dampening 0). For each
+// element, with learning rate η, momentum μ and weight decay λ:
+//
+//	g ← g + λθ
+//	b ← μb + g                 (b starts at 0, so the first b is g)
+//	g ← g + μb if Nesterov, else g ← b
+//	θ ← θ − ηg
+//
+// With μ = 0 there is no buffer and the step is θ ← θ − η(g + λθ).
+type SGD struct {
+	mu, wd   float64
+	nesterov bool
+	slots    []slot
+}
+
+var (
+	_ Optimizer  = (*SGD)(nil)
+	_ Momentumer = (*SGD)(nil)
+)
+
+var sgdBuffers = []string{"momentum_buffer"}
+
+func newSGD(params []Param, s Settings) *SGD {
+	return &SGD{mu: s.Momentum, wd: s.WeightDecay, nesterov: s.Nesterov, slots: newSlots(params, len(sgdBuffers))}
+}
+
+// SetMomentum sets μ for the following steps. It panics unless 0 ≤ μ < 1,
+// or if μ = 0 with Nesterov momentum.
+func (o *SGD) SetMomentum(mu float64) {
+	if !(mu >= 0 && mu < 1) || (o.nesterov && mu == 0) {
+		panic("optim: invalid momentum")
+	}
+	o.mu = mu
+}
+
+// Step implements Optimizer.
+func (o *SGD) Step(params []Param, lr float64, m *Mask) {
+	checkStep(o.slots, params, lr, m)
+	for i := range params {
+		p, s := &params[i], &o.slots[i]
+		if !m.param(i) {
+			if m.reset() {
+				s.resetAll()
+			}
+			continue
+		}
+		keep := m.elems(i)
+		if keep != nil && m.reset() {
+			s.resetElems(keep)
+		}
+		s.step++ // SGD has no bias correction, so no per-element counts.
+		wd := o.wd
+		if p.NoDecay {
+			wd = 0
+		}
+		eta := lr * lrScale(p)
+		if o.mu == 0 {
+			sgdPlain(p.Data, p.Grad, keep, eta, wd)
+			continue
+		}
+		if s.bufs[0] == nil {
+			s.bufs[0] = make([]float32, s.n)
+		}
+		sgdMomentum(p.Data, p.Grad, s.bufs[0], keep, eta, wd, o.mu, o.nesterov)
+	}
+}
+
+func sgdPlain(data, grad []float32, keep []bool, eta, wd float64) {
+	for j, g32 := range grad {
+		if keep != nil && !keep[j] {
+			continue
+		}
+		θ := float64(data[j])
+		data[j] = float32(θ - eta*(float64(g32)+wd*θ))
+	}
+}
+
+func sgdMomentum(data, grad, buf []float32, keep []bool, eta, wd, mu float64, nesterov bool) {
+	for j, g32 := range grad {
+		if keep != nil && !keep[j] {
+			continue
+		}
+		θ := float64(data[j])
+		g := float64(g32) + wd*θ
+		b := float64(float32(mu*float64(buf[j]) + g))
+		buf[j] = float32(b)
+		if nesterov {
+			g += mu * b
+		} else {
+			g = b
+		}
+		data[j] = float32(θ - eta*g)
+	}
+}
+
+// State implements Optimizer.
+func (o *SGD) State() *State { return exportState("sgd", o.slots, sgdBuffers) }
+
+// SetState implements Optimizer.
+func (o *SGD) SetState(s *State) error { return importState("sgd", o.slots, sgdBuffers, s) }
+
+// Bytes implements Optimizer.
+func (o *SGD) Bytes() int64 { return slotBytes(o.slots) }
