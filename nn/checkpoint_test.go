@@ -1,0 +1,141 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/repro-dp/repro/nn/safetensors"
+)
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := smokeConfig(t)
+	c.Classes = 4
+	c.PEFT = PEFT{Method: "lora", BInitStd: 0.1}
+	mllm, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vit, err := NewViT(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.PEFT = PEFT{Method: "bitfit"}
+	c.FusionMode = "early"
+	fus, err := NewFusion(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(20, 20))
+	for _, m := range []Model{mllm, vit, fus} {
+		// Change the values so the round trip cannot pass by rebuilding
+		// the initial model from the seed.
+		for _, p := range m.Params() {
+			for i := range p.Data {
+				p.Data[i] += float32(rng.NormFloat64())
+			}
+		}
+		arch, _ := m.Describe()
+		path := filepath.Join(dir, arch+".safetensors")
+		if err := Save(path, m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a2, c2 := got.Describe()
+		_, c1 := m.Describe()
+		if a2 != arch || c2.PEFT.Method != c1.PEFT.Method {
+			t.Errorf("%s: loaded %s with PEFT %q", arch, a2, c2.PEFT.Method)
+		}
+		p1, p2 := m.Params(), got.Params()
+		if len(p1) != len(p2) {
+			t.Fatalf("%s: %d tensors after loading, want %d", arch, len(p2), len(p1))
+		}
+		for i := range p1 {
+			if p1[i].Name != p2[i].Name || p1[i].Trainable != p2[i].Trainable || !slices.Equal(p1[i].Data, p2[i].Data) {
+				t.Errorf("%s: tensor %s differs after the round trip", arch, p1[i].Name)
+			}
+		}
+		// Saving again gives the same bytes.
+		path2 := filepath.Join(dir, arch+"2.safetensors")
+		if err := Save(path2, got); err != nil {
+			t.Fatal(err)
+		}
+		b1, _ := os.ReadFile(path)
+		b2, _ := os.ReadFile(path2)
+		if !slices.Equal(b1, b2) {
+			t.Errorf("%s: re-saved checkpoint differs", arch)
+		}
+	}
+}
+
+func TestCheckpointErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := smokeConfig(t)
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.safetensors")
+	if err := Save(good, m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(good)
+
+	truncated := filepath.Join(dir, "truncated.safetensors")
+	os.WriteFile(truncated, b[:len(b)-10], 0o644)
+
+	// A checkpoint whose config says LoRA but whose tensors have none.
+	c2 := c
+	c2.PEFT = PEFT{Method: "lora"}
+	mismatch := filepath.Join(dir, "mismatch.safetensors")
+	if err := safetensors.Save(mismatch, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c2}); err != nil {
+		t.Fatal(err)
+	}
+	// A wider model's config with the smoke tensors.
+	c3 := c
+	c3.Width = 64
+	shape := filepath.Join(dir, "shape.safetensors")
+	safetensors.Save(shape, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c3})
+	arch := filepath.Join(dir, "arch.safetensors")
+	safetensors.Save(arch, Tensors(m), checkpointMeta{Arch: "gpt", Config: c})
+	nan := filepath.Join(dir, "nan.safetensors")
+	ts := Tensors(m)
+	ts[0].Data = append([]float32(nil), ts[0].Data...)
+	ts[0].Data[0] = float32(math.NaN())
+	safetensors.Save(nan, ts, checkpointMeta{Arch: "tinymllm", Config: c})
+
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{filepath.Join(dir, "missing.safetensors"), "no such file"},
+		{truncated, "nn: loading checkpoint"},
+		{mismatch, "lora_a"},
+		{shape, "shape"},
+		{arch, `unknown architecture "gpt"`},
+		{nan, "NaN"},
+	} {
+		_, err := Load(tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got error %v, want one containing %q", filepath.Base(tc.path), err, tc.want)
+		}
+	}
+	_, err = Load(mismatch)
+	if !errors.Is(err, safetensors.ErrMissing) {
+		t.Errorf("mismatch: error %v does not wrap safetensors.ErrMissing", err)
+	}
+}
