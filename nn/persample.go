@@ -29,6 +29,11 @@ type Options struct {
 	// Seed seeds the dropout stream of every example: example i draws from
 	// rand.NewPCG(Seed, i).
 	Seed uint64
+	// Mask, when not nil, is an element mask over the layout (see
+	// Layout.Mask and Layout.RowMask) applied to every per-sample gradient
+	// as soon as it is computed, so norms, clipping and sums only ever see
+	// the masked gradient (SPARTA's row mask, a pruned block set).
+	Mask []float32
 }
 
 // Stats describes the cost of one batch: wall time and the bytes of
@@ -104,6 +109,9 @@ func run(l *Layout, n int, loss LossFunc, opt *Options, grad func(int) []float32
 	if opt == nil {
 		opt = &Options{}
 	}
+	if opt.Mask != nil && len(opt.Mask) != l.Size {
+		panic(errLayout)
+	}
 	w := opt.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
@@ -145,6 +153,9 @@ func run(l *Layout, n int, loss LossFunc, opt *Options, grad func(int) []float32
 				}
 				losses[i] = float64(out.Value.Data[0])
 				t.Backward(out)
+				if opt.Mask != nil {
+					ApplyMask(grad(i), opt.Mask)
+				}
 				tapeBytes[i] = t.Bytes()
 				cur = live.Add(t.Bytes() - b)
 				for {
