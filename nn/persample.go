@@ -78,7 +78,11 @@ func PerSample(l *Layout, n int, loss LossFunc, opt *Options) (*Result, error) {
 	for i := range r.Grads {
 		r.Grads[i] = make([]float32, l.Size)
 	}
-	st, err := run(l, n, loss, opt, func(i int) []float32 { return r.Grads[i] }, r.Losses)
+	units := make([][2]int, n)
+	for i := range units {
+		units[i] = [2]int{i, i + 1}
+	}
+	st, err := run(l, units, loss, opt, func(i int) []float32 { return r.Grads[i] }, r.Losses)
 	if err != nil {
 		return nil, err
 	}
@@ -88,83 +92,99 @@ func PerSample(l *Layout, n int, loss LossFunc, opt *Options) (*Result, error) {
 	return r, nil
 }
 
+// gradientChunks is the number of example groups Gradient accumulates
+// separately before adding the groups in order. It is a constant, not the
+// number of workers, so the result does not depend on GOMAXPROCS.
+const gradientChunks = 16
+
 // Gradient returns the sum over the n examples of the gradients of their
 // losses (the batch gradient; divide by the batch size for the mean), and
-// the losses. It equals Sum of PerSample's gradients bit for bit.
+// the losses. It holds at most 16 gradient vectors instead of n: examples
+// are split into 16 contiguous groups, each accumulated on its own, and the
+// group sums are added in order, so the result is the same whatever
+// GOMAXPROCS is and equals the sum of PerSample's gradients up to float32
+// rounding.
 func Gradient(l *Layout, n int, loss LossFunc, opt *Options) ([]float32, []float64, Stats, error) {
-	r, err := PerSample(l, n, loss, opt)
+	start := time.Now()
+	k := min(n, gradientChunks)
+	bufs := make([][]float32, k)
+	units := make([][2]int, k)
+	for c := range units {
+		units[c] = [2]int{c * n / k, (c + 1) * n / k}
+		bufs[c] = make([]float32, l.Size)
+	}
+	losses := make([]float64, n)
+	st, err := run(l, units, loss, opt, func(c int) []float32 { return bufs[c] }, losses)
 	if err != nil {
 		return nil, nil, Stats{}, err
 	}
-	start := time.Now()
-	g := Sum(nil, r.Grads)
-	r.Stats.GradBytes += int64(4 * len(g))
-	r.Stats.Elapsed += time.Since(start)
-	return g, r.Losses, r.Stats, nil
+	g := Sum(nil, bufs)
+	st.GradBytes = int64(4 * (k + 1) * l.Size)
+	st.Elapsed = time.Since(start)
+	return g, losses, st, nil
 }
 
-// run evaluates the losses of n examples in parallel, accumulating example
-// i's gradient into grad(i).
-func run(l *Layout, n int, loss LossFunc, opt *Options, grad func(int) []float32, losses []float64) (Stats, error) {
+// run evaluates the losses of the examples in parallel. Each unit is a
+// range of examples [from, to) that one goroutine runs in order,
+// accumulating their gradients into grad(unit).
+func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) []float32, losses []float64) (Stats, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
 	if opt.Mask != nil && len(opt.Mask) != l.Size {
 		panic(errLayout)
 	}
+	n := len(losses)
 	w := opt.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	if w > n {
-		w = n
-	}
+	w = min(w, len(units))
 	errs := make([]error, n)
 	tapeBytes := make([]int64, n)
 	var live, peak atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for k := 0; k < w; k++ {
+	bump := func(cur int64) {
+		for {
+			p := peak.Load()
+			if cur <= p || peak.CompareAndSwap(p, cur) {
+				return
+			}
+		}
+	}
+	for range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
+				u := int(next.Add(1) - 1)
+				if u >= len(units) {
 					return
 				}
-				t := NewTape(l, grad(i))
-				t.Train = opt.Train
-				if opt.Train {
-					t.Rand = rand.New(rand.NewPCG(opt.Seed, uint64(i)))
-				}
-				out, err := loss(t, i)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				b := t.Bytes()
-				cur := live.Add(b)
-				for {
-					p := peak.Load()
-					if cur <= p || peak.CompareAndSwap(p, cur) {
-						break
+				g := grad(u)
+				for i := units[u][0]; i < units[u][1]; i++ {
+					t := NewTape(l, g)
+					t.Train = opt.Train
+					if opt.Train {
+						t.Rand = rand.New(rand.NewPCG(opt.Seed, uint64(i)))
 					}
+					out, err := loss(t, i)
+					if err != nil {
+						errs[i] = err
+						continue
+					}
+					b := t.Bytes()
+					bump(live.Add(b))
+					losses[i] = float64(out.Value.Data[0])
+					t.Backward(out)
+					tapeBytes[i] = t.Bytes()
+					bump(live.Add(t.Bytes() - b))
+					live.Add(-t.Bytes())
 				}
-				losses[i] = float64(out.Value.Data[0])
-				t.Backward(out)
 				if opt.Mask != nil {
-					ApplyMask(grad(i), opt.Mask)
+					ApplyMask(g, opt.Mask)
 				}
-				tapeBytes[i] = t.Bytes()
-				cur = live.Add(t.Bytes() - b)
-				for {
-					p := peak.Load()
-					if cur <= p || peak.CompareAndSwap(p, cur) {
-						break
-					}
-				}
-				live.Add(-t.Bytes())
 			}
 		}()
 	}
