@@ -1,0 +1,55 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+// Package reports provides paper-style tables and plots of a run table, the
+// one-row-per-run results that an experiment writes to runs.parquet.
+//
+// Reports read only what is on disk, never a live run. The typical steps are:
+//
+//  1. Read the run table with [ReadRuns] (or build one in memory with [NewRuns]).
+//  2. Describe a table with a [Table] (row keys, column keys, metric, bold-best
+//     rule, paper reference values) and call [Table.Build], or describe a plot
+//     with a [Plot] and call [Plot.Build].
+//  3. Write the resulting [Grid] as terminal text, Markdown or LaTeX, or save the
+//     [Figure] as PNG, SVG and PDF.
+//
+// # Run tables
+//
+// A run table has flat named columns, each holding either strings or float64
+// values. Missing floats are NaN; ε = ∞ is +Inf. Integer parquet columns (a seed
+// stored as int64, say) are read as float64, booleans as the strings "true" and
+// "false". A run is counted only when its status column says "ok" (or when the
+// table has no status column); every other run is excluded and counted in the
+// warnings.
+//
+// # Aggregation
+//
+// Every cell of a table and every point of a plot aggregates the runs that share
+// its keys: the mean, the sample standard deviation (n−1 in the denominator) and
+// the count n of runs whose metric is not NaN. A cell with a single run prints
+// without ±. This package is opinionated about what deserves a warning: fewer
+// seeds than [Table.MinSeeds], failed or unfinished runs, runs without the
+// metric, two runs of one seed in the same cell (a sweep dimension that is
+// neither a row nor a column key), and paper reference values that match no
+// cell. Warnings are data: they are returned beside the table or figure as
+// values of type error, and the writers print them under the table. They are
+// not prefixed with the package name because they are always shown in context.
+//
+// # Labels
+//
+// Column keys are labelled with [Labels] (for example epsilon_target is shown as
+// ε); a string key value stands alone ("fashion-vqa") while a numeric one is
+// shown with its label ("ε=1"). Infinity is printed as ∞ and, in LaTeX, as
+// $\infty$; a missing cell is printed as "—" (LaTeX "---").
+//
+// # Plots
+//
+// A [Plot] draws one line per series (the mean over seeds at each x) with a
+// shaded band of ±1 standard deviation. Runs at x = +Inf (ε = ∞, the
+// non-private end of a privacy sweep) have no place on a numeric axis, so each
+// series' value at +Inf is drawn as a dashed horizontal reference line in the
+// series' colour, with its own ±std band, labelled "name (ε = ∞)" in the legend.
+// A series that has only runs at +Inf (a non-private baseline) is drawn as that
+// line alone.
+package reports

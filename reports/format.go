@@ -1,0 +1,397 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Format is an output format of a table.
+type Format int
+
+const (
+	// Text is a terminal table drawn with box-drawing characters; the best
+	// cells are marked with a trailing *.
+	Text Format = iota
+	// Markdown is a GitHub-flavoured Markdown table; the best cells are bold.
+	Markdown
+	// LaTeX is a booktabs tabular environment to \input into a table; the
+	// best cells are in \textbf, notes and warnings are comments.
+	LaTeX
+)
+
+// String returns "text", "md" or "tex".
+func (f Format) String() string {
+	switch f {
+	case Text:
+		return "text"
+	case Markdown:
+		return "md"
+	case LaTeX:
+		return "tex"
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// Ext returns the file name extension of f: ".txt", ".md" or ".tex".
+func (f Format) Ext() string {
+	if f == Text {
+		return ".txt"
+	}
+	return "." + f.String()
+}
+
+// ParseFormat returns the format named s: "text" (or "txt"), "md" (or
+// "markdown"), or "tex" (or "latex").
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(s) {
+	case "text", "txt":
+		return Text, nil
+	case "md", "markdown":
+		return Markdown, nil
+	case "tex", "latex":
+		return LaTeX, nil
+	}
+	return 0, fmt.Errorf("reports: unknown table format %q (want text, md or tex)", s)
+}
+
+// Write writes g to w in format f, followed by its notes and warnings.
+func (g *Grid) Write(w io.Writer, f Format) error {
+	switch f {
+	case Text:
+		return g.WriteText(w)
+	case Markdown:
+		return g.WriteMarkdown(w)
+	case LaTeX:
+		return g.WriteLaTeX(w)
+	}
+	return fmt.Errorf("reports: unknown table format %d", f)
+}
+
+// style says how one output format spells the parts of a cell.
+type style struct {
+	pm      string              // between mean and std
+	missing string              // an empty cell
+	bold    func(string) string // the best cells
+	plain   func(string) string // the other cells, nil for none
+	esc     func(string) string // any text
+}
+
+// cellText returns the text of cell c in style st; n is the largest number of
+// runs of any cell, the one that is not repeated in each cell.
+func (g *Grid) cellText(c Cell, n int, st style) string {
+	var s string
+	if c.N == 0 {
+		s = st.missing
+		if st.plain != nil {
+			s = st.plain(s)
+		}
+	} else {
+		s = st.esc(g.number(c.Mean))
+		if c.N > 1 {
+			s += st.pm + st.esc(g.number(c.Std))
+		}
+		switch {
+		case c.Best:
+			s = st.bold(s)
+		case st.plain != nil:
+			s = st.plain(s)
+		}
+		if c.N < n {
+			s += " (n=" + strconv.Itoa(c.N) + ")"
+		}
+	}
+	if !math.IsNaN(c.Ref) {
+		s += " [" + st.esc(g.number(c.Ref)) + "]"
+	}
+	return s
+}
+
+// subtitle says what the cells hold.
+func (g *Grid) subtitle() string {
+	lo, hi := g.minN(), g.maxN()
+	switch {
+	case hi == 0:
+		return "no runs"
+	case hi == 1:
+		return "one run per cell"
+	case lo == hi:
+		return fmt.Sprintf("mean ± std over %d runs", hi)
+	}
+	return fmt.Sprintf("mean ± std over %d–%d runs", lo, hi)
+}
+
+// notes returns the legend lines printed under the table; best is how the
+// best cells are marked and ref how a paper value is shown.
+func (g *Grid) notes(best, ref string) []string {
+	var notes []string
+	if g.hasBest() {
+		notes = append(notes, fmt.Sprintf("%s: best in column (%s)", best, g.Best))
+	}
+	if g.hasRefs() {
+		notes = append(notes, ref+": value reported in the paper")
+	}
+	return notes
+}
+
+// header returns the header row: the row key names, then the column headers.
+func (g *Grid) header(esc func(string) string) []string {
+	h := make([]string, 0, len(g.RowNames)+len(g.Cols))
+	for _, name := range g.RowNames {
+		h = append(h, esc(name))
+	}
+	for c := range g.Cols {
+		h = append(h, esc(g.colName(c)))
+	}
+	return h
+}
+
+// body returns the table rows in style st.
+func (g *Grid) body(st style) [][]string {
+	n := g.maxN()
+	rows := make([][]string, len(g.Rows))
+	for r, key := range g.Rows {
+		row := make([]string, 0, len(key)+len(g.Cols))
+		for _, k := range key {
+			row = append(row, st.esc(k))
+		}
+		for _, c := range g.Cells[r] {
+			row = append(row, g.cellText(c, n, st))
+		}
+		rows[r] = row
+	}
+	return rows
+}
+
+func identity(s string) string { return s }
+
+// WriteText writes g as a terminal table with its title above and its notes
+// and warnings below.
+func (g *Grid) WriteText(w io.Writer) error {
+	st := style{pm: " ± ", missing: missing, esc: identity, bold: identity}
+	if g.hasBest() {
+		// Unmarked cells are padded so that the numbers stay aligned.
+		st.bold = func(s string) string { return s + " *" }
+		st.plain = func(s string) string { return s + "  " }
+	}
+	body := g.body(st)
+	align := make([]tw.Align, len(g.RowNames)+len(g.Cols))
+	for j := range align {
+		if j < len(g.RowNames) {
+			align[j] = tw.AlignLeft
+		} else {
+			align[j] = tw.AlignRight
+		}
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s (%s)\n", g.Title, g.subtitle())
+	table := tablewriter.NewTable(bw,
+		tablewriter.WithEastAsian(tw.Off),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	table.Header(g.header(identity))
+	if err := table.Bulk(body); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := table.Render(); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	for _, n := range g.notes("*", "[x]") {
+		fmt.Fprintln(bw, n)
+	}
+	for _, warn := range g.Warnings {
+		fmt.Fprintf(bw, "warning: %v\n", warn)
+	}
+	return bw.Flush()
+}
+
+// WriteMarkdown writes g as a GitHub-flavoured Markdown table with its title
+// above and its notes and warnings as a list below.
+func (g *Grid) WriteMarkdown(w io.Writer) error {
+	st := style{
+		pm:      " ± ",
+		missing: missing,
+		esc:     mdEscape,
+		bold:    func(s string) string { return "**" + s + "**" },
+	}
+	head := g.header(mdEscape)
+	body := g.body(st)
+	width := make([]int, len(head))
+	for j, h := range head {
+		width[j] = max(3, utf8.RuneCountInString(h))
+		for _, row := range body {
+			width[j] = max(width[j], utf8.RuneCountInString(row[j]))
+		}
+	}
+	left := func(j int) bool { return j < len(g.RowNames) }
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s (%s)\n\n", mdEscape(g.Title), g.subtitle())
+	line := func(cells []string) {
+		bw.WriteString("|")
+		for j, s := range cells {
+			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(s))
+			if left(j) {
+				bw.WriteString(" " + s + pad + " |")
+			} else {
+				bw.WriteString(" " + pad + s + " |")
+			}
+		}
+		bw.WriteString("\n")
+	}
+	line(head)
+	rule := make([]string, len(head))
+	for j := range rule {
+		if left(j) {
+			rule[j] = ":" + strings.Repeat("-", width[j]-1)
+		} else {
+			rule[j] = strings.Repeat("-", width[j]-1) + ":"
+		}
+	}
+	line(rule)
+	for _, row := range body {
+		line(row)
+	}
+	var after []string
+	for _, n := range g.notes("**bold**", `\[x\]`) {
+		after = append(after, "- "+n)
+	}
+	for _, warn := range g.Warnings {
+		after = append(after, "- warning: "+mdEscape(warn.Error()))
+	}
+	if len(after) > 0 {
+		bw.WriteString("\n" + strings.Join(after, "\n") + "\n")
+	}
+	return bw.Flush()
+}
+
+// mdEscape escapes the characters that Markdown would read as markup in a
+// table cell.
+func mdEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '|', '*', '_', '`', '[', ']', '<', '>', '#':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// WriteLaTeX writes g as a booktabs tabular environment (it needs
+// \usepackage{booktabs}). With two or more column key columns the headers of
+// all but the last are grouped with \multicolumn and \cmidrule. The title,
+// notes and warnings are written as comments.
+func (g *Grid) WriteLaTeX(w io.Writer) error {
+	st := style{
+		pm:      ` $\pm$ `,
+		missing: "---",
+		esc:     texEscape,
+		bold:    func(s string) string { return `\textbf{` + s + `}` },
+	}
+	nk := len(g.RowNames)
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%% %s (%s)\n", g.Title, g.subtitle())
+	fmt.Fprintf(bw, "\\begin{tabular}{%s%s}\n\\toprule\n", strings.Repeat("l", nk), strings.Repeat("r", len(g.Cols)))
+	levels := 0
+	for _, c := range g.Cols {
+		levels = max(levels, len(c))
+	}
+	// Group headers: one line per column key but the last, consecutive equal
+	// prefixes merged.
+	for lv := 0; lv+1 < levels; lv++ {
+		cells := make([]string, nk)
+		var rules []string
+		for c := 0; c < len(g.Cols); {
+			end := c + 1
+			for end < len(g.Cols) && slices.Equal(g.Cols[end][:lv+1], g.Cols[c][:lv+1]) {
+				end++
+			}
+			cells = append(cells, fmt.Sprintf(`\multicolumn{%d}{c}{%s}`, end-c, texEscape(g.Cols[c][lv])))
+			rules = append(rules, fmt.Sprintf(`\cmidrule(lr){%d-%d}`, nk+c+1, nk+end))
+			c = end
+		}
+		fmt.Fprintf(bw, "%s \\\\\n%s\n", strings.Join(cells, " & "), strings.Join(rules, " "))
+	}
+	head := make([]string, 0, nk+len(g.Cols))
+	for _, name := range g.RowNames {
+		head = append(head, texEscape(name))
+	}
+	for c, key := range g.Cols {
+		switch {
+		case levels == 0:
+			head = append(head, texEscape(g.colName(c)))
+		default:
+			head = append(head, texEscape(key[len(key)-1]))
+		}
+	}
+	fmt.Fprintf(bw, "%s \\\\\n\\midrule\n", strings.Join(head, " & "))
+	for _, row := range g.body(st) {
+		fmt.Fprintf(bw, "%s \\\\\n", strings.Join(row, " & "))
+	}
+	bw.WriteString("\\bottomrule\n\\end{tabular}\n")
+	for _, n := range g.notes("bold", "[x]") {
+		fmt.Fprintf(bw, "%% %s\n", n)
+	}
+	for _, warn := range g.Warnings {
+		fmt.Fprintf(bw, "%% warning: %s\n", oneLine(warn.Error()))
+	}
+	return bw.Flush()
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// texEscape escapes the LaTeX special characters of s and spells the Unicode
+// symbols that reports print (ε, δ, σ, ∞, ±, —, –) as LaTeX.
+func texEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\':
+			b.WriteString(`\textbackslash{}`)
+		case '&', '%', '$', '#', '_', '{', '}':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '~':
+			b.WriteString(`\textasciitilde{}`)
+		case '^':
+			b.WriteString(`\textasciicircum{}`)
+		case '<':
+			b.WriteString(`\textless{}`)
+		case '>':
+			b.WriteString(`\textgreater{}`)
+		case 'ε':
+			b.WriteString(`$\varepsilon$`)
+		case 'δ':
+			b.WriteString(`$\delta$`)
+		case 'σ':
+			b.WriteString(`$\sigma$`)
+		case '∞':
+			b.WriteString(`$\infty$`)
+		case '±':
+			b.WriteString(`$\pm$`)
+		case '—':
+			b.WriteString(`---`)
+		case '–':
+			b.WriteString(`--`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

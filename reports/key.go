@@ -1,0 +1,207 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// defaultLabels are the labels of well-known run-table columns.
+var defaultLabels = map[string]string{
+	"epsilon_target": "ε",
+	"epsilon":        "ε achieved",
+	"delta":          "δ",
+	"sigma":          "σ",
+}
+
+// label returns the label of column name: overrides[name] if set, else the
+// default label of a well-known column, else name itself.
+func label(overrides map[string]string, name string) string {
+	if l, ok := overrides[name]; ok {
+		return l
+	}
+	if l, ok := defaultLabels[name]; ok {
+		return l
+	}
+	return name
+}
+
+// Key is the value of a composite key (the row key or the column key of a
+// table cell, or the series of a plot) as formatted text, one part per key
+// column.
+type Key []string
+
+// String returns the parts of k joined by spaces.
+func (k Key) String() string { return strings.Join(k, " ") }
+
+// keyer groups the runs of a table by the values of some key columns.
+type keyer struct {
+	names []string
+	cols  []*Column
+	// rank orders string values by first appearance, per key column.
+	rank []map[string]int
+}
+
+// newKeyer returns a keyer over the named columns of runs. It returns an error
+// naming what is wrong if a column does not exist.
+func newKeyer(runs *Runs, what string, names []string) (*keyer, error) {
+	k := &keyer{names: names}
+	for _, name := range names {
+		c, ok := runs.Column(name)
+		if !ok {
+			return nil, fmt.Errorf("reports: %s column %q not in the run table (columns: %s)", what, name, strings.Join(runs.Columns(), ", "))
+		}
+		k.cols = append(k.cols, c)
+		k.rank = append(k.rank, make(map[string]int))
+	}
+	return k, nil
+}
+
+// see records run i, so that the string parts of its key are ranked by first
+// appearance.
+func (k *keyer) see(i int) {
+	for j, c := range k.cols {
+		if c.Kind != String {
+			continue
+		}
+		if _, ok := k.rank[j][c.Strings[i]]; !ok {
+			k.rank[j][c.Strings[i]] = len(k.rank[j])
+		}
+	}
+}
+
+// id returns a string identifying the key of run i.
+func (k *keyer) id(i int) string {
+	var b strings.Builder
+	for _, c := range k.cols {
+		if c.Kind == String {
+			b.WriteString(strconv.Quote(c.Strings[i]))
+		} else {
+			b.WriteString(strconv.FormatUint(math.Float64bits(normalise(c.Floats[i])), 16))
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// normalise maps every NaN to one NaN and -0 to 0, so that equal-looking
+// values share a key.
+func normalise(v float64) float64 {
+	if math.IsNaN(v) {
+		return math.NaN()
+	}
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
+// key returns the formatted key of run i.
+func (k *keyer) key(i int) Key {
+	key := make(Key, len(k.cols))
+	for j, c := range k.cols {
+		key[j] = c.Format(i)
+	}
+	return key
+}
+
+// compare orders the keys of runs i and j: numeric parts ascending with
+// missing values last, string parts by first appearance.
+func (k *keyer) compare(i, j int) int {
+	for p, c := range k.cols {
+		var r int
+		if c.Kind == String {
+			r = cmp.Compare(k.rank[p][c.Strings[i]], k.rank[p][c.Strings[j]])
+		} else {
+			r = compareFloat(c.Floats[i], c.Floats[j])
+		}
+		if r != 0 {
+			return r
+		}
+	}
+	return 0
+}
+
+// compareFloat orders a before b ascending, with NaN last.
+func compareFloat(a, b float64) int {
+	an, bn := math.IsNaN(a), math.IsNaN(b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return cmp.Compare(a, b)
+}
+
+// group is one distinct key and the runs that have it.
+type group struct {
+	first int   // the first run with this key
+	runs  []int // all runs with this key, in table order
+}
+
+// groups returns the distinct keys among runs idx, sorted with compare, and
+// the position of each key's id in the result.
+func (k *keyer) groups(idx []int) ([]*group, map[string]int) {
+	for _, i := range idx {
+		k.see(i)
+	}
+	byID := make(map[string]*group)
+	var gs []*group
+	for _, i := range idx {
+		id := k.id(i)
+		g, ok := byID[id]
+		if !ok {
+			g = &group{first: i}
+			byID[id] = g
+			gs = append(gs, g)
+		}
+		g.runs = append(g.runs, i)
+	}
+	slices.SortStableFunc(gs, func(a, b *group) int { return k.compare(a.first, b.first) })
+	pos := make(map[string]int, len(gs))
+	for p, g := range gs {
+		pos[k.id(g.first)] = p
+	}
+	return gs, pos
+}
+
+// header returns the header text of the key of run i: string parts stand
+// alone, numeric parts are "label=value".
+func (k *keyer) header(labels map[string]string, i int) []string {
+	h := make([]string, len(k.cols))
+	for j, c := range k.cols {
+		v := c.Format(i)
+		if c.Kind == Float {
+			v = label(labels, k.names[j]) + "=" + v
+		}
+		h[j] = v
+	}
+	return h
+}
+
+// matches reports whether text s denotes value i of column c: the formatted
+// value, or for a Float column any spelling that parses to the same number
+// ("inf", "+Inf", "1.0").
+func matches(c *Column, i int, s string) bool {
+	if c.Format(i) == s {
+		return true
+	}
+	if c.Kind != Float {
+		return false
+	}
+	if s == "∞" {
+		return math.IsInf(c.Floats[i], 1)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil && v == c.Floats[i]
+}

@@ -1,0 +1,242 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name.golden. With -update it rewrites the
+// golden file instead. On a mismatch it writes testdata/name.got and reports
+// the diff.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	gotPath := filepath.Join("testdata", name+".got")
+	if err := os.WriteFile(gotPath, got, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diff, _ := exec.Command("diff", "-u", path, gotPath).CombinedOutput()
+	t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", gotPath, path, diff)
+}
+
+func mustRuns(t *testing.T, rows []Row) *Runs {
+	t.Helper()
+	runs, err := NewRuns(rows)
+	if err != nil {
+		t.Fatalf("NewRuns: %v", err)
+	}
+	return runs
+}
+
+// table1 is the table of the table1 experiment over table1Rows.
+func table1() *Table {
+	return &Table{
+		Rows:   []string{"method"},
+		Cols:   []string{"task", "epsilon_target"},
+		Metric: "acc",
+		Best:   Max,
+		Scale:  100,
+		// Precision 1 as in Dual-Priv's Table 1.
+		Precision: 1,
+		References: []Reference{
+			// Made-up paper values: the golden files check how they are shown.
+			{Row: []string{"dpsgd"}, Col: []string{"fashion-vqa", "8"}, Value: 72.5},
+			{Row: []string{"nonprivate"}, Col: []string{"shapes-vqa", "inf"}, Value: 93},
+			{Row: []string{"dpmtv"}, Col: []string{"shapes-vqa", "inf"}, Value: 50},
+		},
+	}
+}
+
+func TestTableGolden(t *testing.T) {
+	runs := mustRuns(t, table1Rows())
+	g, err := table1().Build(runs)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	for _, f := range []Format{Text, Markdown, LaTeX} {
+		var buf bytes.Buffer
+		if err := g.Write(&buf, f); err != nil {
+			t.Fatalf("Write(%v): %v", f, err)
+		}
+		golden(t, "table1"+f.Ext(), buf.Bytes())
+	}
+}
+
+// TestTableGoldenSimple checks a table with one column key, Min as the rule,
+// no paper values and no failed runs, in all formats.
+func TestTableGoldenSimple(t *testing.T) {
+	var rows []Row
+	for _, r := range table1Rows() {
+		if r["task"] == "fashion-vqa" && r["method"] != "nonprivate" && r["status"] == "ok" {
+			// Made-up AUCs: dpsgd leaks more than dpzo, more with larger ε.
+			auc := 0.5 + r["epsilon_target"].(float64)/100 + float64(r["seed"].(int64))*0.005
+			if r["method"] == "dpsgd" {
+				auc += 0.02
+			}
+			r["mia_auc"] = auc
+			rows = append(rows, r)
+		}
+	}
+	tab := &Table{
+		Title:    "MIA AUC on fashion-vqa",
+		Rows:     []string{"method"},
+		Cols:     []string{"epsilon_target"},
+		Metric:   "mia_auc",
+		Best:     Min,
+		MinSeeds: 3,
+	}
+	g, err := tab.Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	for _, f := range []Format{Text, Markdown, LaTeX} {
+		var buf bytes.Buffer
+		if err := g.Write(&buf, f); err != nil {
+			t.Fatalf("Write(%v): %v", f, err)
+		}
+		golden(t, "mia"+f.Ext(), buf.Bytes())
+	}
+}
+
+// TestTableCells checks the aggregated cells against values computed by hand
+// from the construction of table1Rows.
+func TestTableCells(t *testing.T) {
+	g, err := table1().Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	wantRows := []string{"nonprivate", "dpsgd", "dpzo"}
+	if len(g.Rows) != len(wantRows) {
+		t.Fatalf("got rows %v, want %v", g.Rows, wantRows)
+	}
+	for i, want := range wantRows {
+		if got := g.Rows[i].String(); got != want {
+			t.Errorf("row %d: got %q, want %q", i, got, want)
+		}
+	}
+	wantCols := []string{
+		"fashion-vqa ε=1", "fashion-vqa ε=3", "fashion-vqa ε=8", "fashion-vqa ε=∞",
+		"shapes-vqa ε=1", "shapes-vqa ε=3", "shapes-vqa ε=8", "shapes-vqa ε=∞",
+	}
+	if len(g.Cols) != len(wantCols) {
+		t.Fatalf("got columns %v, want %v", g.Cols, wantCols)
+	}
+	for j, want := range wantCols {
+		if got := g.Cols[j].String(); got != want {
+			t.Errorf("column %d: got %q, want %q", j, got, want)
+		}
+	}
+
+	const tol = 1e-9
+	nan := math.NaN()
+	for _, tc := range []struct {
+		desc      string
+		row, col  int
+		n         int
+		mean, std float64
+		best      bool
+		ref       float64
+	}{
+		// Three seeds 83, 84, 85 (×100 scale): mean 84, std √((1+0+1)/2) = 1.
+		{desc: "nonprivate fashion ∞", row: 0, col: 3, n: 3, mean: 84, std: 1, ref: nan},
+		// 89, 91, 93: mean 91, std 2; paper value 93.
+		{desc: "nonprivate shapes ∞", row: 0, col: 7, n: 3, mean: 91, std: 2, ref: 93},
+		// 49, 52, 55: mean 52, std 3; best of its column (dpzo has 45).
+		{desc: "dpsgd fashion ε=1", row: 1, col: 0, n: 3, mean: 52, std: 3, best: true, ref: nan},
+		// Seed 1 has no acc: 69 and 71 remain, mean 70, std √((1+1)/1) = √2.
+		{desc: "dpsgd fashion ε=8", row: 1, col: 2, n: 2, mean: 70, std: math.Sqrt2, best: true, ref: 72.5},
+		// Only nonprivate has ε=∞ runs: a missing cell.
+		{desc: "dpsgd fashion ∞", row: 1, col: 3, n: 0, mean: nan, std: nan, ref: nan},
+		// Seed 2 failed: 31 and 33 remain, mean 32, std √2.
+		{desc: "dpzo shapes ε=1", row: 2, col: 4, n: 2, mean: 32, std: math.Sqrt2, ref: nan},
+		// No runs at all.
+		{desc: "dpzo shapes ε=3", row: 2, col: 5, n: 0, mean: nan, std: nan, ref: nan},
+		// 35, 36, 37: mean 36, std 1.
+		{desc: "dpzo shapes ε=8", row: 2, col: 6, n: 3, mean: 36, std: 1, ref: nan},
+	} {
+		c := g.Cells[tc.row][tc.col]
+		if c.N != tc.n || !near(c.Mean, tc.mean, tol) || !near(c.Std, tc.std, tol) || c.Best != tc.best || !near(c.Ref, tc.ref, 0) {
+			t.Errorf("%s: got %+v, want N=%d Mean=%v Std=%v Best=%v Ref=%v", tc.desc, c, tc.n, tc.mean, tc.std, tc.best, tc.ref)
+		}
+	}
+
+	wantWarnings := []string{
+		"1 run failed",
+		"1 run has no acc",
+		"n=2–3 seeds < 10",
+		"paper value for (dpmtv; shapes-vqa inf) matches no cell",
+	}
+	if got := errorStrings(g.Warnings); !equalStrings(got, wantWarnings) {
+		t.Errorf("got warnings %q, want %q", got, wantWarnings)
+	}
+}
+
+func near(got, want, tol float64) bool {
+	if math.IsNaN(want) {
+		return math.IsNaN(got)
+	}
+	return math.Abs(got-want) <= tol
+}
+
+func errorStrings(errs []error) []string {
+	s := make([]string, len(errs))
+	for i, err := range errs {
+		s[i] = err.Error()
+	}
+	return s
+}
+
+func equalStrings(a, b []string) bool {
+	return strings.Join(a, "\n") == strings.Join(b, "\n") && len(a) == len(b)
+}
+
+// TestMeanStd checks meanStd against values computed by hand.
+func TestMeanStd(t *testing.T) {
+	for _, tc := range []struct {
+		x         []float64
+		mean, std float64
+	}{
+		{x: nil, mean: math.NaN(), std: math.NaN()},
+		// A single value has no spread: printed without ±.
+		{x: []float64{0.7}, mean: 0.7, std: 0},
+		// (1+2+3+4)/4 = 2.5; Σ(x−2.5)² = 2.25+0.25+0.25+2.25 = 5; 5/3 → √(5/3).
+		{x: []float64{1, 2, 3, 4}, mean: 2.5, std: math.Sqrt(5.0 / 3)},
+		// Two values a, b: std = |a−b|/√2.
+		{x: []float64{0.8, 0.9}, mean: 0.85, std: 0.1 / math.Sqrt2},
+		// The classic example: mean 5, Σ(x−5)² = 32 over n−1 = 7 → √(32/7).
+		{x: []float64{2, 4, 4, 4, 5, 5, 7, 9}, mean: 5, std: math.Sqrt(32.0 / 7)},
+		// Far from zero: the two-pass algorithm keeps the spread exact,
+		// where Σx² − n·mean² would lose it (1e9² needs 60 bits).
+		{x: []float64{1e9 + 1, 1e9 + 2, 1e9 + 3}, mean: 1e9 + 2, std: 1},
+	} {
+		mean, std := meanStd(tc.x)
+		if !near(mean, tc.mean, 1e-12) || !near(std, tc.std, 1e-12) {
+			t.Errorf("meanStd(%v): got %v ± %v, want %v ± %v", tc.x, mean, std, tc.mean, tc.std)
+		}
+	}
+}
