@@ -1,0 +1,75 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package results
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Write writes the file name atomically: write is called with a buffered
+// writer on a temporary file in name's folder, which is then flushed,
+// synced, closed and renamed to name, and the folder is synced. If write
+// or any step fails, the temporary file is removed, name is left as it was
+// and the error is returned. The folder must exist. The file gets mode 0644.
+func Write(name string, write func(w io.Writer) error) (err error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return fmt.Errorf("results: writing %s: %w", name, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.Rename(f.Name(), name); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// WriteFile writes data to the file name atomically; see [Write].
+func WriteFile(name string, data []byte) error {
+	return Write(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// syncDir makes a rename in dir durable. Filesystems that cannot sync a
+// folder (some return EINVAL) are not an error: the rename is still atomic.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	defer d.Close()
+	d.Sync()
+	return nil
+}

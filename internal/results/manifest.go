@@ -1,0 +1,286 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/repro-dp/repro/experiments"
+)
+
+// Format is the version of the on-disk format written by this package.
+const Format = 1
+
+// File names inside a run folder and an experiment folder.
+const (
+	ManifestFile = "manifest.json"
+	MetricsFile  = "metrics.parquet"
+	ScoresFile   = "scores.parquet"
+	RunsFile     = "runs.parquet"
+)
+
+// RunDir returns the folder of run id of experiment exp under root:
+// root/exp/runs/id.
+func RunDir(root, exp, id string) string { return filepath.Join(root, exp, "runs", id) }
+
+// Status is the state of a run.
+type Status string
+
+const (
+	// Running: the run started and has not recorded its end; a run
+	// killed half way stays in this state and is run again.
+	Running Status = "running"
+	// OK: the run finished and every file is written.
+	OK Status = "ok"
+	// Failed: the run returned an error or panicked; Error (and Stack
+	// for a panic) say why.
+	Failed Status = "failed"
+)
+
+// A Manifest describes one run: what it was, how it went, where and how
+// long it ran, and the privacy it guarantees.
+type Manifest struct {
+	Format     int                `json:"format"`
+	RunID      string             `json:"run_id"`
+	Experiment string             `json:"experiment"`
+	Status     Status             `json:"status"`
+	Error      string             `json:"error,omitempty"`
+	Stack      string             `json:"stack,omitempty"`
+	Config     experiments.Config `json:"config"`
+	Inputs     experiments.Inputs `json:"inputs"`
+
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	// Seconds is the wall time of the run.
+	Seconds float64 `json:"seconds"`
+	// Stages holds the wall time of each stage the run marked (base,
+	// fine-tune, attacks, ...), in order.
+	Stages []Stage `json:"stages,omitempty"`
+	// Steps is the number of optimisation steps; SecondsPerStep is the
+	// fine-tune stage's time divided by Steps (0 if either is unknown).
+	Steps          int64   `json:"steps,omitempty"`
+	SecondsPerStep float64 `json:"seconds_per_step,omitempty"`
+	// PeakMemoryBytes is the peak resident set size of the process when
+	// the run ended. Runs executed concurrently share it: it bounds each
+	// run's peak from above.
+	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
+
+	Provenance Provenance `json:"provenance"`
+	// Privacy is nil for a run that recorded none.
+	Privacy *Privacy `json:"privacy,omitempty"`
+	// Results holds the run's final metrics and attack results by name
+	// (acc, img, mia_auc, ...), the float columns of runs.parquet.
+	Results  map[string]Float `json:"results,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
+}
+
+// A Stage is a named part of a run and its wall time.
+type Stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Provenance says which code ran a run, and where.
+type Provenance struct {
+	// Revision is the VCS revision of the binary (vcs.revision from
+	// runtime/debug.ReadBuildInfo), "unknown" when it carries none, and
+	// Modified is true when the tree had local changes.
+	Revision   string `json:"revision"`
+	Modified   bool   `json:"modified"`
+	GoVersion  string `json:"go_version"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	Host       string `json:"host"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// Jobs is the number of runs the runner executed concurrently.
+	Jobs int `json:"jobs"`
+}
+
+// CurrentProvenance returns the provenance of this process, with Jobs 0.
+func CurrentProvenance() Provenance {
+	p := Provenance{
+		Revision:   "unknown",
+		GoVersion:  runtime.Version(),
+		OS:         runtime.GOOS,
+		Arch:       runtime.GOARCH,
+		CPUs:       runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+	}
+	p.Host, _ = os.Hostname()
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				p.Revision = s.Value
+			case "vcs.modified":
+				p.Modified = s.Value == "true"
+			}
+		}
+	}
+	return p
+}
+
+// Privacy is the privacy record of a run (DESIGN §5): what the accountant
+// guarantees for the mechanism the run actually executed.
+type Privacy struct {
+	// Accountant names the accountant that computed Epsilon: "rdp",
+	// "pld", or "none" for a non-private run.
+	Accountant string `json:"accountant"`
+	// EpsilonTarget is the ε the run was calibrated for (+Inf: none);
+	// Epsilon is the ε achieved, which never exceeds the target.
+	EpsilonTarget Float `json:"epsilon_target"`
+	Epsilon       Float `json:"epsilon"`
+	// EpsilonNominal is the looser ε a paper reports for the same
+	// mechanism, when it differs (Rap-FT); nil otherwise.
+	EpsilonNominal *Float  `json:"epsilon_nominal,omitempty"`
+	Delta          float64 `json:"delta"`
+	// Sigma is the noise multiplier (noise std / clip norm); 0 for none.
+	Sigma      float64 `json:"sigma"`
+	SampleRate float64 `json:"sample_rate"`
+	Steps      int64   `json:"steps"`
+	// Sampling is "poisson", "shuffle", "full-batch" or "none".
+	Sampling string `json:"sampling"`
+	// Neighbouring is the neighbouring relation: "add-remove" or
+	// "replace-one".
+	Neighbouring string  `json:"neighbouring"`
+	ClipNorm     float64 `json:"clip_norm"`
+	// Events is the mechanism as accountant events, as the privacy
+	// package encodes them; repro stores it as given.
+	Events json.RawMessage `json:"events,omitempty"`
+	// Caveats lists what the accountant does not charge (for example a
+	// data-dependent mask computed on private data).
+	Caveats []string `json:"caveats,omitempty"`
+}
+
+// Float is a float64 that JSON-encodes NaN and ±Inf as the strings "nan",
+// "inf" and "-inf" (JSON numbers cannot hold them).
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) {
+	switch x := float64(f); {
+	case math.IsNaN(x):
+		return []byte(`"nan"`), nil
+	case math.IsInf(x, 1):
+		return []byte(`"inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-inf"`), nil
+	}
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"nan"`:
+		*f = Float(math.NaN())
+	case `"inf"`:
+		*f = Float(math.Inf(1))
+	case `"-inf"`:
+		*f = Float(math.Inf(-1))
+	default:
+		var x float64
+		if err := json.Unmarshal(b, &x); err != nil {
+			return fmt.Errorf("results: bad float %s", b)
+		}
+		*f = Float(x)
+	}
+	return nil
+}
+
+// WriteManifest writes m to dir/manifest.json atomically, as indented JSON.
+func WriteManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: manifest of run %s: %w", m.RunID, err)
+	}
+	return WriteFile(filepath.Join(dir, ManifestFile), append(b, '\n'))
+}
+
+// ReadManifest reads the manifest in dir (or the file dir names, if it
+// ends in .json).
+func ReadManifest(dir string) (*Manifest, error) {
+	name := dir
+	if !strings.HasSuffix(name, ".json") {
+		name = filepath.Join(dir, ManifestFile)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	return DecodeManifest(name, b)
+}
+
+// DecodeManifest decodes a manifest read from name (used in errors).
+func DecodeManifest(name string, b []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", name, err)
+	}
+	if m.Format != Format {
+		return nil, fmt.Errorf("results: %s: format %d, want %d", name, m.Format, Format)
+	}
+	switch m.Status {
+	case Running, OK, Failed:
+	default:
+		return nil, fmt.Errorf("results: %s: unknown status %q", name, m.Status)
+	}
+	return &m, nil
+}
+
+// Finished reports whether the run in dir is finished: its manifest reads
+// back and says status ok.
+func Finished(dir string) bool {
+	m, err := ReadManifest(dir)
+	return err == nil && m.Status == OK
+}
+
+// FindRuns returns the manifests of every run under root (in
+// root/*/runs/*/manifest.json), sorted by experiment, then start time,
+// then run id. Manifests that do not read back are skipped, with one
+// error each joined into err; the others are returned all the same.
+func FindRuns(root string) ([]*Manifest, error) {
+	names, err := filepath.Glob(filepath.Join(root, "*", "runs", "*", ManifestFile))
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var out []*Manifest
+	var errs []error
+	for _, n := range names {
+		m, err := ReadManifest(n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *Manifest) int {
+		if c := strings.Compare(a.Experiment, b.Experiment); c != 0 {
+			return c
+		}
+		if c := a.Started.Compare(b.Started); c != 0 {
+			return c
+		}
+		return strings.Compare(a.RunID, b.RunID)
+	})
+	return out, errors.Join(errs...)
+}
+

@@ -1,0 +1,75 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package results
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// A Metric is one row of metrics.parquet: the value of a named metric on a
+// split at a step. Final metrics use the last step.
+type Metric struct {
+	Step  int64   `parquet:"step"`
+	Split string  `parquet:"split"` // train, holdout, test, ...
+	Name  string  `parquet:"name"`  // loss, acc, img, ...
+	Value float64 `parquet:"value"`
+}
+
+// A Score is one row of scores.parquet: an attack's score for one example.
+// Higher scores mean "more likely a member".
+type Score struct {
+	Attack    string  `parquet:"attack"`
+	ExampleID int64   `parquet:"example_id"`
+	Member    bool    `parquet:"member"`
+	Score     float64 `parquet:"score"`
+}
+
+// writerOptions are the options of every parquet file repro writes.
+func writerOptions(extra ...parquet.WriterOption) []parquet.WriterOption {
+	return append([]parquet.WriterOption{
+		parquet.Compression(&parquet.Snappy),
+		parquet.CreatedBy("repro", "", ""),
+	}, extra...)
+}
+
+// WriteMetrics writes rows to the file name atomically.
+func WriteMetrics(name string, rows []Metric) error {
+	return writeParquet(name, rows)
+}
+
+// ReadMetrics reads the rows of a metrics.parquet file.
+func ReadMetrics(name string) ([]Metric, error) { return readParquet[Metric](name) }
+
+// WriteScores writes rows to the file name atomically.
+func WriteScores(name string, rows []Score) error {
+	return writeParquet(name, rows)
+}
+
+// ReadScores reads the rows of a scores.parquet file.
+func ReadScores(name string) ([]Score, error) { return readParquet[Score](name) }
+
+func writeParquet[T any](name string, rows []T) error {
+	return Write(name, func(w io.Writer) error {
+		return parquet.Write(w, rows, writerOptions()...)
+	})
+}
+
+func readParquet[T any](name string) (rows []T, err error) {
+	defer func() {
+		// parquet-go can panic on a corrupt file; that is bad input,
+		// not a bug of ours.
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("results: %s: corrupt parquet file: %v", name, r)
+		}
+	}()
+	rows, err = parquet.ReadFile[T](name)
+	if err != nil {
+		return nil, fmt.Errorf("results: %s: %w", name, err)
+	}
+	return rows, nil
+}
