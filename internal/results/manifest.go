@@ -283,4 +283,3 @@ func FindRuns(root string) ([]*Manifest, error) {
 	})
 	return out, errors.Join(errs...)
 }
-
