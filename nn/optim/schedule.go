@@ -111,9 +111,10 @@ func (c Cosine) Validate() error {
 //	cos_anneal(a, b, p) = b + (a − b)/2 · (cos(π·p) + 1)
 //
 // and the momentum runs inversely, from MaxMomentum down to BaseMomentum in
-// phase 1 and back up in phase 2. For t ≥ T − 1, LR(t) = final and
-// Momentum(t) = MaxMomentum (PyTorch raises an error past T). A phase of
-// zero length is taken as finished (PyTorch divides by zero there).
+// phase 1 and back up in phase 2. Past the end, for t ≥ T, LR(t) = final and
+// Momentum(t) = MaxMomentum (PyTorch raises an error there). A phase 1 of
+// zero length (PctStart·T = 1) is taken as finished at step 0 (PyTorch
+// divides by zero there).
 type OneCycle struct {
 	Max            float64 // peak learning rate, > 0, finite
 	Steps          int     // T ≥ 1
@@ -173,14 +174,13 @@ func (c OneCycle) phase(t int) (int, float64) {
 	e1 := c.PctStart*T - 1
 	last := T - 1
 	x := float64(t)
-	if x >= last {
-		return 1, 1
-	}
-	if x <= e1 {
-		if e1 == 0 {
-			return 0, 1
-		}
+	switch {
+	case x <= e1 && e1 == 0:
+		return 0, 1
+	case x <= e1:
 		return 0, x / e1
+	case x >= last:
+		return 1, 1
 	}
 	return 1, (x - e1) / (last - e1)
 }
