@@ -179,3 +179,14 @@ func (m *Fusion) Loss(t *Tape, img []float32, tokens []int, label int, h *Hooks)
 	}
 	return t.CrossEntropy(z, []int{label}, nil), nil
 }
+
+// Predict returns the class probabilities of one (image, text) pair and the
+// most likely class (lowest index on ties), computed without gradients.
+func (m *Fusion) Predict(img []float32, tokens []int) (int, []float64, error) {
+	t := NewTape(nil, nil)
+	z, _, err := m.Logits(t, img, tokens, false, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	return argmaxProbs(z.Value.Data)
+}

@@ -295,3 +295,16 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 	}
 	return losses, z.Value, nil
 }
+
+// PerSample returns the exact per-sample gradients of the batch's losses with
+// respect to the parameters of l (see the package function PerSample). The
+// hooks and visual transform, which may be nil, apply to every example.
+func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) (*Result, error) {
+	return PerSample(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)
+}
+
+// Gradient returns the batch gradient (the sum of the examples' gradients)
+// and the losses (see the package function Gradient).
+func (m *TinyMLLM) Gradient(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) ([]float32, []float64, Stats, error) {
+	return Gradient(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)
+}

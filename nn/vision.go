@@ -128,3 +128,28 @@ func (m *ViT) Loss(t *Tape, img []float32, label int, h *Hooks) (*Node, error) {
 	}
 	return t.CrossEntropy(z, []int{label}, nil), nil
 }
+
+// Predict returns the class probabilities of one image and the most likely
+// class (lowest index on ties), computed without gradients.
+func (m *ViT) Predict(img []float32) (int, []float64, error) {
+	t := NewTape(nil, nil)
+	z, _, err := m.Logits(t, img, false, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	return argmaxProbs(z.Value.Data)
+}
+
+func argmaxProbs(z []float32) (int, []float64, error) {
+	p := make([]float32, len(z))
+	softmaxRow(z, p)
+	out := make([]float64, len(z))
+	best := 0
+	for i, v := range p {
+		out[i] = float64(v)
+		if z[i] > z[best] {
+			best = i
+		}
+	}
+	return best, out, nil
+}
