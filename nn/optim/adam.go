@@ -121,18 +121,21 @@ type adamCoef struct {
 
 // adamUniform updates every element, all at the same step count.
 func adamUniform(data, grad, m, v []float32, k *adamCoef, bc1, bc2 float64) {
+	// Locals, so that the stores into the slices do not force reloads.
+	b1, b2, eps, l2, decay := k.b1, k.b2, k.eps, k.l2, k.decay
 	step := k.lr / bc1
+	data, m, v = data[:len(grad)], m[:len(grad)], v[:len(grad)]
 	for j, g32 := range grad {
 		θ := float64(data[j])
 		g := float64(g32)
-		if k.l2 != 0 {
-			g += k.l2 * θ
+		if l2 != 0 {
+			g += l2 * θ
 		}
-		θ *= k.decay
-		mj := float32(k.b1*float64(m[j]) + (1-k.b1)*g)
-		vj := float32(k.b2*float64(v[j]) + (1-k.b2)*g*g)
+		θ *= decay
+		mj := float32(b1*float64(m[j]) + (1-b1)*g)
+		vj := float32(b2*float64(v[j]) + (1-b2)*g*g)
 		m[j], v[j] = mj, vj
-		denom := math.Sqrt(float64(vj))/bc2 + k.eps
+		denom := math.Sqrt(float64(vj))/bc2 + eps
 		data[j] = float32(θ - step*float64(mj)/denom)
 	}
 }
@@ -140,23 +143,25 @@ func adamUniform(data, grad, m, v []float32, k *adamCoef, bc1, bc2 float64) {
 // adamElems updates the elements that keep selects (all if keep is nil),
 // each at its own step count, incremented here.
 func adamElems(data, grad, m, v []float32, keep []bool, count []uint32, k *adamCoef, bc1, bc2 []float64) {
+	lr, b1, b2, eps, l2, decay := k.lr, k.b1, k.b2, k.eps, k.l2, k.decay
+	data, m, v, count = data[:len(grad)], m[:len(grad)], v[:len(grad)], count[:len(grad)]
 	for j, g32 := range grad {
 		if keep != nil && !keep[j] {
 			continue
 		}
 		count[j]++
 		t := count[j]
-		step := k.lr / bc1[t]
+		step := lr / bc1[t]
 		θ := float64(data[j])
 		g := float64(g32)
-		if k.l2 != 0 {
-			g += k.l2 * θ
+		if l2 != 0 {
+			g += l2 * θ
 		}
-		θ *= k.decay
-		mj := float32(k.b1*float64(m[j]) + (1-k.b1)*g)
-		vj := float32(k.b2*float64(v[j]) + (1-k.b2)*g*g)
+		θ *= decay
+		mj := float32(b1*float64(m[j]) + (1-b1)*g)
+		vj := float32(b2*float64(v[j]) + (1-b2)*g*g)
 		m[j], v[j] = mj, vj
-		denom := math.Sqrt(float64(vj))/bc2[t] + k.eps
+		denom := math.Sqrt(float64(vj))/bc2[t] + eps
 		data[j] = float32(θ - step*float64(mj)/denom)
 	}
 }

@@ -24,9 +24,11 @@
 // # Writing
 //
 // Encode, WriteFile and Save write F32 and I64 tensors. Writing is
-// deterministic: tensors are laid out in byte order of their names, header
-// keys are sorted, the JSON has no insignificant white space and the header is
-// padded with spaces so that the data starts at a multiple of 8 bytes. Equal
+// deterministic: header keys are sorted in byte order, the JSON has no
+// insignificant white space, the header is padded with spaces so that the
+// data start at a multiple of 8 bytes, and the data are laid out by
+// decreasing element size and then by name, so that every tensor is aligned
+// to its element size. Equal
 // content therefore gives equal bytes, and Sum or HashFile give a content hash
 // for manifests. WriteFile is atomic: it writes a temporary file in the target
 // directory, syncs it, renames it over the target and syncs the directory, so

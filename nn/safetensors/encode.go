@@ -160,27 +160,30 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 		b = append(b, '}')
 		wroteMeta = true
 	}
+	// The data go in order of decreasing element size, then of name, so
+	// that every tensor is aligned to its element size in the file (the
+	// data start at a multiple of 8), as zero-copy readers want.
+	dataOrder := slices.Clone(order)
+	slices.SortStableFunc(dataOrder, func(a, b int) int { return dtypeOf(&ts[b]).Size() - dtypeOf(&ts[a]).Size() })
+	begin := make([]uint64, len(ts))
 	var off uint64
+	for _, i := range dataOrder {
+		begin[i] = off
+		off += uint64(ts[i].Len()) * uint64(dtypeOf(&ts[i]).Size())
+	}
 	for _, i := range order {
 		t := &ts[i]
 		if !wroteMeta && metadataKey < t.Name {
 			writeMeta()
 		}
-		size := uint64(t.Len()) * uint64(t.DType.Size())
-		if t.DType == noDType {
-			size = uint64(t.Len()) * 4
-		}
+		d := dtypeOf(t)
 		comma()
 		b = appendString(b, t.Name)
 		b = append(b, `:{"data_offsets":[`...)
-		b = strconv.AppendUint(b, off, 10)
+		b = strconv.AppendUint(b, begin[i], 10)
 		b = append(b, ',')
-		b = strconv.AppendUint(b, off+size, 10)
+		b = strconv.AppendUint(b, begin[i]+uint64(t.Len())*uint64(d.Size()), 10)
 		b = append(b, `],"dtype":`...)
-		d := t.DType
-		if d == noDType {
-			d = F32
-		}
 		b = appendString(b, string(d))
 		b = append(b, `,"shape":[`...)
 		for j, s := range t.Shape {
@@ -190,7 +193,6 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 			b = strconv.AppendInt(b, int64(s), 10)
 		}
 		b = append(b, ']', '}')
-		off += size
 	}
 	if !wroteMeta {
 		writeMeta()
@@ -199,7 +201,15 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 	for (8+len(b))%headerAlign != 0 {
 		b = append(b, ' ')
 	}
-	return b, order, nil
+	return b, dataOrder, nil
+}
+
+// dtypeOf returns the dtype t is written with.
+func dtypeOf(t *Tensor) DType {
+	if t.DType == noDType {
+		return F32
+	}
+	return t.DType
 }
 
 // checkWritable reports whether t can be written.

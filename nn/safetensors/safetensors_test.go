@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -559,5 +560,39 @@ func TestReadFileErrorNamesPath(t *testing.T) {
 	want := "safetensors: " + path + `: tensor "a": data_offsets [0, 8] span 8 bytes, want 12 for F32 [3]`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// TestEncodeAlignment checks that every tensor's data start at a multiple of
+// its element size in the file, whatever the order of names and dtypes.
+func TestEncodeAlignment(t *testing.T) {
+	t.Parallel()
+	ts := []Tensor{
+		{Name: "a", Shape: []int{3}, Data: []float32{1, 2, 3}},
+		{Name: "b", DType: I64, Shape: []int{2}, Ints: []int64{1, 2}},
+		{Name: "c", Shape: []int{1}, Data: []float32{1}},
+		{Name: "d", DType: I64, Shape: []int{}, Ints: []int64{7}},
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	n := binary.LittleEndian.Uint64(b)
+	var header map[string]struct {
+		DType   string    `json:"dtype"`
+		Offsets [2]uint64 `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(b[8:8+n], &header); err != nil {
+		t.Fatal(err)
+	}
+	// I64 first, by name, then F32 by name.
+	want := map[string]uint64{"b": 0, "d": 16, "a": 24, "c": 36}
+	for name, h := range header {
+		start := 8 + n + h.Offsets[0]
+		size := uint64(DType(h.DType).Size())
+		if start%size != 0 || h.Offsets[0] != want[name] {
+			t.Errorf("tensor %q (%s) at data offset %d, file offset %d; want data offset %d, aligned to %d", name, h.DType, h.Offsets[0], start, want[name], size)
+		}
 	}
 }
