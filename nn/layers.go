@@ -17,8 +17,11 @@ type Hooks struct {
 	// map "<name>.in" (its input) and "<name>.out" (its pre-activation
 	// output, before any nonlinearity; for a LoRA-adapted map also
 	// "<name>.lora" = A·x), for every LayerNorm "<name>.in", and for every
-	// transformer block "<name>.in" (the residual stream entering it). The
-	// tensor is owned by the tape; it may be kept but not modified.
+	// transformer block "<name>.in" (the residual stream entering it),
+	// "<name>.attn.probs" (attention probabilities, [heads, T, T]) and
+	// "<name>.attn.heads" (per-head outputs before any Heads patch,
+	// [T, heads·dh]). The tensor is owned by the tape; it may be kept but
+	// not modified.
 	Observe func(site string, x Tensor)
 
 	// Heads is called in every attention layer with the per-head outputs
@@ -229,6 +232,10 @@ func (b *Block) Forward(t *Tape, x *Node, causal bool, stack string, layer int, 
 	h.observe(b.Name+".in", x)
 	a := b.LN1.Forward(t, x, h)
 	heads, probs := t.Attention(b.Q.Forward(t, a, h), b.K.Forward(t, a, h), b.V.Forward(t, a, h), b.Heads, causal)
+	if h != nil && h.Observe != nil {
+		h.Observe(b.Name+".attn.probs", probs)
+		h.Observe(b.Name+".attn.heads", heads.Value)
+	}
 	if h != nil && h.Heads != nil {
 		if ps := h.Heads(stack, layer, heads.Value); len(ps) > 0 {
 			heads = t.Patch(heads, b.Heads, ps)

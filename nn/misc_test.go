@@ -47,6 +47,21 @@ func TestPanics(t *testing.T) {
 			t.Errorf("%s: panicked %v with %q, want %q", tc.desc, ok, msg, tc.want.Error())
 		}
 	}
+	// A panic inside a loss function reaches the caller's goroutine.
+	ok, msg := panics(func() {
+		PerSample(NewLayout(nil), 4, func(t *Tape, i int) (*Node, error) {
+			if i == 2 {
+				t.Affine(a, w, nil)
+			}
+			return t.Sum(t.Input(NewTensor(1), false)), nil
+		}, nil)
+	})
+	if !ok || msg != errShape.Error() {
+		t.Errorf("panic in a loss function: panicked %v with %q", ok, msg)
+	}
+	if g, _, _, err := Gradient(NewLayout(nil), 0, nil, nil); err != nil || g == nil {
+		t.Errorf("empty batch: gradient %v, error %v", g, err)
+	}
 	tp2 := NewTape(nil, nil)
 	x := tp2.Input(NewTensor(1), true)
 	y := tp2.Sum(x)

@@ -429,6 +429,7 @@ func TestDeterminism(t *testing.T) {
 func TestHooks(t *testing.T) {
 	t.Parallel()
 	c := smokeConfig(t)
+	c.PEFT = PEFT{Method: "lora"}
 	m, err := NewTinyMLLM(c)
 	if err != nil {
 		t.Fatal(err)
@@ -451,7 +452,7 @@ func TestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"lm.blocks.0.in", "lm.blocks.0.attn.q.in", "lm.blocks.0.attn.q.out", "lm.blocks.0.mlp.fc1.out", "vision.blocks.0.attn.o.in", "projector.fc1.out"} {
+	for _, want := range []string{"lm.blocks.0.in", "lm.blocks.0.attn.q.in", "lm.blocks.0.attn.q.out", "lm.blocks.0.mlp.fc1.out", "vision.blocks.0.attn.o.in", "projector.fc1.out", "lm.blocks.0.attn.probs", "lm.blocks.0.attn.heads", "lm.blocks.0.attn.q.lora"} {
 		if !sites[want] {
 			t.Errorf("no observation at %s", want)
 		}

@@ -106,6 +106,9 @@ const gradientChunks = 16
 // rounding.
 func Gradient(l *Layout, n int, loss LossFunc, opt *Options) ([]float32, []float64, Stats, error) {
 	start := time.Now()
+	if n == 0 {
+		return make([]float32, l.Size), nil, Stats{}, nil
+	}
 	k := min(n, gradientChunks)
 	bufs := make([][]float32, k)
 	units := make([][2]int, k)
@@ -153,10 +156,20 @@ func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) 
 			}
 		}
 	}
+	var panicOnce sync.Once
+	var panicked any
 	for range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A panic in a loss function (a programmer error) is re-raised
+			// on the caller's goroutine, where a runner can recover it.
+			defer func() {
+				if r := recover(); r != nil {
+					panicOnce.Do(func() { panicked = r })
+					next.Store(int64(len(units)))
+				}
+			}()
 			for {
 				u := int(next.Add(1) - 1)
 				if u >= len(units) {
@@ -189,6 +202,9 @@ func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) 
 		}()
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	for _, err := range errs {
 		if err != nil {
 			return Stats{}, err
