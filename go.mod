@@ -42,4 +42,5 @@ require (
 	gonum.org/v1/plot v0.17.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
+	rsc.io/pdf v0.1.1 // indirect
 )

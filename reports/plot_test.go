@@ -1,0 +1,141 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/cmpimg"
+)
+
+// fig1 is the plot of the fig1 experiment on fashion-vqa: accuracy against ε
+// per method.
+func fig1() *Plot {
+	return &Plot{
+		X:      "epsilon_target",
+		Y:      "acc",
+		Series: []string{"method"},
+		Where:  map[string]string{"task": "fashion-vqa"},
+		Title:  "fashion-vqa",
+		YLabel: "accuracy (%)",
+		Scale:  100,
+		LogX:   true,
+	}
+}
+
+func TestPlotGolden(t *testing.T) {
+	fig, err := fig1().Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	cmpimg.CheckPlot(func() {
+		var buf bytes.Buffer
+		if err := fig.WriteTo(&buf, "png"); err != nil {
+			t.Fatalf("WriteTo: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "fig1.png"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, t, "fig1.png")
+}
+
+// TestPlotSeries checks the aggregated points against values computed by
+// hand from the construction of table1Rows.
+func TestPlotSeries(t *testing.T) {
+	fig, err := fig1().Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if len(fig.Series) != 3 {
+		t.Fatalf("got %d series, want 3", len(fig.Series))
+	}
+	const tol = 1e-9
+	check := func(desc string, got *Point, want Point) {
+		t.Helper()
+		if got == nil {
+			t.Errorf("%s: got no point, want %+v", desc, want)
+			return
+		}
+		if got.X != want.X || got.N != want.N || !near(got.Mean, want.Mean, tol) || !near(got.Std, want.Std, tol) {
+			t.Errorf("%s: got %+v, want %+v", desc, *got, want)
+		}
+	}
+	np, dpsgd, dpzo := fig.Series[0], fig.Series[1], fig.Series[2]
+	if np.Name != "nonprivate" || dpsgd.Name != "dpsgd" || dpzo.Name != "dpzo" {
+		t.Errorf("got series %q, %q, %q, want nonprivate, dpsgd, dpzo", np.Name, dpsgd.Name, dpzo.Name)
+	}
+	if len(np.Points) != 0 {
+		t.Errorf("nonprivate: got finite points %+v, want none", np.Points)
+	}
+	// 83, 84, 85: mean 84, std 1.
+	check("nonprivate ∞", np.Inf, Point{X: math.Inf(1), N: 3, Mean: 84, Std: 1})
+	if dpsgd.Inf != nil || len(dpsgd.Points) != 3 {
+		t.Fatalf("dpsgd: got %+v, want 3 finite points", dpsgd)
+	}
+	// 49, 52, 55: mean 52, std 3.
+	check("dpsgd ε=1", &dpsgd.Points[0], Point{X: 1, N: 3, Mean: 52, Std: 3})
+	// Seed 1 has no acc: 69 and 71, mean 70, std √2.
+	check("dpsgd ε=8", &dpsgd.Points[2], Point{X: 8, N: 2, Mean: 70, Std: math.Sqrt2})
+	check("dpzo ε=3", &dpzo.Points[1], Point{X: 3, N: 3, Mean: 47, Std: 2})
+
+	want := []string{"1 run has no acc", "n=2–3 seeds < 10"}
+	if got := errorStrings(fig.Warnings); !equalStrings(got, want) {
+		t.Errorf("got warnings %q, want %q", got, want)
+	}
+}
+
+func TestPlotSave(t *testing.T) {
+	fig, err := fig1().Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	prefix := filepath.Join(t.TempDir(), "fig1")
+	paths, err := fig.Save(prefix)
+	if err != nil {
+		t.Fatalf("Save: %v", err)
+	}
+	magic := map[string]string{".png": "\x89PNG", ".svg": "<?xml", ".pdf": "%PDF"}
+	if len(paths) != 3 {
+		t.Fatalf("got paths %q, want png, svg and pdf", paths)
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := magic[filepath.Ext(path)]; !strings.HasPrefix(string(data), m) {
+			t.Errorf("%s starts with %q, want %q", path, data[:min(len(data), 8)], m)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(prefix))
+	if len(entries) != 3 {
+		t.Errorf("got %d files in the output directory, want 3 (no temporary files left)", len(entries))
+	}
+}
+
+func TestPlotErrors(t *testing.T) {
+	runs := mustRuns(t, table1Rows())
+	for _, tc := range []struct {
+		desc string
+		plot Plot
+		want string
+	}{
+		{"missing x", Plot{X: "nope", Y: "acc"}, `x column "nope" not in the run table`},
+		{"string y", Plot{X: "epsilon_target", Y: "task"}, `y column "task" holds strings`},
+		{"missing series", Plot{X: "epsilon_target", Y: "acc", Series: []string{"nope"}}, `series column "nope"`},
+		{"nothing finite", Plot{X: "epsilon_target", Y: "acc", Where: map[string]string{"method": "nonprivate"}}, "no runs with a finite epsilon_target"},
+		{"empty where", Plot{X: "epsilon_target", Y: "acc", Where: map[string]string{"method": "nope"}}, "no runs left"},
+	} {
+		_, err := tc.plot.Build(runs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got error %v, want one containing %q", tc.desc, err, tc.want)
+		}
+	}
+}
