@@ -87,3 +87,42 @@ func TestMaskedPerSample(t *testing.T) {
 		}
 	}
 }
+
+// TestTapeBytesShrinkWithTokens checks that the memory instrumentation sees
+// visual-token pruning: fewer tokens, smaller tapes (Dual-Priv's memory
+// claim is measured this way).
+func TestTapeBytesShrinkWithTokens(t *testing.T) {
+	t.Parallel()
+	c, err := Preset("small", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.PEFT.Method = "lora"
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLayout(m.Params())
+	rng := rand.New(rand.NewPCG(31, 31))
+	batch := []Sequence{vqa(rng, c, 8, 2), vqa(rng, c, 8, 2)}
+	keep := func(index int, tokens, cls Tensor) TokenMix {
+		return Identity(5) // [CLS] and the first 4 patches
+	}
+	full, err := m.PerSample(l, batch, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned, err := m.PerSample(l, batch, nil, keep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pruned.Stats.TapeBytes >= full.Stats.TapeBytes {
+		t.Errorf("tape bytes %d with 5 visual tokens, %d with 17", pruned.Stats.TapeBytes, full.Stats.TapeBytes)
+	}
+	var mt Meter
+	mt.Add(full.Stats.Elapsed, full.Stats, ModelBytes(m))
+	mt.Add(pruned.Stats.Elapsed, pruned.Stats, ModelBytes(m))
+	if mt.Steps != 2 || mt.PeakBytes != max(full.Stats.PeakBytes(), pruned.Stats.PeakBytes())+ModelBytes(m) || mt.PerStep() <= 0 {
+		t.Errorf("meter %+v", mt)
+	}
+}

@@ -16,13 +16,14 @@ type Meter struct {
 	Steps   int
 	Total   time.Duration
 	Longest time.Duration
-	// PeakBytes is the largest Stats.PeakBytes seen, plus Extra bytes
-	// (optimizer moments, noise buffers) a method reports with Add.
+	// PeakBytes is the largest Stats.PeakBytes seen plus the extra bytes
+	// (parameters, optimizer moments, noise buffers) reported with it.
 	PeakBytes int64
 }
 
 // Add records one step that took d and held s's training state plus extra
-// bytes the engine does not see (an optimizer's moment vectors, say).
+// bytes the engine does not count (ModelBytes of the model, an optimizer's
+// moment vectors).
 func (m *Meter) Add(d time.Duration, s Stats, extra int64) {
 	m.Steps++
 	m.Total += d

@@ -37,15 +37,14 @@ type Options struct {
 }
 
 // Stats describes the cost of one batch: wall time and the bytes of
-// training state it held (parameters, per-sample and summed gradients, and
-// the tapes of the examples in flight).
+// training state it held beyond the parameters themselves (per-sample or
+// accumulated gradients, and the tapes of the examples in flight:
+// activations, their gradients and what backward rules keep).
 type Stats struct {
 	Examples int
 	Elapsed  time.Duration
-	// ParamBytes counts the values of every parameter of the layout's
-	// model given to PerSample through ModelBytes (0 if not given).
-	ParamBytes int64
-	// GradBytes counts the per-sample gradient vectors and their sum.
+	// GradBytes counts the gradient vectors: one per example for
+	// PerSample, one per example group plus the sum for Gradient.
 	GradBytes int64
 	// TapeBytes is the largest tape of one example.
 	TapeBytes int64
@@ -54,9 +53,10 @@ type Stats struct {
 	PeakTapeBytes int64
 }
 
-// PeakBytes returns the peak bytes of training state: parameters, gradients
-// and live tapes.
-func (s Stats) PeakBytes() int64 { return s.ParamBytes + s.GradBytes + s.PeakTapeBytes }
+// PeakBytes returns the peak bytes of training state beyond the
+// parameters: gradients and live tapes. Add ModelBytes and an optimizer's
+// state for the whole footprint (Meter.Add takes them as extra).
+func (s Stats) PeakBytes() int64 { return s.GradBytes + s.PeakTapeBytes }
 
 // Result holds the per-sample gradients of a batch.
 type Result struct {
