@@ -22,6 +22,10 @@ type CalibrateOptions struct {
 	// MaxSigma is the largest σ tried before giving up. If 0 it is 1e6, as
 	// Opacus's MAX_SIGMA.
 	MaxSigma float64
+	// Step is the factor by which σ grows or shrinks while bracketing. If
+	// 0 it is 2. A good Initial with a small Step (say 1.1) saves
+	// evaluations of an expensive accountant.
+	Step float64
 }
 
 // Calibration is the result of Calibrate.
@@ -41,8 +45,8 @@ type Calibration struct {
 // ε ≤ epsilon: the accountant's ε at the returned σ never exceeds the
 // target (dp_accounting's guarantee; Opacus issue #346), and σ is within a
 // factor 1+RelTol of the smallest σ that meets it, assuming ε decreases in
-// σ. The search brackets the root by doubling or halving σ from Initial and
-// then bisects log σ.
+// σ. The search brackets the root by multiplying or dividing σ by Step from
+// Initial and then bisects log σ.
 //
 // family must return events whose cost decreases as σ grows, for example
 //
@@ -70,6 +74,12 @@ func Calibrate(newAccountant func() (Accountant, error), family func(sigma float
 	}
 	if o.MaxSigma == 0 {
 		o.MaxSigma = 1e6
+	}
+	if o.Step == 0 {
+		o.Step = 2
+	}
+	if !(o.Step > 1 && o.Step <= 16) {
+		return Calibration{}, fmt.Errorf("privacy: calibration Step is %v, must be in (1, 16]", o.Step)
 	}
 	if !(o.RelTol > 0 && o.RelTol <= 5e-3) {
 		return Calibration{}, fmt.Errorf("privacy: calibration RelTol is %v, must be in (0, 0.005]", o.RelTol)
@@ -121,14 +131,14 @@ func Calibrate(newAccountant func() (Accountant, error), family func(sigma float
 			if hi >= o.MaxSigma {
 				return c, fmt.Errorf("privacy: epsilon %g not reached with sigma up to %g (ε = %g); the budget is too small", epsilon, o.MaxSigma, ehi)
 			}
-			lo, hi = hi, math.Min(2*hi, o.MaxSigma)
+			lo, hi = hi, math.Min(o.Step*hi, o.MaxSigma)
 			if ehi, err = eval(hi); err != nil {
 				return c, err
 			}
 		}
 	} else {
 		for {
-			s := hi / 2
+			s := hi / o.Step
 			e, err := eval(s)
 			if err != nil {
 				return c, err

@@ -70,9 +70,9 @@ func logAQuad(q, sigma, alpha float64, n int) float64 {
 // to 0.999, σ from 0.1 to 100, α from 1.01 to 256.1, integer and fractional.
 func TestLogAQuadrature(t *testing.T) {
 	t.Parallel()
-	n := 400000
+	n := 200000
 	if testing.Short() {
-		n = 100000
+		n = 50000
 	}
 	for _, tc := range []struct{ q, sigma, alpha float64 }{
 		{1e-7, 0.1, 1.01},

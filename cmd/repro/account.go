@@ -58,6 +58,7 @@ func accountCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Usage: "number of `steps` ≥ 0 (sgm)"},
 			&cli.Float64Flag{Name: "delta", Value: 1e-5, Usage: "`δ` in [0, 1)"},
 			&cli.Float64Flag{Name: "sensitivity", Value: 1, Usage: "ℓ2 `sensitivity` of the released function (agm)"},
+			&cli.Float64Flag{Name: "tpr-at-fpr", Usage: "also print the tight upper bound on any membership attack's true-positive rate at false-positive rate `fpr` (sgm)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		},
 		Action: func(c *cli.Context) error {
@@ -70,10 +71,12 @@ func accountCommand() *cli.Command {
 				steps:       c.Int("steps"),
 				delta:       c.Float64("delta"),
 				sensitivity: c.Float64("sensitivity"),
+				tprAtFPR:    c.Float64("tpr-at-fpr"),
 				hasSigma:    c.IsSet("sigma"),
 				hasEpsilon:  c.IsSet("epsilon"),
 				hasQ:        c.IsSet("sample-rate"),
 				hasSteps:    c.IsSet("steps"),
+				hasTPR:      c.IsSet("tpr-at-fpr"),
 				json:        c.Bool("json"),
 			}
 			r, err := account(o)
@@ -210,8 +213,10 @@ func newAccountant(name string) (func() (privacy.Accountant, error), error) {
 	switch name {
 	case "rdp":
 		return func() (privacy.Accountant, error) { return privacy.NewRDP(nil) }, nil
+	case "pld":
+		return func() (privacy.Accountant, error) { return privacy.NewPLD(nil) }, nil
 	}
-	return nil, fmt.Errorf("--accountant is %q, must be rdp", name)
+	return nil, fmt.Errorf("--accountant is %q, must be rdp or pld", name)
 }
 
 func accountSGM(o accountOptions) (accountResult, error) {
@@ -237,9 +242,18 @@ func accountSGM(o accountOptions) (accountResult, error) {
 	r := accountResult{fields: []field{{"accountant", o.accountant}, {"mechanism", "sgm"}}}
 	sigma := o.sigma
 	if o.hasEpsilon {
-		c, err := privacy.Calibrate(newAcct, family, o.epsilon, o.delta, nil)
+		// RDP is cheap and never below the PLD's ε, so its σ is an upper
+		// bracket for the PLD's, which is within a few percent of it.
+		rdp, _ := newAccountant("rdp")
+		c, err := privacy.Calibrate(rdp, family, o.epsilon, o.delta, nil)
 		if err != nil {
 			return r, err
+		}
+		if o.accountant == "pld" && c.Sigma > 0 {
+			c, err = privacy.Calibrate(newAcct, family, o.epsilon, o.delta, &privacy.CalibrateOptions{Initial: c.Sigma, Step: 1.1})
+			if err != nil {
+				return r, err
+			}
 		}
 		sigma = c.Sigma
 		r.fields = append(r.fields, field{"target_epsilon", o.epsilon})
@@ -269,6 +283,24 @@ func accountSGM(o accountOptions) (accountResult, error) {
 			return r, err
 		}
 		r.fields = append(r.fields, field{"epsilon", e})
+	}
+	if o.hasTPR {
+		// The bound comes from the tight accountant whichever accountant
+		// gave ε.
+		p, ok := a.(*privacy.PLD)
+		if !ok {
+			if p, err = privacy.NewPLD(nil); err != nil {
+				return r, err
+			}
+			if err := p.Compose(family(sigma), 1); err != nil {
+				return r, err
+			}
+		}
+		tpr, err := p.TPR(o.tprAtFPR)
+		if err != nil {
+			return r, err
+		}
+		r.fields = append(r.fields, field{"fpr", o.tprAtFPR}, field{"tpr_bound", tpr})
 	}
 	return r, nil
 }

@@ -40,6 +40,30 @@ func TestAccountRDP(t *testing.T) {
 	}
 }
 
+func TestAccountPLD(t *testing.T) {
+	// Opacus accountants_test.py PRV value 6.777395712150674 (an upper
+	// bound with ε error 0.01); the issue asks for agreement within 0.03.
+	m := accountJSON(t, "--accountant", "pld", "--sigma", "1.5", "--sample-rate", "0.04", "--steps", "2250", "--delta", "1e-5", "--tpr-at-fpr", "0.01")
+	if e := m["epsilon"].(float64); math.Abs(e-6.777395712150674) > 0.03 {
+		t.Errorf("epsilon = %v, want 6.7774 ± 0.03", e)
+	}
+	if _, ok := m["order"]; ok || m["accountant"] != "pld" {
+		t.Errorf("pld JSON: %v", m)
+	}
+	// Any (ε, δ)-DP mechanism has TPR ≤ e^ε·FPR + δ.
+	tpr := m["tpr_bound"].(float64)
+	if e := m["epsilon"].(float64); tpr <= 0.01 || tpr > math.Exp(e)*0.01+1e-5 {
+		t.Errorf("tpr_bound = %v at FPR 0.01, ε = %v", tpr, e)
+	}
+	// Calibration: Opacus get_noise_multiplier with the PRV accountant
+	// gives σ = 1.34765625 for ε = 8, δ = 1e-5, q = 0.04, 90 epochs; the
+	// issue asks for agreement within 2–3%.
+	m = accountJSON(t, "--accountant", "pld", "--epsilon", "8", "--sample-rate", "0.04", "--steps", "2250", "--delta", "1e-5")
+	if s, e := m["sigma"].(float64), m["epsilon"].(float64); math.Abs(s/1.34765625-1) > 0.02 || e > 8 {
+		t.Errorf("pld calibration: σ = %v, ε = %v, want σ ≈ 1.34765625 and ε ≤ 8", s, e)
+	}
+}
+
 func TestAccountCalibrate(t *testing.T) {
 	// Opacus get_noise_multiplier (RDP): σ = 1.416 for ε=8, δ=1e-5,
 	// q=0.04, 2250 steps.
@@ -101,10 +125,11 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"--sigma", "1", "--steps", "10"}, []string{"--sample-rate", "required"}},
 		{[]string{"--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "--epsilon"}},
 		{[]string{"--sigma", "1", "--epsilon", "1", "--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "--epsilon"}},
-		{[]string{"--accountant", "gdp", "--sigma", "1", "--sample-rate", "0.1", "--steps", "10"}, []string{"--accountant", "rdp"}},
+		{[]string{"--accountant", "gdp", "--sigma", "1", "--sample-rate", "0.1", "--steps", "10"}, []string{"--accountant", "rdp or pld"}},
 		{[]string{"--mechanism", "laplace", "--sigma", "1"}, []string{"--mechanism", "sgm or agm"}},
 		{[]string{"--mechanism", "agm", "--epsilon", "1", "--sensitivity", "-1"}, []string{"--sensitivity", "> 0"}},
 		{[]string{"--mechanism", "agm", "--epsilon", "1", "--delta", "0"}, []string{"--delta", "(0, 1)"}},
+		{[]string{"--sigma", "1", "--sample-rate", "0.1", "--steps", "10", "--tpr-at-fpr", "2"}, []string{"--tpr-at-fpr", "[0, 1]"}},
 		{[]string{"--sigma", "abc", "--sample-rate", "0.1", "--steps", "10"}, []string{"sigma"}},
 	} {
 		out, _, err := run(t, append([]string{"account"}, tc.args...)...)

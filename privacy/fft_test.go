@@ -1,0 +1,66 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package privacy
+
+import (
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestFFT checks fft against the O(n²) definition of the DFT and the inverse
+// round trip.
+func TestFFT(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{1, 2, 4, 8, 64, 256} {
+		x := make([]complex128, n)
+		for i := range x {
+			x[i] = complex(rng.NormFloat64(), rng.NormFloat64())
+		}
+		got := append([]complex128(nil), x...)
+		fft(got, false)
+		for k := range n {
+			var want complex128
+			for j := range n {
+				want += x[j] * cmplx.Exp(complex(0, -2*math.Pi*float64(j*k)/float64(n)))
+			}
+			if cmplx.Abs(got[k]-want) > 1e-12*float64(n) {
+				t.Errorf("n=%d: X[%d] = %v, want %v", n, k, got[k], want)
+			}
+		}
+		fft(got, true)
+		for i := range x {
+			if cmplx.Abs(got[i]-x[i]) > 1e-13 {
+				t.Errorf("n=%d: round trip [%d] = %v, want %v", n, i, got[i], x[i])
+			}
+		}
+	}
+}
+
+func TestConvolve(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(2, 2))
+	a, b := make([]float64, 300), make([]float64, 170)
+	for i := range a {
+		a[i] = rng.Float64()
+	}
+	for i := range b {
+		b[i] = rng.Float64()
+	}
+	got := convolve(a, b)
+	for k := range got {
+		var want float64
+		for i := range a {
+			if j := k - i; j >= 0 && j < len(b) {
+				want += a[i] * b[j]
+			}
+		}
+		if math.Abs(got[k]-want) > 1e-10 {
+			t.Errorf("conv[%d] = %v, want %v", k, got[k], want)
+		}
+	}
+}
