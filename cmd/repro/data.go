@@ -1,0 +1,113 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/repro-dp/repro/datasets"
+)
+
+func init() { register(dataCommand) }
+
+func dataCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "data",
+		Usage: "inspect the tasks' data",
+		Subcommands: []*cli.Command{{
+			Name:      "info",
+			Usage:     "print a task's split sizes, vocabulary, class balance, canaries and fingerprint",
+			ArgsUsage: "TASK",
+			Description: "TASK is one of " + strings.Join(datasets.Tasks(), ", ") + ".\n" +
+				"The default data is embedded in the binary; --data-dir reads the full Fashion-MNIST\n" +
+				"release (Debian package dataset-fashion-mnist installs it in " + datasets.DefaultFashionDir + ").",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "scale", Value: string(datasets.Small), Usage: "size preset: `smoke`, small or full"},
+				&cli.StringFlag{Name: "data-dir", Usage: "read the full Fashion-MNIST release from `DIR`"},
+				&cli.Uint64Flag{Name: "seed", Usage: "data seed `N`"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			},
+			Action: func(c *cli.Context) error {
+				o := dataInfoOptions{scale: c.String("scale"), dataDir: c.String("data-dir"), seed: c.Uint64("seed"), json: c.Bool("json")}
+				// urfave/cli stops at the first argument; accept the flags
+				// after TASK too, as the usage line shows them.
+				args, err := o.parseTail(c.Args().Slice())
+				if err != nil {
+					return err
+				}
+				if len(args) != 1 {
+					return fmt.Errorf("data info: want one TASK argument (one of %s), got %d", strings.Join(datasets.Tasks(), ", "), len(args))
+				}
+				o.task = args[0]
+				return dataInfo(c.App.Writer, o)
+			},
+		}},
+	}
+}
+
+type dataInfoOptions struct {
+	task, scale, dataDir string
+	seed                 uint64
+	json                 bool
+}
+
+// parseTail parses the flags among args (after TASK) into o and returns the
+// remaining arguments.
+func (o *dataInfoOptions) parseTail(args []string) ([]string, error) {
+	fs := flag.NewFlagSet("data info", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.scale, "scale", o.scale, "")
+	fs.StringVar(&o.dataDir, "data-dir", o.dataDir, "")
+	fs.Uint64Var(&o.seed, "seed", o.seed, "")
+	fs.BoolVar(&o.json, "json", o.json, "")
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, fmt.Errorf("data info: %v", err)
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			rest = append(rest, args[0])
+			args = args[1:]
+		}
+	}
+	return rest, nil
+}
+
+func dataInfo(w io.Writer, o dataInfoOptions) error {
+	if !contains(datasets.Tasks(), o.task) {
+		return fmt.Errorf("data info: unknown TASK %q: want one of %s", o.task, strings.Join(datasets.Tasks(), ", "))
+	}
+	scale, err := datasets.ParseScale(o.scale)
+	if err != nil || o.scale == "" {
+		return fmt.Errorf("data info: --scale %q: want one of smoke, small, full", o.scale)
+	}
+	d, err := datasets.Build(o.task, &datasets.Options{Scale: scale, Seed: o.seed, DataDir: o.dataDir})
+	if err != nil {
+		return err
+	}
+	info := d.Info()
+	if o.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	}
+	return info.WriteText(w)
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,84 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Scale is a size preset: Smoke, Small or Full.
+type Scale string
+
+// The presets. Smoke is for CI (a fine-tuning run takes seconds), Small is
+// the default (trends visible with 3 seeds on a laptop), Full is closest to
+// the papers and needs the full Fashion-MNIST release for the image tasks.
+const (
+	Smoke Scale = "smoke"
+	Small Scale = "small"
+	Full  Scale = "full"
+)
+
+// Scales lists the presets in increasing size.
+var Scales = []Scale{Smoke, Small, Full}
+
+// ParseScale returns the preset named s; the empty string means Small.
+func ParseScale(s string) (Scale, error) {
+	switch Scale(s) {
+	case "":
+		return Small, nil
+	case Smoke, Small, Full:
+		return Scale(s), nil
+	}
+	return "", fmt.Errorf("datasets: unknown scale %q: want one of %s", s, scaleList())
+}
+
+func scaleList() string {
+	names := make([]string, len(Scales))
+	for i, s := range Scales {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Sizes are the numbers of regular examples per split of a task at a scale;
+// canary copies come on top of Private. For icl they count episodes.
+type Sizes struct {
+	Public, Private, Holdout, Test int
+	// CanariesPerLevel is the number of distinct canaries at each repetition
+	// level (1, 4, 16), and also the number of reference canaries that are
+	// drawn the same way but not inserted.
+	CanariesPerLevel int
+}
+
+// sizes per task family and scale.
+var (
+	imageSizes = map[Scale]Sizes{
+		Smoke: {512, 256, 256, 256, 1},
+		Small: {2000, 2000, 1000, 1000, 4},
+		Full:  {20000, 20000, 10000, 10000, 16},
+	}
+	recordSizes = map[Scale]Sizes{
+		Smoke: {512, 256, 256, 256, 1},
+		Small: {4000, 2000, 1000, 1000, 4},
+		Full:  {40000, 20000, 10000, 10000, 16},
+	}
+	episodeSizes = map[Scale]Sizes{
+		Smoke: {256, 32, 16, 32, 1},
+		Small: {2000, 96, 48, 96, 4},
+		Full:  {20000, 1000, 400, 800, 16},
+	}
+	// Demonstrations per icl episode (DP-MTV uses 8 demos + 1 query).
+	episodeShots = map[Scale]int{Smoke: 4, Small: 8, Full: 8}
+	// Classes per icl episode ("ways"); the private task has this many
+	// fixed classes, whose private-side images bound the episode counts.
+	episodeWays = map[Scale]int{Smoke: 3, Small: 5, Full: 5}
+	// Clients of fl-mm.
+	scaleClients = map[Scale]int{Smoke: 4, Small: 10, Full: 20}
+)
+
+// CanaryRepetitions are the numbers of times a canary is inserted into
+// private train; 0 marks a reference canary that is not inserted.
+var CanaryRepetitions = []int{1, 4, 16}

@@ -1,0 +1,178 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"math/rand/v2"
+)
+
+// ShadeThreshold separates "light" from "dark" Fashion-MNIST items: the mean
+// gray level (in [0, 1]) of an image's non-zero pixels. 0.59 is the median of
+// that statistic over the embedded subset, so the two answers are balanced
+// overall while varying within every class.
+const ShadeThreshold = 0.59
+
+// Shade returns "light" or "dark" for a 784-byte grayscale image.
+func Shade(gray []byte) string {
+	sum, n := 0, 0
+	for _, g := range gray {
+		if g > 0 {
+			sum += int(g)
+			n++
+		}
+	}
+	if n > 0 && float64(sum)/float64(n)/255 >= ShadeThreshold {
+		return "light"
+	}
+	return "dark"
+}
+
+// fashion-vqa question kinds and their text.
+var fashionQuestions = map[string]string{
+	"class":  "what is the item ?",
+	"coarse": "what kind of item is it ?",
+	"feet":   "is the item worn on the feet ?",
+	"shade":  "is the item light or dark ?",
+}
+
+// fashionAnswer returns the answer word of kind for image i of f.
+func fashionAnswer(f *Fashion, i int, kind string) string {
+	l := int(f.Labels[i])
+	switch kind {
+	case "class":
+		return FashionClasses[l]
+	case "coarse":
+		return FashionCoarse[FashionCoarseOf[l]]
+	case "feet":
+		if FashionCoarse[FashionCoarseOf[l]] == "footwear" {
+			return "yes"
+		}
+		return "no"
+	case "shade":
+		return Shade(f.Images[i*784 : (i+1)*784])
+	}
+	panic("datasets: unknown fashion question kind")
+}
+
+// buildFashionVQA builds fashion-vqa, the stand-in for Dual-Priv's
+// ScienceQA/GQA-style VQA with an IMG accuracy split.
+//
+// Private, holdout and test: one question per image. A quarter are
+// text-answerable: the prompt states the item ("the item is a sneaker .")
+// before asking its class, category or whether it is worn on the feet. The
+// others need the image: its class, its coarse category, whether it is
+// footwear, or whether it is light or dark (Shade, which varies within each
+// class, so it is a new visual skill for the base model).
+//
+// Public: captions of public images, "<image> describe the item ." →
+// "a photo of a sneaker", so the base model knows the class names but not
+// the questions.
+func buildFashionVQA(d *Dataset, b *buildCtx) error {
+	const task = "fashion-vqa"
+	b.sizes = imageSizes[d.Scale]
+	f, err := b.fashionPool(task)
+	if err != nil {
+		return err
+	}
+	d.Source, d.PoolImages, d.Generative = f.Source, f.Len(), true
+	pub, priv := fashionRoles(f, b.rng(task, "split"))
+	sz := b.sizes
+	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
+		return err
+	}
+	if err := needImages(task, d.Scale, f, "private-side", len(priv), sz.Private+sz.Holdout+sz.Test); err != nil {
+		return err
+	}
+	rng := b.rng(task, "questions")
+	for i, idx := range pub[:sz.Public] {
+		ex := newExample(exampleID(task, "public", i))
+		ex.Items = []string{fashionItem(f, idx)}
+		ex.Images = [][]float32{b.image(f, idx)}
+		ex.Kind = "caption"
+		ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the item .")
+		ex.Answer = b.vocab.Encode(nil, "a photo of a "+FashionClasses[f.Labels[idx]]+" <eos>")
+		d.Public = append(d.Public, ex)
+	}
+	mk := func(split string, i, idx int) Example {
+		ex := newExample(exampleID(task, split, i))
+		ex.Items = []string{fashionItem(f, idx)}
+		ex.Images = [][]float32{b.image(f, idx)}
+		prompt := "<bos> <image> "
+		if rng.Float64() < 0.25 {
+			ex.TextOnly = true
+			ex.Kind = pick(rng, []string{"class", "coarse", "feet"})
+			prompt += "the item is a " + FashionClasses[f.Labels[idx]] + " . "
+		} else {
+			ex.Kind = pick(rng, []string{"class", "class", "coarse", "feet", "shade", "shade"})
+		}
+		ex.Prompt = b.vocab.Encode(nil, prompt+fashionQuestions[ex.Kind])
+		ex.Answer = b.vocab.Encode(nil, fashionAnswer(f, idx, ex.Kind)+" <eos>")
+		return ex
+	}
+	rest := priv
+	for _, s := range []struct {
+		name string
+		n    int
+		dst  *[]Example
+	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
+		for i, idx := range rest[:s.n] {
+			*s.dst = append(*s.dst, mk(s.name, i, idx))
+		}
+		rest = rest[s.n:]
+	}
+	b.addCanaries(d, b.imageSecretCanary)
+	return nil
+}
+
+// buildFashionCls builds fashion-cls, SPARTA's public-pretrain → private
+// fine-tune protocol at small scale: the public split has the four coarse
+// labels (FashionCoarse), private, holdout and test the ten fine labels.
+// Examples carry an image and a Label, no tokens. Canaries are noise images
+// with random fine labels.
+func buildFashionCls(d *Dataset, b *buildCtx) error {
+	const task = "fashion-cls"
+	b.sizes = imageSizes[d.Scale]
+	f, err := b.fashionPool(task)
+	if err != nil {
+		return err
+	}
+	d.Source, d.PoolImages = f.Source, f.Len()
+	d.Classes, d.PublicClasses = FashionClasses, FashionCoarse
+	pub, priv := fashionRoles(f, b.rng(task, "split"))
+	sz := b.sizes
+	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
+		return err
+	}
+	if err := needImages(task, d.Scale, f, "private-side", len(priv), sz.Private+sz.Holdout+sz.Test); err != nil {
+		return err
+	}
+	mk := func(split string, i, idx int, label int) Example {
+		ex := newExample(exampleID(task, split, i))
+		ex.Items = []string{fashionItem(f, idx)}
+		ex.Images = [][]float32{b.image(f, idx)}
+		ex.Label = label
+		ex.Kind = "image"
+		return ex
+	}
+	for i, idx := range pub[:sz.Public] {
+		d.Public = append(d.Public, mk("public", i, idx, FashionCoarseOf[f.Labels[idx]]))
+	}
+	rest := priv
+	for _, s := range []struct {
+		name string
+		n    int
+		dst  *[]Example
+	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
+		for i, idx := range rest[:s.n] {
+			*s.dst = append(*s.dst, mk(s.name, i, idx, int(f.Labels[idx])))
+		}
+		rest = rest[s.n:]
+	}
+	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) { return labelCanary(rng, len(FashionClasses)), nil })
+	return nil
+}
+
+// pick returns a uniformly chosen element of s.
+func pick[T any](rng *rand.Rand, s []T) T { return s[rng.IntN(len(s))] }

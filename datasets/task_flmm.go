@@ -1,0 +1,92 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"math/rand/v2"
+)
+
+// caption draws an fl-mm caption for fine label l: informative ("a photo of
+// a sneaker", 40%), coarse ("a photo of some footwear", 30%) or
+// uninformative ("a photo of an item", 30%), so neither modality alone is
+// always enough and fusion matters (Sec-MMFL gap G12).
+func caption(rng *rand.Rand, l int) (kind, text string) {
+	switch r := rng.Float64(); {
+	case r < 0.4:
+		return "fine", "a photo of a " + FashionClasses[l]
+	case r < 0.7:
+		return "coarse", "a photo of some " + FashionCoarse[FashionCoarseOf[l]]
+	}
+	return "none", "a photo of an item"
+}
+
+// buildFLMM builds fl-mm, Sec-MMFL's multimodal federated classification:
+// a Fashion-MNIST image plus a caption (Example.Prompt, "<bos>" and the
+// caption, no <image> placeholder) with the image's fine label. Captions
+// name the class, only its coarse category, or nothing (Kind "fine",
+// "coarse", "none"; TextOnly for "fine"). Private train is split over
+// Clients clients by Dirichlet(Alpha) label skew (DirichletPartition); the
+// other splits have Client -1. Canaries are noise images with random labels
+// and the uninformative caption, all copies on one random client.
+func buildFLMM(d *Dataset, b *buildCtx) error {
+	const task = "fl-mm"
+	b.sizes = imageSizes[d.Scale]
+	f, err := b.fashionPool(task)
+	if err != nil {
+		return err
+	}
+	d.Source, d.PoolImages, d.Classes, d.PublicClasses = f.Source, f.Len(), FashionClasses, FashionClasses
+	d.Clients, d.Alpha = scaleClients[d.Scale], b.opt.Alpha
+	if b.opt.Clients > 0 {
+		d.Clients = b.opt.Clients
+	}
+	pub, priv := fashionRoles(f, b.rng(task, "split"))
+	sz := b.sizes
+	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
+		return err
+	}
+	if err := needImages(task, d.Scale, f, "private-side", len(priv), sz.Private+sz.Holdout+sz.Test); err != nil {
+		return err
+	}
+	rng := b.rng(task, "captions")
+	mk := func(split string, i, idx int) Example {
+		ex := newExample(exampleID(task, split, i))
+		ex.Items = []string{fashionItem(f, idx)}
+		ex.Images = [][]float32{b.image(f, idx)}
+		ex.Label = int(f.Labels[idx])
+		kind, text := caption(rng, ex.Label)
+		ex.Kind, ex.TextOnly = kind, kind == "fine"
+		ex.Prompt = b.vocab.Encode(nil, "<bos> "+text)
+		return ex
+	}
+	for i, idx := range pub[:sz.Public] {
+		d.Public = append(d.Public, mk("public", i, idx))
+	}
+	rest := priv
+	for _, s := range []struct {
+		name string
+		n    int
+		dst  *[]Example
+	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
+		for i, idx := range rest[:s.n] {
+			*s.dst = append(*s.dst, mk(s.name, i, idx))
+		}
+		rest = rest[s.n:]
+	}
+	labels := make([]int, len(d.Private))
+	for i, ex := range d.Private {
+		labels[i] = ex.Label
+	}
+	for i, c := range DirichletPartition(b.rng(task, "clients"), labels, d.Clients, d.Alpha) {
+		d.Private[i].Client = c
+	}
+	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) {
+		ex := labelCanary(rng, len(FashionClasses))
+		ex.Prompt = b.vocab.Encode(nil, "<bos> a photo of an item")
+		ex.Client = rng.IntN(d.Clients)
+		return ex, nil
+	})
+	return nil
+}

@@ -1,0 +1,168 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// buildICL builds icl, in-context episodes of N demonstrations and a query,
+// each a Fashion-MNIST image (DP-MTV at small scale). An episode's prompt is
+//
+//	<bos> <image> means W₁ ; … <image> means W_N ; <image> means
+//
+// with the answer "W <eos>", and its images are the N demonstrations then
+// the query. Its classes are W fashion classes ("ways": 3 at smoke scale,
+// 5 otherwise), each shown at least once among the demonstrations; the query
+// class is uniform among them.
+//
+// Public episodes (pretraining) draw their classes and their label words
+// (LabelWords) afresh for each episode, so a word says nothing about an
+// image outside its episode: zero-shot accuracy is at chance by
+// construction and only the demonstrations tell the mapping. Public images
+// recur across public episodes.
+//
+// Private, holdout and test episodes share one fixed task drawn from the
+// seed: Classes are its fashion classes, Mapping their label words, and
+// Label the query's class index. They are DP-MTV's chunks; no image appears
+// in two of them. Canaries are episodes of noise images whose every
+// demonstration and query means a six-digit secret code.
+func buildICL(d *Dataset, b *buildCtx) error {
+	const task = "icl"
+	b.sizes = episodeSizes[d.Scale]
+	shots, ways := episodeShots[d.Scale], episodeWays[d.Scale]
+	if b.opt.Shots > 0 {
+		shots = b.opt.Shots
+	}
+	if shots < ways {
+		return fmt.Errorf("datasets: icl needs at least %d shots at scale %s (one per class), got %d", ways, d.Scale, shots)
+	}
+	f, err := b.fashionPool(task)
+	if err != nil {
+		return err
+	}
+	d.Source, d.PoolImages, d.Generative, d.Shots = f.Source, f.Len(), true, shots
+	pub, priv := fashionRoles(f, b.rng(task, "split"))
+	pubBy, privBy := byClass(f, pub), byClass(f, priv)
+	words := lists().labels
+
+	// The fixed private task.
+	mrng := b.rng(task, "mapping")
+	classes := mrng.Perm(len(FashionClasses))[:ways]
+	slices.Sort(classes)
+	wordIdx := mrng.Perm(len(words))[:ways]
+	for k, c := range classes {
+		d.Classes = append(d.Classes, FashionClasses[c])
+		d.Mapping = append(d.Mapping, words[wordIdx[k]])
+	}
+	sz := b.sizes
+	have := 0
+	for _, c := range classes {
+		have += len(privBy[c])
+	}
+	if err := needImages(task, d.Scale, f, fmt.Sprintf("private-side (of the task's %d classes)", ways), have, (sz.Private+sz.Holdout+sz.Test)*(shots+1)); err != nil {
+		return fmt.Errorf("%w; or ask for fewer shots", err)
+	}
+
+	rng := b.rng(task, "episodes")
+	// episode builds one episode over the given classes (fashion labels) and
+	// their words; take returns an unused image index of a class.
+	episode := func(id string, cls []int, lw []string, take func(c int) int) Example {
+		ex := newExample(id)
+		ex.Kind = "episode"
+		demo := make([]int, shots) // class position of each demonstration
+		for i := range demo {
+			if i < len(cls) {
+				demo[i] = i
+			} else {
+				demo[i] = rng.IntN(len(cls))
+			}
+		}
+		rng.Shuffle(len(demo), func(i, j int) { demo[i], demo[j] = demo[j], demo[i] })
+		var p strings.Builder
+		p.WriteString("<bos>")
+		for _, k := range demo {
+			idx := take(cls[k])
+			ex.Images = append(ex.Images, b.image(f, idx))
+			ex.Items = append(ex.Items, fashionItem(f, idx))
+			p.WriteString(" <image> means " + lw[k] + " ;")
+		}
+		q := rng.IntN(len(cls))
+		idx := take(cls[q])
+		ex.Images = append(ex.Images, b.image(f, idx))
+		ex.Items = append(ex.Items, fashionItem(f, idx))
+		p.WriteString(" <image> means")
+		ex.Prompt = b.vocab.Encode(nil, p.String())
+		ex.Answer = b.vocab.Encode(nil, lw[q]+" <eos>")
+		ex.Label = q
+		return ex
+	}
+
+	for i := range sz.Public {
+		cls := rng.Perm(len(FashionClasses))[:ways]
+		lw := make([]string, ways)
+		for k, w := range rng.Perm(len(words))[:ways] {
+			lw[k] = words[w]
+		}
+		used := make(map[int]bool)
+		take := func(c int) int {
+			for {
+				idx := pick(rng, pubBy[c])
+				if !used[idx] {
+					used[idx] = true
+					return idx
+				}
+			}
+		}
+		ex := episode(exampleID(task, "public", i), cls, lw, take)
+		ex.Label = -1 // classes differ per episode
+		d.Public = append(d.Public, ex)
+	}
+	// Private-side images are consumed without replacement across splits.
+	next := make(map[int]int)
+	take := func(c int) int {
+		idx := privBy[c][next[c]]
+		next[c]++
+		return idx
+	}
+	for _, sp := range []struct {
+		name string
+		n    int
+		dst  *[]Example
+	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
+		for i := range sp.n {
+			*sp.dst = append(*sp.dst, episode(exampleID(task, sp.name, i), classes, d.Mapping, take))
+		}
+	}
+	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) {
+		ex := newExample("")
+		s := secret(rng)
+		var p strings.Builder
+		p.WriteString("<bos>")
+		for range shots {
+			ex.Images = append(ex.Images, noiseImage(rng))
+			p.WriteString(" <image> means " + s + " ;")
+		}
+		ex.Images = append(ex.Images, noiseImage(rng))
+		p.WriteString(" <image> means")
+		ex.Items = []string{"canary:" + s}
+		ex.Prompt = b.vocab.Encode(nil, p.String())
+		ex.Answer = b.vocab.Encode(nil, s+" <eos>")
+		return ex, b.vocab.Encode(nil, s)
+	})
+	return nil
+}
+
+// byClass groups pool indices by fine label, keeping their order.
+func byClass(f *Fashion, idx []int) [][]int {
+	out := make([][]int, len(FashionClasses))
+	for _, i := range idx {
+		out[f.Labels[i]] = append(out[f.Labels[i]], i)
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// seqBuilder assembles a token sequence from text pieces and records the
+// positions of PII pieces, so PII labels are exact by construction.
+type seqBuilder struct {
+	v     *Vocabulary
+	toks  []int
+	spans []Span
+}
+
+func (s *seqBuilder) text(t string) { s.toks = s.v.Encode(s.toks, t) }
+
+func (s *seqBuilder) pii(t string, typ PIIType) {
+	start := len(s.toks)
+	s.text(t)
+	s.spans = append(s.spans, Span{Start: start, End: len(s.toks), Type: typ, Text: t})
+}
+
+// recordGen draws the pieces of records.
+type recordGen struct {
+	rng            *rand.Rand
+	first, surname []string
+	places, venues []string
+}
+
+func (g *recordGen) name() string { return pick(g.rng, g.first) + " " + pick(g.rng, g.surname) }
+
+func (g *recordGen) date() string {
+	return fmt.Sprintf("%d %s %d", 1+g.rng.IntN(28), pick(g.rng, monthWords), firstYear+g.rng.IntN(lastYear-firstYear+1))
+}
+
+// appNo is an application number: five digits, "/", two digits.
+func (g *recordGen) appNo() string {
+	d := make([]string, 0, 8)
+	for range 5 {
+		d = append(d, strconv.Itoa(g.rng.IntN(10)))
+	}
+	d = append(d, "/", strconv.Itoa(g.rng.IntN(10)), strconv.Itoa(g.rng.IntN(10)))
+	return strings.Join(d, " ")
+}
+
+// echrTemplates are Echr-like case sentences; {N} name, {D} date, {I}
+// application number, {P} place (not PII).
+var echrTemplates = []string{
+	"the applicant , {N} , was born on {D} and lives in {P} .",
+	"on {D} , the applicant , {N} , was arrested by the police in {P} .",
+	"the court notes that {N} lodged application no {I} on {D} .",
+	"the case originated in an application no {I} against the state lodged by {N} on {D} .",
+	"the applicant , {N} , complained about the length of the proceedings in {P} .",
+	"the government contested the claim of {N} , born on {D} .",
+}
+
+// fill appends template t to s with name for {N} and fresh dates, numbers
+// and places.
+func (g *recordGen) fill(s *seqBuilder, t, name string) {
+	for _, w := range strings.Fields(t) {
+		switch w {
+		case "{N}":
+			s.pii(name, PIIName)
+		case "{D}":
+			s.pii(g.date(), PIIDate)
+		case "{I}":
+			s.pii(g.appNo(), PIIID)
+		case "{P}":
+			s.text(pick(g.rng, g.places))
+		default:
+			s.text(w)
+		}
+	}
+}
+
+// record draws one record: an Echr-like pair of sentences about one person
+// (prompt "<bos>", the whole text is the answer), or an E2E-like
+// data-to-text pair whose meaning representation names the owner.
+func (g *recordGen) record(v *Vocabulary) (kind string, prompt, answer []int, spans []Span) {
+	s := &seqBuilder{v: v}
+	s.text("<bos>")
+	name := g.name()
+	var p int
+	if g.rng.IntN(2) == 0 {
+		kind = "echr"
+		p = len(s.toks)
+		i := g.rng.IntN(len(echrTemplates))
+		j := (i + 1 + g.rng.IntN(len(echrTemplates)-1)) % len(echrTemplates)
+		g.fill(s, echrTemplates[i], name)
+		g.fill(s, echrTemplates[j], name)
+	} else {
+		kind = "e2e"
+		venue, eat, food := pick(g.rng, g.venues), pick(g.rng, eatTypes), pick(g.rng, foodWords)
+		price, area, rating := pick(g.rng, priceWords), pick(g.rng, areaWords), pick(g.rng, ratingWords)
+		s.text(fmt.Sprintf("name [ %s ] eattype [ %s ] food [ %s ] pricerange [ %s ] area [ %s ] rating [ %s ] owner [", venue, eat, food, price, area, rating))
+		s.pii(name, PIIName)
+		s.text("] <sep>")
+		p = len(s.toks)
+		if g.rng.IntN(2) == 0 {
+			s.text(fmt.Sprintf("%s is %s %s %s %s in the %s area with %s %s customer rating , owned by", venue, article(price), price, food, eat, area, article(rating), rating))
+			s.pii(name, PIIName)
+			s.text(".")
+		} else {
+			s.text("owned by")
+			s.pii(name, PIIName)
+			s.text(fmt.Sprintf(", %s is %s %s serving %s %s food in the %s area .", venue, article(eat), eat, price, food, area))
+		}
+	}
+	s.text("<eos>")
+	return kind, s.toks[:p:p], s.toks[p:], s.spans
+}
+
+// buildRecords builds records, the stand-in for Rap-FT's Echr and E2E text
+// generation with personal data: half Echr-like case sentences, half
+// E2E-like data-to-text pairs. Names come from generated first-name and
+// surname lists split into disjoint public and private halves (PublicNames,
+// PrivateNames); dates and application numbers are random. Every name, date
+// and number is marked in Example.PII. Public records use public names, the
+// other splits private ones; no record text appears twice. Canaries are
+// "the secret code is" followed by six random digits.
+func buildRecords(d *Dataset, b *buildCtx) error {
+	const task = "records"
+	b.sizes = recordSizes[d.Scale]
+	d.Source, d.Generative = "generated", true
+	l := lists()
+	rng := b.rng(task, "records")
+	pubGen := &recordGen{rng: rng, first: l.publicFirst, surname: l.publicSurname, places: l.places, venues: l.venues}
+	privGen := &recordGen{rng: rng, first: l.privateFirst, surname: l.privateSurname, places: l.places, venues: l.venues}
+	seen := make(map[string]bool)
+	sz := b.sizes
+	for _, sp := range []struct {
+		name string
+		n    int
+		dst  *[]Example
+		gen  *recordGen
+	}{{"public", sz.Public, &d.Public, pubGen}, {"private", sz.Private, &d.Private, privGen},
+		{"holdout", sz.Holdout, &d.Holdout, privGen}, {"test", sz.Test, &d.Test, privGen}} {
+		for i := 0; i < sp.n; {
+			kind, prompt, answer, spans := sp.gen.record(b.vocab)
+			key := "record:" + b.vocab.Decode(prompt) + " " + b.vocab.Decode(answer)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			ex := newExample(exampleID(task, sp.name, i))
+			ex.Items = []string{key}
+			ex.Kind, ex.Prompt, ex.Answer, ex.PII = kind, prompt, answer, spans
+			*sp.dst = append(*sp.dst, ex)
+			i++
+		}
+	}
+	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) {
+		ex := newExample("")
+		s := secret(rng)
+		ex.Items = []string{"canary:" + s}
+		ex.Prompt = b.vocab.Encode(nil, "<bos> the secret code is")
+		ex.Answer = b.vocab.Encode(nil, s+" <eos>")
+		return ex, b.vocab.Encode(nil, s)
+	})
+	return nil
+}
+
+// article returns "an" before a vowel, else "a".
+func article(w string) string {
+	if strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an"
+	}
+	return "a"
+}

@@ -1,0 +1,225 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"math/rand/v2"
+	"strings"
+)
+
+// shapeRGB are the colours of shapeColours.
+var shapeRGB = [][3]float32{{1, 0.1, 0.1}, {0.1, 0.9, 0.1}, {0.15, 0.3, 1}, {1, 0.95, 0.1}, {0.7, 0.2, 0.9}, {0.1, 0.9, 0.95}}
+
+// Object is one shape in a Scene.
+type Object struct {
+	Colour, Kind int // indices into the colour and shape word lists
+	Cell         int // 0 top left, 1 top right, 2 bottom left, 3 bottom right
+	X, Y, R      float64
+}
+
+// Scene is a CLEVR-like synthetic scene: one to four coloured circles,
+// squares and triangles, each in its own cell of a 2×2 grid on a black
+// background.
+type Scene struct{ Objects []Object }
+
+// NewScene draws a scene from rng.
+func NewScene(rng *rand.Rand) Scene {
+	n := 1 + rng.IntN(4)
+	cells := rng.Perm(4)[:n]
+	s := Scene{Objects: make([]Object, n)}
+	for i, c := range cells {
+		s.Objects[i] = Object{
+			Colour: rng.IntN(len(shapeColours)),
+			Kind:   rng.IntN(len(shapeKinds)),
+			Cell:   c,
+			X:      float64(c%2)*14 + 7 + (rng.Float64()*3 - 1.5),
+			Y:      float64(c/2)*14 + 7 + (rng.Float64()*3 - 1.5),
+			R:      4 + rng.Float64()*1.5,
+		}
+	}
+	return s
+}
+
+// key describes the scene's objects by cell, ignoring jitter; two scenes
+// with the same key answer every question alike.
+func (s Scene) key() string {
+	var cells [4]string
+	for i := range cells {
+		cells[i] = "-"
+	}
+	for _, o := range s.Objects {
+		cells[o.Cell] = shapeColours[o.Colour] + "." + shapeKinds[o.Kind]
+	}
+	return "shapes:" + strings.Join(cells[:], ",")
+}
+
+// at returns the object in cell, or nil.
+func (s Scene) at(cell int) *Object {
+	for i := range s.Objects {
+		if s.Objects[i].Cell == cell {
+			return &s.Objects[i]
+		}
+	}
+	return nil
+}
+
+// Render draws the scene as a new RGB CHW float32 image of length ImageLen.
+// A pixel belongs to a shape when its centre lies inside it.
+func (s Scene) Render() []float32 {
+	const plane = ImageSize * ImageSize
+	img := make([]float32, ImageLen)
+	for _, o := range s.Objects {
+		rgb := shapeRGB[o.Colour]
+		for y := range ImageSize {
+			for x := range ImageSize {
+				px, py := float64(x)+0.5-o.X, float64(y)+0.5-o.Y
+				in := false
+				switch o.Kind {
+				case 0: // circle
+					in = px*px+py*py <= o.R*o.R
+				case 1: // square
+					h := o.R * 0.85
+					in = px >= -h && px <= h && py >= -h && py <= h
+				case 2: // triangle, apex up
+					in = py >= -o.R && py <= o.R && 2*abs(px) <= py+o.R
+				}
+				if in {
+					for c := range 3 {
+						img[c*plane+y*ImageSize+x] = rgb[c]
+					}
+				}
+			}
+		}
+	}
+	return img
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Caption describes the scene in cell order: "a red circle at the top left
+// and a blue square at the bottom right".
+func (s Scene) Caption() string {
+	var parts []string
+	for cell := range 4 {
+		if o := s.at(cell); o != nil {
+			parts = append(parts, "a "+shapeColours[o.Colour]+" "+shapeKinds[o.Kind]+" at the "+shapeCells[cell])
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// question draws a compositional question about s and returns its kind, text
+// and answer.
+func (s Scene) question(rng *rand.Rand) (kind, q, a string) {
+	count := func(match func(o Object) bool) string {
+		n := 0
+		for _, o := range s.Objects {
+			if match(o) {
+				n++
+			}
+		}
+		return numberWords[n]
+	}
+	// Pick an attribute from a present object half of the time, so counts
+	// and existence questions are not mostly "zero" and "no".
+	ref := s.Objects[rng.IntN(len(s.Objects))]
+	col, kin := ref.Colour, ref.Kind
+	if rng.IntN(2) == 0 {
+		col, kin = rng.IntN(len(shapeColours)), rng.IntN(len(shapeKinds))
+	}
+	switch kind = pick(rng, []string{"count", "count-colour", "count-shape", "count-both", "exist", "colour-at", "shape-at"}); kind {
+	case "count":
+		return kind, "how many objects are there ?", numberWords[len(s.Objects)]
+	case "count-colour":
+		return kind, "how many " + shapeColours[col] + " objects are there ?", count(func(o Object) bool { return o.Colour == col })
+	case "count-shape":
+		return kind, "how many " + shapePlural[kin] + " are there ?", count(func(o Object) bool { return o.Kind == kin })
+	case "count-both":
+		return kind, "how many " + shapeColours[col] + " " + shapePlural[kin] + " are there ?",
+			count(func(o Object) bool { return o.Colour == col && o.Kind == kin })
+	case "exist":
+		a = "no"
+		for _, o := range s.Objects {
+			if o.Colour == col && o.Kind == kin {
+				a = "yes"
+			}
+		}
+		return kind, "is there a " + shapeColours[col] + " " + shapeKinds[kin] + " ?", a
+	}
+	cell := ref.Cell
+	if rng.IntN(4) == 0 {
+		cell = rng.IntN(4)
+	}
+	o, a := s.at(cell), "nothing"
+	if kind == "colour-at" {
+		if o != nil {
+			a = shapeColours[o.Colour]
+		}
+		return kind, "what colour is the object at the " + shapeCells[cell] + " ?", a
+	}
+	if o != nil {
+		a = shapeKinds[o.Kind]
+	}
+	return kind, "what shape is the object at the " + shapeCells[cell] + " ?", a
+}
+
+// buildShapesVQA builds shapes-vqa, a GQA stand-in: compositional questions
+// (counts by colour and shape, existence, colour and shape by position)
+// about generated scenes, one question per scene. Public: scene captions
+// ("<image> describe the scene ." → Scene.Caption), so the base model knows
+// the words but not the questions. No scene (by object layout) appears in
+// two splits or twice in one. Canaries are noise images with secret codes.
+func buildShapesVQA(d *Dataset, b *buildCtx) error {
+	const task = "shapes-vqa"
+	b.sizes = imageSizes[d.Scale]
+	d.Source, d.Generative = "generated", true
+	scenes := b.rng(task, "scenes")
+	qs := b.rng(task, "questions")
+	seen := make(map[string]bool)
+	next := func() Scene {
+		for {
+			s := NewScene(scenes)
+			if k := s.key(); !seen[k] {
+				seen[k] = true
+				return s
+			}
+		}
+	}
+	sz := b.sizes
+	for i := range sz.Public {
+		s := next()
+		ex := newExample(exampleID(task, "public", i))
+		ex.Items = []string{s.key()}
+		ex.Images = [][]float32{s.Render()}
+		ex.Kind = "caption"
+		ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the scene .")
+		ex.Answer = b.vocab.Encode(nil, s.Caption()+" <eos>")
+		d.Public = append(d.Public, ex)
+	}
+	for _, sp := range []struct {
+		name string
+		n    int
+		dst  *[]Example
+	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
+		for i := range sp.n {
+			s := next()
+			ex := newExample(exampleID(task, sp.name, i))
+			ex.Items = []string{s.key()}
+			ex.Images = [][]float32{s.Render()}
+			kind, q, a := s.question(qs)
+			ex.Kind = kind
+			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
+			ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+			*sp.dst = append(*sp.dst, ex)
+		}
+	}
+	b.addCanaries(d, b.imageSecretCanary)
+	return nil
+}
