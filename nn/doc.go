@@ -48,6 +48,41 @@
 // small and full configurations. [PEFT] adds LoRA, Houlsby adapters, BitFit
 // or full fine-tuning to a model.
 //
+// # A DP-SGD step
+//
+// The typical steps are:
+//
+//  1. build the model from a preset and choose what trains:
+//     cfg, _ := nn.Preset("small", vocab); cfg.PEFT.Method = "lora";
+//     m, _ := nn.NewTinyMLLM(cfg); layout := nn.NewLayout(m.Params())
+//  2. per-sample gradients of a batch of Sequences:
+//     r, _ := m.PerSample(layout, batch, hooks, transform, nil)
+//  3. clip them (nn.Flat(C), nn.MaskParts, or layout.Groups for per-layer
+//     and per-modality bounds) and sum them: nn.ClipAll(r.Grads, rule);
+//     g := nn.Sum(nil, r.Grads)
+//  4. add noise, divide by the (expected) batch size, and hand the result
+//     to an optimizer: layout.SetGrad(g) fills every Param.Grad, or write
+//     the update with layout.Values and layout.SetValues.
+//
+// The non-private batch gradient is m.Gradient (or the package function
+// Gradient), which accumulates examples in 16 fixed groups instead of
+// keeping one vector per example.
+//
+// # Sequences and hooks
+//
+// A Sequence is a token list in the project's vocabulary (<pad> 0, <unk> 1,
+// <bos> 2, <eos> 3, <image> 4) with one image (3×28×28, channel-major, in
+// [0, 1]) per <image> placeholder and a loss mask over the tokens. Each
+// placeholder becomes the image's visual tokens: [CLS] and the patch
+// tokens of the vision encoder, passed through the VisualTransform (which
+// may prune and merge them, given the [CLS]→patch attention of the
+// configured vision block) and the projector.
+//
+// Hooks read every linear map's input and output, every block's input,
+// attention probabilities and per-head outputs (Observe), and read and
+// replace per-head outputs at chosen positions (Heads). Generation
+// (TinyMLLM.Generate) is greedy or top-k with a caller-seeded generator.
+//
 // # Ownership
 //
 // Param.Data is owned by the model; optimizers write to it between steps,
