@@ -57,6 +57,7 @@ func BenchmarkStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			opt.Step(ps, 1e-6, bc.mask) // allocate the state outside the loop
 			for b.Loop() {
 				opt.Step(ps, 1e-6, bc.mask)
 			}

@@ -37,7 +37,14 @@
 // # Reading
 //
 // Decode, ReadFile and Load treat their input as untrusted. Every number in
-// the header is checked before it is used, and a bad file gives an *Error that
+// the header is checked before it is used: the header length against the
+// file and a 100 MB limit, each tensor's data_offsets against the data (a
+// reversed pair [begin > end] is an error) and against its dtype and shape,
+// and the tensors' ranges against each other, which must tile the data
+// exactly (the tensors may come in any order in the header, as other writers
+// order them by dtype). Names, fields and metadata keys may not repeat, and
+// nothing but white space may follow the header's JSON object. A bad file gives an
+// *Error that
 // names the file, the tensor and what is wrong; its Err field is one of the
 // sentinel errors (ErrTruncated, ErrHeader, ErrDType, ErrShape, ErrOffsets,
 // ErrDuplicate, ErrMissing, ErrUnexpected, ErrConfig) for errors.Is. Float tensors (F32,
