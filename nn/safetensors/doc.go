@@ -43,15 +43,18 @@
 // and the tensors' ranges against each other, which must tile the data
 // exactly (the tensors may come in any order in the header, as other writers
 // order them by dtype). Names, fields and metadata keys may not repeat, and
-// nothing but white space may follow the header's JSON object. A bad file gives an
-// *Error that
-// names the file, the tensor and what is wrong; its Err field is one of the
-// sentinel errors (ErrTruncated, ErrHeader, ErrDType, ErrShape, ErrOffsets,
-// ErrDuplicate, ErrMissing, ErrUnexpected, ErrConfig) for errors.Is. Float tensors (F32,
-// F64, F16, BF16) are read into Tensor.Data as float32: F32, F16 and BF16
-// exactly, F64 rounded to nearest. Integer and boolean tensors (I8, I16, I32,
-// I64, U8, U16, U32, U64, BOOL) are read into Tensor.Ints. The 8-bit float
-// types are not supported.
+// nothing but white space may follow the header's JSON object.
+//
+// A bad file gives an *Error that names the file, the tensor and what is
+// wrong; its Err field is one of the sentinel errors ErrTruncated, ErrHeader,
+// ErrDType, ErrShape, ErrOffsets, ErrDuplicate, ErrMissing, ErrUnexpected or
+// ErrConfig, for errors.Is.
+//
+// Float tensors (F32, F64, F16, BF16) are read into Tensor.Data as float32:
+// F32, F16 and BF16 exactly, F64 rounded to nearest. Integer and boolean
+// tensors (I8, I16, I32, I64, U8, U16, U32, U64, BOOL) are read into
+// Tensor.Ints; a U64 above 2⁶³ − 1 or a BOOL byte other than 0 or 1 is an
+// error. The 8-bit float types are not supported.
 //
 // # Checkpoints
 //
