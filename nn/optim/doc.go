@@ -26,13 +26,23 @@
 // Adam counts steps per element once an element mask has been used, so an
 // element that took part in k steps has bias correction 1 − β₁ᵏ whatever the
 // other elements did: its trajectory equals that of Adam run on its own steps.
+// The counts cost 4 bytes per element of the parameters concerned; whole
+// parameter masks (Mask.Params) need none.
 //
 // # Schedules
 //
 // A Schedule maps a step number (0 for the first step) to a learning rate and
 // depends on nothing else. OneCycle also gives the momentum to use at each
 // step (MomentumSchedule); an optimizer takes it through SetMomentum
-// (Momentumer).
+// (Momentumer). To cycle the momentum as PyTorch's OneCycleLR does by
+// default (SGD's μ, Adam's β₁), before each step:
+//
+//	if ms, ok := sched.(optim.MomentumSchedule); ok {
+//		opt.(optim.Momentumer).SetMomentum(ms.Momentum(step))
+//	}
+//
+// Parameter groups with their own learning rate (SPARTA's classifier head)
+// use Param.LRScale; groups without weight decay use Param.NoDecay.
 //
 // # Registries
 //
