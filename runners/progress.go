@@ -1,0 +1,174 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package runners
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/repro-dp/repro/internal/results"
+)
+
+// progress reports a sweep's progress on w: on a terminal a single line
+// rewritten in place every second, otherwise a line every interval and one
+// per failed run.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	exp      string
+	now      func() time.Time
+	start    time.Time
+	mu       sync.Mutex
+	total    int // pending runs
+	cached   int
+	running  int
+	done     int
+	failed   int
+	lastLen  int
+	stopTick chan struct{}
+	wg       sync.WaitGroup
+}
+
+func newProgress(w io.Writer, interval time.Duration, exp string, total, cached int, now func() time.Time) *progress {
+	p := &progress{w: w, exp: exp, total: total, cached: cached, now: now, start: now()}
+	if w == nil {
+		return p
+	}
+	p.tty = isTerminal(w)
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	if p.tty {
+		interval = time.Second
+	}
+	p.stopTick = make(chan struct{})
+	p.wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.mu.Lock()
+				p.print()
+				p.mu.Unlock()
+			case <-p.stopTick:
+				return
+			}
+		}
+	})
+	p.mu.Lock()
+	p.print()
+	p.mu.Unlock()
+	return p
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func (p *progress) started() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running++
+	if p.tty {
+		p.print()
+	}
+}
+
+func (p *progress) finished(r *Run, m *results.Manifest) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running--
+	p.done++
+	if m.Status != results.OK {
+		p.failed++
+		if p.w != nil {
+			p.clear()
+			fmt.Fprintf(p.w, "%s: run %s (%s) failed: %s\n", p.exp, r.ID, r.Config.String(), firstLine(m.Error))
+		}
+	}
+	if p.tty {
+		p.print()
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// line returns the progress line. p.mu is held.
+func (p *progress) line() string {
+	elapsed := p.now().Sub(p.start)
+	eta := "?"
+	if p.done > 0 {
+		// Throughput so far, which accounts for the workers.
+		left := time.Duration(float64(elapsed) / float64(p.done) * float64(p.total-p.done))
+		eta = roundDuration(left).String()
+	}
+	if p.done == p.total {
+		eta = "0s"
+	}
+	return fmt.Sprintf("%s: %d/%d runs done (%d failed, %d running, %d cached), %s elapsed, ETA %s",
+		p.exp, p.done, p.total, p.failed, p.running, p.cached, roundDuration(elapsed), eta)
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// print writes the progress line. p.mu is held.
+func (p *progress) print() {
+	if p.w == nil {
+		return
+	}
+	l := p.line()
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", l)
+		p.lastLen = len(l)
+		return
+	}
+	fmt.Fprintln(p.w, l)
+}
+
+// clear erases the terminal line before a plain line. p.mu is held.
+func (p *progress) clear() {
+	if p.tty && p.lastLen > 0 {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.lastLen = 0
+	}
+}
+
+func (p *progress) summary(s *Summary) {
+	p.close() // no progress line after the summary
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w == nil {
+		return
+	}
+	p.clear()
+	fmt.Fprintf(p.w, "%s: %d runs: %d ok, %d failed, %d not run, %d cached; %s\n",
+		s.Experiment, s.Selected, s.OK, s.Failed, s.NotStarted, s.Cached, roundDuration(s.Elapsed))
+}
+
+func (p *progress) close() {
+	if p.stopTick != nil {
+		close(p.stopTick)
+		p.wg.Wait()
+		p.stopTick = nil
+	}
+}

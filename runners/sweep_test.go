@@ -1,0 +1,449 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package runners
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+)
+
+const testSpec = `name: exp
+description: a test sweep
+scale: smoke
+tasks: [fashion-vqa, shapes-vqa]
+methods:
+  - name: nonprivate
+    sweep: {epsilon: [inf]}
+  - name: dpsgd
+sweep:
+  epsilon: [1, 8]
+  seed: [1, 2, 3]
+attacks: [loss-mia]
+`
+
+func parse(t *testing.T, set ...string) *experiments.Spec {
+	t.Helper()
+	s, err := experiments.Parse("exp.yaml", []byte(testSpec), &experiments.Options{Overrides: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fake is an executor whose results depend only on the run's config. It
+// sleeps a little, by an amount that does not depend on the config, so that
+// runs finish in a different order from the one they started in.
+func fake(ctx context.Context, r *Run, rec *Recorder) error {
+	rng := rand.New(rand.NewPCG(uint64(r.Config.Seed), 1))
+	rec.Stage("base")
+	rec.Stage("fine-tune")
+	for step := range int64(5) {
+		rec.Metric(step, "train", "loss", rng.Float64())
+	}
+	rec.Steps(5)
+	time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+	rec.Stage("attacks")
+	rec.Scores("loss-mia", []results.Score{{ExampleID: 1, Member: true, Score: rng.NormFloat64()}, {ExampleID: 2, Score: rng.NormFloat64()}})
+	acc := rng.Float64()
+	if r.Config.Task == "shapes-vqa" {
+		acc += 1
+	}
+	rec.Result("acc", acc)
+	eps := float64(r.Config.Epsilon)
+	if !r.Config.Epsilon.Inf() {
+		eps *= 0.99
+	}
+	rec.Privacy(results.Privacy{Accountant: "rdp", Epsilon: results.Float(eps), Sigma: 1, SampleRate: 0.01, Steps: 5, Sampling: "poisson", Neighbouring: "add-remove", ClipNorm: 1})
+	return nil
+}
+
+func TestSweep(t *testing.T) {
+	root := t.TempDir()
+	s := parse(t)
+	var calls atomic.Int64
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		calls.Add(1)
+		return fake(ctx, r, rec)
+	}
+	sum, err := Sweep(t.Context(), s, &Options{Root: root, Jobs: 3, Executor: exec})
+	if err != nil {
+		t.Fatalf("Sweep: %v", err)
+	}
+	// nonprivate: 2 tasks × 3 seeds; dpsgd: 2 tasks × 2 ε × 3 seeds.
+	want := &Summary{Experiment: "exp", Planned: 18, Selected: 18, OK: 18}
+	if diff := cmp.Diff(want, sum, cmpopts.IgnoreFields(Summary{}, "Elapsed")); diff != "" {
+		t.Errorf("Sweep summary (-want +got):\n%s", diff)
+	}
+	runs, err := results.ReadRuns(filepath.Join(root, "exp", results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 18 {
+		t.Fatalf("runs.parquet has %d rows, want 18", len(runs))
+	}
+	plan, _ := Plan(s, &Options{Root: root})
+	for i, r := range runs {
+		p := plan[i]
+		if r.RunID != p.ID || r.Status != results.OK || r.Method != p.Config.Method || r.Seed != p.Config.Seed || r.EpsilonTarget != float64(p.Config.Epsilon) {
+			t.Errorf("runs.parquet row %d = %+v, want run %s %v ok", i, r, p.ID, &p.Config)
+		}
+		if r.Epsilon > r.EpsilonTarget || r.Delta != 1e-5 || r.Sigma != 1 || r.Steps != 5 {
+			t.Errorf("runs.parquet row %d: ε %v (target %v), δ %v, σ %v, steps %d", i, r.Epsilon, r.EpsilonTarget, r.Delta, r.Sigma, r.Steps)
+		}
+		m, err := results.ReadManifest(p.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stages []string
+		for _, st := range m.Stages {
+			stages = append(stages, st.Name)
+		}
+		if diff := cmp.Diff([]string{"base", "fine-tune", "attacks"}, stages); diff != "" {
+			t.Errorf("run %s stages (-want +got):\n%s", p.ID, diff)
+		}
+		if m.Provenance.Jobs != 3 || m.Provenance.GoVersion == "" || m.PeakMemoryBytes == 0 || m.Finished.Before(m.Started) {
+			t.Errorf("run %s manifest: provenance %+v, peak memory %d, %v → %v", p.ID, m.Provenance, m.PeakMemoryBytes, m.Started, m.Finished)
+		}
+		scores, err := results.ReadScores(filepath.Join(p.Dir, results.ScoresFile))
+		if err != nil || len(scores) != 2 || scores[0].Attack != "loss-mia" {
+			t.Errorf("run %s scores: %v, %v", p.ID, scores, err)
+		}
+	}
+
+	// Resume: a second sweep runs nothing; --fresh runs everything again;
+	// --only selects.
+	calls.Store(0)
+	sum, err = Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: exec})
+	if err != nil || calls.Load() != 0 || sum.Cached != 18 {
+		t.Errorf("second Sweep: %d executor calls, %d cached, %v; want 0 calls, 18 cached", calls.Load(), sum.Cached, err)
+	}
+	calls.Store(0)
+	sum, err = Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: exec, Fresh: true, Only: []string{"method=dpsgd,epsilon=8,task=shapes-vqa", plan[0].ID[:6]}})
+	if err != nil || calls.Load() != 4 || sum.Selected != 4 || sum.OK != 4 {
+		t.Errorf("fresh Sweep --only: %d executor calls, summary %+v, %v; want 4 calls", calls.Load(), sum, err)
+	}
+	// A run killed half way (manifest "running") is run again.
+	m, _ := results.ReadManifest(plan[5].Dir)
+	m.Status = results.Running
+	results.WriteManifest(plan[5].Dir, m)
+	calls.Store(0)
+	if sum, err := Sweep(t.Context(), s, &Options{Root: root, Executor: exec}); err != nil || calls.Load() != 1 || sum.OK != 1 {
+		t.Errorf("Sweep after a killed run: %d calls, %+v, %v; want 1 call", calls.Load(), sum, err)
+	}
+}
+
+// TestDeterminism checks that results do not depend on the worker count.
+func TestDeterminism(t *testing.T) {
+	s := parse(t)
+	read := func(jobs int) map[string]any {
+		root := t.TempDir()
+		if _, err := Sweep(t.Context(), s, &Options{Root: root, Jobs: jobs, Executor: fake}); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := results.ReadRuns(filepath.Join(root, "exp", results.RunsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string]any)
+		for _, r := range runs {
+			metrics, err := results.ReadMetrics(filepath.Join(results.RunDir(root, "exp", r.RunID), results.MetricsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[r.RunID] = []any{r.Results, r.Epsilon, metrics}
+		}
+		return out
+	}
+	one, four := read(1), read(4)
+	if len(one) != 18 {
+		t.Fatalf("got %d runs, want 18", len(one))
+	}
+	if diff := cmp.Diff(one, four); diff != "" {
+		t.Errorf("results with 1 and 4 workers differ (-1 +4):\n%s", diff)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	s := parse(t)
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		switch {
+		case r.Config.Method == "dpsgd" && r.Config.Seed == 2 && r.Config.Epsilon == 1:
+			rec.Metric(0, "train", "loss", 1)
+			return errors.New("diverged")
+		case r.Config.Method == "nonprivate" && r.Config.Seed == 3:
+			var m map[string]int
+			m["x"]++ // a real runtime panic
+		case r.Config.Method == "dpsgd" && r.Config.Seed == 3 && r.Config.Epsilon == 8:
+			rec.Privacy(results.Privacy{Epsilon: 9}) // exceeds the target
+			return nil
+		case r.Config.Method == "dpsgd" && r.Config.Seed == 1 && r.Config.Epsilon == 8:
+			rec.Result("Bad Name", 1)
+		}
+		return fake(ctx, r, rec)
+	}
+	root := t.TempDir()
+	var progress bytes.Buffer
+	sum, err := Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: exec, Progress: &progress})
+	if err == nil || !strings.Contains(err.Error(), "8 of 18 runs of exp failed") {
+		t.Errorf("Sweep: got error %v, want 8 of 18 failed", err)
+	}
+	if sum.OK != 10 || sum.Failed != 8 || len(sum.Failures) != 8 {
+		t.Errorf("Sweep summary %+v, want 10 ok and 8 failed", sum)
+	}
+	runs, err := results.ReadRuns(filepath.Join(root, "exp", results.RunsFile))
+	if err != nil || len(runs) != 18 {
+		t.Fatalf("runs.parquet: %d rows, %v; want 18", len(runs), err)
+	}
+	var msgs []string
+	for _, r := range runs {
+		if r.Status != results.Failed {
+			continue
+		}
+		m, err := results.ReadManifest(results.RunDir(root, "exp", r.RunID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Error != r.Error {
+			t.Errorf("run %s: runs.parquet error %q, manifest %q", r.RunID, r.Error, m.Error)
+		}
+		if strings.HasPrefix(m.Error, "panic:") != (m.Stack != "") || strings.HasPrefix(m.Error, "panic:") && !strings.Contains(m.Stack, "sweep_test.go") {
+			t.Errorf("run %s: error %q with stack %q", r.RunID, m.Error, m.Stack)
+		}
+		msgs = append(msgs, firstLine(m.Error))
+		if m.Error == "diverged" {
+			// The failed run's metrics are kept.
+			metrics, err := results.ReadMetrics(filepath.Join(results.RunDir(root, "exp", r.RunID), results.MetricsFile))
+			if err != nil || len(metrics) != 1 {
+				t.Errorf("failed run %s: metrics %v, %v; want the one recorded", r.RunID, metrics, err)
+			}
+		}
+	}
+	got := strings.Join(msgs, "\n")
+	for _, want := range []string{"diverged", "panic: assignment to entry in nil map", "achieved ε 9 exceeds the target 8", `result name "Bad Name"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("failed runs' errors:\n%s\nwant one containing %q", got, want)
+		}
+	}
+	if !strings.Contains(progress.String(), "failed: diverged") || !strings.Contains(progress.String(), "18 runs: 10 ok, 8 failed, 0 not run, 0 cached") {
+		t.Errorf("progress output:\n%s\nwant a line per failure and a summary", progress.String())
+	}
+
+	// Resume reruns only the failed runs.
+	var calls atomic.Int64
+	sum, err = Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: func(ctx context.Context, r *Run, rec *Recorder) error {
+		calls.Add(1)
+		return fake(ctx, r, rec)
+	}})
+	if err != nil || calls.Load() != 8 || sum.Cached != 10 {
+		t.Errorf("Sweep after failures: %d calls, %+v, %v; want 8 calls", calls.Load(), sum, err)
+	}
+}
+
+func TestFailFast(t *testing.T) {
+	s := parse(t)
+	var calls atomic.Int64
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		if calls.Add(1) == 2 {
+			return errors.New("boom")
+		}
+		return fake(ctx, r, rec)
+	}
+	sum, err := Sweep(t.Context(), s, &Options{Root: t.TempDir(), Jobs: 1, Executor: exec, FailFast: true})
+	if err == nil || !strings.Contains(err.Error(), "stopped by --fail-fast: 16 runs not run") {
+		t.Errorf("Sweep --fail-fast: got %v, want 16 runs not run", err)
+	}
+	if sum.OK != 1 || sum.Failed != 1 || sum.NotStarted != 16 || calls.Load() != 2 {
+		t.Errorf("Sweep --fail-fast: %+v after %d calls; want 1 ok, 1 failed, 16 not run", sum, calls.Load())
+	}
+}
+
+// TestInterrupt checks the first-signal behaviour: no new run starts, the
+// runs in progress finish and are recorded.
+func TestInterrupt(t *testing.T) {
+	s := parse(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var started sync.WaitGroup
+	started.Add(2)
+	var calls atomic.Int64
+	exec := func(c context.Context, r *Run, rec *Recorder) error {
+		calls.Add(1)
+		started.Done()
+		started.Wait() // both workers are busy: now interrupt
+		cancel()
+		time.Sleep(10 * time.Millisecond)
+		if c.Err() != nil {
+			return errors.New("the executor's context was cancelled by the first interrupt")
+		}
+		return fake(c, r, rec)
+	}
+	root := t.TempDir()
+	sum, err := Sweep(ctx, s, &Options{Root: root, Jobs: 2, Executor: exec})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted: 16 runs not run") {
+		t.Errorf("interrupted Sweep: got %v, want interrupted, 16 runs not run, wrapping context.Canceled", err)
+	}
+	if sum.OK != 2 || sum.NotStarted != 16 || calls.Load() != 2 {
+		t.Errorf("interrupted Sweep: %+v after %d calls; want 2 ok, 16 not run", sum, calls.Load())
+	}
+	runs, err := results.ReadRuns(filepath.Join(root, "exp", results.RunsFile))
+	if err != nil || len(runs) != 2 {
+		t.Errorf("runs.parquet after an interrupt: %d rows, %v; want 2", len(runs), err)
+	}
+}
+
+func TestNoExecutor(t *testing.T) {
+	root := t.TempDir()
+	_, err := Sweep(t.Context(), parse(t), &Options{Root: root})
+	if err == nil || !strings.Contains(err.Error(), "no executor for method nonprivate, dpsgd") {
+		t.Errorf("Sweep with no executors: got %v, want an error naming nonprivate and dpsgd", err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("Sweep with no executors wrote %d entries, want none", len(ents))
+	}
+}
+
+var registerCount atomic.Int64
+
+func TestRegister(t *testing.T) {
+	name := fmt.Sprint("test-method-", registerCount.Add(1)) // -count=N registers anew
+	Register(name, fake)
+	if _, ok := Lookup(name); !ok {
+		t.Errorf("Lookup after Register: not found")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("second Register: no panic")
+		}
+	}()
+	Register(name, fake)
+}
+
+func TestSelect(t *testing.T) {
+	s := parse(t, "sweep.beta=[0.5, 1]")
+	runs, err := Plan(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		only []string
+		want int
+		err  string
+	}{
+		{nil, 36, ""},
+		{[]string{"method=nonprivate"}, 12, ""},
+		{[]string{"method=dpsgd,epsilon=1,seed=2"}, 4, ""},
+		{[]string{"epsilon=inf"}, 12, ""},
+		{[]string{"beta=0.50"}, 18, ""},
+		{[]string{"task=shapes-vqa,beta=1", "method=nonprivate"}, 9 + 12 - 3, ""},
+		{[]string{runs[7].ID}, 1, ""},
+		{[]string{"method=dpzo"}, 0, `no run matches "method=dpzo"`},
+		{[]string{"method"}, 0, `no run matches "method"`},
+		{[]string{"=x"}, 0, "bad --only condition"},
+	} {
+		got, err := Select(runs, tc.only)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Select(%q): got %v, want error %q", tc.only, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(got) != tc.want {
+			t.Errorf("Select(%q): got %d runs, %v; want %d", tc.only, len(got), err, tc.want)
+		}
+	}
+}
+
+func TestPlanInputs(t *testing.T) {
+	s := parse(t)
+	a, _ := Plan(s, nil)
+	b, err := Plan(s, &Options{Inputs: func(c *experiments.Config) (experiments.Inputs, error) {
+		return experiments.Inputs{Data: "data-" + c.Task, Base: "base-" + c.Scale}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if a[i].ID == b[i].ID || b[i].ID != b[i].Config.ID(b[i].Inputs) || b[i].Inputs.Data != "data-"+b[i].Config.Task {
+			t.Errorf("run %d: id %s without inputs, %s with %+v", i, a[i].ID, b[i].ID, b[i].Inputs)
+		}
+	}
+	_, err = Plan(s, &Options{Inputs: func(*experiments.Config) (experiments.Inputs, error) { return experiments.Inputs{}, errors.New("no data") }})
+	if err == nil || !strings.Contains(err.Error(), "no data") {
+		t.Errorf("Plan with failing inputs: got %v", err)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	var b bytes.Buffer
+	p := newProgress(&b, time.Hour, "exp", 10, 2, now)
+	defer p.close()
+	p.started()
+	clock = clock.Add(30 * time.Second)
+	p.finished(&Run{}, &results.Manifest{Status: results.OK})
+	p.started()
+	p.mu.Lock()
+	got := p.line()
+	p.mu.Unlock()
+	// 1 run in 30 s, 9 left: ETA 4m30s.
+	want := "exp: 1/10 runs done (0 failed, 1 running, 2 cached), 30s elapsed, ETA 4m30s"
+	if got != want {
+		t.Errorf("progress line:\n got %q\nwant %q", got, want)
+	}
+	if first := strings.Split(b.String(), "\n")[0]; first != "exp: 0/10 runs done (0 failed, 0 running, 2 cached), 0s elapsed, ETA ?" {
+		t.Errorf("first progress line %q", first)
+	}
+}
+
+func ExampleSweep() {
+	spec, err := experiments.Parse("example.yaml", []byte(`name: example
+description: an example
+tasks: [fashion-vqa]
+methods: [{name: dpsgd}]
+sweep: {epsilon: [1, 8], seed: [1, 2]}
+`), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	root, _ := os.MkdirTemp("", "repro-example")
+	defer os.RemoveAll(root)
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		rec.Stage("fine-tune")
+		rec.Result("acc", 0.5+0.01*float64(r.Config.Epsilon))
+		rec.Privacy(results.Privacy{Accountant: "rdp", Epsilon: results.Float(r.Config.Epsilon) * 0.99, Sigma: 1, SampleRate: 0.01, Steps: 100, Sampling: "poisson", Neighbouring: "add-remove", ClipNorm: 1})
+		return nil
+	}
+	sum, err := Sweep(context.Background(), spec, &Options{Root: root, Jobs: 2, Executor: exec})
+	fmt.Println(sum.OK, sum.Failed, err)
+	runs, _ := results.ReadRuns(filepath.Join(root, "example", "runs.parquet"))
+	for _, r := range runs {
+		fmt.Printf("%s ε=%v/%v seed=%d acc=%.2f\n", r.Method, r.Epsilon, r.EpsilonTarget, r.Seed, r.Results["acc"])
+	}
+	// Output:
+	// 4 0 <nil>
+	// dpsgd ε=0.99/1 seed=1 acc=0.51
+	// dpsgd ε=0.99/1 seed=2 acc=0.51
+	// dpsgd ε=7.92/8 seed=1 acc=0.58
+	// dpsgd ε=7.92/8 seed=2 acc=0.58
+}
+
