@@ -385,7 +385,9 @@ func TestPlanInputs(t *testing.T) {
 			t.Errorf("run %d: id %s without inputs, %s with %+v", i, a[i].ID, b[i].ID, b[i].Inputs)
 		}
 	}
-	_, err = Plan(s, &Options{Inputs: func(*experiments.Config) (experiments.Inputs, error) { return experiments.Inputs{}, errors.New("no data") }})
+	_, err = Plan(s, &Options{Inputs: func(*experiments.Config) (experiments.Inputs, error) {
+		return experiments.Inputs{}, errors.New("no data")
+	}})
 	if err == nil || !strings.Contains(err.Error(), "no data") {
 		t.Errorf("Plan with failing inputs: got %v", err)
 	}
@@ -446,4 +448,3 @@ sweep: {epsilon: [1, 8], seed: [1, 2]}
 	// dpsgd ε=7.92/8 seed=1 acc=0.58
 	// dpsgd ε=7.92/8 seed=2 acc=0.58
 }
-
