@@ -209,3 +209,53 @@ func TestOneCycleEdges(t *testing.T) {
 		t.Errorf("one-step run: LR(0) = %v, want the final 4e-6", got)
 	}
 }
+
+// TestOneCycleTrainingTorch runs 200 steps of AdamW and of Nesterov SGD under
+// OneCycle with momentum cycling (β₁ for AdamW, μ for SGD), as PyTorch's
+// OneCycleLR does by default, and compares the final parameters with
+// Debian's python3-torch 1.13:
+//
+//	p = torch.nn.Parameter(torch.tensor([0.5, -1.0, 2.0, 0.0, -0.25]))
+//	opt = torch.optim.AdamW([p], lr=0.05, weight_decay=0.05)
+//	  (or torch.optim.SGD([p], lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01))
+//	s = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=200, pct_start=0.1)
+//	for t in range(200):
+//	    p.grad = torch.tensor([math.sin(0.7*t + j) * (1 + 0.1*j) for j in range(5)])
+//	    opt.step(); s.step()
+func TestOneCycleTrainingTorch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		set  *Settings
+		want []float64
+	}{
+		{"adamw", &Settings{WeightDecay: 0.05}, []float64{0.36348485946655273, -0.8012441396713257, 1.5564730167388916, 0.02285398170351982, -0.17033249139785767}},
+		{"sgd", &Settings{Momentum: 0.9, Nesterov: true, WeightDecay: 0.01}, []float64{0.15959130227565765, -0.8159556984901428, 1.3540500402450562, 0.21167252957820892, 0.04899587482213974}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			params := []Param{{Name: "p", Data: []float32{0.5, -1, 2, 0, -0.25}, Grad: make([]float32, 5)}}
+			opt, err := New(tc.name, params, tc.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sched, err := NewSchedule("onecycle", &ScheduleSettings{LR: 0.05, Steps: 200, PctStart: 0.1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for step := range 200 {
+				if ms, ok := sched.(MomentumSchedule); ok {
+					opt.(Momentumer).SetMomentum(ms.Momentum(step))
+				}
+				for j := range params[0].Grad {
+					params[0].Grad[j] = float32(math.Sin(0.7*float64(step)+float64(j)) * (1 + 0.1*float64(j)))
+				}
+				opt.Step(params, sched.LR(step), nil)
+			}
+			for j, w := range tc.want {
+				if got := float64(params[0].Data[j]); !close(got, w, 1e-5) {
+					t.Errorf("element %d: got %.9g, want %.9g", j, got, w)
+				}
+			}
+		})
+	}
+}
