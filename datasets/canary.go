@@ -26,9 +26,16 @@ type canaryMaker func(rng *rand.Rand) (Example, []int)
 func (b *buildCtx) addCanaries(d *Dataset, mk canaryMaker) {
 	rng := b.rng(d.Task, "canary")
 	levels := append(append([]int(nil), CanaryRepetitions...), 0)
+	seen := make(map[string]bool)
 	for _, reps := range levels {
 		for range b.sizes.CanariesPerLevel {
 			ex, secret := mk(rng)
+			// Distinct canaries have distinct secrets (or, for labels,
+			// distinct noise draws).
+			for seen[ex.Items[0]] {
+				ex, secret = mk(rng)
+			}
+			seen[ex.Items[0]] = true
 			c := len(d.Canaries)
 			ex.ID = fmt.Sprintf("%s/canary/%d", d.Task, c)
 			ex.Canary = c

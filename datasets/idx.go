@@ -106,17 +106,9 @@ func decodeIDX(r io.Reader) (*IDX, error) {
 		x.Dims[i] = int(d)
 		n *= int(d)
 	}
-	// Read what is there, up to one byte more than declared, so a lying
-	// header cannot force a large allocation and trailing data is detected.
-	data, err := io.ReadAll(io.LimitReader(r, int64(n*size)+1))
+	data, err := readExactly(r, n*size)
 	if err != nil {
-		return nil, fmt.Errorf("idx data: %w", err)
-	}
-	switch {
-	case len(data) < n*size:
-		return nil, fmt.Errorf("idx data: truncated: %d of %d bytes for dimensions %v", len(data), n*size, x.Dims)
-	case len(data) > n*size:
-		return nil, fmt.Errorf("idx data: trailing bytes after %d bytes for dimensions %v", n*size, x.Dims)
+		return nil, fmt.Errorf("idx data: %w for dimensions %v", err, x.Dims)
 	}
 	if typ == IDXUint8 {
 		x.Uint8 = data
@@ -158,6 +150,40 @@ func EncodeIDX(w io.Writer, x *IDX) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// preallocLimit is the largest declared payload read into a buffer
+// allocated up front; larger (or lying) headers grow the buffer as data
+// arrives, so a short file cannot force a large allocation.
+const preallocLimit = 64 << 20
+
+// readExactly reads exactly n bytes from r and checks that nothing follows.
+func readExactly(r io.Reader, n int) ([]byte, error) {
+	var data []byte
+	if n <= preallocLimit {
+		data = make([]byte, n)
+		got, err := io.ReadFull(r, data)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		data = data[:got]
+	} else {
+		var err error
+		data, err = io.ReadAll(io.LimitReader(r, int64(n)))
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(data) < n {
+		return nil, fmt.Errorf("truncated: %d of %d bytes", len(data), n)
+	}
+	var one [1]byte
+	if k, err := io.ReadFull(r, one[:]); k > 0 {
+		return nil, fmt.Errorf("trailing bytes after %d bytes", n)
+	} else if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return data, nil
 }
 
 func truncated(err error) error {

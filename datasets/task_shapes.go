@@ -5,6 +5,7 @@
 package datasets
 
 import (
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 )
@@ -175,7 +176,9 @@ func (s Scene) question(rng *rand.Rand) (kind, q, a string) {
 // about generated scenes, one question per scene. Public: scene captions
 // ("<image> describe the scene ." → Scene.Caption), so the base model knows
 // the words but not the questions. No scene (by object layout) appears in
-// two splits or twice in one. Canaries are noise images with secret codes.
+// two splits or twice in one, and layouts are divided between public and
+// private use by a hash (isPublicKey), so no seed's public scenes are
+// another seed's private ones. Canaries are noise images with secret codes.
 func buildShapesVQA(d *Dataset, b *buildCtx) error {
 	const task = "shapes-vqa"
 	b.sizes = imageSizes[d.Scale]
@@ -183,10 +186,10 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 	scenes := b.rng(task, "scenes")
 	qs := b.rng(task, "questions")
 	seen := make(map[string]bool)
-	next := func() Scene {
+	next := func(public bool) Scene {
 		for {
 			s := NewScene(scenes)
-			if k := s.key(); !seen[k] {
+			if k := s.key(); !seen[k] && isPublicKey(k) == public {
 				seen[k] = true
 				return s
 			}
@@ -194,7 +197,7 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 	}
 	sz := b.sizes
 	for i := range sz.Public {
-		s := next()
+		s := next(true)
 		ex := newExample(exampleID(task, "public", i))
 		ex.Items = []string{s.key()}
 		ex.Images = [][]float32{s.Render()}
@@ -209,7 +212,7 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 		dst  *[]Example
 	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
 		for i := range sp.n {
-			s := next()
+			s := next(false)
 			ex := newExample(exampleID(task, sp.name, i))
 			ex.Items = []string{s.key()}
 			ex.Images = [][]float32{s.Render()}
@@ -222,4 +225,12 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 	}
 	b.addCanaries(d, b.imageSecretCanary)
 	return nil
+}
+
+// isPublicKey divides generated items between public and private use once
+// and for all (about 40% public) by a hash of their key.
+func isPublicKey(key string) bool {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return h.Sum64()%5 < 2
 }
