@@ -204,6 +204,9 @@ type PEFT struct {
 	// ViT ["vision"]; Fusion ["image", "text"]. Classifier heads are always
 	// trainable unless Method is none.
 	Parts []string `json:"parts,omitempty"`
+	// Seed seeds the initial values of LoRA and adapter tensors; 0 means
+	// the model's Config.Seed. Either way the base tensors do not change.
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 func (p PEFT) withDefaults() PEFT {

@@ -116,7 +116,7 @@ func (m *Fusion) SetPEFT(p PEFT) (*Layout, error) {
 		{name: "text", stacks: []*Stack{m.Text}, params: m.textParams},
 	}
 	def := func(string) []string { return []string{"image", "text"} }
-	if err := applyPEFT(p, m.Config.Seed, parts, def, m.Head.Params(), m.Params); err != nil {
+	if err := applyPEFT(p, m.Config.PEFT, m.Config.Seed, parts, def, m.Head.Params(), m.Params); err != nil {
 		return nil, err
 	}
 	m.Config.PEFT = p

@@ -113,7 +113,7 @@ func (m *TinyMLLM) SetPEFT(p PEFT) (*Layout, error) {
 		}
 		return []string{"projector", "lm"}
 	}
-	if err := applyPEFT(p, m.Config.Seed, parts, def, nil, m.Params); err != nil {
+	if err := applyPEFT(p, m.Config.PEFT, m.Config.Seed, parts, def, nil, m.Params); err != nil {
 		return nil, err
 	}
 	m.Config.PEFT = p

@@ -179,17 +179,14 @@ func TestViTAndFusionGradient(t *testing.T) {
 // the gradient of the summed loss computed on one tape.
 func TestPerSampleSumsToBatch(t *testing.T) {
 	t.Parallel()
-	c := smokeConfig(t)
-	c.PEFT = PEFT{Method: "lora", BInitStd: 0.1}
-	m, err := NewTinyMLLM(c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, method := range []string{"lora", "full", "bitfit"} {
-		l, err := m.SetPEFT(PEFT{Method: method, BInitStd: 0.1})
+		c := smokeConfig(t)
+		c.PEFT = PEFT{Method: method, BInitStd: 0.1}
+		m, err := NewTinyMLLM(c)
 		if err != nil {
 			t.Fatal(err)
 		}
+		l := NewLayout(m.Params())
 		rng := rand.New(rand.NewPCG(4, 4))
 		batch := make([]Sequence, 5)
 		for i := range batch {
@@ -267,6 +264,17 @@ func TestLoRAZeroEqualsBase(t *testing.T) {
 	if !slices.Equal(a, b) {
 		t.Errorf("LoRA with B = 0: token losses %v, base model %v", b, a)
 	}
+	// PEFT.Seed changes the LoRA tensors only.
+	c.PEFT.Seed = 99
+	lora3, _ := NewTinyMLLM(c)
+	for i, p := range lora3.Params() {
+		q := lora.Params()[i]
+		same := slices.Equal(p.Data, q.Data)
+		if p.Kind == KindLoRAA && same || p.Kind != KindLoRAA && !same {
+			t.Errorf("PEFT.Seed: %s (%s) equal %v", p.Name, p.Kind, same)
+		}
+	}
+	c.PEFT.Seed = 0
 	// With a random B the models must differ (the check can fail).
 	c.PEFT.BInitStd = 0.5
 	lora2, _ := NewTinyMLLM(c)
@@ -710,6 +718,20 @@ func TestInputErrors(t *testing.T) {
 			t.Errorf("%s: got error %v, want one containing %q", tc.desc, err, tc.want)
 		}
 	}
+	// Switching away from LoRA would leave modules a rebuild from the
+	// configuration lacks.
+	c.PEFT = PEFT{Method: "lora"}
+	ml, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ml.SetPEFT(PEFT{Method: "bitfit"}); err == nil || !strings.Contains(err.Error(), "already has PEFT modules") {
+		t.Errorf("lora → bitfit: got error %v", err)
+	}
+	if _, err := ml.SetPEFT(PEFT{Method: "lora", Targets: []string{"q", "k", "v"}}); err != nil {
+		t.Errorf("adding LoRA targets: %v", err)
+	}
+	c.PEFT = PEFT{}
 	if _, err := NewTinyMLLM(Config{Vocab: 10}); err == nil {
 		t.Error("empty config accepted")
 	}

@@ -5,9 +5,34 @@
 package nn
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 )
+
+// peftModules describes the modules p adds to a model, one string per
+// (part, module kind, target, size).
+func peftModules(p PEFT, defParts func(method string) []string) map[string]bool {
+	m := map[string]bool{}
+	if p.Method != "lora" && p.Method != "adapter" {
+		return m
+	}
+	p = p.withDefaults()
+	sel := p.Parts
+	if len(sel) == 0 {
+		sel = defParts(p.Method)
+	}
+	for _, pt := range sel {
+		if p.Method == "adapter" {
+			m[fmt.Sprintf("adapter in %s, width %d", pt, p.AdapterDim)] = true
+			continue
+		}
+		for _, t := range p.Targets {
+			m[fmt.Sprintf("LoRA on %s %s, rank %d", pt, t, p.Rank)] = true
+		}
+	}
+	return m
+}
 
 // part is a named group of a model's tensors that PEFT.Parts selects.
 type part struct {
@@ -23,7 +48,11 @@ const peftStream = 2
 // applyPEFT adds the modules p needs to the parts' transformer blocks and
 // marks the trainable tensors: those of p.Method in the selected parts, plus
 // the head unless the method is none.
-func applyPEFT(p PEFT, seed uint64, parts []part, defParts func(method string) []string, head []*Param, all func() []*Param) error {
+//
+// The model must be rebuildable from its configuration, so the modules it
+// already has (those of cur, its current PEFT) must be among those p asks
+// for; applyPEFT returns an error otherwise.
+func applyPEFT(p, cur PEFT, seed uint64, parts []part, defParts func(method string) []string, head []*Param, all func() []*Param) error {
 	names := make([]string, len(parts))
 	for i, pt := range parts {
 		names[i] = pt.name
@@ -31,10 +60,19 @@ func applyPEFT(p PEFT, seed uint64, parts []part, defParts func(method string) [
 	if err := p.check(names); err != nil {
 		return err
 	}
+	have, want := peftModules(cur, defParts), peftModules(p, defParts)
+	for m := range have {
+		if !want[m] {
+			return fmt.Errorf("nn: the model already has PEFT modules (%s) that %q would not create; build a new model from its configuration instead", m, p.Method)
+		}
+	}
 	p = p.withDefaults()
 	sel := p.Parts
 	if len(sel) == 0 {
 		sel = defParts(p.Method)
+	}
+	if p.Seed != 0 {
+		seed = p.Seed
 	}
 	rng := rand.New(rand.NewPCG(seed, peftStream))
 	for _, pt := range parts {

@@ -98,7 +98,7 @@ func (m *ViT) Params() []*Param { return append(m.Vision.Params(), m.Head.Params
 // "vision"; the head is trainable unless p.Method is none.
 func (m *ViT) SetPEFT(p PEFT) (*Layout, error) {
 	parts := []part{{name: "vision", stacks: []*Stack{m.Vision.Stack}, params: m.Vision.Params}}
-	err := applyPEFT(p, m.Config.Seed, parts, func(string) []string { return []string{"vision"} }, m.Head.Params(), m.Params)
+	err := applyPEFT(p, m.Config.PEFT, m.Config.Seed, parts, func(string) []string { return []string{"vision"} }, m.Head.Params(), m.Params)
 	if err != nil {
 		return nil, err
 	}
