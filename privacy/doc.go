@@ -23,11 +23,28 @@
 //     as a report-noisy-max selection (δ = 0);
 //   - NonPrivate{}: a release with no guarantee.
 //
-// An Accountant (RDP or PLD) composes events and answers Epsilon(δ) and
-// Delta(ε). The neighbouring relation is explicit (AddOrRemove by default;
+// An Accountant composes events and answers Epsilon(δ) and Delta(ε):
+//
+//   - RDP tracks Rényi DP at a grid of orders (a superset of Opacus's) and
+//     converts with Balle et al. (2020), Thm 21; EpsilonOrder also reports
+//     the optimal order and warns when it lies at the edge of the grid.
+//   - PLD is tight: a connect-the-dots discretisation of the privacy loss
+//     distribution composed by FFT. Its ε is an upper bound on the true ε;
+//     EpsilonBounds gives an interval that contains the true ε, and TPR
+//     the largest true-positive rate any membership attack can reach at a
+//     given false-positive rate.
+//
+// The neighbouring relation is explicit (AddOrRemove by default;
 // ReplaceOne where the event supports it). Calibrate finds the smallest
-// noise multiplier whose ε does not exceed a target; AnalyticGaussianSigma
-// does the same for one Gaussian release (Balle & Wang 2018).
+// noise multiplier whose ε does not exceed a target, never above it;
+// AnalyticGaussianSigma does the same for one Gaussian release (Balle &
+// Wang 2018), and ClassicalGaussianSigma gives the textbook bound.
+//
+// A typical use, for DP-SGD with T steps of Poisson sampling at rate q:
+//
+//	a, _ := privacy.NewPLD(nil)
+//	err := a.Compose(privacy.PoissonGaussian{Q: q, Sigma: sigma}, T)
+//	eps, err := a.Epsilon(1e-5)
 //
 // Parameters are checked in one place, the Check functions: ε > 0 or +Inf,
 // 0 ≤ δ < 1, finite σ ≥ 0, 0 ≤ q ≤ 1, steps ≥ 0; NaN and ±Inf are rejected

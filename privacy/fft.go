@@ -87,24 +87,72 @@ func convolve(a, b []float64) []float64 {
 		}
 		return out
 	}
-	n := nextPow2(m)
-	fa := make([]complex128, n)
-	fb := make([]complex128, n)
-	for i, x := range a {
-		fa[i] = complex(x, 0)
-	}
-	for i, x := range b {
-		fb[i] = complex(x, 0)
-	}
-	fft(fa, false)
-	fft(fb, false)
+	n := max(nextPow2(m), 2)
+	fa := rfft(a, n)
+	fb := rfft(b, n)
 	for i := range fa {
 		fa[i] *= fb[i]
 	}
-	fft(fa, true)
+	r := irfft(fa, n)
 	out := make([]float64, m)
 	for i := range out {
-		out[i] = math.Max(0, real(fa[i]))
+		out[i] = math.Max(0, r[i])
 	}
 	return out
 }
+
+// rfft returns X[0..n/2] of the DFT of the real sequence x zero-padded to
+// length n (a power of two ≥ 2, n ≥ len(x)), computed with one complex FFT
+// of length n/2 on z[k] = x[2k] + i·x[2k+1] and the split
+// X[k] = E[k] + e^(−2πik/n)·O[k], where E and O are the DFTs of the even and
+// odd samples: E[k] = (Z[k] + conj Z[n/2−k])/2, O[k] = (Z[k] − conj Z[n/2−k])/(2i).
+func rfft(x []float64, n int) []complex128 {
+	m := n / 2
+	z := make([]complex128, m)
+	for k := range m {
+		var re, im float64
+		if 2*k < len(x) {
+			re = x[2*k]
+		}
+		if 2*k+1 < len(x) {
+			im = x[2*k+1]
+		}
+		z[k] = complex(re, im)
+	}
+	fft(z, false)
+	out := make([]complex128, m+1)
+	for k := 0; k <= m; k++ {
+		zk := z[k%m]
+		zc := conj(z[(m-k)%m])
+		e := (zk + zc) / 2
+		o := (zk - zc) / complex(0, 2)
+		s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
+		out[k] = e + complex(c, s)*o
+	}
+	return out
+}
+
+// irfft inverts rfft: given X[0..n/2] of a real sequence of length n, it
+// returns the sequence, using E[k] = (X[k] + conj X[n/2−k])/2 and
+// O[k] = e^(2πik/n)·(X[k] − conj X[n/2−k])/2, then one inverse complex FFT
+// of Z = E + i·O.
+func irfft(x []complex128, n int) []float64 {
+	m := n / 2
+	z := make([]complex128, m)
+	for k := range m {
+		xc := conj(x[m-k])
+		e := (x[k] + xc) / 2
+		s, c := math.Sincos(2 * math.Pi * float64(k) / float64(n))
+		o := complex(c, s) * (x[k] - xc) / 2
+		z[k] = e + complex(0, 1)*o
+	}
+	fft(z, true)
+	out := make([]float64, n)
+	for k, v := range z {
+		out[2*k] = real(v)
+		out[2*k+1] = imag(v)
+	}
+	return out
+}
+
+func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }

@@ -64,3 +64,34 @@ func TestConvolve(t *testing.T) {
 		}
 	}
 }
+
+// TestRFFT checks rfft against the complex fft and irfft as its inverse.
+func TestRFFT(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{2, 4, 16, 1024} {
+		x := make([]float64, n-1) // one short: rfft zero-pads
+		c := make([]complex128, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+			c[i] = complex(x[i], 0)
+		}
+		fft(c, false)
+		got := rfft(x, n)
+		for k := range got {
+			if cmplx.Abs(got[k]-c[k]) > 1e-12*float64(n) {
+				t.Errorf("n=%d: rfft[%d] = %v, want %v", n, k, got[k], c[k])
+			}
+		}
+		back := irfft(got, n)
+		for i := range back {
+			want := 0.0
+			if i < len(x) {
+				want = x[i]
+			}
+			if math.Abs(back[i]-want) > 1e-13 {
+				t.Errorf("n=%d: irfft[%d] = %v, want %v", n, i, back[i], want)
+			}
+		}
+	}
+}

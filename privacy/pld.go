@@ -150,7 +150,7 @@ func (a *PLD) Compose(e Event, n int) error {
 func (a *PLD) eventPMF(e Event) ([2]pmf, error) {
 	switch e := e.(type) {
 	case Gaussian:
-		return a.gaussianPMF(e.multiplier()), nil
+		return a.gaussianPMF(e.multiplier())
 	case PoissonGaussian:
 		return a.sampledPMF(e.Q, e.Sigma)
 	case PoissonSampled:
@@ -194,20 +194,20 @@ func (a *PLD) eventPMF(e Event) ([2]pmf, error) {
 	return [2]pmf{}, fmt.Errorf("privacy: PLD accountant does not support %T", e)
 }
 
-func (a *PLD) gaussianPMF(z float64) [2]pmf {
+func (a *PLD) gaussianPMF(z float64) ([2]pmf, error) {
 	if z == 0 {
 		p := pmf{inf: 1}
-		return [2]pmf{p, p}
+		return [2]pmf{p, p}, nil
 	}
 	mu := 1 / z
-	p := a.discretise(lossPair{
+	p, err := a.discretise(lossPair{
 		sigma: 1, pw: []float64{1}, pm: []float64{mu}, qw: []float64{1}, qm: []float64{0},
 		increasing: true,
 		loss:       func(x float64) float64 { return mu*x - mu*mu/2 },
 		xOf:        func(l float64) float64 { return l/mu + mu/2 },
 		lmin:       math.Inf(-1), lmax: math.Inf(1),
 	})
-	return [2]pmf{p, p}
+	return [2]pmf{p, p}, err
 }
 
 func (a *PLD) sampledPMF(q, sigma float64) ([2]pmf, error) {
@@ -222,7 +222,7 @@ func (a *PLD) sampledPMF(q, sigma float64) ([2]pmf, error) {
 		return [2]pmf{p, p}, nil
 	}
 	if q == 1 {
-		return a.gaussianPMF(sigma), nil
+		return a.gaussianPMF(sigma)
 	}
 	s2 := sigma * sigma
 	l1q, lq := math.Log1p(-q), math.Log(q)
@@ -242,19 +242,22 @@ func (a *PLD) sampledPMF(q, sigma float64) ([2]pmf, error) {
 		return s2*(math.Log(math.Expm1(l)+q)-lq) + 0.5
 	}
 	mix := []float64{1 - q, q}
-	rem := a.discretise(lossPair{
+	rem, err := a.discretise(lossPair{
 		sigma: sigma, pw: mix, pm: []float64{0, 1}, qw: []float64{1}, qm: []float64{0},
 		increasing: true, loss: rl, xOf: rx, lmin: l1q, lmax: math.Inf(1),
 	})
+	if err != nil {
+		return [2]pmf{}, err
+	}
 	// Add: P = N(0,σ²), Q = the mixture, L = −L_remove, decreasing, ≤ −log(1−q).
-	add := a.discretise(lossPair{
+	add, err := a.discretise(lossPair{
 		sigma: sigma, pw: []float64{1}, pm: []float64{0}, qw: mix, qm: []float64{0, 1},
 		increasing: false,
 		loss:       func(x float64) float64 { return -rl(x) },
 		xOf:        func(l float64) float64 { return rx(-l) },
 		lmin:       math.Inf(-1), lmax: -l1q,
 	})
-	return [2]pmf{rem, add}, nil
+	return [2]pmf{rem, add}, err
 }
 
 // lossPair is a pair of distributions P, Q on the real line, each a mixture
@@ -305,7 +308,7 @@ func (lp *lossPair) lossMass(l1, l2 float64) (p, q float64) {
 // distribution on the grid, with tails beyond the P-quantiles of mass
 // about TailMass moved pessimistically (the lower tail up to the lowest grid
 // point, the upper tail to +∞).
-func (a *PLD) discretise(lp lossPair) pmf {
+func (a *PLD) discretise(lp lossPair) (pmf, error) {
 	h := a.h
 	z := math.Sqrt(2*math.Log(1/a.tau)) + 1
 	xlo, xhi := math.Inf(1), math.Inf(-1)
@@ -322,6 +325,9 @@ func (a *PLD) discretise(lp lossPair) pmf {
 	ilo, ihi := int(math.Floor(llo/h)), int(math.Ceil(lhi/h))
 	if ihi <= ilo {
 		ihi = ilo + 1
+	}
+	if ihi-ilo+1 > maxGrid {
+		return pmf{}, fmt.Errorf("privacy: PLD of one step needs %d grid points (loss range [%.3g, %.3g]); increase PLDOptions.Interval", ihi-ilo+1, llo, lhi)
 	}
 	out := pmf{lo: ilo, p: make([]float64, ihi-ilo+1)}
 	eh, em1 := math.Exp(h), math.Expm1(h)
@@ -344,7 +350,7 @@ func (a *PLD) discretise(lp lossPair) pmf {
 	out.p[0] += below
 	out.inf += above
 	out.moved = below + above
-	return out
+	return out, nil
 }
 
 // epsilonDeltaPMF is the dominating pair of an (ε, δ)-DP mechanism:
@@ -509,27 +515,30 @@ func (a *PLD) power(x pmf, n int) (pmf, error) {
 	if size > maxGrid {
 		return pmf{}, fmt.Errorf("privacy: PLD self-composition needs %d grid points; increase PLDOptions.Interval", w)
 	}
-	f := make([]complex128, size)
+	nu := make([]float64, len(x.p))
 	for i, v := range x.p {
-		f[i] = complex(v/m, 0)
+		nu[i] = v / m
 	}
-	fft(f, false)
+	size = max(size, 2)
+	f := rfft(nu, size)
 	for i, c := range f {
-		r, th := math.Hypot(real(c), imag(c)), math.Atan2(imag(c), real(c))
-		if r == 0 {
+		r := math.Hypot(real(c), imag(c))
+		lr := nf * math.Log(r)
+		if r == 0 || lr < -800 {
+			f[i] = 0
 			continue
 		}
-		rn := math.Exp(nf * math.Log(r))
-		s, co := math.Sincos(nf * th)
+		rn := math.Exp(lr)
+		s, co := math.Sincos(nf * math.Atan2(imag(c), real(c)))
 		f[i] = complex(rn*co, rn*s)
 	}
-	fft(f, true)
+	res := irfft(f, size)
 	scale := math.Exp(nf * math.Log(m))
 	out.lo = n*x.lo + sLo
 	out.p = make([]float64, min(w, size))
 	for k := range out.p {
 		j := ((sLo+k)%size + size) % size
-		out.p[k] = real(f[j]) * scale
+		out.p[k] = res[j] * scale
 	}
 	// The upper tail beyond the window (at most TailMass of the finite part)
 	// goes to +∞.
