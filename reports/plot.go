@@ -81,6 +81,8 @@ type Series struct {
 	Points []Point
 	// Inf is the point at x = +Inf, or nil if the series has no such runs.
 	Inf *Point
+
+	style int // the index of the series' colour and marker
 }
 
 // Figure is a built plot: the aggregated series, the gonum plot drawing
@@ -163,6 +165,14 @@ func (p *Plot) Build(runs *Runs) (*Figure, error) {
 	count(negInf, p.X+" = -∞, left out")
 	count(nonPositive, p.X+" ≤ 0, left out of the log scale")
 
+	// Colours and markers follow a series' place among all runs of the
+	// table, so that a method keeps its style across the plots of one
+	// experiment whatever the filter.
+	all := make([]int, runs.Len())
+	for i := range all {
+		all[i] = i
+	}
+	_, stylePos := series.groups(all)
 	groups, _ := series.groups(kept)
 	fig := &Figure{Width: p.Width, Height: p.Height}
 	if fig.Width == 0 {
@@ -186,7 +196,7 @@ func (p *Plot) Build(runs *Runs) (*Figure, error) {
 			xs = append(xs, x)
 		}
 		slices.Sort(xs)
-		s := Series{Name: series.key(g.first).String()}
+		s := Series{Name: series.key(g.first).String(), style: stylePos[series.id(g.first)]}
 		if len(p.Series) == 0 {
 			s.Name = label(p.Labels, p.Y)
 		}
@@ -291,8 +301,8 @@ func (p *Plot) draw(series []Series) (*plot.Plot, plot.Legend, error) {
 	}
 
 	var infEntries []func()
-	for i, s := range series {
-		col := plotutil.Color(i)
+	for _, s := range series {
+		col := plotutil.Color(s.style)
 		band := withAlpha(col, bandAlpha)
 		if len(s.Points) > 0 {
 			if poly := bandPolygon(s.Points); poly != nil {
@@ -311,7 +321,7 @@ func (p *Plot) draw(series []Series) (*plot.Plot, plot.Legend, error) {
 			line.Color = col
 			line.Width = vg.Points(1.5)
 			points.Color = col
-			points.Shape = plotutil.Shape(i)
+			points.Shape = plotutil.Shape(s.style)
 			points.Radius = vg.Points(3)
 			plt.Add(line, points)
 			legend.Add(s.Name, line, points)
@@ -346,6 +356,14 @@ func (p *Plot) draw(series []Series) (*plot.Plot, plot.Legend, error) {
 	for _, add := range infEntries {
 		add()
 	}
+	// Leave a margin above and below the data, so that no band touches the
+	// frame.
+	pad := (plt.Y.Max - plt.Y.Min) * 0.05
+	if pad == 0 {
+		pad = math.Max(math.Abs(plt.Y.Max)*0.05, 1e-3)
+	}
+	plt.Y.Min -= pad
+	plt.Y.Max += pad
 	return plt, legend, nil
 }
 

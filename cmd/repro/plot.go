@@ -1,0 +1,130 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/repro-dp/repro/reports"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(plotCommand) }
+
+// plotOptions holds the parsed flags of repro plot.
+type plotOptions struct {
+	path    string
+	plot    reports.Plot
+	out     string
+	formats []string
+}
+
+func plotCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "plot",
+		Usage:     "plot a metric against a numeric column, one line per series, from a runs.parquet file",
+		ArgsUsage: "FILE.parquet",
+		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet) and draws\n" +
+			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
+			"(seeds) at each x with a shaded ±1 std band. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
+			"dashed horizontal line per series. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
+			"prints their paths; warnings go to standard error.\n\n" +
+			"   $ repro plot results/fig1/runs.parquet --x epsilon_target --y acc --series method --out fig1 --log-x\n" +
+			"   $ repro plot runs.parquet --x epsilon_target --y acc --where task=shapes-vqa --factor 100 --ylabel 'accuracy (%)' --out shapes",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "x", Usage: "the numeric `column` on the horizontal axis, e.g. epsilon_target"},
+			&cli.StringFlag{Name: "y", Usage: "the numeric `column` on the vertical axis, e.g. acc"},
+			&cli.StringSliceFlag{Name: "series", Value: cli.NewStringSlice("method"), Usage: "`columns` whose values make the lines, comma-separated; --series '' for one line"},
+			&cli.StringFlag{Name: "out", Usage: "output path `prefix`; the format's extension is added"},
+			&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(reports.PlotFormats...), Usage: "output `formats`: png, svg, pdf, comma-separated"},
+			&cli.BoolFlag{Name: "log-x", Usage: "log scale on the horizontal axis"},
+			&cli.Float64Flag{Name: "factor", Value: 1, Usage: "multiply y by `factor` (100 for percent)"},
+			&cli.IntFlag{Name: "min-seeds", Value: 10, Usage: "warn when a point has fewer than `n` runs; 0 never warns"},
+			&cli.StringSliceFlag{Name: "where", Usage: "keep only runs with `column=value`; repeatable"},
+			&cli.StringFlag{Name: "title", Usage: "plot `title`"},
+			&cli.StringFlag{Name: "xlabel", Usage: "horizontal axis `label`; default the x column's label"},
+			&cli.StringFlag{Name: "ylabel", Usage: "vertical axis `label`; default the y column's label"},
+		},
+		Action: func(c *cli.Context) error {
+			f, err := parseFlagsAfterArgs(c)
+			if err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+			if len(f.args) != 1 {
+				return errors.New("plot: want exactly one FILE.parquet argument")
+			}
+			for _, name := range []string{"x", "y", "out"} {
+				if f.String(name) == "" {
+					return fmt.Errorf("plot: --%s is required", name)
+				}
+			}
+			where, err := parseWhere(f.StringSlice("where"))
+			if err != nil {
+				return err
+			}
+			formats := splitList(f.StringSlice("formats"))
+			for _, format := range formats {
+				if format != "png" && format != "svg" && format != "pdf" {
+					return fmt.Errorf("plot: unknown format %q (want png, svg or pdf)", format)
+				}
+			}
+			if len(formats) == 0 {
+				return errors.New("plot: --formats is empty")
+			}
+			if x := f.Float64("factor"); x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("plot: --factor must be finite and non-zero, got %v", x)
+			}
+			minSeeds := f.Int("min-seeds")
+			if minSeeds == 0 {
+				minSeeds = -1
+			}
+			o := plotOptions{
+				path: f.args[0],
+				plot: reports.Plot{
+					X:        f.String("x"),
+					Y:        f.String("y"),
+					Series:   splitList(f.StringSlice("series")),
+					Where:    where,
+					Title:    f.String("title"),
+					XLabel:   f.String("xlabel"),
+					YLabel:   f.String("ylabel"),
+					LogX:     f.Bool("log-x"),
+					Scale:    f.Float64("factor"),
+					MinSeeds: minSeeds,
+				},
+				out:     f.String("out"),
+				formats: formats,
+			}
+			return writePlot(c.App.Writer, c.App.ErrWriter, o)
+		},
+	}
+}
+
+// writePlot reads the run table at o.path, saves o.plot under o.out, prints
+// the paths written to w and the warnings to wErr.
+func writePlot(w, wErr io.Writer, o plotOptions) error {
+	runs, err := reports.ReadRuns(o.path)
+	if err != nil {
+		return err
+	}
+	fig, err := o.plot.Build(runs)
+	if err != nil {
+		return err
+	}
+	paths, err := fig.Save(o.out, o.formats...)
+	for _, p := range paths {
+		fmt.Fprintln(w, p)
+	}
+	if err != nil {
+		return err
+	}
+	for _, warn := range fig.Warnings {
+		fmt.Fprintf(wErr, "warning: %v\n", warn)
+	}
+	return nil
+}

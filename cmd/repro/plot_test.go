@@ -1,0 +1,62 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPlotCommand(t *testing.T) {
+	path := writeReportsRuns(t)
+	prefix := filepath.Join(t.TempDir(), "fig1")
+	out, errOut, err := run(t, "plot", path, "--x", "epsilon_target", "--y", "acc", "--series", "method", "--out", prefix, "--log-x")
+	if err != nil {
+		t.Fatalf("repro plot: %v", err)
+	}
+	want := prefix + ".png\n" + prefix + ".svg\n" + prefix + ".pdf\n"
+	if out != want {
+		t.Errorf("repro plot printed %q, want %q", out, want)
+	}
+	for _, w := range []string{"warning: 1 run failed", "warning: n=2–3 seeds < 10"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("repro plot: standard error lacks %q:\n%s", w, errOut)
+		}
+	}
+	for _, ext := range []string{".png", ".svg", ".pdf"} {
+		if fi, err := os.Stat(prefix + ext); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v (size %v)", prefix+ext, err, fi)
+		}
+	}
+
+	// One format only.
+	prefix2 := filepath.Join(t.TempDir(), "only")
+	out, _, err = run(t, "plot", path, "--x", "epsilon_target", "--y", "acc", "--out", prefix2, "--formats", "svg")
+	if err != nil || out != prefix2+".svg\n" {
+		t.Errorf("repro plot --formats svg: printed %q, error %v; want %q", out, err, prefix2+".svg\n")
+	}
+}
+
+func TestPlotCommandErrors(t *testing.T) {
+	path := writeReportsRuns(t)
+	out := filepath.Join(t.TempDir(), "fig")
+	for _, tc := range []struct {
+		desc string
+		args []string
+		want string
+	}{
+		{"no y", []string{"plot", path, "--x", "epsilon_target", "--out", out}, "y"},
+		{"string x", []string{"plot", path, "--x", "task", "--y", "acc", "--out", out}, `x column "task" holds strings`},
+		{"bad format", []string{"plot", path, "--x", "epsilon_target", "--y", "acc", "--out", out, "--formats", "gif"}, "unknown format"},
+		{"only infinity", []string{"plot", path, "--x", "epsilon_target", "--y", "acc", "--out", out, "--where", "method=nonprivate"}, "no runs with a finite"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: repro %v: got error %v, want one containing %q", tc.desc, tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/repro-dp/repro/reports"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { register(tableCommand) }
+
+// tableOptions holds the parsed flags of repro table.
+type tableOptions struct {
+	path   string
+	table  reports.Table
+	format reports.Format
+}
+
+func tableCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "table",
+		Usage:     "print a table of one metric, mean ± std over seeds, from a runs.parquet file",
+		ArgsUsage: "FILE.parquet",
+		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet) and prints\n" +
+			"one row per distinct --rows value and one column per distinct --cols value, each cell\n" +
+			"the mean ± sample std of --metric over the runs that share them. Runs whose status is\n" +
+			"not ok are left out and counted; warnings are printed under the table.\n\n" +
+			"   $ repro table results/table1/runs.parquet --metric acc --best max\n" +
+			"   $ repro table runs.parquet --rows method --cols task,epsilon_target --metric acc --format tex --factor 100 --precision 1\n" +
+			"   $ repro table runs.parquet --cols epsilon_target --metric mia_auc --best min --where task=fashion-vqa",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "rows", Value: cli.NewStringSlice("method"), Usage: "row key `columns`, comma-separated"},
+			&cli.StringSliceFlag{Name: "cols", Value: cli.NewStringSlice("task", "epsilon_target"), Usage: "column key `columns`, comma-separated; --cols '' for a single column"},
+			&cli.StringFlag{Name: "metric", Usage: "the numeric `column` in the cells, e.g. acc (required)"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `format`: text, md or tex"},
+			&cli.StringFlag{Name: "best", Value: "none", Usage: "mark the best cell of each column: max, min or none"},
+			&cli.IntFlag{Name: "precision", Value: 2, Usage: "`digits` after the decimal point"},
+			&cli.Float64Flag{Name: "factor", Value: 1, Usage: "multiply the metric by `factor` (100 for percent)"},
+			&cli.IntFlag{Name: "min-seeds", Value: 10, Usage: "warn when a cell has fewer than `n` runs; 0 never warns"},
+			&cli.StringSliceFlag{Name: "where", Usage: "keep only runs with `column=value`; repeatable"},
+			&cli.StringFlag{Name: "title", Usage: "table `title`; default the metric"},
+		},
+		Action: func(c *cli.Context) error {
+			f, err := parseFlagsAfterArgs(c)
+			if err != nil {
+				return fmt.Errorf("table: %w", err)
+			}
+			if len(f.args) != 1 {
+				return errors.New("table: want exactly one FILE.parquet argument")
+			}
+			if f.String("metric") == "" {
+				return errors.New("table: --metric is required")
+			}
+			format, err := reports.ParseFormat(f.String("format"))
+			if err != nil {
+				return err
+			}
+			best, err := reports.ParseBest(f.String("best"))
+			if err != nil {
+				return err
+			}
+			where, err := parseWhere(f.StringSlice("where"))
+			if err != nil {
+				return err
+			}
+			prec := f.Int("precision")
+			if prec < 0 {
+				return errors.New("table: --precision must be ≥ 0")
+			}
+			if prec == 0 {
+				prec = -1 // reports.Table reads 0 as the default
+			}
+			if x := f.Float64("factor"); x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("table: --factor must be finite and non-zero, got %v", x)
+			}
+			minSeeds := f.Int("min-seeds")
+			if minSeeds == 0 {
+				minSeeds = -1
+			}
+			o := tableOptions{
+				path: f.args[0],
+				table: reports.Table{
+					Title:     f.String("title"),
+					Rows:      splitList(f.StringSlice("rows")),
+					Cols:      splitList(f.StringSlice("cols")),
+					Metric:    f.String("metric"),
+					Where:     where,
+					Best:      best,
+					Scale:     f.Float64("factor"),
+					Precision: prec,
+					MinSeeds:  minSeeds,
+				},
+				format: format,
+			}
+			return writeTable(c.App.Writer, o)
+		},
+	}
+}
+
+// writeTable reads the run table at o.path and writes o.table to w.
+func writeTable(w io.Writer, o tableOptions) error {
+	runs, err := reports.ReadRuns(o.path)
+	if err != nil {
+		return err
+	}
+	g, err := o.table.Build(runs)
+	if err != nil {
+		return err
+	}
+	return g.Write(w, o.format)
+}
+
+// splitList returns the non-empty, trimmed items of list, each of which may
+// itself be comma-separated.
+func splitList(list []string) []string {
+	var out []string
+	for _, item := range list {
+		for _, s := range strings.Split(item, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// parseWhere parses column=value filters.
+func parseWhere(list []string) (map[string]string, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	where := make(map[string]string, len(list))
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--where %q: want column=value", kv)
+		}
+		where[strings.TrimSpace(k)] = v
+	}
+	return where, nil
+}
+
+// flagsAfterArgs gives the flags of a command whether they come before or
+// after its positional arguments: urfave/cli v2 stops parsing flags at the
+// first positional argument, but the usage lines show them after it
+// ("repro table FILE.parquet --metric acc").
+type flagsAfterArgs struct {
+	c    *cli.Context
+	tail *flag.FlagSet   // the flags found among the arguments
+	set  map[string]bool // the names set in tail
+	args []string        // the positional arguments
+}
+
+// parseFlagsAfterArgs parses the command's flags found among c's arguments,
+// with the command's own flag definitions.
+func parseFlagsAfterArgs(c *cli.Context) (*flagsAfterArgs, error) {
+	fs := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, f := range c.Command.Flags {
+		if err := f.Apply(fs); err != nil {
+			return nil, err
+		}
+	}
+	a := &flagsAfterArgs{c: c, tail: fs, set: make(map[string]bool)}
+	rest := c.Args().Slice()
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		rest = fs.Args()
+		if len(rest) > 0 {
+			a.args = append(a.args, rest[0])
+			rest = rest[1:]
+		}
+	}
+	fs.Visit(func(f *flag.Flag) { a.set[f.Name] = true })
+	return a, nil
+}
+
+func (a *flagsAfterArgs) get(name string) any { return a.tail.Lookup(name).Value.(flag.Getter).Get() }
+
+// String returns the value of a string flag.
+func (a *flagsAfterArgs) String(name string) string {
+	if a.set[name] {
+		return a.get(name).(string)
+	}
+	return a.c.String(name)
+}
+
+// StringSlice returns the values of a string slice flag, those given before
+// the arguments first.
+func (a *flagsAfterArgs) StringSlice(name string) []string {
+	if !a.set[name] {
+		return a.c.StringSlice(name)
+	}
+	v := a.get(name).(cli.StringSlice)
+	if a.c.IsSet(name) {
+		return append(a.c.StringSlice(name), v.Value()...)
+	}
+	return v.Value()
+}
+
+// Int returns the value of an int flag.
+func (a *flagsAfterArgs) Int(name string) int {
+	if a.set[name] {
+		return a.get(name).(int)
+	}
+	return a.c.Int(name)
+}
+
+// Float64 returns the value of a float64 flag.
+func (a *flagsAfterArgs) Float64(name string) float64 {
+	if a.set[name] {
+		return a.get(name).(float64)
+	}
+	return a.c.Float64(name)
+}
+
+// Bool returns the value of a bool flag.
+func (a *flagsAfterArgs) Bool(name string) bool {
+	if a.set[name] {
+		return a.get(name).(bool)
+	}
+	return a.c.Bool(name)
+}

@@ -1,0 +1,150 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// reportsRun is a runs.parquet row as the results writer declares one.
+type reportsRun struct {
+	RunID         string   `parquet:"run_id"`
+	Status        string   `parquet:"status"`
+	Method        string   `parquet:"method"`
+	Task          string   `parquet:"task"`
+	Seed          int64    `parquet:"seed"`
+	EpsilonTarget float64  `parquet:"epsilon_target"`
+	Acc           *float64 `parquet:"acc,optional"`
+}
+
+// writeReportsRuns writes a small run table to a parquet file in a temporary
+// directory and returns its path. Accuracies are centre + (seed−1)·0.01, so
+// each full cell has mean = centre and sample std = 0.01:
+//
+//	nonprivate ε=∞: 0.84; dpsgd ε=1: 0.52, ε=8: 0.70; dpzo ε=1: 0.45, ε=8: 0.50
+//
+// on task fashion-vqa, and dpzo ε=8 seed 2 failed.
+func writeReportsRuns(t *testing.T) string {
+	t.Helper()
+	cells := []struct {
+		method string
+		eps    float64
+		centre float64
+	}{
+		{"nonprivate", math.Inf(1), 0.84},
+		{"dpsgd", 1, 0.52},
+		{"dpsgd", 8, 0.70},
+		{"dpzo", 1, 0.45},
+		{"dpzo", 8, 0.50},
+	}
+	var rows []reportsRun
+	for _, c := range cells {
+		for seed := range 3 {
+			acc := c.centre + float64(seed-1)*0.01
+			r := reportsRun{RunID: c.method + string(rune('a'+seed)), Status: "ok", Method: c.method,
+				Task: "fashion-vqa", Seed: int64(seed), EpsilonTarget: c.eps, Acc: &acc}
+			if c.method == "dpzo" && c.eps == 8 && seed == 2 {
+				r.Status, r.Acc = "failed", nil
+			}
+			rows = append(rows, r)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "runs.parquet")
+	if err := parquet.WriteFile(path, rows); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestTableCommand(t *testing.T) {
+	path := writeReportsRuns(t)
+	for _, tc := range []struct {
+		desc string
+		args []string
+		want []string // lines or fragments the output must contain
+	}{
+		{
+			desc: "text",
+			args: []string{"--metric", "acc", "--best", "max", "--factor", "100", "--precision", "1"},
+			want: []string{
+				"acc (mean ± std over 2–3 runs)",
+				// dpsgd ε=1: 51, 52, 53 → 52.0 ± 1.0, best of its column.
+				"52.0 ± 1.0 *",
+				// dpzo ε=8: 49, 50 (seed 2 failed) → 49.5 ± 0.7 (0.01·100/√2 = 0.707).
+				"49.5 ± 0.7   (n=2)",
+				"fashion-vqa ε=∞",
+				"warning: 1 run failed",
+				"warning: n=2–3 seeds < 10",
+			},
+		},
+		{
+			desc: "markdown",
+			args: []string{"--metric", "acc", "--cols", "epsilon_target", "--format", "md", "--best", "max"},
+			want: []string{"| method     |", "**0.70 ± 0.01**", "| nonprivate |"},
+		},
+		{
+			desc: "latex",
+			args: []string{"--metric", "acc", "--cols", "epsilon_target", "--format", "tex", "--min-seeds", "0", "--precision", "0", "--factor", "100"},
+			want: []string{`\begin{tabular}{lrrr}`, `$\varepsilon$=$\infty$`, `84 $\pm$ 1`, `\bottomrule`},
+		},
+		{
+			desc: "flags before and after the file",
+			args: []string{"--where", "method=dpsgd", "--cols", "epsilon_target", "--metric", "acc", "--format", "md"},
+			want: []string{"| dpsgd  |", "0.52 ± 0.01", "0.70 ± 0.01"},
+		},
+		{
+			desc: "where, single column",
+			args: []string{"--metric", "acc", "--cols", "", "--where", "method=dpsgd", "--rows", "epsilon_target"},
+			want: []string{"│ ε ", "0.52 ± 0.01", "0.70 ± 0.01"},
+		},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			// The first two arguments go before the file, the rest after it.
+			args := append(append(append([]string{"table"}, tc.args[:2]...), path), tc.args[2:]...)
+			out, _, err := run(t, args...)
+			if err != nil {
+				t.Fatalf("repro table %v: %v", tc.args, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("repro table %v: output lacks %q:\n%s", tc.args, w, out)
+				}
+			}
+		})
+	}
+	if out, _, _ := run(t, "table", path, "--metric", "acc", "--min-seeds", "0"); strings.Contains(out, "seeds <") {
+		t.Errorf("--min-seeds 0 still warns about seeds:\n%s", out)
+	}
+}
+
+func TestTableCommandErrors(t *testing.T) {
+	path := writeReportsRuns(t)
+	for _, tc := range []struct {
+		desc string
+		args []string
+		want string
+	}{
+		{"no file", []string{"table", "--metric", "acc"}, "want exactly one FILE.parquet"},
+		{"no metric", []string{"table", path}, "metric"},
+		{"unknown metric", []string{"table", path, "--metric", "nope"}, `metric column "nope" not in the run table`},
+		{"bad format", []string{"table", path, "--metric", "acc", "--format", "html"}, "unknown table format"},
+		{"bad best", []string{"table", path, "--metric", "acc", "--best", "most"}, "unknown best rule"},
+		{"bad where", []string{"table", path, "--metric", "acc", "--where", "method"}, "want column=value"},
+		{"bad factor", []string{"table", path, "--metric", "acc", "--factor", "0"}, "--factor"},
+		{"two files", []string{"table", path, path, "--metric", "acc"}, "want exactly one"},
+		{"unknown flag after the file", []string{"table", path, "--metric", "acc", "--nope"}, "nope"},
+		{"missing file", []string{"table", filepath.Join(t.TempDir(), "none.parquet"), "--metric", "acc"}, "no such file"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: repro %v: got error %v, want one containing %q", tc.desc, tc.args, err, tc.want)
+		}
+	}
+}
