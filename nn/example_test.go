@@ -64,3 +64,47 @@ func Example() {
 	// first: lm.blocks.0.attn.q.lora_a lora_a [4 32]
 	// clipped norm ≤ C: true
 }
+
+// Reading the per-head outputs of the language model at the last position
+// and replacing one head there, as DP-MTV does with its mean activations.
+func ExampleHooks() {
+	cfg, err := nn.Preset("smoke", 32)
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	prompt := nn.Sequence{Tokens: []int{nn.TokenBOS, 10, 11, 12}}
+
+	dh := cfg.Width / cfg.Heads
+	var last [][]float32 // per LM layer: the heads at the last position
+	read := &nn.Hooks{Heads: func(stack string, layer int, heads nn.Tensor) []nn.HeadPatch {
+		if stack == "lm" {
+			last = append(last, append([]float32(nil), heads.Row(heads.Rows()-1)...))
+		}
+		return nil
+	}}
+	if _, _, err := m.Forward(nn.NewTape(nil, nil), &prompt, nil, read, nil); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("layers:", len(last), "values per layer:", len(last[0]), "per head:", dh)
+
+	// Patch head 1 of every layer at the last position with zeros while
+	// generating greedily.
+	patch := &nn.Hooks{Heads: func(stack string, layer int, heads nn.Tensor) []nn.HeadPatch {
+		if stack != "lm" {
+			return nil
+		}
+		return []nn.HeadPatch{{Pos: -1, Head: 1, Value: make([]float32, dh)}}
+	}}
+	out, err := m.Generate(&prompt, 3, nn.Sampler{}, nil, patch, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("generated tokens:", len(out))
+	// Output:
+	// layers: 1 values per layer: 32 per head: 16
+	// generated tokens: 3
+}
