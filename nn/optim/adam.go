@@ -28,6 +28,9 @@ type Adam struct {
 	// bc1[t] = 1 − β₁ᵗ and bc2[t] = √(1 − β₂ᵗ), for the β₁ in tabBeta1.
 	tabBeta1 float64
 	bc1, bc2 []float64
+
+	jobs  []adamJob
+	sched scheduler
 }
 
 var (
@@ -74,6 +77,10 @@ func (o *Adam) tables(maxT int64) ([]float64, []float64) {
 // Step implements Optimizer.
 func (o *Adam) Step(params []Param, lr float64, m *Mask) {
 	checkStep(o.slots, params, lr, m)
+	// First the bookkeeping, parameter by parameter; then the element
+	// updates, which may run in parallel.
+	o.jobs = o.jobs[:0]
+	var maxT int64
 	for i := range params {
 		p, s := &params[i], &o.slots[i]
 		if !m.param(i) {
@@ -94,22 +101,47 @@ func (o *Adam) Step(params []Param, lr float64, m *Mask) {
 			s.bufs[1] = make([]float32, s.n)
 		}
 		s.step++
-		k := adamCoef{lr: lr * lrScale(p), b1: o.beta1, b2: o.beta2, eps: o.eps, decay: 1}
+		job := adamJob{p: p, s: s, keep: keep, k: adamCoef{lr: lr * lrScale(p), b1: o.beta1, b2: o.beta2, eps: o.eps, decay: 1}}
 		if !p.NoDecay {
 			if o.decoupled {
-				k.decay = 1 - k.lr*o.wd
+				job.k.decay = 1 - job.k.lr*o.wd
 			} else {
-				k.l2 = o.wd
+				job.k.l2 = o.wd
 			}
 		}
 		if s.elemStep == nil {
-			bc1, bc2 := o.correction(s.step)
-			adamUniform(p.Data, p.Grad, s.bufs[0], s.bufs[1], &k, bc1, bc2)
-			continue
+			job.bc1, job.bc2 = o.correction(s.step)
+		} else {
+			maxT = max(maxT, s.step)
 		}
-		bc1, bc2 := o.tables(s.step)
-		adamElems(p.Data, p.Grad, s.bufs[0], s.bufs[1], keep, s.elemStep, &k, bc1, bc2)
+		o.jobs = append(o.jobs, job)
+		o.sched.add(len(o.jobs)-1, s.n)
 	}
+	bc1, bc2 := o.tables(maxT)
+	defer clear(o.jobs) // do not retain the caller's slices
+	o.sched.run(func(sp span) {
+		j := &o.jobs[sp.j]
+		lo, hi := sp.lo, sp.hi
+		data, grad, mb, vb := j.p.Data[lo:hi], j.p.Grad[lo:hi], j.s.bufs[0][lo:hi], j.s.bufs[1][lo:hi]
+		if j.s.elemStep == nil {
+			adamUniform(data, grad, mb, vb, &j.k, j.bc1, j.bc2)
+			return
+		}
+		var keep []bool
+		if j.keep != nil {
+			keep = j.keep[lo:hi]
+		}
+		adamElems(data, grad, mb, vb, keep, j.s.elemStep[lo:hi], &j.k, bc1, bc2)
+	})
+}
+
+// adamJob is the update of one parameter in one step.
+type adamJob struct {
+	p        *Param
+	s        *slot
+	keep     []bool
+	k        adamCoef
+	bc1, bc2 float64 // bias corrections when s has no per-element counts
 }
 
 // adamCoef holds the coefficients of one Adam step of one parameter.

@@ -27,7 +27,8 @@ func benchParams() []Param {
 
 // BenchmarkStep measures one step over 1M parameters (2²⁰): AdamW, AdamW
 // with a top-80% block mask (Dual-Priv), AdamW with an 80% element mask,
-// and SGD with momentum.
+// and SGD with momentum; all on GOMAXPROCS goroutines, and AdamW also on
+// one.
 func BenchmarkStep(b *testing.B) {
 	blocks := make([]bool, 16)
 	for i := range blocks {
@@ -41,15 +42,17 @@ func BenchmarkStep(b *testing.B) {
 		}
 	}
 	for _, bc := range []struct {
-		desc string
-		name string
-		set  *Settings
-		mask *Mask
+		desc    string
+		name    string
+		set     *Settings
+		mask    *Mask
+		workers int // 0: GOMAXPROCS
 	}{
-		{"adamw", "adamw", &Settings{WeightDecay: 0.01}, nil},
-		{"adamw-blocks80", "adamw", &Settings{WeightDecay: 0.01}, &Mask{Params: blocks}},
-		{"adamw-elems80", "adamw", &Settings{WeightDecay: 0.01}, &Mask{Elems: elems}},
-		{"sgd-momentum", "sgd", &Settings{Momentum: 0.9}, nil},
+		{"adamw", "adamw", &Settings{WeightDecay: 0.01}, nil, 0},
+		{"adamw-1goroutine", "adamw", &Settings{WeightDecay: 0.01}, nil, 1},
+		{"adamw-blocks80", "adamw", &Settings{WeightDecay: 0.01}, &Mask{Params: blocks}, 0},
+		{"adamw-elems80", "adamw", &Settings{WeightDecay: 0.01}, &Mask{Elems: elems}, 0},
+		{"sgd-momentum", "sgd", &Settings{Momentum: 0.9}, nil, 0},
 	} {
 		b.Run(bc.desc, func(b *testing.B) {
 			ps := benchParams()
@@ -57,6 +60,7 @@ func BenchmarkStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			setWorkers(opt, bc.workers)
 			opt.Step(ps, 1e-6, bc.mask) // allocate the state outside the loop
 			for b.Loop() {
 				opt.Step(ps, 1e-6, bc.mask)

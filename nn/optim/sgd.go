@@ -18,6 +18,9 @@ type SGD struct {
 	mu, wd   float64
 	nesterov bool
 	slots    []slot
+
+	jobs  []sgdJob
+	sched scheduler
 }
 
 var (
@@ -43,6 +46,7 @@ func (o *SGD) SetMomentum(mu float64) {
 // Step implements Optimizer.
 func (o *SGD) Step(params []Param, lr float64, m *Mask) {
 	checkStep(o.slots, params, lr, m)
+	o.jobs = o.jobs[:0]
 	for i := range params {
 		p, s := &params[i], &o.slots[i]
 		if !m.param(i) {
@@ -56,20 +60,41 @@ func (o *SGD) Step(params []Param, lr float64, m *Mask) {
 			s.resetElems(keep)
 		}
 		s.step++ // SGD has no bias correction, so no per-element counts.
-		wd := o.wd
+		job := sgdJob{p: p, keep: keep, eta: lr * lrScale(p), wd: o.wd}
 		if p.NoDecay {
-			wd = 0
+			job.wd = 0
 		}
-		eta := lr * lrScale(p)
-		if o.mu == 0 {
-			sgdPlain(p.Data, p.Grad, keep, eta, wd)
-			continue
+		if o.mu != 0 {
+			if s.bufs[0] == nil {
+				s.bufs[0] = make([]float32, s.n)
+			}
+			job.buf = s.bufs[0]
 		}
-		if s.bufs[0] == nil {
-			s.bufs[0] = make([]float32, s.n)
-		}
-		sgdMomentum(p.Data, p.Grad, s.bufs[0], keep, eta, wd, o.mu, o.nesterov)
+		o.jobs = append(o.jobs, job)
+		o.sched.add(len(o.jobs)-1, s.n)
 	}
+	defer clear(o.jobs) // do not retain the caller's slices
+	o.sched.run(func(sp span) {
+		j := &o.jobs[sp.j]
+		lo, hi := sp.lo, sp.hi
+		var keep []bool
+		if j.keep != nil {
+			keep = j.keep[lo:hi]
+		}
+		if j.buf == nil {
+			sgdPlain(j.p.Data[lo:hi], j.p.Grad[lo:hi], keep, j.eta, j.wd)
+			return
+		}
+		sgdMomentum(j.p.Data[lo:hi], j.p.Grad[lo:hi], j.buf[lo:hi], keep, j.eta, j.wd, o.mu, o.nesterov)
+	})
+}
+
+// sgdJob is the update of one parameter in one step.
+type sgdJob struct {
+	p       *Param
+	keep    []bool
+	buf     []float32 // momentum buffer, nil without momentum
+	eta, wd float64
 }
 
 func sgdPlain(data, grad []float32, keep []bool, eta, wd float64) {
