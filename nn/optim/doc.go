@@ -13,7 +13,11 @@
 // model owns. Step reads Grad and updates Data in place. The same parameters,
 // in the same order, are passed to every Step of one optimizer; Step panics
 // if they change. Optimizer state is float32, one or two buffers the length
-// of Data per parameter; arithmetic inside a step is float64.
+// of Data per parameter; arithmetic inside a step is float64. A step over
+// more than 65536 elements is split among GOMAXPROCS goroutines; every
+// element is updated on its own with coefficients fixed beforehand, so the
+// result is the same bits whatever GOMAXPROCS is. An optimizer is not safe
+// for concurrent use.
 //
 // # Masked steps
 //
