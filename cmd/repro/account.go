@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/repro-dp/repro/privacy"
 	"github.com/urfave/cli/v2"
@@ -61,6 +62,15 @@ func accountCommand() *cli.Command {
 			&cli.Float64Flag{Name: "tpr-at-fpr", Usage: "also print the tight upper bound on any membership attack's true-positive rate at false-positive rate `fpr` (sgm)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			// One line naming the flag and its allowed values, no usage dump.
+			for flag, allowed := range accountFlagRanges {
+				if strings.Contains(err.Error(), "flag -"+flag+":") {
+					return fmt.Errorf("account: --%s: %v; must be %s", flag, err, allowed)
+				}
+			}
+			return fmt.Errorf("account: %w", err)
+		},
 		Action: func(c *cli.Context) error {
 			o := accountOptions{
 				accountant:  c.String("accountant"),
@@ -89,6 +99,18 @@ func accountCommand() *cli.Command {
 			return r.print(c.App.Writer, o.json)
 		},
 	}
+}
+
+// accountFlagRanges holds the allowed values of each numeric flag, for
+// parse errors.
+var accountFlagRanges = map[string]string{
+	"sigma":       "a finite number ≥ 0",
+	"epsilon":     "a number > 0 or +Inf",
+	"sample-rate": "a number in [0, 1]",
+	"steps":       "an integer ≥ 0",
+	"delta":       "a number in [0, 1)",
+	"sensitivity": "a finite number > 0",
+	"tpr-at-fpr":  "a number in [0, 1]",
 }
 
 // accountResult is what repro account prints.

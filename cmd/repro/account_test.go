@@ -130,9 +130,14 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"--mechanism", "agm", "--epsilon", "1", "--sensitivity", "-1"}, []string{"--sensitivity", "> 0"}},
 		{[]string{"--mechanism", "agm", "--epsilon", "1", "--delta", "0"}, []string{"--delta", "(0, 1)"}},
 		{[]string{"--sigma", "1", "--sample-rate", "0.1", "--steps", "10", "--tpr-at-fpr", "2"}, []string{"--tpr-at-fpr", "[0, 1]"}},
-		{[]string{"--sigma", "abc", "--sample-rate", "0.1", "--steps", "10"}, []string{"sigma"}},
+		{[]string{"--sigma", "abc", "--sample-rate", "0.1", "--steps", "10"}, []string{"--sigma", "≥ 0"}},
+		{[]string{"--sigma", "1", "--sample-rate", "0.1", "--steps", "1.5"}, []string{"--steps", "integer ≥ 0"}},
+		{[]string{"--sigma", "1", "--sample-rate", "0.1", "--steps", "10", "--bogus"}, []string{"bogus"}},
 	} {
-		out, _, err := run(t, append([]string{"account"}, tc.args...)...)
+		out, errOut, err := run(t, append([]string{"account"}, tc.args...)...)
+		if out != "" || errOut != "" {
+			t.Errorf("repro account %v printed %q and %q, want nothing (main prints the error)", tc.args, out, errOut)
+		}
 		if err == nil {
 			t.Errorf("repro account %v: got nil error, printed %q", tc.args, out)
 			continue
