@@ -421,3 +421,19 @@ func (e *fpEncoder) example(x *Example) {
 	e.int(int64(x.Canary))
 	e.int(int64(x.Client))
 }
+
+// Sequence returns the example's full token sequence, Prompt followed by
+// Answer, in a new slice, and the loss mask over it: mask[i] reports that
+// token i is an answer token, so for next-token prediction the target
+// seq[i] at input position i-1 counts when mask[i] is true. PII span
+// positions index this sequence. For classification examples the mask is
+// all false.
+func (e *Example) Sequence() (seq []int, mask []bool) {
+	seq = make([]int, 0, len(e.Prompt)+len(e.Answer))
+	seq = append(append(seq, e.Prompt...), e.Answer...)
+	mask = make([]bool, len(seq))
+	for i := len(e.Prompt); i < len(seq); i++ {
+		mask[i] = true
+	}
+	return seq, mask
+}

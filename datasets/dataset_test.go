@@ -206,7 +206,13 @@ func checkExample(t *testing.T, d *Dataset, split string, ex *Example, where str
 	if ex.TextOnly && d.Task != "fashion-vqa" && d.Task != "fl-mm" {
 		t.Fatalf("%s: TextOnly in %s", where, d.Task)
 	}
-	seq := append(slices.Clone(ex.Prompt), ex.Answer...)
+	seq, mask := ex.Sequence()
+	want := append(slices.Clone(ex.Prompt), ex.Answer...)
+	for i, m := range mask {
+		if m != (i >= len(ex.Prompt)) || seq[i] != want[i] {
+			t.Fatalf("%s: Sequence position %d: token %d mask %v", where, i, seq[i], m)
+		}
+	}
 	for _, s := range ex.PII {
 		if s.Start < 0 || s.End > len(seq) || s.Start >= s.End || v.Decode(seq[s.Start:s.End]) != s.Text {
 			t.Fatalf("%s: span %+v does not match %q", where, s, v.Decode(seq))
@@ -292,15 +298,20 @@ func TestFashionVQAAnswers(t *testing.T) {
 	}
 	d := smoke(t, "fashion-vqa", 0)
 	textOnly := 0
-	for _, split := range SplitNames[1:] {
+	for _, split := range SplitNames {
 		for _, ex := range d.Split(split) {
 			if ex.Canary >= 0 {
 				continue
 			}
 			l := label[ex.Items[0]]
 			ans := v.Decode(ex.Answer[:len(ex.Answer)-1])
+			if split == "public" && ex.Kind != "class" && ex.Kind != "caption" {
+				t.Fatalf("%s: public question of kind %s", ex.ID, ex.Kind)
+			}
 			var want string
 			switch ex.Kind {
+			case "caption":
+				want = "a photo of a " + FashionClasses[l]
 			case "class":
 				want = FashionClasses[l]
 			case "coarse":
@@ -342,7 +353,7 @@ func TestShapesAnswers(t *testing.T) {
 	t.Parallel()
 	v := Vocab()
 	d := smoke(t, "shapes-vqa", 0)
-	for _, split := range SplitNames[1:] {
+	for _, split := range SplitNames {
 		for _, ex := range d.Split(split) {
 			if ex.Canary >= 0 {
 				continue
@@ -350,7 +361,14 @@ func TestShapesAnswers(t *testing.T) {
 			cells := strings.Split(strings.TrimPrefix(ex.Items[0], "shapes:"), ",")
 			q := strings.TrimPrefix(v.Decode(ex.Prompt), "<bos> <image> ")
 			ans := v.Decode(ex.Answer[:len(ex.Answer)-1])
-			if want := evalShapes(t, cells, q); ans != want {
+			if split == "public" && !slices.Contains(publicShapeKinds, ex.Kind) && ex.Kind != "caption" {
+				t.Fatalf("%s: public question of kind %s", ex.ID, ex.Kind)
+			}
+			if ex.Kind == "caption" {
+				if want := evalCaption(cells); ans != want {
+					t.Fatalf("%s: scene %v: caption %q, want %q", ex.ID, cells, ans, want)
+				}
+			} else if want := evalShapes(t, cells, q); ans != want {
 				t.Fatalf("%s: scene %v: %q → %q, want %q", ex.ID, cells, q, ans, want)
 			}
 			for c, obj := range cells {
@@ -375,6 +393,18 @@ func TestShapesAnswers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// evalCaption describes the scene cells independently of Scene.Caption.
+func evalCaption(cells []string) string {
+	var parts []string
+	for i, c := range cells {
+		if c != "-" {
+			p := strings.Split(c, ".")
+			parts = append(parts, fmt.Sprintf("a %s %s at the %s", p[0], p[1], shapeCells[i]))
+		}
+	}
+	return strings.Join(parts, " and ")
 }
 
 // evalShapes answers question q about the scene cells ("colour.shape" or

@@ -29,8 +29,8 @@ func ExampleBuild() {
 	// holdout: 256
 	// test: 256
 	// fashion-vqa/test/0: 1 image of 2352 values
-	// prompt "<bos> <image> the item is a bag . is the item worn on the feet ?"
-	// answer "no <eos>"
+	// prompt "<bos> <image> the item is a bag . what is the item ?"
+	// answer "bag <eos>"
 	// text only true
 }
 

@@ -66,9 +66,10 @@ func fashionAnswer(f *Fashion, i int, kind string) string {
 // footwear, or whether it is light or dark (Shade, which varies within each
 // class, so it is a new visual skill for the base model).
 //
-// Public: captions of public images, "<image> describe the item ." →
-// "a photo of a sneaker", so the base model knows the class names but not
-// the questions.
+// Public: half captions of public images ("<image> describe the item ." →
+// "a photo of a sneaker"), half the class question, so the base model knows
+// the class names and the question format but not the coarse, footwear,
+// shade or text-only questions, which make up most of the private task.
 func buildFashionVQA(d *Dataset, b *buildCtx) error {
 	const task = "fashion-vqa"
 	b.sizes = imageSizes[d.Scale]
@@ -90,9 +91,16 @@ func buildFashionVQA(d *Dataset, b *buildCtx) error {
 		ex := newExample(exampleID(task, "public", i))
 		ex.Items = []string{fashionItem(f, idx)}
 		ex.Images = [][]float32{b.image(f, idx)}
-		ex.Kind = "caption"
-		ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the item .")
-		ex.Answer = b.vocab.Encode(nil, "a photo of a "+FashionClasses[f.Labels[idx]]+" <eos>")
+		name := FashionClasses[f.Labels[idx]]
+		if rng.IntN(2) == 0 {
+			ex.Kind = "caption"
+			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the item .")
+			ex.Answer = b.vocab.Encode(nil, "a photo of a "+name+" <eos>")
+		} else {
+			ex.Kind = "class"
+			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+fashionQuestions["class"])
+			ex.Answer = b.vocab.Encode(nil, name+" <eos>")
+		}
 		d.Public = append(d.Public, ex)
 	}
 	mk := func(split string, i, idx int) Example {

@@ -116,9 +116,16 @@ func (s Scene) Caption() string {
 	return strings.Join(parts, " and ")
 }
 
-// question draws a compositional question about s and returns its kind, text
-// and answer.
-func (s Scene) question(rng *rand.Rand) (kind, q, a string) {
+// Question kinds of shapes-vqa: all of them in the private task, only the
+// simplest in the public split.
+var (
+	shapeKindsAll    = []string{"count", "count-colour", "count-shape", "count-both", "exist", "colour-at", "shape-at"}
+	publicShapeKinds = []string{"count", "exist"}
+)
+
+// question draws a compositional question of one of kinds about s and
+// returns its kind, text and answer.
+func (s Scene) question(rng *rand.Rand, kinds []string) (kind, q, a string) {
 	count := func(match func(o Object) bool) string {
 		n := 0
 		for _, o := range s.Objects {
@@ -135,7 +142,7 @@ func (s Scene) question(rng *rand.Rand) (kind, q, a string) {
 	if rng.IntN(2) == 0 {
 		col, kin = rng.IntN(len(shapeColours)), rng.IntN(len(shapeKinds))
 	}
-	switch kind = pick(rng, []string{"count", "count-colour", "count-shape", "count-both", "exist", "colour-at", "shape-at"}); kind {
+	switch kind = pick(rng, kinds); kind {
 	case "count":
 		return kind, "how many objects are there ?", numberWords[len(s.Objects)]
 	case "count-colour":
@@ -173,9 +180,10 @@ func (s Scene) question(rng *rand.Rand) (kind, q, a string) {
 
 // buildShapesVQA builds shapes-vqa, a GQA stand-in: compositional questions
 // (counts by colour and shape, existence, colour and shape by position)
-// about generated scenes, one question per scene. Public: scene captions
-// ("<image> describe the scene ." → Scene.Caption), so the base model knows
-// the words but not the questions. No scene (by object layout) appears in
+// about generated scenes, one question per scene. Public: half scene
+// captions ("<image> describe the scene ." → Scene.Caption), half counting
+// and existence questions, so the base model knows the words and the
+// question format but not the five other kinds of question. No scene (by object layout) appears in
 // two splits or twice in one, and layouts are divided between public and
 // private use by a hash (isPublicKey), so no seed's public scenes are
 // another seed's private ones. Canaries are noise images with secret codes.
@@ -201,9 +209,16 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 		ex := newExample(exampleID(task, "public", i))
 		ex.Items = []string{s.key()}
 		ex.Images = [][]float32{s.Render()}
-		ex.Kind = "caption"
-		ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the scene .")
-		ex.Answer = b.vocab.Encode(nil, s.Caption()+" <eos>")
+		if qs.IntN(2) == 0 {
+			ex.Kind = "caption"
+			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the scene .")
+			ex.Answer = b.vocab.Encode(nil, s.Caption()+" <eos>")
+		} else {
+			kind, q, a := s.question(qs, publicShapeKinds)
+			ex.Kind = kind
+			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
+			ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+		}
 		d.Public = append(d.Public, ex)
 	}
 	for _, sp := range []struct {
@@ -216,7 +231,7 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 			ex := newExample(exampleID(task, sp.name, i))
 			ex.Items = []string{s.key()}
 			ex.Images = [][]float32{s.Render()}
-			kind, q, a := s.question(qs)
+			kind, q, a := s.question(qs, shapeKindsAll)
 			ex.Kind = kind
 			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
 			ex.Answer = b.vocab.Encode(nil, a+" <eos>")
