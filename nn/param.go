@@ -250,8 +250,7 @@ func Count(m Module) (total, trainable int) {
 	return total, trainable
 }
 
-// checkNames reports an error if two parameters share a name or a tensor is
-// not finite.
+// checkNames reports an error if two parameters share a name.
 func checkNames(ps []*Param) error {
 	seen := make(map[string]bool, len(ps))
 	for _, p := range ps {
