@@ -55,19 +55,25 @@ func (o *Adam) SetMomentum(beta1 float64) {
 	o.beta1 = beta1
 }
 
-// correction returns 1 − β₁ᵗ and √(1 − β₂ᵗ). Both the whole-tensor path and
-// the tables use it, so that they agree bit for bit.
-func (o *Adam) correction(t int64) (float64, float64) {
-	return 1 - math.Pow(o.beta1, float64(t)), math.Sqrt(1 - math.Pow(o.beta2, float64(t)))
+// correction returns 1 − β₁ᵗ and √(1 − β₂ᵗ). The whole-tensor path, the
+// tables and the per-element path beyond the tables all use it, so that they
+// agree bit for bit.
+func correction(beta1, beta2 float64, t int64) (float64, float64) {
+	return 1 - math.Pow(beta1, float64(t)), math.Sqrt(1 - math.Pow(beta2, float64(t)))
 }
 
-// tables returns the bias-correction tables, valid for t ≤ maxT.
+// maxTable is the largest step count with a tabulated bias correction; the
+// per-element path computes larger ones on the fly.
+const maxTable = 1 << 20
+
+// tables returns the bias-correction tables, valid for t ≤ min(maxT,
+// maxTable).
 func (o *Adam) tables(maxT int64) ([]float64, []float64) {
 	if o.tabBeta1 != o.beta1 {
 		o.tabBeta1, o.bc1, o.bc2 = o.beta1, o.bc1[:0], o.bc2[:0]
 	}
-	for t := int64(len(o.bc1)); t <= maxT; t++ {
-		c1, c2 := o.correction(t)
+	for t := int64(len(o.bc1)); t <= min(maxT, maxTable); t++ {
+		c1, c2 := correction(o.beta1, o.beta2, t)
 		o.bc1 = append(o.bc1, c1)
 		o.bc2 = append(o.bc2, c2)
 	}
@@ -110,7 +116,7 @@ func (o *Adam) Step(params []Param, lr float64, m *Mask) {
 			}
 		}
 		if s.elemStep == nil {
-			job.bc1, job.bc2 = o.correction(s.step)
+			job.bc1, job.bc2 = correction(o.beta1, o.beta2, s.step)
 		} else {
 			maxT = max(maxT, s.step)
 		}
@@ -183,7 +189,13 @@ func adamElems(data, grad, m, v []float32, keep []bool, count []uint32, k *adamC
 		}
 		count[j]++
 		t := count[j]
-		step := lr / bc1[t]
+		c1, c2 := 0.0, 0.0
+		if int(t) < len(bc1) {
+			c1, c2 = bc1[t], bc2[t]
+		} else {
+			c1, c2 = correction(b1, b2, int64(t))
+		}
+		step := lr / c1
 		θ := float64(data[j])
 		g := float64(g32)
 		if l2 != 0 {
@@ -193,7 +205,7 @@ func adamElems(data, grad, m, v []float32, keep []bool, count []uint32, k *adamC
 		mj := float32(b1*float64(m[j]) + (1-b1)*g)
 		vj := float32(b2*float64(v[j]) + (1-b2)*g*g)
 		m[j], v[j] = mj, vj
-		denom := math.Sqrt(float64(vj))/bc2[t] + eps
+		denom := math.Sqrt(float64(vj))/c2 + eps
 		data[j] = float32(θ - step*float64(mj)/denom)
 	}
 }

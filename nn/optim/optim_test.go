@@ -691,3 +691,36 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamBeyondTable checks per-element step counts above the tabulated
+// range: the bias corrections computed on the fly give the same bits as the
+// whole-tensor path, and the tables stay bounded.
+func TestAdamBeyondTable(t *testing.T) {
+	t.Parallel()
+	const steps = maxTable + 10
+	mk := func(elem bool) (*Adam, []Param) {
+		ps := []Param{{Name: "w", Data: []float32{1, -1}, Grad: []float32{0.5, 0.25}}}
+		opt, _ := New("adam", ps, nil)
+		st := &State{Optimizer: "adam", Params: []ParamState{{Name: "w", Step: steps, Buffers: []Buffer{
+			{Name: "exp_avg", Data: []float32{0.1, -0.2}}, {Name: "exp_avg_sq", Data: []float32{0.01, 0.04}}}}}}
+		if elem {
+			st.Params[0].ElemSteps = []int64{steps, steps}
+		}
+		if err := opt.SetState(st); err != nil {
+			t.Fatal(err)
+		}
+		return opt.(*Adam), ps
+	}
+	a, pa := mk(true)
+	b, pb := mk(false)
+	for range 3 {
+		a.Step(pa, 0.1, nil)
+		b.Step(pb, 0.1, nil)
+		if !bitsEqual(pa[0].Data, pb[0].Data) {
+			t.Fatalf("per-element path %v differs from whole-tensor path %v", pa[0].Data, pb[0].Data)
+		}
+	}
+	if len(a.bc1) > maxTable+1 {
+		t.Errorf("bias-correction table has %d entries, want at most %d", len(a.bc1), maxTable+1)
+	}
+}
