@@ -6,6 +6,7 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -394,4 +395,29 @@ func texEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Formats are the formats Grid.Save writes by default.
+var Formats = []Format{Text, Markdown, LaTeX}
+
+// Save writes g to prefix.txt, prefix.md and prefix.tex, or to the given
+// formats, and returns the paths written. Each file is written atomically: to
+// a temporary file in the same directory, then renamed.
+func (g *Grid) Save(prefix string, formats ...Format) ([]string, error) {
+	if len(formats) == 0 {
+		formats = Formats
+	}
+	var paths []string
+	for _, f := range formats {
+		var buf bytes.Buffer
+		if err := g.Write(&buf, f); err != nil {
+			return paths, err
+		}
+		path := prefix + f.Ext()
+		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
 }

@@ -8,11 +8,15 @@ import (
 	"bytes"
 	"flag"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+	"gonum.org/v1/gonum/stat"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -238,5 +242,117 @@ func TestMeanStd(t *testing.T) {
 		if !near(mean, tc.mean, 1e-12) || !near(std, tc.std, 1e-12) {
 			t.Errorf("meanStd(%v): got %v ± %v, want %v ± %v", tc.x, mean, std, tc.mean, tc.std)
 		}
+	}
+}
+
+// TestMeanStdGonum checks meanStd against gonum's stat.MeanStdDev, an
+// independent implementation of the same unbiased estimator, on random
+// samples.
+func TestMeanStdGonum(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	for n := 2; n <= 50; n++ {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = 100 + 10*rnd.NormFloat64()
+		}
+		mean, std := meanStd(x)
+		wantMean, wantStd := stat.MeanStdDev(x, nil)
+		if !scalar.EqualWithinAbsOrRel(mean, wantMean, 1e-12, 1e-12) || !scalar.EqualWithinAbsOrRel(std, wantStd, 1e-12, 1e-12) {
+			t.Errorf("n=%d: got %v ± %v, want %v ± %v (gonum stat.MeanStdDev)", n, mean, std, wantMean, wantStd)
+		}
+	}
+}
+
+func TestGridSave(t *testing.T) {
+	g, err := table1().Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(t.TempDir(), "table1")
+	paths, err := g.Save(prefix)
+	if err != nil {
+		t.Fatalf("Save: %v", err)
+	}
+	if len(paths) != 3 {
+		t.Fatalf("got paths %q, want .txt, .md and .tex", paths)
+	}
+	for i, f := range Formats {
+		got, err := os.ReadFile(paths[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := g.Write(&want, f); err != nil {
+			t.Fatal(err)
+		}
+		if paths[i] != prefix+f.Ext() || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s: contents differ from Write(%v)", paths[i], f)
+		}
+	}
+}
+
+func TestTableErrors(t *testing.T) {
+	runs := mustRuns(t, table1Rows())
+	for _, tc := range []struct {
+		desc  string
+		table Table
+		want  string
+	}{
+		{"no rows", Table{Metric: "acc"}, "no row key columns"},
+		{"missing metric", Table{Rows: []string{"method"}, Metric: "nope"}, `metric column "nope"`},
+		{"string metric", Table{Rows: []string{"method"}, Metric: "task"}, "holds strings"},
+		{"missing row", Table{Rows: []string{"nope"}, Metric: "acc"}, `row column "nope"`},
+		{"missing column", Table{Rows: []string{"method"}, Cols: []string{"nope"}, Metric: "acc"}, `column column "nope"`},
+		{"missing where", Table{Rows: []string{"method"}, Metric: "acc", Where: map[string]string{"nope": "x"}}, `where column "nope"`},
+		{"empty where", Table{Rows: []string{"method"}, Metric: "acc", Where: map[string]string{"method": "nope"}}, "no runs left"},
+		{"bad best", Table{Rows: []string{"method"}, Metric: "acc", Best: 7}, "unknown best rule"},
+	} {
+		_, err := tc.table.Build(runs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got error %v, want one containing %q", tc.desc, err, tc.want)
+		}
+	}
+}
+
+// TestTableEdges checks ties, the where filter on ∞, duplicate seeds and
+// statuses other than failed.
+func TestTableEdges(t *testing.T) {
+	rows := []Row{
+		{"status": "ok", "method": "a", "eps": math.Inf(1), "seed": 0, "acc": 0.5},
+		{"status": "ok", "method": "b", "eps": math.Inf(1), "seed": 0, "acc": 0.504}, // ties with a at 2 digits
+		{"status": "ok", "method": "b", "eps": math.Inf(1), "seed": 0, "acc": 0.506}, // a second run of seed 0
+		{"status": "running", "method": "a", "eps": math.Inf(1), "seed": 1},
+		{"status": "ok", "method": "c", "eps": 1.0, "seed": 0, "acc": 0.9},
+	}
+	g, err := (&Table{Rows: []string{"method"}, Metric: "acc", Best: Max, MinSeeds: -1,
+		Where: map[string]string{"eps": "+Inf"}}).Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Rows) != 2 {
+		t.Fatalf("got rows %v, want a and b (c is filtered out)", g.Rows)
+	}
+	// a: 0.50; b: (0.504+0.506)/2 is 0.50500000000000000444 in float64
+	// (Python: '%.20f' % ((0.504+0.506)/2)), printed as 0.51, so b alone is
+	// best.
+	if a, b := g.Cells[0][0], g.Cells[1][0]; a.Best || !b.Best {
+		t.Errorf("got best a=%v b=%v, want only b", a.Best, b.Best)
+	}
+	want := []string{
+		`1 run has status "running", excluded`,
+		"cell (b; acc) has several runs of seed 0: a swept column is neither a row nor a column key",
+	}
+	if got := errorStrings(g.Warnings); !equalStrings(got, want) {
+		t.Errorf("got warnings %q, want %q", got, want)
+	}
+
+	// Equal printed means are all marked.
+	rows[2]["acc"] = 0.502
+	g, err = (&Table{Rows: []string{"method"}, Metric: "acc", Best: Min, Where: map[string]string{"eps": "inf"}}).Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := g.Cells[0][0], g.Cells[1][0]; !a.Best || !b.Best {
+		t.Errorf("tie 0.50 vs 0.503: got best a=%v b=%v, want both", a.Best, b.Best)
 	}
 }
