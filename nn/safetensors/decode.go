@@ -150,7 +150,7 @@ func checkEntries(entries []entry, n uint64) error {
 			return errorf(ErrOffsets, e.name, "data_offsets [%d, %d] are reversed", e.begin, e.end)
 		}
 		if e.end > n {
-			return errorf(ErrOffsets, e.name, "data_offsets [%d, %d] reach past the %d bytes of data", e.begin, e.end, n)
+			return errorf(ErrTruncated, e.name, "data_offsets [%d, %d] reach past the %d bytes of data", e.begin, e.end, n)
 		}
 		count, ok := numel(e.shape, math.MaxUint64/size)
 		if !ok {

@@ -11,7 +11,8 @@ import (
 
 // Sentinel errors, one per kind of problem; an *Error wraps exactly one.
 var (
-	// ErrTruncated: the file ends before its header or its data does.
+	// ErrTruncated: the file ends before its header or its data does (a
+	// tensor's data_offsets reach past the end of the file).
 	ErrTruncated = errors.New("truncated file")
 	// ErrHeader: the header length or the header JSON is malformed.
 	ErrHeader = errors.New("bad header")
@@ -20,8 +21,8 @@ var (
 	// ErrShape: a shape is malformed, or does not match the data or what the
 	// caller expects.
 	ErrShape = errors.New("bad shape")
-	// ErrOffsets: data offsets are out of range, reversed, overlapping, leave
-	// a hole in the data, or disagree with dtype and shape.
+	// ErrOffsets: data offsets are reversed, overlap, leave a hole in the
+	// data or bytes after it, or disagree with dtype and shape.
 	ErrOffsets = errors.New("bad data offsets")
 	// ErrDuplicate: a name appears twice.
 	ErrDuplicate = errors.New("duplicate name")

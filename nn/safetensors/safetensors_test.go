@@ -324,7 +324,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"shape overflow", file(`{"a":{"dtype":"F32","shape":[2147483647,2147483647,2147483647],"data_offsets":[0,8]}}`, 8), ErrShape, "too many elements"},
 		{"three offsets", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4,8]}}`, 8), ErrOffsets, "3 numbers"},
 		{"reversed offsets", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}}`, 8), ErrOffsets, "reversed"},
-		{"offsets out of range", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 4), ErrOffsets, "reach past the 4 bytes"},
+		{"offsets out of range", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 4), ErrTruncated, "reach past the 4 bytes"},
 		{"byte count mismatch", file(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, 8), ErrOffsets, "want 12 for F32 [3]"},
 		{"overlap", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8), ErrOffsets, `overlap tensor "a"`},
 		{"hole", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}`, 12), ErrOffsets, "[4, 8) before"},
@@ -593,6 +593,22 @@ func TestEncodeAlignment(t *testing.T) {
 		size := uint64(DType(h.DType).Size())
 		if start%size != 0 || h.Offsets[0] != want[name] {
 			t.Errorf("tensor %q (%s) at data offset %d, file offset %d; want data offset %d, aligned to %d", name, h.DType, h.Offsets[0], start, want[name], size)
+		}
+	}
+}
+
+// TestTruncated cuts a valid file at every length: each cut is an error
+// wrapping ErrTruncated.
+func TestTruncated(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	if err := Encode(&buf, testTensors(), map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	for n := range len(b) {
+		if _, err := Decode(b[:n]); !errors.Is(err, ErrTruncated) {
+			t.Fatalf("file cut to %d of %d bytes: got %v, want ErrTruncated", n, len(b), err)
 		}
 	}
 }
