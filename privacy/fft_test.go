@@ -95,3 +95,13 @@ func TestRFFT(t *testing.T) {
 		}
 	}
 }
+
+func TestFFTPanics(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if r := recover(); r != "privacy: fft length not a power of two" {
+			t.Errorf("fft of length 3: recovered %v", r)
+		}
+	}()
+	fft(make([]complex128, 3), false)
+}
