@@ -67,6 +67,30 @@ func Registered() []string {
 	return slices.Sorted(maps.Keys(registry.m))
 }
 
+var defaultInputs struct {
+	sync.Mutex
+	f func(*experiments.Config) (experiments.Inputs, error)
+}
+
+// RegisterInputs makes f the function that computes each run's [Inputs]
+// (data fingerprint, base checkpoint hash) when Options.Inputs is nil. The
+// code that builds the data and the pretrained base calls it from an init
+// function; until then, runs have zero Inputs. It panics if called twice.
+func RegisterInputs(f func(*experiments.Config) (experiments.Inputs, error)) {
+	defaultInputs.Lock()
+	defer defaultInputs.Unlock()
+	if defaultInputs.f != nil {
+		panic("runners: RegisterInputs called twice")
+	}
+	defaultInputs.f = f
+}
+
+func registeredInputs() func(*experiments.Config) (experiments.Inputs, error) {
+	defaultInputs.Lock()
+	defer defaultInputs.Unlock()
+	return defaultInputs.f
+}
+
 // A Backend executes a batch of pending runs.
 //
 // Dispatch calls exec once for each run it starts, and returns when every

@@ -41,7 +41,8 @@ type Options struct {
 	// each run's method ([Register]).
 	Executor Executor
 	// Inputs returns the inputs of a run (data fingerprint, base
-	// checkpoint hash), which are part of its id; nil means zero Inputs.
+	// checkpoint hash), which are part of its id; nil means the function
+	// given to [RegisterInputs], or zero Inputs if there is none.
 	Inputs func(*experiments.Config) (experiments.Inputs, error)
 	// Backend executes the pending runs; nil means Local{Jobs}.
 	Backend Backend
@@ -71,13 +72,17 @@ func Plan(spec *experiments.Spec, opts *Options) ([]*Run, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	inputs := opts.Inputs
+	if inputs == nil {
+		inputs = registeredInputs()
+	}
 	var runs []*Run
 	seen := make(map[string]bool)
 	for _, c := range spec.Expand() {
 		var in experiments.Inputs
-		if opts.Inputs != nil {
+		if inputs != nil {
 			var err error
-			if in, err = opts.Inputs(&c); err != nil {
+			if in, err = inputs(&c); err != nil {
 				return nil, fmt.Errorf("runners: inputs of %v: %w", &c, err)
 			}
 		}
@@ -230,17 +235,8 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	}
 	// Every pending run needs an executor: fail before starting any.
 	exec := opts.Executor
-	if exec == nil {
-		var missing []string
-		for _, r := range pending {
-			if _, ok := Lookup(r.Config.Method); !ok && !slices.Contains(missing, r.Config.Method) {
-				missing = append(missing, r.Config.Method)
-			}
-		}
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("runners: no executor for method %s: not implemented in this build (registered: %s); --dry-run lists the runs",
-				strings.Join(missing, ", "), orNone(Registered()))
-		}
+	if err := CheckExecutors(pending, opts); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(opts.root(), spec.Name, "runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("runners: %w", err)
@@ -320,6 +316,36 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		errs = append(errs, recErr)
 	}
 	return sum, errors.Join(errs...)
+}
+
+// CheckExecutors returns an error naming the methods of runs that have no
+// Executor: none if opts.Executor is set, else those not registered.
+func CheckExecutors(runs []*Run, opts *Options) error {
+	if opts != nil && opts.Executor != nil {
+		return nil
+	}
+	var missing []string
+	for _, r := range runs {
+		if _, ok := Lookup(r.Config.Method); !ok && !slices.Contains(missing, r.Config.Method) {
+			missing = append(missing, r.Config.Method)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("runners: no executor for method %s: not implemented in this build (registered: %s); --dry-run lists the runs",
+			strings.Join(missing, ", "), orNone(Registered()))
+	}
+	return nil
+}
+
+// Pending returns the runs that are not finished (all of them if fresh).
+func Pending(runs []*Run, fresh bool) []*Run {
+	var out []*Run
+	for _, r := range runs {
+		if fresh || !results.Finished(r.Dir) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func orNone(s []string) string {

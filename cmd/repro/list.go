@@ -1,0 +1,91 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+)
+
+func init() { register(listCommand) }
+
+// listOptions holds the parsed flags of repro list.
+type listOptions struct {
+	results string
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list the embedded experiments and the runs found under the results folder",
+		Description: "Prints each experiment embedded in the binary with its description, then one line\n" +
+			"per run found under --results: id, experiment, status, method, task, ε, seed, time.\n\n" +
+			"   $ repro list\n" +
+			"   $ repro list --results /scratch/results",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "results", Value: "results", Usage: "look for runs under `dir`"},
+		},
+		SkipFlagParsing: true, // see parseInterleaved
+		Action: func(c *cli.Context) error {
+			var o listOptions
+			fs := flag.NewFlagSet("list", flag.ContinueOnError)
+			fs.StringVar(&o.results, "results", "results", "")
+			args, help, err := parseInterleaved(fs, c.Args().Slice())
+			if help {
+				return cli.ShowCommandHelp(c.Lineage()[1], "list")
+			}
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("list: unexpected argument %q", args[0])
+			}
+			return list(c.App.Writer, c.App.ErrWriter, o)
+		},
+	}
+}
+
+func list(w, wErr io.Writer, o listOptions) error {
+	infos, err := experiments.List(nil)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXPERIMENT\tDESCRIPTION")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%s\n", in.Name, in.Description)
+	}
+	tw.Flush()
+
+	ms, err := results.FindRuns(o.results)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(w, "\nno runs under %s\n", o.results)
+		return nil
+	}
+	if err != nil {
+		// Unreadable manifests are reported, the others listed.
+		fmt.Fprintf(wErr, "repro list: %v\n", err)
+	}
+	if len(ms) == 0 {
+		fmt.Fprintf(w, "\nno runs under %s\n", o.results)
+		return nil
+	}
+	fmt.Fprintf(w, "\n%d runs under %s\n", len(ms), o.results)
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tEXPERIMENT\tSTATUS\tMETHOD\tTASK\tε\tSEED\tSECONDS")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\n", m.RunID, m.Experiment, m.Status, m.Config.Method, m.Config.Task, m.Config.Epsilon, m.Config.Seed, m.Seconds)
+	}
+	return tw.Flush()
+}

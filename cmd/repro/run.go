@@ -1,0 +1,264 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/runners"
+)
+
+func init() { register(runCommand) }
+
+// runOptions holds the parsed flags of repro run.
+type runOptions struct {
+	experiments []string
+	scale       string
+	jobs        int
+	seeds       string
+	set         []string
+	only        []string
+	dryRun      bool
+	fresh       bool
+	failFast    bool
+	results     string
+	executor    string
+}
+
+// runFlags declares the flags of repro run for the help text; they are
+// parsed by parseRunFlags, which allows flags after the experiment names
+// and never splits a value at commas (--set sweep.seed=[1,2]).
+var runFlags = []cli.Flag{
+	&cli.StringFlag{Name: "scale", Usage: "run at preset `scale` (smoke, small or full) instead of the spec's"},
+	&cli.IntFlag{Name: "jobs", Usage: "execute `n` runs at once (default: the number of CPUs)"},
+	&cli.StringFlag{Name: "seeds", Usage: "seeds: `n` for 1…n, or a comma-separated list (7, for seed 7 alone)"},
+	&cli.StringSliceFlag{Name: "set", Usage: "override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
+	&cli.StringSliceFlag{Name: "only", Usage: "run only the runs matching `filter`: an id prefix or key=value conditions joined by commas; repeatable"},
+	&cli.BoolFlag{Name: "dry-run", Usage: "print the runs with their ids and whether they are finished; run nothing"},
+	&cli.BoolFlag{Name: "fresh", Usage: "run the selected runs again even if they are finished"},
+	&cli.BoolFlag{Name: "fail-fast", Usage: "start no new run after the first failure"},
+	&cli.StringFlag{Name: "results", Value: "results", Usage: "write results under `dir`"},
+	&cli.StringFlag{Name: "executor", Value: "local", Usage: "where runs execute: local (slurm is not built yet)"},
+}
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run the experiments' runs that are not finished yet",
+		ArgsUsage: "EXP...",
+		Description: "Expands each experiment (an embedded spec such as table1, or a .yaml file) into\n" +
+			"runs, skips the runs whose results exist, executes the others on a pool of workers\n" +
+			"and writes results/EXP/runs/ID/manifest.json, metrics.parquet, scores.parquet and\n" +
+			"results/EXP/runs.parquet. The first interrupt stops after the running runs are\n" +
+			"recorded; the second exits at once. The exit status is non-zero if any run failed.\n\n" +
+			"   $ repro run table1 --dry-run\n" +
+			"   $ repro run table1 --scale smoke --jobs 2\n" +
+			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8",
+		Flags:           runFlags,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			o, help, err := parseRunFlags(c.Args().Slice())
+			if help {
+				return cli.ShowCommandHelp(c.Lineage()[1], "run")
+			}
+			if err != nil {
+				return err
+			}
+			return runExperiments(c.Context, c.App.Writer, c.App.ErrWriter, o)
+		},
+	}
+}
+
+// stringsValue is a repeatable string flag that keeps commas.
+type stringsValue []string
+
+func (s *stringsValue) String() string     { return strings.Join(*s, " ") }
+func (s *stringsValue) Set(v string) error { *s = append(*s, v); return nil }
+
+// parseRunFlags parses the arguments of repro run, flags and experiment
+// names in any order. help is true if -h or --help was given.
+func parseRunFlags(args []string) (o runOptions, help bool, err error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.StringVar(&o.scale, "scale", "", "")
+	fs.IntVar(&o.jobs, "jobs", 0, "")
+	fs.StringVar(&o.seeds, "seeds", "", "")
+	fs.Var((*stringsValue)(&o.set), "set", "")
+	fs.Var((*stringsValue)(&o.only), "only", "")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "")
+	fs.BoolVar(&o.fresh, "fresh", false, "")
+	fs.BoolVar(&o.failFast, "fail-fast", false, "")
+	fs.StringVar(&o.results, "results", "results", "")
+	fs.StringVar(&o.executor, "executor", "local", "")
+	o.experiments, help, err = parseInterleaved(fs, args)
+	if help || err != nil {
+		return o, help, err
+	}
+	switch {
+	case len(o.experiments) == 0:
+		return o, false, errors.New("run: want at least one experiment (repro list shows them)")
+	case o.jobs < 0:
+		return o, false, errors.New("run: --jobs must be ≥ 0")
+	case o.executor == "slurm":
+		return o, false, errors.New("run: the slurm executor is not built yet; use --executor local")
+	case o.executor != "local":
+		return o, false, fmt.Errorf("run: unknown executor %q (local)", o.executor)
+	}
+	return o, false, nil
+}
+
+// parseInterleaved parses args with fs, allowing flags after positional
+// arguments (`repro run table1 --scale smoke`), and returns the positional
+// arguments. An argument after "--" is positional. help is true if -h or
+// --help was given. urfave/cli stops at the first positional argument and
+// splits slice values at commas, so the commands that need either skip its
+// flag parsing and call this.
+func parseInterleaved(fs *flag.FlagSet, args []string) (pos []string, help bool, err error) {
+	fs.SetOutput(io.Discard)
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, true, nil
+			}
+			return nil, false, fmt.Errorf("%s: %w", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if len(rest) > 0 {
+			if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+				return append(pos, rest...), false, nil
+			}
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+		}
+		args = rest
+	}
+	return pos, false, nil
+}
+
+// seedsOverride turns --seeds into a --set override of the seed axis.
+func seedsOverride(s string) (string, error) {
+	var seeds []string
+	if !strings.Contains(s, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return "", fmt.Errorf("run: --seeds %q: want a count ≥ 1 or a comma-separated list", s)
+		}
+		for i := 1; i <= n; i++ {
+			seeds = append(seeds, strconv.Itoa(i))
+		}
+	} else {
+		for f := range strings.SplitSeq(s, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			if _, err := strconv.ParseUint(f, 10, 53); err != nil {
+				return "", fmt.Errorf("run: --seeds %q: %q is not a seed", s, f)
+			}
+			seeds = append(seeds, f)
+		}
+	}
+	return "sweep.seed=[" + strings.Join(seeds, ", ") + "]", nil
+}
+
+// runExperiments loads every experiment first (so that a bad spec or a
+// missing executor fails before any run starts), then sweeps them in turn.
+func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error {
+	set := slices.Clone(o.set)
+	if o.scale != "" {
+		set = append([]string{"scale=" + o.scale}, set...)
+	}
+	if o.seeds != "" {
+		ov, err := seedsOverride(o.seeds)
+		if err != nil {
+			return err
+		}
+		set = append([]string{ov}, set...)
+	}
+	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Only: o.only, Fresh: o.fresh, FailFast: o.failFast, Progress: wErr}
+	var specs []*experiments.Spec
+	var plans [][]*runners.Run
+	for _, name := range o.experiments {
+		s, err := experiments.Load(name, &experiments.Options{Overrides: set})
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(specs, func(p *experiments.Spec) bool { return p.Name == s.Name }) {
+			return fmt.Errorf("run: experiment %s given twice", s.Name)
+		}
+		plan, err := runners.Plan(s, ropts)
+		if err != nil {
+			return err
+		}
+		sel, err := runners.Select(plan, o.only)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		specs, plans = append(specs, s), append(plans, sel)
+	}
+	if o.dryRun {
+		for i, s := range specs {
+			printPlan(w, s, plans[i])
+		}
+		return nil
+	}
+	for _, p := range plans {
+		if err := runners.CheckExecutors(runners.Pending(p, o.fresh), ropts); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, s := range specs {
+		if ctx.Err() != nil {
+			errs = append(errs, fmt.Errorf("run: interrupted before %s", s.Name))
+			continue
+		}
+		_, err := runners.Sweep(ctx, s, ropts)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// printPlan prints the runs of s, one a line, with their state on disk.
+func printPlan(w io.Writer, s *experiments.Spec, runs []*runners.Run) {
+	finished := 0
+	for _, r := range runs {
+		if results.Finished(r.Dir) {
+			finished++
+		}
+	}
+	fmt.Fprintf(w, "%s: %d runs, %d finished, %d to run (scale %s)\n", s.Name, len(runs), finished, len(runs)-finished, s.Scale)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATE\tMETHOD\tTASK\tε\tSEED\tPARAMS")
+	for _, r := range runs {
+		state := "to run"
+		if m, err := results.ReadManifest(r.Dir); err == nil {
+			state = string(m.Status)
+		}
+		var params []string
+		for _, k := range slices.Sorted(maps.Keys(r.Config.Params)) {
+			v := r.Config.Params[k]
+			if f, ok := v.(float64); ok {
+				v = experiments.FormatFloat(f)
+			}
+			params = append(params, fmt.Sprintf("%s=%v", k, v))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, state, r.Config.Method, r.Config.Task, r.Config.Epsilon, r.Config.Seed, strings.Join(params, " "))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,190 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/runners"
+)
+
+// fakeMethod is a method known only to these tests, with an executor whose
+// results depend only on the run's config; runs with seed 13 fail.
+const fakeMethod = "fake-cli-test"
+
+var fakeCalls atomic.Int64
+
+func init() {
+	experiments.Known.Methods = append(experiments.Known.Methods, fakeMethod)
+	runners.Register(fakeMethod, func(ctx context.Context, r *runners.Run, rec *runners.Recorder) error {
+		fakeCalls.Add(1)
+		if r.Config.Seed == 13 {
+			return errors.New("unlucky seed")
+		}
+		rng := rand.New(rand.NewPCG(uint64(r.Config.Seed), 1))
+		rec.Stage("fine-tune")
+		rec.Metric(0, "train", "loss", rng.Float64())
+		rec.Steps(1)
+		rec.Stage("attacks")
+		rec.Scores("loss-mia", []results.Score{{ExampleID: 1, Member: true, Score: rng.Float64()}})
+		rec.Result("acc", rng.Float64())
+		rec.Privacy(results.Privacy{Accountant: "rdp", Epsilon: results.Float(r.Config.Epsilon) / 2, Sigma: 1, SampleRate: 0.1, Steps: 1, Sampling: "poisson", Neighbouring: "add-remove", ClipNorm: 1})
+		return nil
+	})
+}
+
+// fakeSpec writes a spec of the fake method to a temporary file.
+func fakeSpec(t *testing.T, extra string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "fake.yaml")
+	src := "name: fake\ndescription: a fake experiment\nscale: smoke\ntasks: [fashion-vqa]\nmethods: [{name: " + fakeMethod + "}]\n" +
+		"sweep:\n  epsilon: [1, 8]\n  seed: [1, 2]\nattacks: [loss-mia]\n" + extra
+	if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func TestRunDryRun(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := run(t, "run", "table1", "--dry-run", "--scale", "smoke", "--seeds", "2", "--results", dir, "--only", "method=dpsgd", "--set", "sweep.epsilon=[1, 8]")
+	if err != nil {
+		t.Fatalf("repro run --dry-run: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// dpsgd × 2 tasks × 2 ε × 2 seeds, plus a summary and a header line.
+	if len(lines) != 2+8 || lines[0] != "table1: 8 runs, 0 finished, 8 to run (scale smoke)" {
+		t.Fatalf("repro run --dry-run printed:\n%s", out)
+	}
+	s, err := experiments.Load("table1", &experiments.Options{Overrides: []string{"scale=smoke", "sweep.seed=[1, 2]", "sweep.epsilon=[1, 8]"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Expand() {
+		if c.Method == "dpsgd" && !strings.Contains(out, c.ID(experiments.Inputs{})) {
+			t.Errorf("repro run --dry-run does not list run %s (%v):\n%s", c.ID(experiments.Inputs{}), &c, out)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("repro run --dry-run wrote %d entries under --results", len(ents))
+	}
+}
+
+func TestRunFailsBeforeStarting(t *testing.T) {
+	for _, tc := range []struct {
+		desc string
+		args []string
+		want string
+	}{
+		{"no executor", []string{"table1"}, "no executor for method nonprivate, dpsgd, dpzo"},
+		{"unknown experiment", []string{"table9"}, `no experiment "table9"`},
+		{"epsilon", []string{"table1", "--set", "sweep.epsilon=[0, 1]"}, "--set sweep.epsilon=[0, 1]: sweep.epsilon: epsilon is 0, must be > 0 or inf"},
+		{"delta", []string{"table1", "--set", "delta=1"}, "--set delta=1: delta is 1, must be in [0, 1)"},
+		{"scale", []string{"table1", "--scale", "huge"}, `--set scale=huge: unknown scale "huge"`},
+		{"seeds", []string{"table1", "--seeds", "0"}, "--seeds"},
+		{"only", []string{"table1", "--only", "method=dpsgdd"}, `no run matches "method=dpsgdd"`},
+		{"jobs", []string{"table1", "--jobs", "-1"}, "--jobs must be ≥ 0"},
+		{"executor", []string{"table1", "--executor", "slurm"}, "slurm executor is not built yet"},
+		{"no experiment", []string{"--jobs", "2"}, "want at least one experiment"},
+		{"flag", []string{"table1", "--colour"}, "flag provided but not defined: -colour"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			dir := t.TempDir()
+			_, _, err := run(t, append([]string{"run", "--results", dir}, tc.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("repro run %q: got %v, want an error containing %q", tc.args, err, tc.want)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("repro run %q wrote %d entries under --results, want none", tc.args, len(ents))
+			}
+		})
+	}
+}
+
+func TestRunBadSpecFile(t *testing.T) {
+	for _, tc := range []struct {
+		desc, extra string
+		line        int
+		want        string
+	}{
+		{"unknown key", "colour: red\n", 10, `unknown key "colour"`},
+		{"delta", "delta: 1\n", 10, "delta is 1, must be in [0, 1)"},
+		{"epsilon", "", 7, "epsilon is -8"},
+		{"unknown method", "", 5, ""},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			spec := fakeSpec(t, tc.extra)
+			b, _ := os.ReadFile(spec)
+			switch tc.desc {
+			case "unknown method":
+				os.WriteFile(spec, []byte(strings.Replace(string(b), fakeMethod, "dpsgdd", 1)), 0o644)
+				tc.want = `unknown method "dpsgdd"`
+			case "epsilon":
+				os.WriteFile(spec, []byte(strings.Replace(string(b), "[1, 8]", "[1, -8]", 1)), 0o644)
+			}
+			dir := t.TempDir()
+			_, _, err := run(t, "run", spec, "--results", dir)
+			var se *experiments.SyntaxError
+			if !errors.As(err, &se) || se.FileName != spec || se.Line != tc.line || !strings.Contains(se.Msg, tc.want) {
+				t.Errorf("repro run with %s: got %v, want %s:%d: ...%s...", tc.desc, err, spec, tc.line, tc.want)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("repro run with a bad spec wrote %d entries under --results", len(ents))
+			}
+		})
+	}
+}
+
+func TestRunFake(t *testing.T) {
+	dir := t.TempDir()
+	spec := fakeSpec(t, "")
+	fakeCalls.Store(0)
+	_, stderr, err := run(t, "run", spec, "--jobs", "2", "--results", dir)
+	if err != nil {
+		t.Fatalf("repro run: %v\n%s", err, stderr)
+	}
+	if fakeCalls.Load() != 4 || !strings.Contains(stderr, "fake: 4 runs: 4 ok, 0 failed, 0 not run, 0 cached") {
+		t.Errorf("repro run: %d executor calls, stderr:\n%s", fakeCalls.Load(), stderr)
+	}
+	runs, err := results.ReadRuns(filepath.Join(dir, "fake", results.RunsFile))
+	if err != nil || len(runs) != 4 {
+		t.Fatalf("runs.parquet: %d rows, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		if r.Status != results.OK || r.Epsilon != r.EpsilonTarget/2 {
+			t.Errorf("run %s: status %s, ε %v of %v", r.RunID, r.Status, r.Epsilon, r.EpsilonTarget)
+		}
+	}
+
+	// Again: every run is cached.
+	fakeCalls.Store(0)
+	_, stderr, err = run(t, "run", "--results", dir, spec)
+	if err != nil || fakeCalls.Load() != 0 || !strings.Contains(stderr, "4 cached") {
+		t.Errorf("repro run again: %v, %d calls, stderr:\n%s", err, fakeCalls.Load(), stderr)
+	}
+	out, _, err := run(t, "run", spec, "--results", dir, "--dry-run")
+	if err != nil || !strings.Contains(out, "fake: 4 runs, 4 finished, 0 to run") || strings.Count(out, " ok ") != 4 {
+		t.Errorf("repro run --dry-run after a run: %v\n%s", err, out)
+	}
+
+	// A failing run makes the command fail; the other runs are recorded.
+	fakeCalls.Store(0)
+	_, stderr, err = run(t, "run", spec, "--results", dir, "--seeds", "13,2", "--jobs", "1")
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 runs of fake failed") || !strings.Contains(err.Error(), "unlucky seed") {
+		t.Errorf("repro run with a failing seed: got %v, want 2 of 2 failed", err)
+	}
+	if fakeCalls.Load() != 2 || !strings.Contains(stderr, "failed: unlucky seed") {
+		t.Errorf("repro run with a failing seed: %d calls (want 2: seed 2 is cached), stderr:\n%s", fakeCalls.Load(), stderr)
+	}
+}
