@@ -153,3 +153,20 @@ func TestAccountBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountWarnings checks that an optimal RDP order at the edge of the
+// grid is reported, on stderr in text mode and in the JSON object.
+func TestAccountWarnings(t *testing.T) {
+	args := []string{"account", "--sigma", "10000", "--sample-rate", "1", "--steps", "1"}
+	out, errOut, err := run(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "warning") || !strings.Contains(errOut, "edge") || !strings.Contains(out, "order        1024") {
+		t.Errorf("repro %v printed %q and %q, want order 1024 and an edge warning", args, out, errOut)
+	}
+	m := accountJSON(t, args[1:]...)
+	if w, ok := m["warnings"].([]any); !ok || len(w) != 1 {
+		t.Errorf("JSON warnings = %v", m["warnings"])
+	}
+}
