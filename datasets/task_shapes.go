@@ -73,8 +73,11 @@ func (s Scene) Render() []float32 {
 	img := make([]float32, ImageLen)
 	for _, o := range s.Objects {
 		rgb := shapeRGB[o.Colour]
-		for y := range ImageSize {
-			for x := range ImageSize {
+		// Only pixels within R+1 of the centre can be inside.
+		x0, x1 := max(0, int(o.X-o.R-1)), min(ImageSize, int(o.X+o.R+2))
+		y0, y1 := max(0, int(o.Y-o.R-1)), min(ImageSize, int(o.Y+o.R+2))
+		for y := y0; y < y1; y++ {
+			for x := x0; x < x1; x++ {
 				px, py := float64(x)+0.5-o.X, float64(y)+0.5-o.Y
 				in := false
 				switch o.Kind {
