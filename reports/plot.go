@@ -286,6 +286,15 @@ func (p *Plot) draw(series []Series) (*plot.Plot, plot.Legend, error) {
 			}
 		}
 	}
+	if xmin == xmax {
+		// A single x: give the lines at ∞ some length around it.
+		if p.LogX {
+			xmin, xmax = xmin/2, xmax*2
+		} else {
+			d := math.Max(math.Abs(xmin)/2, 0.5)
+			xmin, xmax = xmin-d, xmax+d
+		}
+	}
 	if p.LogX {
 		plt.X.Scale = plot.LogScale{}
 		plt.X.Tick.Marker = plot.LogTicks{Prec: -1}

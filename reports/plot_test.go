@@ -139,3 +139,28 @@ func TestPlotErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotSingleX checks that a sweep with one finite x, a point at ∞ and a
+// single run per point still draws, in all formats.
+func TestPlotSingleX(t *testing.T) {
+	for _, logX := range []bool{false, true} {
+		runs := mustRuns(t, []Row{
+			{"method": "dpsgd", "epsilon_target": 8.0, "acc": 0.7},
+			{"method": "nonprivate", "epsilon_target": math.Inf(1), "acc": 0.9},
+			{"method": "nonprivate", "epsilon_target": math.Inf(1), "acc": 0.92},
+		})
+		fig, err := (&Plot{X: "epsilon_target", Y: "acc", Series: []string{"method"}, LogX: logX}).Build(runs)
+		if err != nil {
+			t.Fatalf("LogX=%v: Build: %v", logX, err)
+		}
+		for _, format := range PlotFormats {
+			var buf bytes.Buffer
+			if err := fig.WriteTo(&buf, format); err != nil || buf.Len() == 0 {
+				t.Errorf("LogX=%v: WriteTo(%s): %d bytes, error %v", logX, format, buf.Len(), err)
+			}
+		}
+		if want := []string{"n=1–2 seeds < 10"}; !equalStrings(errorStrings(fig.Warnings), want) {
+			t.Errorf("LogX=%v: got warnings %q, want %q", logX, errorStrings(fig.Warnings), want)
+		}
+	}
+}
