@@ -243,7 +243,14 @@ func TestRecordsPII(t *testing.T) {
 			}
 			seq := append(slices.Clone(ex.Prompt), ex.Answer...)
 			marked := make([]bool, len(seq))
+			names, ids := make(map[string]bool), make(map[string]bool)
 			for _, s := range ex.PII {
+				switch s.Type {
+				case PIIName:
+					names[s.Text] = true
+				case PIIID:
+					ids[s.Text] = true
+				}
 				words := strings.Fields(s.Text)
 				switch s.Type {
 				case PIIName:
@@ -276,8 +283,8 @@ func TestRecordsPII(t *testing.T) {
 					t.Fatalf("%s: unmarked personal token %q at %d in %q", ex.ID, w, i, v.Decode(seq))
 				}
 			}
-			if len(ex.PII) < 2 {
-				t.Fatalf("%s: %d PII spans, want at least 2", ex.ID, len(ex.PII))
+			if len(ex.PII) < 2 || len(names) != 1 || len(ids) > 1 {
+				t.Fatalf("%s: %d PII spans, names %v, numbers %v: want at least 2 spans about one person", ex.ID, len(ex.PII), names, ids)
 			}
 		}
 	}

@@ -50,28 +50,34 @@ func (g *recordGen) appNo() string {
 	return strings.Join(d, " ")
 }
 
-// echrTemplates are Echr-like case sentences; {N} name, {D} date, {I}
-// application number, {P} place (not PII).
+// echrTemplates are Echr-like case sentences; {N} the person's name, {B}
+// their birth date, {I} their application number, {D} an event date, {P} a
+// place (not PII).
 var echrTemplates = []string{
-	"the applicant , {N} , was born on {D} and lives in {P} .",
+	"the applicant , {N} , was born on {B} and lives in {P} .",
 	"on {D} , the applicant , {N} , was arrested by the police in {P} .",
 	"the court notes that {N} lodged application no {I} on {D} .",
 	"the case originated in an application no {I} against the state lodged by {N} on {D} .",
 	"the applicant , {N} , complained about the length of the proceedings in {P} .",
-	"the government contested the claim of {N} , born on {D} .",
+	"the government contested the claim of {N} , born on {B} .",
 }
 
-// fill appends template t to s with name for {N} and fresh dates, numbers
-// and places.
-func (g *recordGen) fill(s *seqBuilder, t, name string) {
+// person is the personal data one record is about.
+type person struct{ name, birth, appNo string }
+
+// fill appends template t to s with p's data and fresh event dates and
+// places.
+func (g *recordGen) fill(s *seqBuilder, t string, p person) {
 	for _, w := range strings.Fields(t) {
 		switch w {
 		case "{N}":
-			s.pii(name, PIIName)
+			s.pii(p.name, PIIName)
+		case "{B}":
+			s.pii(p.birth, PIIDate)
 		case "{D}":
 			s.pii(g.date(), PIIDate)
 		case "{I}":
-			s.pii(g.appNo(), PIIID)
+			s.pii(p.appNo, PIIID)
 		case "{P}":
 			s.text(pick(g.rng, g.places))
 		default:
@@ -80,8 +86,9 @@ func (g *recordGen) fill(s *seqBuilder, t, name string) {
 	}
 }
 
-// record draws one record: an Echr-like pair of sentences about one person
-// (prompt "<bos>", the whole text is the answer), or an E2E-like
+// record draws one record: an Echr-like pair of sentences about one person,
+// with one birth date and one application number (prompt "<bos>", the whole
+// text is the answer), or an E2E-like
 // data-to-text pair whose meaning representation names the owner.
 func (g *recordGen) record(v *Vocabulary) (kind string, prompt, answer []int, spans []Span) {
 	s := &seqBuilder{v: v}
@@ -93,8 +100,9 @@ func (g *recordGen) record(v *Vocabulary) (kind string, prompt, answer []int, sp
 		p = len(s.toks)
 		i := g.rng.IntN(len(echrTemplates))
 		j := (i + 1 + g.rng.IntN(len(echrTemplates)-1)) % len(echrTemplates)
-		g.fill(s, echrTemplates[i], name)
-		g.fill(s, echrTemplates[j], name)
+		p := person{name: name, birth: g.date(), appNo: g.appNo()}
+		g.fill(s, echrTemplates[i], p)
+		g.fill(s, echrTemplates[j], p)
 	} else {
 		kind = "e2e"
 		venue, eat, food := pick(g.rng, g.venues), pick(g.rng, eatTypes), pick(g.rng, foodWords)
