@@ -238,8 +238,16 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	if err := CheckExecutors(pending, opts); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(opts.root(), spec.Name, "runs"), 0o755); err != nil {
+	expDir := filepath.Join(opts.root(), spec.Name)
+	if err := os.MkdirAll(filepath.Join(expDir, "runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("runners: %w", err)
+	}
+	// A sweep killed while writing runs.parquet leaves its temporary
+	// file behind (run folders are emptied before a run starts).
+	if stale, _ := filepath.Glob(filepath.Join(expDir, "."+results.RunsFile+".tmp*")); len(stale) > 0 {
+		for _, f := range stale {
+			os.Remove(f)
+		}
 	}
 	jobs := opts.Jobs
 	if jobs <= 0 {
