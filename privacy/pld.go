@@ -76,6 +76,11 @@ var _ Accountant = (*PLD)(nil)
 // complex128).
 const maxGrid = 1 << 22
 
+// ErrGridTooLarge is returned (wrapped) by PLD.Compose when the privacy
+// loss spans more than 2²² grid points, which happens for very large ε.
+// A coarser PLDOptions.Interval, or the RDP accountant, then helps.
+var ErrGridTooLarge = errors.New("privacy: PLD grid too large")
+
 // pmf is a discretised privacy loss distribution: mass p[i] at loss
 // (lo+i)·h under P, and mass inf at +∞. moved is the total mass moved by
 // truncation, for the error bound.
@@ -115,7 +120,7 @@ func NewPLD(opts *PLDOptions) (*PLD, error) {
 // Compose adds the cost of e composed n times. It returns an error, and
 // leaves the accountant unchanged, if e is invalid or unsupported
 // (PoissonSampled of a non-Gaussian event, or Poisson sampling under
-// ReplaceOne), or the grid would exceed 2²² points.
+// ReplaceOne), or the grid would exceed 2²² points (ErrGridTooLarge).
 func (a *PLD) Compose(e Event, n int) error {
 	if err := CheckSteps(n); err != nil {
 		return err
@@ -327,7 +332,7 @@ func (a *PLD) discretise(lp lossPair) (pmf, error) {
 		ihi = ilo + 1
 	}
 	if ihi-ilo+1 > maxGrid {
-		return pmf{}, fmt.Errorf("privacy: PLD of one step needs %d grid points (loss range [%.3g, %.3g]); increase PLDOptions.Interval", ihi-ilo+1, llo, lhi)
+		return pmf{}, fmt.Errorf("%w: one step needs %d points (loss range [%.3g, %.3g]); increase PLDOptions.Interval", ErrGridTooLarge, ihi-ilo+1, llo, lhi)
 	}
 	out := pmf{lo: ilo, p: make([]float64, ihi-ilo+1)}
 	eh, em1 := math.Exp(h), math.Expm1(h)
@@ -393,7 +398,7 @@ func (a *PLD) convolve(x, y pmf) (pmf, error) {
 		return out, nil
 	}
 	if nextPow2(len(x.p)+len(y.p)-1) > maxGrid {
-		return pmf{}, fmt.Errorf("privacy: PLD grid of %d points is too large; increase PLDOptions.Interval", len(x.p)+len(y.p)-1)
+		return pmf{}, fmt.Errorf("%w: composition needs %d points; increase PLDOptions.Interval", ErrGridTooLarge, len(x.p)+len(y.p)-1)
 	}
 	out.lo = x.lo + y.lo
 	out.p = convolve(x.p, y.p)
@@ -513,7 +518,7 @@ func (a *PLD) power(x pmf, n int) (pmf, error) {
 	w := sHi - sLo + 1
 	size := nextPow2(max(w, len(x.p)))
 	if size > maxGrid {
-		return pmf{}, fmt.Errorf("privacy: PLD self-composition needs %d grid points; increase PLDOptions.Interval", w)
+		return pmf{}, fmt.Errorf("%w: self-composition needs %d points; increase PLDOptions.Interval", ErrGridTooLarge, w)
 	}
 	nu := make([]float64, len(x.p))
 	for i, v := range x.p {

@@ -5,12 +5,21 @@
 package privacy
 
 import (
+	"errors"
 	"flag"
 	"math"
 	"testing"
 )
 
 var long = flag.Bool("privacy.long", false, "run the long accountant checks (seconds each)")
+
+func pldOfErr(opts *PLDOptions, e Event, n int) error {
+	a, err := NewPLD(opts)
+	if err != nil {
+		return err
+	}
+	return a.Compose(e, n)
+}
 
 func pldOf(t *testing.T, opts *PLDOptions, e Event, n int) *PLD {
 	t.Helper()
@@ -218,6 +227,14 @@ func TestPLDEdges(t *testing.T) {
 		if _, err := NewPLD(&o); err == nil {
 			t.Errorf("NewPLD(%+v): got nil error", o)
 		}
+	}
+	// A loss range too wide for the grid is an error, not an allocation of
+	// gigabytes; a coarser grid handles it.
+	if err := pldOfErr(nil, PoissonGaussian{Q: 0.1, Sigma: 0.6}, 10000); !errors.Is(err, ErrGridTooLarge) {
+		t.Errorf("wide loss range: got %v, want ErrGridTooLarge", err)
+	}
+	if err := pldOfErr(&PLDOptions{Interval: 1e-3}, PoissonGaussian{Q: 0.1, Sigma: 0.6}, 10000); err != nil {
+		t.Errorf("wide loss range, interval 1e-3: %v", err)
 	}
 	b, _ := NewPLD(nil)
 	if _, err := b.Epsilon(1); err == nil {

@@ -230,20 +230,25 @@ func accountAGM(o accountOptions) (accountResult, error) {
 	return r, nil
 }
 
-// newAccountant returns the constructor for the named accountant.
-func newAccountant(name string) (func() (privacy.Accountant, error), error) {
+// newAccountant returns the constructor for the named accountant; interval
+// is the PLD grid spacing.
+func newAccountant(name string, interval float64) (func() (privacy.Accountant, error), error) {
 	switch name {
 	case "rdp":
 		return func() (privacy.Accountant, error) { return privacy.NewRDP(nil) }, nil
 	case "pld":
-		return func() (privacy.Accountant, error) { return privacy.NewPLD(nil) }, nil
+		return func() (privacy.Accountant, error) { return privacy.NewPLD(&privacy.PLDOptions{Interval: interval}) }, nil
 	}
 	return nil, fmt.Errorf("--accountant is %q, must be rdp or pld", name)
 }
 
+// pldIntervals are the PLD grid spacings tried in turn: the default 1e-4,
+// then coarser ones when the loss range is too wide for the grid (very
+// large ε), which loosens the error bound but keeps ε an upper bound.
+var pldIntervals = []float64{1e-4, 1e-3, 1e-2}
+
 func accountSGM(o accountOptions) (accountResult, error) {
-	newAcct, err := newAccountant(o.accountant)
-	if err != nil {
+	if _, err := newAccountant(o.accountant, 0); err != nil {
 		return accountResult{}, err
 	}
 	if !o.hasQ {
@@ -258,6 +263,30 @@ func accountSGM(o accountOptions) (accountResult, error) {
 	if err := privacy.CheckSteps(o.steps); err != nil {
 		return accountResult{}, flagError("steps", err)
 	}
+	if o.accountant == "rdp" && !o.hasTPR {
+		return sgm(o, 0)
+	}
+	var err error
+	for i, h := range pldIntervals {
+		var r accountResult
+		r, err = sgm(o, h)
+		if !errors.Is(err, privacy.ErrGridTooLarge) {
+			if err == nil && i > 0 {
+				r.warnings = append(r.warnings, fmt.Errorf("the loss range is wide: PLD grid interval raised to %g (ε stays an upper bound; the error bound is looser)", h))
+			}
+			return r, err
+		}
+	}
+	return accountResult{}, err
+}
+
+// sgm accounts for or calibrates the sampled Gaussian mechanism; h is the
+// PLD grid spacing.
+func sgm(o accountOptions, h float64) (accountResult, error) {
+	newAcct, err := newAccountant(o.accountant, h)
+	if err != nil {
+		return accountResult{}, err
+	}
 	family := func(s float64) privacy.Event {
 		return privacy.SelfComposed{Event: privacy.PoissonGaussian{Q: o.sampleRate, Sigma: s}, Count: o.steps}
 	}
@@ -266,7 +295,7 @@ func accountSGM(o accountOptions) (accountResult, error) {
 	if o.hasEpsilon {
 		// RDP is cheap and never below the PLD's ε, so its σ is an upper
 		// bracket for the PLD's, which is within a few percent of it.
-		rdp, _ := newAccountant("rdp")
+		rdp, _ := newAccountant("rdp", 0)
 		c, err := privacy.Calibrate(rdp, family, o.epsilon, o.delta, nil)
 		if err != nil {
 			return r, err
@@ -299,19 +328,19 @@ func accountSGM(o accountOptions) (accountResult, error) {
 			r.fields = append(r.fields, field{"order", g.Order})
 		}
 		r.warnings = append(r.warnings, g.Warnings...)
-	default:
-		e, err := a.Epsilon(o.delta)
+	case *privacy.PLD:
+		lo, hi, err := a.EpsilonBounds(o.delta)
 		if err != nil {
 			return r, err
 		}
-		r.fields = append(r.fields, field{"epsilon", e})
+		r.fields = append(r.fields, field{"epsilon", hi}, field{"epsilon_lower", lo}, field{"pld_interval", h})
 	}
 	if o.hasTPR {
 		// The bound comes from the tight accountant whichever accountant
 		// gave ε.
 		p, ok := a.(*privacy.PLD)
 		if !ok {
-			if p, err = privacy.NewPLD(nil); err != nil {
+			if p, err = privacy.NewPLD(&privacy.PLDOptions{Interval: h}); err != nil {
 				return r, err
 			}
 			if err := p.Compose(family(sigma), 1); err != nil {

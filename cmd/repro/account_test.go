@@ -170,3 +170,18 @@ func TestAccountWarnings(t *testing.T) {
 		t.Errorf("JSON warnings = %v", m["warnings"])
 	}
 }
+
+// TestAccountWideLossRange checks that a run whose loss range is too wide
+// for the default PLD grid falls back to a coarser grid with a warning, and
+// that its ε stays between the PLD's lower bound and RDP's.
+func TestAccountWideLossRange(t *testing.T) {
+	args := []string{"--accountant", "pld", "--sigma", "0.6", "--sample-rate", "0.1", "--steps", "10000"}
+	m := accountJSON(t, args...)
+	if w, ok := m["warnings"].([]any); !ok || len(w) != 1 || m["pld_interval"] != 1e-3 {
+		t.Errorf("wide range: %v", m)
+	}
+	r := accountJSON(t, "--accountant", "rdp", "--sigma", "0.6", "--sample-rate", "0.1", "--steps", "10000")
+	if e, lo, re := m["epsilon"].(float64), m["epsilon_lower"].(float64), r["epsilon"].(float64); e > re || lo > e {
+		t.Errorf("PLD ε %v (lower %v), RDP ε %v", e, lo, re)
+	}
+}
