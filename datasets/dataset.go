@@ -437,3 +437,16 @@ func (e *Example) Sequence() (seq []int, mask []bool) {
 	}
 	return seq, mask
 }
+
+// Regular returns the examples of s that are not canary copies, in order,
+// in a new slice: the members (of private) or non-members (of holdout) for
+// membership inference.
+func Regular(s []Example) []Example {
+	out := make([]Example, 0, len(s))
+	for _, ex := range s {
+		if ex.Canary < 0 {
+			out = append(out, ex)
+		}
+	}
+	return out
+}

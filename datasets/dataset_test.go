@@ -93,6 +93,9 @@ func TestExamples(t *testing.T) {
 		for _, r := range CanaryRepetitions {
 			copies += r * sz.CanariesPerLevel
 		}
+		if n := len(Regular(d.Private)); n != sz.Private {
+			t.Errorf("%s: %d regular private examples, want %d", task, n, sz.Private)
+		}
 		if got := []int{len(d.Public), len(d.Private), len(d.Holdout), len(d.Test)}; !slices.Equal(got, []int{sz.Public, sz.Private + copies, sz.Holdout, sz.Test}) {
 			t.Errorf("%s: split sizes %v, want %v plus %d canary copies in private", task, got, sz, copies)
 		}
@@ -681,6 +684,7 @@ func TestBuildErrors(t *testing.T) {
 		{"fl-mm", &Options{Alpha: -1}, "alpha is -1"},
 		{"fl-mm", &Options{Alpha: math.Inf(1)}, "alpha is +Inf"},
 		{"icl", &Options{Scale: Smoke, Shots: 2}, "needs at least 3 shots"},
+		{"fl-mm", &Options{Scale: Smoke, Clients: 257}, "too few for 257 clients"},
 		{"icl", &Options{Scale: Small, Shots: 64}, "pass a data directory with the full release"},
 		{"fashion-cls", &Options{Scale: Smoke, DataDir: t.TempDir()}, "missing Fashion-MNIST file"},
 	} {

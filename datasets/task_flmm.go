@@ -5,6 +5,7 @@
 package datasets
 
 import (
+	"fmt"
 	"math/rand/v2"
 )
 
@@ -42,8 +43,11 @@ func buildFLMM(d *Dataset, b *buildCtx) error {
 	if b.opt.Clients > 0 {
 		d.Clients = b.opt.Clients
 	}
-	pub, priv := fashionRoles(f, b.rng(task, "split"))
 	sz := b.sizes
+	if d.Clients > sz.Private {
+		return fmt.Errorf("datasets: fl-mm at scale %s has %d private examples, too few for %d clients", d.Scale, sz.Private, d.Clients)
+	}
+	pub, priv := fashionRoles(f, b.rng(task, "split"))
 	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
 		return err
 	}

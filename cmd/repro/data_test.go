@@ -58,6 +58,23 @@ func TestDataInfoText(t *testing.T) {
 	}
 }
 
+// TestDataInfoDefault runs every task at the default (small) scale from the
+// embedded data.
+func TestDataInfoDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every task's small preset")
+	}
+	for _, task := range datasets.Tasks() {
+		out, _, err := run(t, "data", "info", task)
+		if err != nil {
+			t.Fatalf("repro data info %s: %v", task, err)
+		}
+		if !strings.Contains(out, "scale        small") || !strings.Contains(out, "fingerprint  ") {
+			t.Errorf("repro data info %s printed:\n%s", task, out)
+		}
+	}
+}
+
 func TestDataInfoErrors(t *testing.T) {
 	dir := t.TempDir()
 	// A truncated training-images file.
