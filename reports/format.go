@@ -101,7 +101,7 @@ func (g *Grid) cellText(c Cell, n int, st style) string {
 		}
 	} else {
 		s = st.esc(g.number(c.Mean))
-		if c.N > 1 {
+		if c.N > 1 && !math.IsNaN(c.Std) { // an infinite mean has no std
 			s += st.pm + st.esc(g.number(c.Std))
 		}
 		switch {

@@ -356,3 +356,28 @@ func TestTableEdges(t *testing.T) {
 		t.Errorf("tie 0.50 vs 0.503: got best a=%v b=%v, want both", a.Best, b.Best)
 	}
 }
+
+// TestTableInfiniteMetric checks that a cell whose mean is infinite (a
+// diverged loss, say) prints as ∞ without a ±.
+func TestTableInfiniteMetric(t *testing.T) {
+	runs := mustRuns(t, []Row{
+		{"method": "a", "loss": math.Inf(1)},
+		{"method": "a", "loss": 1.0},
+		{"method": "b", "loss": 2.0},
+		{"method": "b", "loss": 4.0},
+	})
+	g, err := (&Table{Rows: []string{"method"}, Metric: "loss", Best: Min, MinSeeds: -1}).Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := g.Write(&buf, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	// b: mean 3, std |2−4|/√2 = 1.414…
+	for _, want := range []string{"| a      |               ∞ |", "| b      | **3.00 ± 1.41** |"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
