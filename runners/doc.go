@@ -27,6 +27,11 @@
 //     FailFast is set.
 //  4. runs.parquet is written from the manifests of every planned run.
 //
+// A pending run that another experiment under the same root has finished
+// (same id: same config and inputs) is copied rather than run again, so
+// fig1 after table1 costs nothing; its manifest names the source in
+// CopiedFrom.
+//
 // Every file is written atomically (see internal/results), so a run killed
 // at any point leaves either no manifest or one that says "running", and
 // is run again next time.

@@ -161,8 +161,12 @@ func (p *progress) summary(s *Summary) {
 		return
 	}
 	p.clear()
-	fmt.Fprintf(p.w, "%s: %d runs: %d ok, %d failed, %d not run, %d cached; %s\n",
-		s.Experiment, s.Selected, s.OK, s.Failed, s.NotStarted, s.Cached, roundDuration(s.Elapsed))
+	reused := ""
+	if s.Reused > 0 {
+		reused = fmt.Sprintf(" (%d from other experiments)", s.Reused)
+	}
+	fmt.Fprintf(p.w, "%s: %d runs: %d ok, %d failed, %d not run, %d cached%s; %s\n",
+		s.Experiment, s.Selected, s.OK, s.Failed, s.NotStarted, s.Cached, reused, roundDuration(s.Elapsed))
 }
 
 func (p *progress) close() {

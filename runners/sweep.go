@@ -184,8 +184,10 @@ func numEqual(a, b string) bool {
 type Summary struct {
 	Experiment string
 	// Planned is the number of runs of the spec; Selected the number
-	// --only selected; Cached the selected runs already finished.
-	Planned, Selected, Cached int
+	// --only selected; Cached the selected runs already finished, Reused
+	// of which were copied from another experiment's finished run with
+	// the same id.
+	Planned, Selected, Cached, Reused int
 	// OK, Failed and NotStarted count the pending runs by outcome.
 	// NotStarted includes runs a killed backend left "running".
 	OK, Failed, NotStarted int
@@ -233,7 +235,25 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		}
 		pending = append(pending, r)
 	}
-	// Every pending run needs an executor: fail before starting any.
+	// Every pending run needs an executor, unless another experiment has
+	// already run it: fail before starting any.
+	if !opts.Fresh {
+		if err := CheckExecutors(slices.DeleteFunc(slices.Clone(pending), func(r *Run) bool { return finishedElsewhere(opts.root(), r) != "" }), opts); err != nil {
+			return nil, err
+		}
+		var left []*Run
+		for _, r := range pending {
+			if src := finishedElsewhere(opts.root(), r); src != "" {
+				if err := copyRun(src, r); err == nil {
+					sum.Cached++
+					sum.Reused++
+					continue
+				}
+			}
+			left = append(left, r)
+		}
+		pending = left
+	}
 	exec := opts.Executor
 	if err := CheckExecutors(pending, opts); err != nil {
 		return nil, err
@@ -345,11 +365,16 @@ func CheckExecutors(runs []*Run, opts *Options) error {
 	return nil
 }
 
-// Pending returns the runs that are not finished (all of them if fresh).
-func Pending(runs []*Run, fresh bool) []*Run {
+// Pending returns the runs that [Sweep] would execute: all of them if
+// opts.Fresh, else those that are not finished, here or in another
+// experiment under opts.Root.
+func Pending(runs []*Run, opts *Options) []*Run {
+	if opts == nil {
+		opts = &Options{}
+	}
 	var out []*Run
 	for _, r := range runs {
-		if fresh || !results.Finished(r.Dir) {
+		if opts.Fresh || !results.Finished(r.Dir) && finishedElsewhere(opts.root(), r) == "" {
 			out = append(out, r)
 		}
 	}
@@ -378,6 +403,61 @@ func WriteRuns(root, exp string, runs []*Run) error {
 		return fmt.Errorf("runners: %w", err)
 	}
 	return nil
+}
+
+// finishedElsewhere returns the folder of a finished run with r's id in
+// another experiment under root, or "".
+func finishedElsewhere(root string, r *Run) string {
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "runs", r.ID))
+	for _, d := range dirs {
+		if filepath.Clean(d) != filepath.Clean(r.Dir) && results.Finished(d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// copyRun copies the finished run in src to r.Dir: the same id means the
+// same config and inputs, hence the same results. Every file is copied
+// atomically, the manifest last, with r's experiment and CopiedFrom set.
+func copyRun(src string, r *Run) error {
+	m, err := results.ReadManifest(src)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(r.Dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || n == results.ManifestFile || strings.HasPrefix(n, ".") {
+			continue
+		}
+		err := results.Write(filepath.Join(r.Dir, n), func(w io.Writer) error {
+			f, err := os.Open(filepath.Join(src, n))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(w, f)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if m.CopiedFrom == "" {
+		m.CopiedFrom = m.Experiment
+	}
+	m.Experiment = r.Experiment
+	return results.WriteManifest(r.Dir, m)
 }
 
 // A PanicError is the error of a run whose Executor panicked.

@@ -150,6 +150,67 @@ func TestSweep(t *testing.T) {
 	}
 }
 
+// TestReuse checks that a run finished by one experiment is copied, not
+// run again, by another experiment with the same run.
+func TestReuse(t *testing.T) {
+	root := t.TempDir()
+	if _, err := Sweep(t.Context(), parse(t), &Options{Root: root, Executor: fake}); err != nil {
+		t.Fatal(err)
+	}
+	other := parse(t, "name=other", "sweep.seed=[2, 3, 4]")
+	var calls atomic.Int64
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		calls.Add(1)
+		return fake(ctx, r, rec)
+	}
+	sum, err := Sweep(t.Context(), other, &Options{Root: root, Executor: exec})
+	// Seeds 2 and 3 are copied; seed 4 runs: 6 of 18 runs.
+	if err != nil || calls.Load() != 6 || sum.Reused != 12 || sum.Cached != 12 || sum.OK != 6 {
+		t.Fatalf("Sweep of another experiment: %d calls, %+v, %v; want 6 calls, 12 reused", calls.Load(), sum, err)
+	}
+	runs, err := results.ReadRuns(filepath.Join(root, "other", results.RunsFile))
+	if err != nil || len(runs) != 18 {
+		t.Fatalf("runs.parquet: %d rows, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		m, err := results.ReadManifest(results.RunDir(root, "other", r.RunID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFrom := ""
+		if r.Seed != 4 {
+			wantFrom = "exp"
+			orig, err := results.ReadMetrics(filepath.Join(results.RunDir(root, "exp", r.RunID), results.MetricsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := results.ReadMetrics(filepath.Join(results.RunDir(root, "other", r.RunID), results.MetricsFile))
+			if err != nil || !cmp.Equal(orig, got) {
+				t.Errorf("copied run %s: metrics differ from the original (%v)", r.RunID, err)
+			}
+		}
+		if r.Experiment != "other" || m.CopiedFrom != wantFrom {
+			t.Errorf("run %s (seed %d): experiment %s, copied from %q; want other, %q", r.RunID, r.Seed, r.Experiment, m.CopiedFrom, wantFrom)
+		}
+	}
+	// Without executors, only the runs that were not copied are missing.
+	if err := CheckExecutors(Pending(mustPlan(t, parse(t, "name=third", "sweep.seed=[3, 4, 5]"), root), &Options{Root: root}), nil); err == nil || !strings.Contains(err.Error(), "no executor") {
+		t.Errorf("CheckExecutors: got %v, want an error for seed 5", err)
+	}
+	if err := CheckExecutors(Pending(mustPlan(t, parse(t, "name=third", "sweep.seed=[3, 4]"), root), &Options{Root: root}), nil); err != nil {
+		t.Errorf("CheckExecutors for runs done elsewhere: %v", err)
+	}
+}
+
+func mustPlan(t *testing.T, s *experiments.Spec, root string) []*Run {
+	t.Helper()
+	runs, err := Plan(s, &Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
 // TestDeterminism checks that results do not depend on the worker count.
 func TestDeterminism(t *testing.T) {
 	s := parse(t)

@@ -216,7 +216,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 		return nil
 	}
 	for _, p := range plans {
-		if err := runners.CheckExecutors(runners.Pending(p, o.fresh), ropts); err != nil {
+		if err := runners.CheckExecutors(runners.Pending(p, ropts), ropts); err != nil {
 			return err
 		}
 	}

@@ -62,6 +62,10 @@ type Manifest struct {
 	Stack      string             `json:"stack,omitempty"`
 	Config     experiments.Config `json:"config"`
 	Inputs     experiments.Inputs `json:"inputs"`
+	// CopiedFrom names the experiment whose run with the same id (same
+	// config and inputs) this run's files were copied from; "" if the
+	// run was executed for this experiment.
+	CopiedFrom string `json:"copied_from,omitempty"`
 
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
