@@ -40,6 +40,10 @@
 // AnalyticGaussianSigma does the same for one Gaussian release (Balle &
 // Wang 2018), and ClassicalGaussianSigma gives the textbook bound.
 //
+// Summarize gives a run's privacy record (ε by both accountants, the RDP
+// order, the PLD's error interval, warnings); MarshalEvent and
+// UnmarshalEvent give events a JSON form for run manifests.
+//
 // A typical use, for DP-SGD with T steps of Poisson sampling at rate q:
 //
 //	a, _ := privacy.NewPLD(nil)
