@@ -281,7 +281,7 @@ func NewSchedule(name string, s *ScheduleSettings) (Schedule, error) {
 	}
 	sch := ctor(set)
 	if err := sch.Validate(); err != nil {
-		return nil, fmt.Errorf("optim: schedule %q: %w", name, err)
+		return nil, err
 	}
 	return sch, nil
 }

@@ -179,7 +179,7 @@ func TestScheduleErrors(t *testing.T) {
 		{"onecycle", ScheduleSettings{LR: 1, Steps: 10, BaseMomentum: 0.99}, "base momentum is 0.99"},
 	} {
 		_, err := NewSchedule(tc.name, &tc.set)
-		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+		if err == nil || !strings.Contains(err.Error(), tc.msg) || strings.Count(err.Error(), "optim:") != 1 {
 			t.Errorf("%s %+v: got %v, want an error containing %q", tc.name, tc.set, err, tc.msg)
 		}
 	}
