@@ -13,7 +13,9 @@
 // A private computation is described as an Event:
 //
 //   - Gaussian{Sigma, Sensitivity}: one Gaussian release (DP-MTV's mean,
-//     a Sec-MMFL per-modality release);
+//     a Sec-MMFL per-modality release); a Rap-FT step is
+//     PoissonSampled{q, Gaussian{Sigma: σ, Sensitivity: √(r_w³ + r_s³)}},
+//     its two-partition noise whitened to one effective multiplier;
 //   - PoissonGaussian{Q, Sigma}: one DP-SGD step, the Poisson-subsampled
 //     Gaussian with noise multiplier Sigma; PoissonSampled{Q, Event} is the
 //     general form;
