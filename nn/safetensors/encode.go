@@ -201,6 +201,9 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 	for (8+len(b))%headerAlign != 0 {
 		b = append(b, ' ')
 	}
+	if len(b) > MaxHeader {
+		return nil, nil, errorf(ErrHeader, "", "header of %d bytes exceeds the limit of %d bytes", len(b), MaxHeader)
+	}
 	return b, dataOrder, nil
 }
 

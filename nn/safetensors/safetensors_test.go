@@ -391,6 +391,7 @@ func TestEncodeErrors(t *testing.T) {
 		{"negative dimension", []Tensor{{Name: "a", Shape: []int{-1}}}, nil, ErrShape},
 		{"ints in a float tensor", []Tensor{{Name: "a", Shape: []int{}, Data: []float32{1}, Ints: []int64{1}}}, nil, ErrShape},
 		{"unwritable dtype", []Tensor{{Name: "a", DType: F16, Shape: []int{}, Data: []float32{1}}}, nil, ErrDType},
+		{"header too large", nil, map[string]string{"big": strings.Repeat("x", MaxHeader)}, ErrHeader},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			var buf bytes.Buffer
