@@ -57,7 +57,9 @@ type Example struct {
 	// Answer is the target sequence ending with EOS for generative tasks
 	// (loss on these tokens only), nil for classification tasks.
 	Answer []int
-	// Label is the class for classification tasks, -1 otherwise.
+	// Label is the class (an index into Dataset.Classes, or PublicClasses
+	// in the public split) for fashion-cls and fl-mm, and the query's class
+	// in private, holdout and test icl episodes; -1 otherwise.
 	Label int
 	// Kind is the question or record type (for example "class", "shade",
 	// "count", "echr", "e2e", "canary").
@@ -93,8 +95,8 @@ type Canary struct {
 // same distribution) and test.
 var SplitNames = []string{"public", "private", "holdout", "test"}
 
-// Dataset is the data of one task at one scale, seed and source. It is
-// immutable once built.
+// Dataset is the data of one task at one scale, seed and source. Callers must
+// not modify it: Fingerprint is computed once, by Build.
 type Dataset struct {
 	Task   string
 	Scale  Scale
@@ -105,7 +107,8 @@ type Dataset struct {
 	PoolImages int
 	// Generative reports that examples have answers; otherwise labels.
 	Generative bool
-	// Classes names the labels of private, holdout and test (classification).
+	// Classes names the labels of private, holdout and test (fashion-cls,
+	// fl-mm, and icl's fixed task).
 	Classes []string
 	// PublicClasses names the labels of the public split (fashion-cls: the
 	// coarse categories).

@@ -475,6 +475,7 @@ func TestICLEpisodes(t *testing.T) {
 	}
 	d := smoke(t, "icl", 0)
 	wordsOfClass := make(map[int]map[string]int)
+	queries := make(map[int]int) // private-side query class counts
 	for _, split := range SplitNames {
 		for _, ex := range d.Split(split) {
 			if ex.Canary >= 0 {
@@ -512,10 +513,18 @@ func TestICLEpisodes(t *testing.T) {
 				wordsOfClass[q][wordOf[q]]++
 				continue
 			}
+			queries[ex.Label]++
 			if d.Classes[ex.Label] != FashionClasses[q] || wordOf[q] != d.Mapping[ex.Label] {
 				t.Fatalf("%s: query class %s word %s, want the fixed mapping %v → %v", ex.ID, FashionClasses[q], wordOf[q], d.Classes, d.Mapping)
 			}
 		}
+	}
+	lo, hi := math.MaxInt, 0
+	for _, n := range queries {
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	if len(queries) != len(d.Classes) || hi-lo > 1 {
+		t.Errorf("private-side query classes %v: want each of %d classes equally often (±1)", queries, len(d.Classes))
 	}
 	// Across public episodes a class's answer word is uniform over the 32
 	// label words: with about 25 queries per class the most frequent word
@@ -758,6 +767,20 @@ func TestPublicRoles(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestICLSeeds builds icl at the default scale for several seeds: the
+// balanced design never runs out of images.
+func TestICLSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds icl at small scale ten times")
+	}
+	t.Parallel()
+	for seed := range uint64(10) {
+		if _, err := Build("icl", &Options{Seed: seed}); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
 		}
 	}
 }

@@ -67,7 +67,7 @@ var (
 	}
 	episodeSizes = map[Scale]Sizes{
 		Smoke: {256, 32, 16, 32, 1},
-		Small: {2000, 96, 48, 96, 4},
+		Small: {2000, 96, 48, 80, 4},
 		Full:  {20000, 1000, 400, 800, 16},
 	}
 	// Demonstrations per icl episode (DP-MTV uses 8 demos + 1 query).

@@ -18,8 +18,9 @@ import (
 //
 // with the answer "W <eos>", and its images are the N demonstrations then
 // the query. Its classes are W fashion classes ("ways": 3 at smoke scale,
-// 5 otherwise), each shown at least once among the demonstrations; the query
-// class is uniform among them.
+// 5 otherwise), each shown at least once among the demonstrations; the
+// other demonstrations' classes and the query class are uniform among them
+// (exactly balanced over the private-side episodes).
 //
 // Public episodes (pretraining) draw their classes and their label words
 // (LabelWords) afresh for each episode, so a word says nothing about an
@@ -61,28 +62,25 @@ func buildICL(d *Dataset, b *buildCtx) error {
 		d.Mapping = append(d.Mapping, words[wordIdx[k]])
 	}
 	sz := b.sizes
-	have := 0
-	for _, c := range classes {
-		have += len(privBy[c])
-	}
-	if err := needImages(task, d.Scale, f, fmt.Sprintf("private-side (of the task's %d classes)", ways), have, (sz.Private+sz.Holdout+sz.Test)*(shots+1)); err != nil {
-		return fmt.Errorf("%w; or ask for fewer shots", err)
+	for c, idx := range pubBy {
+		if len(idx) < shots+1 {
+			return fmt.Errorf("datasets: icl with %d shots needs %d public images of class %s, the %s pool has %d", shots, shots+1, FashionClasses[c], f.Source, len(idx))
+		}
 	}
 
 	rng := b.rng(task, "episodes")
 	// episode builds one episode over the given classes (fashion labels) and
-	// their words; take returns an unused image index of a class.
-	episode := func(id string, cls []int, lw []string, take func(c int) int) Example {
+	// their words: each class once, then the extra demonstrations' class
+	// positions, in a random order, then the query's class position q. take
+	// returns an unused image index of a class.
+	episode := func(id string, cls []int, lw []string, extra []int, q int, take func(c int) int) Example {
 		ex := newExample(id)
 		ex.Kind = "episode"
-		demo := make([]int, shots) // class position of each demonstration
-		for i := range demo {
-			if i < len(cls) {
-				demo[i] = i
-			} else {
-				demo[i] = rng.IntN(len(cls))
-			}
+		demo := make([]int, 0, shots)
+		for k := range cls {
+			demo = append(demo, k)
 		}
+		demo = append(demo, extra...)
 		rng.Shuffle(len(demo), func(i, j int) { demo[i], demo[j] = demo[j], demo[i] })
 		var p strings.Builder
 		p.WriteString("<bos>")
@@ -92,7 +90,6 @@ func buildICL(d *Dataset, b *buildCtx) error {
 			ex.Items = append(ex.Items, fashionItem(f, idx))
 			p.WriteString(" <image> means " + lw[k] + " ;")
 		}
-		q := rng.IntN(len(cls))
 		idx := take(cls[q])
 		ex.Images = append(ex.Images, b.image(f, idx))
 		ex.Items = append(ex.Items, fashionItem(f, idx))
@@ -109,6 +106,10 @@ func buildICL(d *Dataset, b *buildCtx) error {
 		for k, w := range rng.Perm(len(words))[:ways] {
 			lw[k] = words[w]
 		}
+		extra := make([]int, shots-ways)
+		for j := range extra {
+			extra[j] = rng.IntN(ways)
+		}
 		used := make(map[int]bool)
 		take := func(c int) int {
 			for {
@@ -119,24 +120,54 @@ func buildICL(d *Dataset, b *buildCtx) error {
 				}
 			}
 		}
-		ex := episode(exampleID(task, "public", i), cls, lw, take)
+		ex := episode(exampleID(task, "public", i), cls, lw, extra, rng.IntN(ways), take)
 		ex.Label = -1 // classes differ per episode
 		d.Public = append(d.Public, ex)
 	}
-	// Private-side images are consumed without replacement across splits.
+
+	// Private-side episodes use balanced designs, so every class is the
+	// query equally often and no class runs out of images by chance: the
+	// query classes and the extra demonstrations' classes are each a
+	// shuffled sequence with every class equally often (±1). Images are
+	// consumed without replacement across the three splits.
+	episodes := sz.Private + sz.Holdout + sz.Test
+	balanced := func(n int) []int {
+		s := make([]int, n)
+		for i := range s {
+			s[i] = i % ways
+		}
+		rng.Shuffle(n, func(i, j int) { s[i], s[j] = s[j], s[i] })
+		return s
+	}
+	queries, extras := balanced(episodes), balanced(episodes*(shots-ways))
+	need := make([]int, ways)
+	for k := range need {
+		need[k] = episodes
+	}
+	for _, k := range append(slices.Clone(queries), extras...) {
+		need[k]++
+	}
+	for k, c := range classes {
+		if err := needImages(task, d.Scale, f, "private-side "+FashionClasses[c], len(privBy[c]), need[k]); err != nil {
+			return fmt.Errorf("%w; or ask for fewer shots", err)
+		}
+	}
 	next := make(map[int]int)
 	take := func(c int) int {
 		idx := privBy[c][next[c]]
 		next[c]++
 		return idx
 	}
+	e := 0
 	for _, sp := range []struct {
 		name string
 		n    int
 		dst  *[]Example
 	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
 		for i := range sp.n {
-			*sp.dst = append(*sp.dst, episode(exampleID(task, sp.name, i), classes, d.Mapping, take))
+			extra := extras[e*(shots-ways) : (e+1)*(shots-ways)]
+			*sp.dst = append(*sp.dst, episode(exampleID(task, sp.name, i), classes, d.Mapping, extra, queries[e], take))
+			e++
 		}
 	}
 	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) {
