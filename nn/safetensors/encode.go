@@ -125,6 +125,18 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 			return nil, nil, errorf(ErrDuplicate, t.Name, "name given twice")
 		}
 	}
+	// The header holds every name, key and value, so their total length
+	// bounds it from below: refuse a too large header before building it.
+	var least int
+	for i := range ts {
+		least += len(ts[i].Name)
+	}
+	for k, v := range meta {
+		least += len(k) + len(v)
+	}
+	if least > MaxHeader {
+		return nil, nil, errorf(ErrHeader, "", "header of more than %d bytes exceeds the limit of %d bytes", least, MaxHeader)
+	}
 	keys := make([]string, 0, len(meta))
 	for k, v := range meta {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
