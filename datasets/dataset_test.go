@@ -80,14 +80,9 @@ func TestExamples(t *testing.T) {
 	v := Vocab()
 	for _, task := range Tasks() {
 		d := smoke(t, task, 0)
-		var sz Sizes
-		switch task {
-		case "records":
-			sz = recordSizes[Smoke]
-		case "icl":
-			sz = episodeSizes[Smoke]
-		default:
-			sz = imageSizes[Smoke]
+		sz, err := TaskSizes(task, Smoke)
+		if err != nil {
+			t.Fatal(err)
 		}
 		copies := 0
 		for _, r := range CanaryRepetitions {
@@ -701,6 +696,12 @@ func TestBuildErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "datasets: ") {
 			t.Errorf("Build(%s, %+v): got error %v, want one containing %q", tc.task, tc.opt, err, tc.want)
 		}
+	}
+	if _, err := TaskSizes("records", ""); err == nil {
+		t.Error(`TaskSizes("records", ""): got nil error`)
+	}
+	if _, err := TaskSizes("x", Small); err == nil {
+		t.Error(`TaskSizes("x", small): got nil error`)
 	}
 	if !FashionDirPresent(DefaultFashionDir) {
 		_, err := Build("fashion-vqa", &Options{Scale: Full})

@@ -82,3 +82,20 @@ var (
 // CanaryRepetitions are the numbers of times a canary is inserted into
 // private train; 0 marks a reference canary that is not inserted.
 var CanaryRepetitions = []int{1, 4, 16}
+
+// TaskSizes returns the split sizes of task at scale (episodes for icl).
+func TaskSizes(task string, scale Scale) (Sizes, error) {
+	if _, ok := tasks[task]; !ok {
+		return Sizes{}, fmt.Errorf("datasets: unknown task %q: want one of %s", task, strings.Join(Tasks(), ", "))
+	}
+	if _, err := ParseScale(string(scale)); err != nil || scale == "" {
+		return Sizes{}, fmt.Errorf("datasets: unknown scale %q: want one of %s", scale, scaleList())
+	}
+	switch task {
+	case "records":
+		return recordSizes[scale], nil
+	case "icl":
+		return episodeSizes[scale], nil
+	}
+	return imageSizes[scale], nil
+}
