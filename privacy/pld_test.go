@@ -277,3 +277,33 @@ func TestPLDTPRBound(t *testing.T) {
 		}
 	}
 }
+
+// TestPLDSmallDelta checks the noise floor: 1000 Gaussian steps (exactly a
+// Gaussian with σ/√1000) stay pessimistic and within 1% of the exact δ down
+// to δ ≈ 7e-11, and 10⁴ subsampled steps stay below RDP down to δ = 1e-12.
+func TestPLDSmallDelta(t *testing.T) {
+	t.Parallel()
+	a := pldOf(t, nil, Gaussian{Sigma: 30}, 1000)
+	for _, eps := range []float64{2, 4, 6, 7} {
+		d, _ := a.Delta(eps)
+		ex, _ := GaussianDelta(30/math.Sqrt(1000), 1, eps)
+		if d < ex || d > ex*1.01 {
+			t.Errorf("δ(%g) = %g, exact %g", eps, d, ex)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	b := pldOf(t, nil, PoissonGaussian{Q: 0.01, Sigma: 1}, 10000)
+	r, _ := NewRDP(nil)
+	if err := r.Compose(PoissonGaussian{Q: 0.01, Sigma: 1}, 10000); err != nil {
+		t.Fatal(err)
+	}
+	for _, delta := range []float64{1e-10, 1e-12} {
+		pe, _ := b.Epsilon(delta)
+		re, _ := r.Epsilon(delta)
+		if pe > re {
+			t.Errorf("δ=%g: PLD ε %g > RDP ε %g", delta, pe, re)
+		}
+	}
+}
