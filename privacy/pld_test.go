@@ -307,3 +307,28 @@ func TestPLDSmallDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestPLDCompositionEquivalence checks that the ways of writing the same
+// composition (one call, repeated calls, nested events) agree.
+func TestPLDCompositionEquivalence(t *testing.T) {
+	t.Parallel()
+	pg := PoissonGaussian{Q: 0.02, Sigma: 1.1}
+	opts := &PLDOptions{Interval: 1e-3}
+	want, _ := pldOf(t, opts, pg, 300).Epsilon(1e-6)
+	a, _ := NewPLD(opts)
+	for range 3 {
+		if err := a.Compose(pg, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []*PLD{
+		a,
+		pldOf(t, opts, SelfComposed{Event: pg, Count: 100}, 3),
+		pldOf(t, opts, Composed{SelfComposed{Event: pg, Count: 100}, SelfComposed{Event: pg, Count: 200}}, 1),
+		pldOf(t, opts, PoissonSampled{Q: 0.02, Event: Gaussian{Sigma: 2.2, Sensitivity: 2}}, 300),
+	} {
+		if got, _ := p.Epsilon(1e-6); math.Abs(got-want) > 1e-6 {
+			t.Errorf("ε = %.9g, want %.9g", got, want)
+		}
+	}
+}
