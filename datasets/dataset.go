@@ -163,6 +163,9 @@ type Options struct {
 	Alpha float64
 	// Shots overrides the icl demonstrations per episode (default 4, 8, 8).
 	Shots int
+	// Ways overrides the classes per icl episode (default 3, 5, 5); it must
+	// be between 2 and 10 and at most Shots.
+	Ways int
 }
 
 // builder builds one task into d, whose metadata fields are set.
@@ -243,6 +246,9 @@ func Build(task string, opt *Options) (*Dataset, error) {
 	}
 	if o.Clients < 0 || o.Shots < 0 {
 		return nil, fmt.Errorf("datasets: clients %d and shots %d must not be negative", o.Clients, o.Shots)
+	}
+	if o.Ways != 0 && (o.Ways < 2 || o.Ways > len(FashionClasses)) {
+		return nil, fmt.Errorf("datasets: ways is %d, must be between 2 and %d", o.Ways, len(FashionClasses))
 	}
 	d := &Dataset{Task: task, Scale: scale, Seed: o.Seed}
 	b := &buildCtx{opt: o, vocab: Vocab()}

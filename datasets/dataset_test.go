@@ -497,7 +497,7 @@ func TestICLEpisodes(t *testing.T) {
 				}
 				wordOf[c], classOf[w] = w, c+1
 			}
-			if len(wordOf) != episodeWays[Smoke] {
+			if len(wordOf) != episodeWays[Smoke] || len(d.Classes) != episodeWays[Smoke] {
 				t.Fatalf("%s: %d classes in the episode, want %d", ex.ID, len(wordOf), episodeWays[Smoke])
 			}
 			q := label[ex.Items[d.Shots]]
@@ -688,6 +688,8 @@ func TestBuildErrors(t *testing.T) {
 		{"fl-mm", &Options{Alpha: -1}, "alpha is -1"},
 		{"fl-mm", &Options{Alpha: math.Inf(1)}, "alpha is +Inf"},
 		{"icl", &Options{Scale: Smoke, Shots: 2}, "needs at least 3 shots"},
+		{"icl", &Options{Scale: Smoke, Ways: 1}, "ways is 1"},
+		{"icl", &Options{Scale: Smoke, Ways: 4, Shots: 3}, "needs at least 4 shots for 4 ways"},
 		{"fl-mm", &Options{Scale: Smoke, Clients: 257}, "too few for 257 clients"},
 		{"icl", &Options{Scale: Small, Shots: 64}, "pass a data directory with the full release"},
 		{"fashion-cls", &Options{Scale: Smoke, DataDir: t.TempDir()}, "missing Fashion-MNIST file"},
@@ -783,5 +785,16 @@ func TestICLSeeds(t *testing.T) {
 		if _, err := Build("icl", &Options{Seed: seed}); err != nil {
 			t.Errorf("seed %d: %v", seed, err)
 		}
+	}
+}
+
+func TestICLWays(t *testing.T) {
+	t.Parallel()
+	d, err := Build("icl", &Options{Scale: Smoke, Ways: 2, Shots: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Classes) != 2 || len(d.Mapping) != 2 || d.Shots != 6 || len(d.Public[0].Images) != 7 {
+		t.Errorf("ways 2, shots 6: classes %v, mapping %v, shots %d, %d images per episode", d.Classes, d.Mapping, d.Shots, len(d.Public[0].Images))
 	}
 }

@@ -17,7 +17,8 @@ import (
 //	<bos> <image> means W₁ ; … <image> means W_N ; <image> means
 //
 // with the answer "W <eos>", and its images are the N demonstrations then
-// the query. Its classes are W fashion classes ("ways": 3 at smoke scale,
+// the query (N = Options.Shots). Its classes are W fashion classes (ways,
+// Options.Ways: by default 3 at smoke scale,
 // 5 otherwise), each shown at least once among the demonstrations; the
 // other demonstrations' classes and the query class are uniform among them
 // (exactly balanced over the private-side episodes).
@@ -40,8 +41,11 @@ func buildICL(d *Dataset, b *buildCtx) error {
 	if b.opt.Shots > 0 {
 		shots = b.opt.Shots
 	}
+	if b.opt.Ways > 0 {
+		ways = b.opt.Ways
+	}
 	if shots < ways {
-		return fmt.Errorf("datasets: icl needs at least %d shots at scale %s (one per class), got %d", ways, d.Scale, shots)
+		return fmt.Errorf("datasets: icl needs at least %d shots for %d ways (one per class), got %d", ways, ways, shots)
 	}
 	f, err := b.fashionPool(task)
 	if err != nil {
