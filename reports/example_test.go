@@ -34,7 +34,9 @@ func ExampleTable_Build() {
 		Best:       reports.Max,
 		Scale:      100,
 		Precision:  1,
-		References: []reports.Reference{{Row: []string{"dpsgd"}, Col: []string{"1"}, Value: 66.0}},
+		References: []reports.Reference{
+			{At: map[string]string{"method": "dpsgd", "epsilon_target": "1"}, Value: 66.0, Source: "made up"},
+		},
 	}
 	g, err := t.Build(runs)
 	if err != nil {
@@ -55,7 +57,7 @@ func ExampleTable_Build() {
 	// | nonprivate |                     — | 82.0 ± 2.8 |
 	//
 	// - **bold**: best in column (max)
-	// - \[x\]: value reported in the paper
+	// - \[x\]: value reported in the paper (made up)
 	// - warning: 1 run failed
 	// - warning: n=1–2 seeds \< 10
 	//

@@ -135,14 +135,23 @@ func (g *Grid) subtitle() string {
 }
 
 // notes returns the legend lines printed under the table; best is how the
-// best cells are marked and ref how a paper value is shown.
-func (g *Grid) notes(best, ref string) []string {
+// best cells are marked, ref how a paper value is shown, and esc escapes
+// the sources.
+func (g *Grid) notes(best, ref string, esc func(string) string) []string {
 	var notes []string
 	if g.hasBest() {
-		notes = append(notes, fmt.Sprintf("%s: best in column (%s)", best, g.Best))
+		among := "in column"
+		if !slices.Equal(g.BestAmong, g.RowNames) {
+			among = strings.Join(g.BestAmong, " × ")
+		}
+		notes = append(notes, fmt.Sprintf("%s: best %s (%s)", best, esc(among), g.Best))
 	}
 	if g.hasRefs() {
-		notes = append(notes, ref+": value reported in the paper")
+		n := ref + ": value reported in the paper"
+		if len(g.Sources) > 0 {
+			n += " (" + esc(strings.Join(g.Sources, "; ")) + ")"
+		}
+		notes = append(notes, n)
 	}
 	return notes
 }
@@ -212,7 +221,7 @@ func (g *Grid) WriteText(w io.Writer) error {
 	if err := table.Render(); err != nil {
 		return fmt.Errorf("reports: %w", err)
 	}
-	for _, n := range g.notes("*", "[x]") {
+	for _, n := range g.notes("*", "[x]", identity) {
 		fmt.Fprintln(bw, n)
 	}
 	for _, warn := range g.Warnings {
@@ -268,7 +277,7 @@ func (g *Grid) WriteMarkdown(w io.Writer) error {
 		line(row)
 	}
 	var after []string
-	for _, n := range g.notes("**bold**", `\[x\]`) {
+	for _, n := range g.notes("**bold**", `\[x\]`, mdEscape) {
 		after = append(after, "- "+n)
 	}
 	for _, warn := range g.Warnings {
@@ -346,7 +355,7 @@ func (g *Grid) WriteLaTeX(w io.Writer) error {
 		fmt.Fprintf(bw, "%s \\\\\n", strings.Join(row, " & "))
 	}
 	bw.WriteString("\\bottomrule\n\\end{tabular}\n")
-	for _, n := range g.notes("bold", "[x]") {
+	for _, n := range g.notes("bold", "[x]", oneLine) {
 		fmt.Fprintf(bw, "%% %s\n", n)
 	}
 	for _, warn := range g.Warnings {

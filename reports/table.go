@@ -53,39 +53,62 @@ func ParseBest(s string) (Best, error) {
 }
 
 // Reference is a value reported in a paper for one cell of a table, shown in
-// brackets beside ours. Row and Col are the cell's key values, one per row
-// key and column key column, written as they are printed ("dpsgd",
-// "fashion-vqa", "8") or, for numeric columns, any spelling of the same number
-// ("inf", "8.0"). Value is in the units shown, that is after [Table.Scale].
+// brackets beside ours.
 type Reference struct {
-	Row   []string
-	Col   []string
+	// At selects the cell: it maps run columns to values, written as they
+	// are printed ("dpsgd", "8", "∞") or, for numeric columns, any spelling
+	// of the same number ("inf", "8.0"). Every row and column key column
+	// that has more than one value must be named; a column that is not a
+	// key (one the table filters on with Where, say) must match at least one
+	// run of the cell.
+	At map[string]string
+	// Metric is the metric of the cell. It may be empty when the table has a
+	// single metric.
+	Metric string
+	// Value is in the units shown, that is after [Table.Scale].
 	Value float64
+	// Source names where the value comes from ("Dual-Priv Table 1"); the
+	// sources are listed under the table.
+	Source string
 }
 
-// Table describes a table of one metric: one row per distinct value of the
-// row key columns, one column per distinct value of the column key columns,
-// each cell the mean ± std of the metric over the runs (seeds) that share its
-// keys. Rows with string keys keep the order in which the run table first
-// shows them; numeric keys are sorted ascending (∞ last, missing after that).
+// Table describes a table of one or more metrics: one row per distinct
+// value of the row key columns, one column per distinct value of the column
+// key columns (and per metric), each cell the mean ± std of the metric over
+// the runs (seeds) that share its keys. Keys with string values keep the
+// order in which the run table first shows them; numeric keys are sorted
+// ascending (∞ last, missing after that).
 type Table struct {
-	// Title is printed above the table. If empty, the metric's label is used.
+	// Title is printed above the table. If empty, the metrics' labels are
+	// used.
 	Title string
 	// Rows are the row key columns, for example {"method"}. At least one is
 	// required.
 	Rows []string
 	// Cols are the column key columns, for example {"task",
-	// "epsilon_target"}. If empty, the table has a single column of values.
+	// "epsilon_target"}. If empty, the table has a single column per metric.
 	Cols []string
 	// Metric is the Float column aggregated in the cells, for example "acc".
 	Metric string
+	// Metrics, if not empty, replaces Metric with several metrics: every
+	// column is split into one sub-column per metric, the innermost column
+	// key (Dual-Priv's Table 1 shows Acc and IMG under each method and
+	// task). It is an error to set both Metric and Metrics.
+	Metrics []string
 	// Where keeps only the runs whose column (the key) has the given value,
-	// matched like the keys of a Reference. Nil keeps every run.
+	// matched like the values of Reference.At. Nil keeps every run.
 	Where map[string]string
-	// Best is the rule that marks the best cell of each column. Cells are
-	// compared by their mean as printed, so ties are all marked; a column is
-	// marked only if at least two of its cells have values.
+	// Best is the rule that marks the best cells. Cells are compared by
+	// their mean as printed, so ties are all marked; a group of cells is
+	// marked only if at least two of them have values.
 	Best Best
+	// BestAmong are the key columns whose values compete for best: cells
+	// that differ only in these columns are compared. If nil, it is
+	// defaulted to {"method"} when method is a row or column key (tables
+	// compare methods: with methods as columns and ε as rows, as in
+	// Dual-Priv's Table 1, the best method at each ε and task is marked),
+	// and to the row key columns otherwise (the best cell of each column).
+	BestAmong []string
 	// Scale multiplies every metric value before aggregation (100 for
 	// percentages). If Scale is 0, it is defaulted to 1.
 	Scale float64
@@ -95,8 +118,9 @@ type Table struct {
 	// MinSeeds is the number of runs per cell below which the table warns. If
 	// MinSeeds is 0, it is defaulted to 10; a negative MinSeeds never warns.
 	MinSeeds int
-	// Labels override the labels of columns in headers (for example
-	// {"epsilon_target": "ε"}, which is also a default). Nil means defaults.
+	// Labels override the labels of columns and metrics in headers (for
+	// example {"epsilon_target": "ε"}, which is also a default). Nil means
+	// defaults.
 	Labels map[string]string
 	// References are the paper's values, shown beside ours.
 	References []Reference
@@ -125,7 +149,8 @@ type Grid struct {
 	// Rows are the row keys, in order.
 	Rows []Key
 	// Cols are the column headers, in order, one part per column key column
-	// (string values alone, numeric values as "label=value").
+	// (string values alone, numeric values as "label=value") and, with
+	// several metrics, a last part naming the metric.
 	Cols []Key
 	// Cells holds the cells, Cells[i][j] for row i and column j.
 	Cells [][]Cell
@@ -133,8 +158,13 @@ type Grid struct {
 	Precision int
 	// Best is the rule used to mark cells.
 	Best Best
+	// BestAmong are the labels of the key columns that competed for best.
+	BestAmong []string
+	// Sources are the distinct sources of the paper values shown.
+	Sources []string
 	// Warnings are things the reader of the table should know: failed runs,
-	// too few seeds, missing metrics, ambiguous cells.
+	// too few seeds, missing metrics, ambiguous cells, paper values that
+	// match no cell.
 	Warnings []error
 }
 
@@ -148,12 +178,22 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 	if t.Best != NoBest && t.Best != Max && t.Best != Min {
 		return nil, fmt.Errorf("reports: unknown best rule %d", t.Best)
 	}
-	metric, ok := runs.Column(t.Metric)
-	if !ok {
-		return nil, fmt.Errorf("reports: metric column %q not in the run table (columns: %s)", t.Metric, strings.Join(runs.Columns(), ", "))
+	names := t.Metrics
+	switch {
+	case len(names) > 0 && t.Metric != "":
+		return nil, errors.New("reports: table sets both Metric and Metrics")
+	case len(names) == 0 && t.Metric == "":
+		return nil, errors.New("reports: table has no metric")
+	case len(names) == 0:
+		names = []string{t.Metric}
 	}
-	if metric.Kind != Float {
-		return nil, fmt.Errorf("reports: metric column %q holds strings, want numbers", t.Metric)
+	metrics := make([]*Column, len(names))
+	for m, name := range names {
+		c, err := floatColumn(runs, "metric", name)
+		if err != nil {
+			return nil, err
+		}
+		metrics[m] = c
 	}
 	rows, err := newKeyer(runs, "row", t.Rows)
 	if err != nil {
@@ -162,6 +202,18 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 	cols, err := newKeyer(runs, "column", t.Cols)
 	if err != nil {
 		return nil, err
+	}
+	among := t.BestAmong
+	if among == nil {
+		among = t.Rows
+		if slices.Contains(t.Rows, "method") || slices.Contains(t.Cols, "method") {
+			among = []string{"method"}
+		}
+	}
+	for _, name := range among {
+		if !slices.Contains(t.Rows, name) && !slices.Contains(t.Cols, name) {
+			return nil, fmt.Errorf("reports: best-among column %q is not a row or column key", name)
+		}
 	}
 	scale := t.Scale
 	if scale == 0 {
@@ -192,6 +244,7 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 	// configuration whose runs all failed shows as missing cells.
 	rowGroups, rowPos := rows.groups(idx)
 	colGroups, colPos := cols.groups(idx)
+	nm := len(metrics)
 	g := &Grid{
 		Title:     t.Title,
 		Precision: prec,
@@ -199,7 +252,11 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 		Warnings:  excluded,
 	}
 	if g.Title == "" {
-		g.Title = label(t.Labels, t.Metric)
+		labels := make([]string, nm)
+		for m, name := range names {
+			labels[m] = label(t.Labels, name)
+		}
+		g.Title = strings.Join(labels, ", ")
 	}
 	for _, name := range t.Rows {
 		g.RowNames = append(g.RowNames, label(t.Labels, name))
@@ -207,48 +264,73 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 	for _, rg := range rowGroups {
 		g.Rows = append(g.Rows, rows.key(rg.first))
 	}
-	for _, cg := range colGroups {
-		g.Cols = append(g.Cols, cols.header(t.Labels, cg.first))
+	colKeys := make([]Key, len(colGroups))
+	for c, cg := range colGroups {
+		colKeys[c] = cols.key(cg.first)
+		h := cols.header(t.Labels, cg.first)
+		for _, name := range names {
+			if nm > 1 {
+				g.Cols = append(g.Cols, append(slices.Clip(h), label(t.Labels, name)))
+			} else {
+				g.Cols = append(g.Cols, h)
+			}
+		}
 	}
 
+	// The runs and values of each cell, [row][column·nm + metric].
+	ncol := len(colGroups) * nm
+	cellRuns := make([][][]int, len(rowGroups))
 	values := make([][][]float64, len(rowGroups))
 	seeds := make([][][]float64, len(rowGroups))
-	for i := range values {
-		values[i] = make([][]float64, len(colGroups))
-		seeds[i] = make([][]float64, len(colGroups))
+	for r := range values {
+		cellRuns[r] = make([][]int, ncol)
+		values[r] = make([][]float64, ncol)
+		seeds[r] = make([][]float64, ncol)
+	}
+	for _, i := range idx {
+		r, c := rowPos[rows.id(i)], colPos[cols.id(i)]
+		for m := range metrics {
+			cellRuns[r][c*nm+m] = append(cellRuns[r][c*nm+m], i)
+		}
 	}
 	seed, hasSeed := runs.Column("seed")
-	noMetric := 0
+	hasSeed = hasSeed && seed.Kind == Float
+	noMetric := make([]int, nm)
 	for _, i := range good {
 		r, c := rowPos[rows.id(i)], colPos[cols.id(i)]
-		v := metric.Floats[i]
-		if math.IsNaN(v) {
-			noMetric++
-			continue
-		}
-		values[r][c] = append(values[r][c], v*scale)
-		if hasSeed && seed.Kind == Float {
-			seeds[r][c] = append(seeds[r][c], seed.Floats[i])
+		for m, metric := range metrics {
+			v := metric.Floats[i]
+			if math.IsNaN(v) {
+				noMetric[m]++
+				continue
+			}
+			j := c*nm + m
+			values[r][j] = append(values[r][j], v*scale)
+			if hasSeed {
+				seeds[r][j] = append(seeds[r][j], seed.Floats[i])
+			}
 		}
 	}
-	if noMetric > 0 {
-		g.Warnings = append(g.Warnings, fmt.Errorf("%d %s no %s", noMetric, plural(noMetric, "run has", "runs have"), t.Metric))
+	for m, n := range noMetric {
+		if n > 0 {
+			g.Warnings = append(g.Warnings, fmt.Errorf("%d %s no %s", n, plural(n, "run has", "runs have"), names[m]))
+		}
 	}
 
 	g.Cells = make([][]Cell, len(rowGroups))
 	minN, maxN := math.MaxInt, 0
 	for r := range rowGroups {
-		g.Cells[r] = make([]Cell, len(colGroups))
-		for c := range colGroups {
-			x := values[r][c]
+		g.Cells[r] = make([]Cell, ncol)
+		for j := range ncol {
+			x := values[r][j]
 			mean, std := meanStd(x)
-			g.Cells[r][c] = Cell{N: len(x), Mean: mean, Std: std, Ref: math.NaN()}
+			g.Cells[r][j] = Cell{N: len(x), Mean: mean, Std: std, Ref: math.NaN()}
 			if len(x) > 0 {
 				minN, maxN = min(minN, len(x)), max(maxN, len(x))
 			}
-			if dup, ok := duplicate(seeds[r][c]); ok {
+			if dup, ok := duplicate(seeds[r][j]); ok {
 				g.Warnings = append(g.Warnings, fmt.Errorf("cell (%s; %s) has several runs of seed %s: a swept column is neither a row nor a column key",
-					g.Rows[r], g.colName(c), formatKeyFloat(dup)))
+					g.Rows[r], g.colName(j), formatKeyFloat(dup)))
 			}
 		}
 	}
@@ -259,17 +341,127 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 		}
 		g.Warnings = append(g.Warnings, fmt.Errorf("n=%s seeds < %d", n, minSeeds))
 	}
-	g.markBest()
+	for _, name := range among {
+		g.BestAmong = append(g.BestAmong, label(t.Labels, name))
+	}
+	g.markBest(func(r, j int) string {
+		// The cell's key parts outside among, and its metric.
+		var b strings.Builder
+		for p, name := range t.Rows {
+			if !slices.Contains(among, name) {
+				b.WriteString(strconv.Quote(g.Rows[r][p]))
+			}
+		}
+		b.WriteByte('|')
+		for p, name := range t.Cols {
+			if !slices.Contains(among, name) {
+				b.WriteString(strconv.Quote(colKeys[j/nm][p]))
+			}
+		}
+		b.WriteByte('|')
+		b.WriteString(strconv.Itoa(j % nm))
+		return b.String()
+	})
+
 	for _, ref := range t.References {
-		r := findKey(rows, rowGroups, ref.Row)
-		c := findKey(cols, colGroups, ref.Col)
-		if r < 0 || c < 0 {
-			g.Warnings = append(g.Warnings, fmt.Errorf("paper value for (%s; %s) matches no cell", strings.Join(ref.Row, " "), strings.Join(ref.Col, " ")))
+		r, j, err := t.findReference(runs, ref, names, rows, rowGroups, cols, colGroups, cellRuns)
+		if err != nil {
+			g.Warnings = append(g.Warnings, fmt.Errorf("paper value %s: %v", describeAt(ref), err))
 			continue
 		}
-		g.Cells[r][c].Ref = ref.Value
+		g.Cells[r][j].Ref = ref.Value
+		if ref.Source != "" && !slices.Contains(g.Sources, ref.Source) {
+			g.Sources = append(g.Sources, ref.Source)
+		}
 	}
 	return g, nil
+}
+
+// findReference returns the row and column of the cell that ref selects.
+func (t *Table) findReference(runs *Runs, ref Reference, metrics []string, rows *keyer, rowGroups []*group,
+	cols *keyer, colGroups []*group, cellRuns [][][]int) (r, j int, err error) {
+	m := 0
+	switch {
+	case ref.Metric == "" && len(metrics) > 1:
+		return 0, 0, errors.New("names no metric, and the table has several")
+	case ref.Metric != "":
+		m = slices.Index(metrics, ref.Metric)
+		if m < 0 {
+			return 0, 0, fmt.Errorf("names metric %s, not in the table", ref.Metric)
+		}
+	}
+	r, err = matchGroup(rows, rowGroups, ref.At)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v among the rows", err)
+	}
+	c, err := matchGroup(cols, colGroups, ref.At)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v among the columns", err)
+	}
+	j = c*len(metrics) + m
+	// Columns that are not keys must match a run of the cell.
+	keys := append(slices.Clone(t.Rows), t.Cols...)
+	for _, name := range sortedKeys(ref.At) {
+		if slices.Contains(keys, name) {
+			continue
+		}
+		col, ok := runs.Column(name)
+		if !ok {
+			return 0, 0, fmt.Errorf("names column %s, not in the run table", name)
+		}
+		if !slices.ContainsFunc(cellRuns[r][j], func(i int) bool { return matches(col, i, ref.At[name]) }) {
+			return 0, 0, fmt.Errorf("matches no run of its cell in column %s", name)
+		}
+	}
+	return r, j, nil
+}
+
+// matchGroup returns the position of the one group whose key agrees with
+// at; key columns that at does not name match any value.
+func matchGroup(k *keyer, gs []*group, at map[string]string) (int, error) {
+	found := -1
+	for p, g := range gs {
+		ok := true
+		for j, c := range k.cols {
+			if v, named := at[k.names[j]]; named && !matches(c, g.first, v) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		if found >= 0 {
+			return 0, errors.New("matches several cells")
+		}
+		found = p
+	}
+	if found < 0 {
+		return 0, errors.New("matches no cell")
+	}
+	return found, nil
+}
+
+// describeAt returns "{k=v, …}" for the At of ref, keys sorted, with its
+// metric.
+func describeAt(ref Reference) string {
+	parts := make([]string, 0, len(ref.At)+1)
+	for _, k := range sortedKeys(ref.At) {
+		parts = append(parts, k+"="+ref.At[k])
+	}
+	if ref.Metric != "" {
+		parts = append(parts, "metric="+ref.Metric)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // colName returns the header of column c as one string.
@@ -372,50 +564,34 @@ func duplicate(x []float64) (float64, bool) {
 	return 0, false
 }
 
-// findKey returns the position of the group whose key matches parts, or -1.
-func findKey(k *keyer, gs []*group, parts []string) int {
-	if len(parts) != len(k.cols) {
-		return -1
-	}
-	for p, g := range gs {
-		all := true
-		for j, c := range k.cols {
-			if !matches(c, g.first, parts[j]) {
-				all = false
-				break
-			}
-		}
-		if all {
-			return p
-		}
-	}
-	return -1
-}
-
-// markBest sets Best on the best cells of each column.
-func (g *Grid) markBest() {
+// markBest sets Best on the best cells of each group of cells that
+// compete, as named by group(row, column).
+func (g *Grid) markBest(group func(r, j int) string) {
 	if g.Best == NoBest {
 		return
 	}
-	for c := range g.Cols {
-		best, have := math.NaN(), 0
-		for r := range g.Rows {
-			cell := g.Cells[r][c]
+	best := make(map[string]float64)
+	have := make(map[string]int)
+	for r := range g.Rows {
+		for j := range g.Cols {
+			cell := g.Cells[r][j]
 			if cell.N == 0 {
 				continue
 			}
-			have++
+			k := group(r, j)
 			v := g.rounded(cell.Mean)
-			if math.IsNaN(best) || (g.Best == Max && v > best) || (g.Best == Min && v < best) {
-				best = v
+			b, seen := best[k]
+			if !seen || (g.Best == Max && v > b) || (g.Best == Min && v < b) {
+				best[k] = v
 			}
+			have[k]++
 		}
-		if have < 2 {
-			continue
-		}
-		for r := range g.Rows {
-			cell := &g.Cells[r][c]
-			cell.Best = cell.N > 0 && g.rounded(cell.Mean) == best
+	}
+	for r := range g.Rows {
+		for j := range g.Cols {
+			cell := &g.Cells[r][j]
+			k := group(r, j)
+			cell.Best = cell.N > 0 && have[k] >= 2 && g.rounded(cell.Mean) == best[k]
 		}
 	}
 }

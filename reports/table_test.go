@@ -69,9 +69,9 @@ func table1() *Table {
 		Precision: 1,
 		References: []Reference{
 			// Made-up paper values: the golden files check how they are shown.
-			{Row: []string{"dpsgd"}, Col: []string{"fashion-vqa", "8"}, Value: 72.5},
-			{Row: []string{"nonprivate"}, Col: []string{"shapes-vqa", "inf"}, Value: 93},
-			{Row: []string{"dpmtv"}, Col: []string{"shapes-vqa", "inf"}, Value: 50},
+			{At: map[string]string{"method": "dpsgd", "task": "fashion-vqa", "epsilon_target": "8"}, Value: 72.5, Source: "Paper A, Table 1"},
+			{At: map[string]string{"method": "nonprivate", "task": "shapes-vqa", "epsilon_target": "inf", "scale": "small"}, Metric: "acc", Value: 93, Source: "Paper B"},
+			{At: map[string]string{"method": "dpmtv", "task": "shapes-vqa", "epsilon_target": "inf"}, Value: 50, Source: "Paper C"},
 		},
 	}
 }
@@ -88,6 +88,46 @@ func TestTableGolden(t *testing.T) {
 			t.Fatalf("Write(%v): %v", f, err)
 		}
 		golden(t, "table1"+f.Ext(), buf.Bytes())
+	}
+}
+
+// TestTableGoldenDualPriv checks the shape of Dual-Priv's Table 1, as the
+// table1 experiment asks for it: one row per ε, columns method × task with
+// Acc and IMG under each.
+func TestTableGoldenDualPriv(t *testing.T) {
+	tab := &Table{
+		Title:     "Accuracy (%) and IMG accuracy (%) by ε",
+		Rows:      []string{"epsilon_target"},
+		Cols:      []string{"method", "task"},
+		Metrics:   []string{"acc", "img"},
+		Labels:    map[string]string{"acc": "Acc", "img": "IMG"},
+		Best:      Max,
+		Scale:     100,
+		Precision: 1,
+		MinSeeds:  3,
+		References: []Reference{
+			{At: map[string]string{"method": "dpsgd", "task": "fashion-vqa", "epsilon_target": "1"}, Metric: "acc", Value: 81.54, Source: "Dual-Priv Table 1, ScienceQA"},
+			{At: map[string]string{"method": "dpsgd", "task": "fashion-vqa", "epsilon_target": "1"}, Metric: "img", Value: 72.51, Source: "Dual-Priv Table 1, ScienceQA"},
+			// Ambiguous: names no task.
+			{At: map[string]string{"method": "dpzo", "epsilon_target": "1"}, Metric: "acc", Value: 23.30},
+			// Names no metric, and the table has two.
+			{At: map[string]string{"method": "dpzo", "task": "fashion-vqa", "epsilon_target": "1"}, Value: 23.30},
+		},
+	}
+	g, err := tab.Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	// (ε=1; dpsgd fashion-vqa IMG): 39, 42, 45 → 42.0 ± 3.0.
+	if c := g.Cells[0][5]; g.Cols[5].String() != "dpsgd fashion-vqa IMG" || c.N != 3 || !near(c.Mean, 42, 1e-9) || !near(c.Std, 3, 1e-9) || c.Ref != 72.51 {
+		t.Errorf("cell (ε=1; %s): got %+v, want N=3 Mean=42 Std=3 Ref=72.51", g.Cols[5], c)
+	}
+	for _, f := range []Format{Text, Markdown, LaTeX} {
+		var buf bytes.Buffer
+		if err := g.Write(&buf, f); err != nil {
+			t.Fatalf("Write(%v): %v", f, err)
+		}
+		golden(t, "dualpriv"+f.Ext(), buf.Bytes())
 	}
 }
 
@@ -193,7 +233,7 @@ func TestTableCells(t *testing.T) {
 		"1 run failed",
 		"1 run has no acc",
 		"n=2–3 seeds < 10",
-		"paper value for (dpmtv; shapes-vqa inf) matches no cell",
+		"paper value {epsilon_target=inf, method=dpmtv, task=shapes-vqa}: matches no cell among the rows",
 	}
 	if got := errorStrings(g.Warnings); !equalStrings(got, wantWarnings) {
 		t.Errorf("got warnings %q, want %q", got, wantWarnings)
@@ -306,6 +346,10 @@ func TestTableErrors(t *testing.T) {
 		{"missing where", Table{Rows: []string{"method"}, Metric: "acc", Where: map[string]string{"nope": "x"}}, `where column "nope"`},
 		{"empty where", Table{Rows: []string{"method"}, Metric: "acc", Where: map[string]string{"method": "nope"}}, "no runs left"},
 		{"bad best", Table{Rows: []string{"method"}, Metric: "acc", Best: 7}, "unknown best rule"},
+		{"bad best among", Table{Rows: []string{"method"}, Metric: "acc", Best: Max, BestAmong: []string{"task"}}, `best-among column "task" is not a row or column key`},
+		{"no metric", Table{Rows: []string{"method"}}, "no metric"},
+		{"metric and metrics", Table{Rows: []string{"method"}, Metric: "acc", Metrics: []string{"img"}}, "both Metric and Metrics"},
+		{"string metrics", Table{Rows: []string{"method"}, Metrics: []string{"acc", "task"}}, `metric column "task" holds strings`},
 	} {
 		_, err := tc.table.Build(runs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
