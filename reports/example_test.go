@@ -28,12 +28,12 @@ func ExampleTable_Build() {
 		log.Fatal(err)
 	}
 	t := reports.Table{
-		Rows:       []string{"method"},
-		Cols:       []string{"epsilon_target"},
-		Metric:     "acc",
-		Best:       reports.Max,
-		Scale:      100,
-		Precision:  1,
+		Rows:      []string{"method"},
+		Cols:      []string{"epsilon_target"},
+		Metric:    "acc",
+		Best:      reports.Max,
+		Scale:     100,
+		Precision: 1,
 		References: []reports.Reference{
 			{At: map[string]string{"method": "dpsgd", "epsilon_target": "1"}, Value: 66.0, Source: "made up"},
 		},
