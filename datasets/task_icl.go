@@ -14,13 +14,13 @@ import (
 // buildICL builds icl, in-context episodes of N demonstrations and a query,
 // each a Fashion-MNIST image (DP-MTV at small scale). An episode's prompt is
 //
-//	<bos> <image> means W₁ ; … <image> means W_N ; <image> means
+//	<bos> <image> means w₁ ; … <image> means w_N ; <image> means
 //
-// with the answer "W <eos>", and its images are the N demonstrations then
-// the query (N = Options.Shots). Its classes are W fashion classes (ways,
-// Options.Ways: by default 3 at smoke scale,
-// 5 otherwise), each shown at least once among the demonstrations; the
-// other demonstrations' classes and the query class are uniform among them
+// with the answer "w <eos>", and its images are the N demonstrations then
+// the query (N is Options.Shots: by default 4 at smoke scale, 8 otherwise).
+// An episode has K classes (Options.Ways: by default 3 at smoke scale, 5
+// otherwise), each shown at least once among the demonstrations; the other
+// demonstrations' classes and the query class are uniform among them
 // (exactly balanced over the private-side episodes).
 //
 // Public episodes (pretraining) draw their classes and their label words
