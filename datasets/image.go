@@ -33,8 +33,8 @@ func GrayToRGB(gray []byte) []float32 {
 }
 
 // FromImage resizes img to 28×28 and returns it as a new RGB CHW float32
-// slice in [0, 1]. Alpha is ignored (colours are taken un-premultiplied over
-// black). Each output pixel averages a regular grid of bilinear samples over
+// slice in [0, 1]. Alpha is ignored: colours are taken un-premultiplied, as
+// if the image were opaque. Each output pixel averages a regular grid of bilinear samples over
 // its footprint in the source (area averaging when shrinking, bilinear
 // interpolation when enlarging). It panics on an empty image.
 func FromImage(img image.Image) []float32 {

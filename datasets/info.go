@@ -36,7 +36,8 @@ type Info struct {
 	Shots        int         `json:"shots,omitempty"`
 	Clients      int         `json:"clients,omitempty"`
 	Alpha        float64     `json:"alpha,omitempty"`
-	// ClientSizes is the number of private examples of each fl-mm client.
+	// ClientSizes is the number of private examples of each fl-mm client,
+	// canary copies included.
 	ClientSizes []int `json:"client_sizes,omitempty"`
 }
 
