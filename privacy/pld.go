@@ -134,7 +134,7 @@ func (a *PLD) Compose(e Event, n int) error {
 	if err := e.check(); err != nil {
 		return err
 	}
-	ev, err := a.eventPMF(e)
+	ev, err := a.eventPMF(e, a.tau/float64(max(n, 1)))
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (a *PLD) Compose(e Event, n int) error {
 		if err != nil {
 			return err
 		}
-		if next[d], err = a.convolve(a.dir[d], x); err != nil {
+		if next[d], err = a.convolve(a.dir[d], x, a.tau); err != nil {
 			return err
 		}
 	}
@@ -154,8 +154,9 @@ func (a *PLD) Compose(e Event, n int) error {
 }
 
 // eventPMF returns the discretised loss distributions of one occurrence of e
-// in the remove and add directions.
-func (a *PLD) eventPMF(e Event) ([2]pmf, error) {
+// in the remove and add directions, cutting tails of mass at most tau in
+// each composition.
+func (a *PLD) eventPMF(e Event, tau float64) ([2]pmf, error) {
 	switch e := e.(type) {
 	case Gaussian:
 		return a.gaussianPMF(e.multiplier())
@@ -168,25 +169,26 @@ func (a *PLD) eventPMF(e Event) ([2]pmf, error) {
 		}
 		return a.sampledPMF(e.Q, g.multiplier())
 	case SelfComposed:
-		x, err := a.eventPMF(e.Event)
+		x, err := a.eventPMF(e.Event, tau/float64(max(e.Count, 1)))
 		if err != nil {
 			return x, err
 		}
 		for d := range 2 {
-			if x[d], err = a.power(x[d], e.Count, a.tau); err != nil {
+			if x[d], err = a.power(x[d], e.Count, tau); err != nil {
 				return x, err
 			}
 		}
 		return x, nil
 	case Composed:
 		acc := [2]pmf{identityPMF(), identityPMF()}
+		t := tau / float64(max(len(e), 1))
 		for _, ev := range e {
-			x, err := a.eventPMF(ev)
+			x, err := a.eventPMF(ev, t)
 			if err != nil {
 				return x, err
 			}
 			for d := range 2 {
-				if acc[d], err = a.convolve(acc[d], x[d]); err != nil {
+				if acc[d], err = a.convolve(acc[d], x[d], t); err != nil {
 					return acc, err
 				}
 			}
@@ -393,8 +395,9 @@ func (a *PLD) epsilonDeltaPMF(eps, delta float64) pmf {
 	return out
 }
 
-// convolve composes two loss distributions.
-func (a *PLD) convolve(x, y pmf) (pmf, error) {
+// convolve composes two loss distributions, cutting tails of mass at most
+// tau.
+func (a *PLD) convolve(x, y pmf, tau float64) (pmf, error) {
 	out := pmf{inf: x.inf + y.inf - x.inf*y.inf, moved: x.moved + y.moved}
 	if len(x.p) == 0 || len(y.p) == 0 {
 		out.inf = 1
@@ -405,7 +408,7 @@ func (a *PLD) convolve(x, y pmf) (pmf, error) {
 	}
 	out.lo = x.lo + y.lo
 	out.p = convolve(x.p, y.p)
-	truncate(&out, a.tau)
+	truncate(&out, tau)
 	return out, nil
 }
 
