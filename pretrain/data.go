@@ -1,0 +1,316 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pretrain
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
+)
+
+// The public sources of the mixture, by the task whose public split they
+// come from. iclSource names the in-context episodes, which are generated
+// from the public Fashion-MNIST images of fashion-vqa and fashion-cls.
+const (
+	srcFashion = "fashion-vqa"
+	srcShapes  = "shapes-vqa"
+	srcCoarse  = "fashion-cls"
+	srcRecords = "records"
+	srcICL     = "icl"
+)
+
+// dataTasks are the tasks whose public splits pretraining reads, in the
+// order their fingerprints are listed. icl is built for its fingerprint and
+// its episode shape (shots, ways); its episodes are regenerated from the
+// training images (see episodes).
+var dataTasks = []string{srcCoarse, srcFashion, srcRecords, srcShapes, srcICL, "fl-mm"}
+
+// heldOutEvery is the held-out fraction 1/heldOutEvery of public items.
+const heldOutEvery = 8
+
+// heldOut reports whether an example whose source items are items belongs
+// to the held-out public evaluation set. The assignment hashes the item
+// names (FNV-1a), so an image is held out in every task that uses it, at
+// every seed and scale.
+func heldOut(items []string) bool {
+	for _, it := range items {
+		h := fnv.New64a()
+		h.Write([]byte(it))
+		if h.Sum64()%heldOutEvery == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// image is one public Fashion-MNIST image with its fine label, for
+// in-context episodes.
+type image struct {
+	px    []float32
+	class int
+}
+
+// corpus is the public mixture of one build: training sequences per source,
+// held-out evaluation sequences, and the images in-context episodes are
+// drawn from, grouped by fine class.
+type corpus struct {
+	data  map[string]*datasets.Dataset
+	train map[string][]nn.Sequence
+	// eval holds held-out sequences by metric name.
+	eval map[string][]nn.Sequence
+	// iclTrain and iclEval are the training and held-out public images by
+	// fine class.
+	iclTrain, iclEval [][]image
+	shots, ways       int
+	// tokens used to build episodes
+	tMeans, tSemi int
+	words         []int
+	vocab         *datasets.Vocabulary
+}
+
+// coarsePrompt is the prompt of coarse-label classification in the mixture.
+// It differs from fashion-vqa's private "what kind of item is it ?" so that
+// the private question format stays new to the base model.
+const coarsePrompt = "<bos> <image> kind of item"
+
+func toSeq(e *datasets.Example) nn.Sequence {
+	s, m := e.Sequence()
+	return nn.Sequence{Tokens: s, Images: e.Images, Loss: m}
+}
+
+// newCorpus splits the public data of the tasks (dataTasks, built by
+// package datasets) into training and held-out parts.
+func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
+	c := &corpus{
+		data:  data,
+		train: map[string][]nn.Sequence{},
+		eval:  map[string][]nn.Sequence{},
+		vocab: datasets.Vocab(),
+	}
+	v := c.vocab
+	id := func(w string) int {
+		i, ok := v.ID(w)
+		if !ok {
+			panic("pretrain: word missing from the vocabulary: " + w)
+		}
+		return i
+	}
+	c.tMeans, c.tSemi = id("means"), id(";")
+	for _, w := range datasets.LabelWords() {
+		c.words = append(c.words, id(w))
+	}
+	c.shots, c.ways = c.data[srcICL].Shots, len(c.data[srcICL].Classes)
+
+	// Captions and class questions on fashion images; captions, counts and
+	// existence questions on shape scenes; public records.
+	for _, src := range []string{srcFashion, srcShapes, srcRecords} {
+		for i := range c.data[src].Public {
+			e := &c.data[src].Public[i]
+			if heldOut(e.Items) {
+				name := src
+				if src == srcFashion {
+					if e.Kind != "class" {
+						continue
+					}
+					name = "fashion_class"
+				}
+				c.eval[name] = append(c.eval[name], toSeq(e))
+				continue
+			}
+			c.train[src] = append(c.train[src], toSeq(e))
+		}
+	}
+	// Coarse labels as a short generative task.
+	d := c.data[srcCoarse]
+	for i := range d.Public {
+		e := &d.Public[i]
+		prompt := v.Encode(nil, coarsePrompt)
+		ans := v.Encode(nil, d.PublicClasses[e.Label]+" <eos>")
+		s := nn.Sequence{Tokens: append(prompt, ans...), Images: e.Images, Loss: make([]bool, len(prompt)+len(ans))}
+		for j := len(prompt); j < len(s.Loss); j++ {
+			s.Loss[j] = true
+		}
+		if heldOut(e.Items) {
+			c.eval[srcCoarse] = append(c.eval[srcCoarse], s)
+		} else {
+			c.train[srcCoarse] = append(c.train[srcCoarse], s)
+		}
+	}
+
+	// Images for episodes: every distinct public fashion image, with its
+	// fine label from the pool.
+	dir := c.data[srcFashion].Source
+	if dir == "embedded" {
+		dir = ""
+	}
+	pool, err := datasets.LoadFashion(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	label := make(map[int]int, pool.Len())
+	for i, o := range pool.Origin {
+		label[int(o)] = int(pool.Labels[i])
+	}
+	c.iclTrain = make([][]image, len(datasets.FashionClasses))
+	c.iclEval = make([][]image, len(datasets.FashionClasses))
+	seen := map[string]bool{}
+	for _, src := range []string{srcFashion, srcCoarse} {
+		for _, e := range c.data[src].Public {
+			it := e.Items[0]
+			if seen[it] {
+				continue
+			}
+			seen[it] = true
+			o, err := strconv.Atoi(strings.TrimPrefix(it, "fmnist:"))
+			if err != nil || !strings.HasPrefix(it, "fmnist:") {
+				return nil, fmt.Errorf("pretrain: unexpected fashion item %q", it)
+			}
+			l, ok := label[o]
+			if !ok {
+				return nil, fmt.Errorf("pretrain: fashion item %q is not in the pool", it)
+			}
+			img := image{px: e.Images[0], class: l}
+			if heldOut(e.Items) {
+				c.iclEval[l] = append(c.iclEval[l], img)
+			} else {
+				c.iclTrain[l] = append(c.iclTrain[l], img)
+			}
+		}
+	}
+	for l := range c.iclEval {
+		if len(c.iclEval[l]) < c.shots+1 || len(c.iclTrain[l]) < c.shots+1 {
+			return nil, fmt.Errorf("pretrain: too few public images of class %s for %d-shot episodes", datasets.FashionClasses[l], c.shots)
+		}
+	}
+	return c, nil
+}
+
+// episode is one in-context episode: demonstrations then a query.
+type episode struct {
+	seq nn.Sequence
+	// words are the label words (token ids) of the episode's classes and
+	// answer the index of the query's word among them.
+	words  []int
+	answer int
+}
+
+// newEpisode draws an episode of shots demonstrations and a query from
+// imgs, in the format of the icl task of package datasets:
+//
+//	<bos> <image> means W₁ ; … <image> means W_N ; <image> means W <eos>
+//
+// Its ways classes and their label words are drawn afresh, so a word means
+// nothing outside its episode. With shots ≥ ways every class is shown at
+// least once. The loss marks the answer and <eos>; with every, it also marks
+// each demonstration's word whose class was already shown earlier in the
+// episode (those are predictable in context too, which gives the model
+// several in-context targets per episode).
+func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every bool) episode {
+	ways := c.ways
+	cls := rng.Perm(len(imgs))[:ways]
+	wi := rng.Perm(len(c.words))[:ways]
+	words := make([]int, ways)
+	for k := range words {
+		words[k] = c.words[wi[k]]
+	}
+	demo := make([]int, shots)
+	for i := range demo {
+		if i < ways {
+			demo[i] = i
+		} else {
+			demo[i] = rng.IntN(ways)
+		}
+	}
+	rng.Shuffle(len(demo), func(i, j int) { demo[i], demo[j] = demo[j], demo[i] })
+	used := map[*float32]bool{}
+	take := func(k int) []float32 {
+		pool := imgs[cls[k]]
+		for {
+			px := pool[rng.IntN(len(pool))].px
+			if !used[&px[0]] {
+				used[&px[0]] = true
+				return px
+			}
+		}
+	}
+	var s nn.Sequence
+	s.Tokens = append(s.Tokens, datasets.BOS)
+	s.Loss = append(s.Loss, false)
+	shown := make([]bool, ways)
+	for _, k := range demo {
+		s.Images = append(s.Images, take(k))
+		s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, words[k], c.tSemi)
+		s.Loss = append(s.Loss, false, false, every && shown[k], false)
+		shown[k] = true
+	}
+	q := rng.IntN(ways)
+	s.Images = append(s.Images, take(q))
+	s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, words[q], datasets.EOS)
+	s.Loss = append(s.Loss, false, false, true, true)
+	return episode{seq: s, words: words, answer: q}
+}
+
+// zeroShot returns the episode's query alone: <bos> <image> means W <eos>.
+func (e episode) zeroShot() nn.Sequence {
+	n := len(e.seq.Tokens)
+	return nn.Sequence{
+		Tokens: append([]int{datasets.BOS}, e.seq.Tokens[n-4:]...),
+		Images: e.seq.Images[len(e.seq.Images)-1:],
+		Loss:   []bool{false, false, false, true, true},
+	}
+}
+
+// mixer deals the training batches: each batch holds a fixed number of
+// examples of every source (Plan.Mix), taken in a per-source order that is
+// reshuffled after every pass; in-context episodes are drawn afresh.
+type mixer struct {
+	c     *corpus
+	mix   []mixPart
+	rng   *rand.Rand
+	order map[string][]int
+	next  map[string]int
+}
+
+type mixPart struct {
+	src string
+	n   int
+}
+
+func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
+	m := &mixer{c: c, rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
+	for _, src := range []string{srcFashion, srcShapes, srcCoarse, srcRecords, srcICL} {
+		if n := p.Mix[src]; n > 0 {
+			m.mix = append(m.mix, mixPart{src, n})
+		}
+	}
+	return m
+}
+
+func (m *mixer) batch() []nn.Sequence {
+	var b []nn.Sequence
+	for _, part := range m.mix {
+		if part.src == srcICL {
+			for range part.n {
+				b = append(b, m.c.newEpisode(m.rng, m.c.iclTrain, m.c.shots, true).seq)
+			}
+			continue
+		}
+		data := m.c.train[part.src]
+		for range part.n {
+			if m.next[part.src] == len(m.order[part.src]) {
+				m.order[part.src] = m.rng.Perm(len(data))
+				m.next[part.src] = 0
+			}
+			b = append(b, data[m.order[part.src][m.next[part.src]]])
+			m.next[part.src]++
+		}
+	}
+	return b
+}

@@ -1,0 +1,100 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pretrain
+
+import (
+	"fmt"
+
+	"github.com/repro-dp/repro/datasets"
+)
+
+// Plan is the training recipe of one base model at one scale: everything
+// about pretraining that is not the model configuration, the data or the
+// seed. It is part of the cache key.
+type Plan struct {
+	// LMLayers, when positive, replaces the preset's number of language
+	// model blocks (smoke: 2 instead of 1, since in-context learning needs
+	// an attention layer that moves the query image's class to the last
+	// position before one that matches it against the demonstrations).
+	LMLayers int `json:"lm_layers,omitempty"`
+	// Steps is the number of optimizer steps.
+	Steps int `json:"steps"`
+	// Mix is the number of examples of each source in every batch:
+	// fashion-vqa (captions and class questions), shapes-vqa (captions,
+	// counts, existence), fashion-cls (coarse labels), records (text) and
+	// icl (generated episodes).
+	Mix map[string]int `json:"mix"`
+	// LR is AdamW's peak learning rate; the schedule is a linear warm-up
+	// over Warmup steps then a cosine decay to MinLR.
+	LR     float64 `json:"lr"`
+	MinLR  float64 `json:"min_lr"`
+	Warmup int     `json:"warmup"`
+	// WeightDecay is AdamW's decoupled weight decay (not applied to biases,
+	// norms and embeddings).
+	WeightDecay float64 `json:"weight_decay"`
+	// ClipNorm bounds the global L2 norm of the mean batch gradient.
+	ClipNorm float64 `json:"clip_norm"`
+	// Eval is the number of held-out examples (episodes) per metric.
+	Eval int `json:"eval"`
+	// FineTune is the quick non-private LoRA fine-tune on fashion-vqa
+	// private train that shows the private task is new to the base.
+	FineTune FineTune `json:"finetune"`
+}
+
+// FineTune configures the quality check's LoRA fine-tune.
+type FineTune struct {
+	Steps   int      `json:"steps"`
+	Batch   int      `json:"batch"`
+	LR      float64  `json:"lr"`
+	Targets []string `json:"targets"`
+}
+
+// batchSize returns the number of examples per step.
+func (p *Plan) batchSize() int {
+	n := 0
+	for _, k := range p.Mix {
+		n += k
+	}
+	return n
+}
+
+// plans are the recipes of the presets; see the package documentation for
+// how they were chosen.
+var plans = map[datasets.Scale]Plan{
+	datasets.Smoke: {
+		LMLayers: 2,
+		Steps:    400,
+		Mix:      map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 2, srcRecords: 2},
+		LR:       3e-3, MinLR: 3e-4, Warmup: 20,
+		WeightDecay: 0.01, ClipNorm: 1,
+		Eval:     200,
+		FineTune: FineTune{Steps: 60, Batch: 16, LR: 1e-2, Targets: []string{"q", "v", "fc1", "fc2"}},
+	},
+	datasets.Small: {
+		Steps: 1500,
+		Mix:   map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 3, srcRecords: 3},
+		LR:    1e-3, MinLR: 1e-4, Warmup: 50,
+		WeightDecay: 0.01, ClipNorm: 1,
+		Eval:     300,
+		FineTune: FineTune{Steps: 150, Batch: 16, LR: 5e-3, Targets: []string{"q", "v", "fc1", "fc2"}},
+	},
+	datasets.Full: {
+		Steps: 20000,
+		Mix:   map[string]int{srcICL: 16, srcFashion: 8, srcCoarse: 4, srcShapes: 6, srcRecords: 6},
+		LR:    5e-4, MinLR: 5e-5, Warmup: 500,
+		WeightDecay: 0.01, ClipNorm: 1,
+		Eval:     1000,
+		FineTune: FineTune{Steps: 500, Batch: 32, LR: 2e-3, Targets: []string{"q", "v", "fc1", "fc2"}},
+	},
+}
+
+// PlanFor returns the recipe of a scale.
+func PlanFor(scale datasets.Scale) (Plan, error) {
+	p, ok := plans[scale]
+	if !ok {
+		return Plan{}, fmt.Errorf("pretrain: unknown scale %q", scale)
+	}
+	return p, nil
+}

@@ -1,0 +1,440 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pretrain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
+)
+
+// FormatVersion is hashed into every cache key. Bump it when a change to
+// this package changes what a given configuration trains, so that old
+// checkpoints are not taken for new ones.
+const FormatVersion = 1
+
+// Architectures are the base models Base builds.
+var Architectures = []string{"tinymllm", "vit", "fusion"}
+
+// DefaultDir is the cache directory when Options.Dir is empty: the
+// pretrain folder of the default results directory.
+const DefaultDir = "results/pretrain"
+
+// Options configure Base. The zero value asks for the small TinyMLLM base
+// with seed 1 in DefaultDir.
+type Options struct {
+	// Scale is the preset: "smoke", "small" or "full"; "" means small.
+	Scale string
+	// Arch is the base model: "tinymllm" (default), "vit" (the image
+	// classifier, pretrained on the coarse labels) or "fusion" (the
+	// image + text classifier, pretrained on fl-mm's public split).
+	Arch string
+	// Dir is the cache directory; "" means DefaultDir. Each base lives in
+	// its own folder Dir/<arch>-<scale>-<key>.
+	Dir string
+	// Fresh rebuilds the base even when the cache holds it.
+	Fresh bool
+	// Seed seeds the model's initial values, the public data and the
+	// batch order; 0 means 1. Every fine-tuning run of a preset uses the
+	// same base (seed 1); other seeds give independent bases.
+	Seed uint64
+	// DataDir is the full Fashion-MNIST release for datasets.Build (needed
+	// at full scale); "" means the embedded subset, or the system copy at
+	// full scale.
+	DataDir string
+	// Progress, when not nil, receives progress lines while the base trains
+	// (steps, loss, elapsed time, ETA).
+	Progress io.Writer
+
+	// plan, when not nil, replaces the scale's recipe (tests).
+	plan *Plan
+}
+
+// Result is a pretrained base.
+type Result struct {
+	// Model is the base model, loaded from Checkpoint: a *nn.TinyMLLM,
+	// *nn.ViT or *nn.Fusion. Every tensor is frozen (PEFT method none);
+	// the caller owns it and may fine-tune it. Load returns further
+	// independent copies.
+	Model nn.Model
+	// Checkpoint is the path of the safetensors checkpoint.
+	Checkpoint string
+	// Hash is the hex SHA-256 of the checkpoint file.
+	Hash string
+	// Manifest describes how the base was built and how good it is.
+	Manifest *Manifest
+	// Cached reports that the base came from the cache.
+	Cached bool
+}
+
+// TinyMLLM returns the model as a TinyMLLM, or nil for another architecture.
+func (r *Result) TinyMLLM() *nn.TinyMLLM {
+	m, _ := r.Model.(*nn.TinyMLLM)
+	return m
+}
+
+// Load reads a new, independent copy of the base from its checkpoint and
+// checks it against Hash.
+func (r *Result) Load() (nn.Model, error) {
+	h, err := fileHash(r.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	if h != r.Hash {
+		return nil, fmt.Errorf("pretrain: checkpoint %s changed (hash %.12s, want %.12s)", r.Checkpoint, h, r.Hash)
+	}
+	return nn.Load(r.Checkpoint)
+}
+
+// Manifest records a base model: what was trained, on what, how, by which
+// code, how long it took and how good it is.
+type Manifest struct {
+	Format int    `json:"format"`
+	Key    string `json:"key"`
+	Arch   string `json:"arch"`
+	Scale  string `json:"scale"`
+	Seed   uint64 `json:"seed"`
+	// Model is the architecture's configuration (PEFT none).
+	Model nn.Config `json:"model"`
+	Plan  Plan      `json:"plan"`
+	// Data maps each task whose public split was read to its datasets
+	// fingerprint; Vocab is the vocabulary hash.
+	Data  map[string]string `json:"data"`
+	Vocab string            `json:"vocab"`
+	// Checkpoint is the checkpoint's file name in the manifest's folder and
+	// Hash its hex SHA-256.
+	Checkpoint string `json:"checkpoint"`
+	Hash       string `json:"hash"`
+	// Params is the number of parameters.
+	Params int `json:"params"`
+	// Metrics are the quality measures on public held-out data (and the
+	// fine-tuning check); Chance gives the chance level of accuracies.
+	Metrics map[string]float64 `json:"metrics"`
+	Chance  map[string]float64 `json:"chance"`
+	Timings Timings            `json:"timings"`
+	// Revision, GoVersion and Host are the provenance of the build.
+	Revision  string    `json:"revision"`
+	GoVersion string    `json:"go_version"`
+	Host      string    `json:"host"`
+	Created   time.Time `json:"created"`
+}
+
+// Timings are the wall times of a build, in seconds.
+type Timings struct {
+	Data       float64 `json:"data"`
+	Train      float64 `json:"train"`
+	Eval       float64 `json:"eval"` // held-out measures and the fine-tuning check
+	FineTune   float64 `json:"finetune"`
+	Total      float64 `json:"total"`
+	Steps      int     `json:"steps"`
+	PerStep    float64 `json:"per_step"`
+	GOMAXPROCS int     `json:"gomaxprocs"`
+}
+
+// keyed is what the cache key hashes.
+type keyed struct {
+	Format  int               `json:"format"`
+	Arch    string            `json:"arch"`
+	Scale   string            `json:"scale"`
+	Seed    uint64            `json:"seed"`
+	Model   nn.Config         `json:"model"`
+	Plan    Plan              `json:"plan"`
+	Data    map[string]string `json:"data"`
+	Vocab   string            `json:"vocab"`
+	DataSrc string            `json:"data_source"`
+}
+
+// key returns the hex SHA-256 of the canonical JSON of k (encoding/json
+// sorts map keys and writes floats in their shortest exact form).
+func (k *keyed) key() string {
+	b, err := json.Marshal(k)
+	if err != nil {
+		panic("pretrain: unencodable cache key: " + err.Error())
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+const (
+	checkpointFile = "model.safetensors"
+	manifestFile   = "manifest.json"
+)
+
+// Base returns the pretrained base of opt: from the cache when it holds
+// one, otherwise trained now and cached. Concurrent calls (goroutines or
+// processes) for the same base train it once: the others wait on a file
+// lock and then read the cache. ctx cancels a wait or a training run
+// between steps. Errors are returned for a bad option, unreadable data or a
+// failed write; a corrupt cache entry is rebuilt.
+func Base(ctx context.Context, opt Options) (*Result, error) {
+	start := time.Now()
+	b, err := prepare(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(b.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	if !opt.Fresh {
+		if r, err := readEntry(b.dir); err == nil {
+			return r, nil
+		}
+	}
+	unlock, err := lockFile(ctx, b.dir+".lock")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if !opt.Fresh {
+		// Another process may have built it while we waited.
+		if r, err := readEntry(b.dir); err == nil {
+			return r, nil
+		}
+	}
+	if err := b.loadData(); err != nil {
+		return nil, err
+	}
+	b.timings.Data = time.Since(start).Seconds()
+	m, err := b.train(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.write(m, start)
+}
+
+// builder carries one build.
+type builder struct {
+	opt     Options
+	scale   datasets.Scale
+	arch    string
+	seed    uint64
+	plan    Plan
+	cfg     nn.Config
+	data    map[string]*datasets.Dataset
+	corpus  *corpus
+	k       keyed
+	dir     string
+	metrics map[string]float64
+	chance  map[string]float64
+	timings Timings
+}
+
+// prepare checks opt and computes the configuration, data fingerprints and
+// cache key.
+func prepare(opt Options) (*builder, error) {
+	scale, err := datasets.ParseScale(opt.Scale)
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	arch := opt.Arch
+	if arch == "" {
+		arch = "tinymllm"
+	}
+	if !slices.Contains(Architectures, arch) {
+		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit or fusion)", arch)
+	}
+	if arch != "tinymllm" {
+		return nil, fmt.Errorf("pretrain: the %s base is not built yet", arch)
+	}
+	seed := opt.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	plan, err := PlanFor(scale)
+	if err != nil {
+		return nil, err
+	}
+	if opt.plan != nil {
+		plan = *opt.plan
+	}
+	b := &builder{opt: opt, scale: scale, arch: arch, seed: seed, plan: plan,
+		metrics: map[string]float64{}, chance: map[string]float64{}}
+	vocab := datasets.Vocab()
+	cfg, err := nn.Preset(string(scale), vocab.Len())
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	if plan.LMLayers > 0 {
+		cfg.Layers = plan.LMLayers
+	}
+	cfg.Seed = seed
+	b.cfg = cfg
+	data := map[string]string{}
+	src := ""
+	b.data = map[string]*datasets.Dataset{}
+	for _, task := range dataTasks {
+		d, err := datasets.Build(task, &datasets.Options{Scale: scale, Seed: seed, DataDir: opt.DataDir})
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		b.data[task] = d
+		data[task] = d.Fingerprint()
+		if d.Source != "generated" {
+			src = d.Source
+		}
+	}
+	b.k = keyed{Format: FormatVersion, Arch: arch, Scale: string(scale), Seed: seed, Model: cfg, Plan: plan,
+		Data: data, Vocab: vocab.Hash(), DataSrc: src}
+	dir := opt.Dir
+	if dir == "" {
+		dir = DefaultDir
+	}
+	b.dir = filepath.Join(dir, fmt.Sprintf("%s-%s-%.16s", arch, scale, b.k.key()))
+	return b, nil
+}
+
+func (b *builder) loadData() error {
+	c, err := newCorpus(b.data)
+	if err != nil {
+		return err
+	}
+	b.corpus = c
+	return nil
+}
+
+// write saves the checkpoint and then the manifest (last, so that a
+// manifest means a complete entry) and returns the result.
+func (b *builder) write(m nn.Model, start time.Time) (*Result, error) {
+	ck := filepath.Join(b.dir, checkpointFile)
+	if err := nn.Save(ck, m); err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	h, err := fileHash(ck)
+	if err != nil {
+		return nil, err
+	}
+	_, cfg := m.Describe()
+	total, _ := nn.Count(m)
+	b.timings.Total = time.Since(start).Seconds()
+	b.timings.GOMAXPROCS = runtime.GOMAXPROCS(0)
+	host, _ := os.Hostname()
+	man := &Manifest{
+		Format: FormatVersion, Key: b.k.key(), Arch: b.arch, Scale: string(b.scale), Seed: b.seed,
+		Model: cfg, Plan: b.plan, Data: b.k.Data, Vocab: b.k.Vocab,
+		Checkpoint: checkpointFile, Hash: h, Params: total,
+		Metrics: b.metrics, Chance: b.chance, Timings: b.timings,
+		Revision: revision(), GoVersion: runtime.Version(), Host: host, Created: time.Now().UTC(),
+	}
+	js, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(b.dir, manifestFile), append(js, '\n')); err != nil {
+		return nil, err
+	}
+	return &Result{Model: m, Checkpoint: ck, Hash: h, Manifest: man}, nil
+}
+
+// readEntry returns the cached base in dir if it is complete and intact.
+func readEntry(dir string) (*Result, error) {
+	js, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err != nil {
+		return nil, err
+	}
+	var man Manifest
+	if err := json.Unmarshal(js, &man); err != nil {
+		return nil, fmt.Errorf("pretrain: %s: %w", dir, err)
+	}
+	r := &Result{Checkpoint: filepath.Join(dir, checkpointFile), Hash: man.Hash, Manifest: &man, Cached: true}
+	m, err := r.Load()
+	if err != nil {
+		return nil, err
+	}
+	r.Model = m
+	return r, nil
+}
+
+// ReadManifest reads the manifest of a cache entry folder.
+func ReadManifest(dir string) (*Manifest, error) {
+	js, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	var man Manifest
+	if err := json.Unmarshal(js, &man); err != nil {
+		return nil, fmt.Errorf("pretrain: %s: %w", dir, err)
+	}
+	return &man, nil
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("pretrain: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("pretrain: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeAtomic writes data to name through a temporary file in the same
+// folder, synced and renamed over name, so readers see the old file or the
+// new one, never a part.
+func writeAtomic(name string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	if err = os.Rename(f.Name(), name); err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	if d, derr := os.Open(filepath.Dir(name)); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// revision returns the VCS revision of the binary ("+dirty" for a modified
+// tree), or "unknown".
+func revision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "unknown", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}
