@@ -117,7 +117,31 @@ func NewPLD(opts *PLDOptions) (*PLD, error) {
 	if err := checkRelation(o.Relation); err != nil {
 		return nil, err
 	}
-	return &PLD{h: o.Interval, tau: o.TailMass, rel: o.Relation, dir: [2]pmf{identityPMF(), identityPMF()}}, nil
+	id := identityPMF()
+	return &PLD{h: o.Interval, tau: o.TailMass, rel: o.Relation, dir: [2]pmf{id, id}}, nil
+}
+
+// same reports whether x and y are the same distribution object (sharing
+// their masses), as the two directions of a symmetric event are. A pmf's
+// masses are never modified once built, so symmetric work is done once.
+func same(x, y pmf) bool {
+	return x.lo == y.lo && x.inf == y.inf && x.moved == y.moved && len(x.p) == len(y.p) && (len(x.p) == 0 || &x.p[0] == &y.p[0])
+}
+
+// both applies f to the two directions, once if they are the same.
+func both(x [2]pmf, f func(pmf) (pmf, error)) ([2]pmf, error) {
+	if same(x[0], x[1]) {
+		y, err := f(x[0])
+		return [2]pmf{y, y}, err
+	}
+	var out [2]pmf
+	for d := range 2 {
+		var err error
+		if out[d], err = f(x[d]); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // Compose adds the cost of e composed n times. It returns an error, and
@@ -138,14 +162,22 @@ func (a *PLD) Compose(e Event, n int) error {
 	if err != nil {
 		return err
 	}
+	x, err := both(ev, func(p pmf) (pmf, error) { return a.power(p, n, a.tau) })
+	if err != nil {
+		return err
+	}
 	var next [2]pmf
-	for d := range 2 {
-		x, err := a.power(ev[d], n, a.tau)
+	if same(x[0], x[1]) && same(a.dir[0], a.dir[1]) {
+		y, err := a.convolve(a.dir[0], x[0], a.tau)
 		if err != nil {
 			return err
 		}
-		if next[d], err = a.convolve(a.dir[d], x, a.tau); err != nil {
-			return err
+		next = [2]pmf{y, y}
+	} else {
+		for d := range 2 {
+			if next[d], err = a.convolve(a.dir[d], x[d], a.tau); err != nil {
+				return err
+			}
 		}
 	}
 	a.dir = next
@@ -173,19 +205,23 @@ func (a *PLD) eventPMF(e Event, tau float64) ([2]pmf, error) {
 		if err != nil {
 			return x, err
 		}
-		for d := range 2 {
-			if x[d], err = a.power(x[d], e.Count, tau); err != nil {
-				return x, err
-			}
-		}
-		return x, nil
+		return both(x, func(p pmf) (pmf, error) { return a.power(p, e.Count, tau) })
 	case Composed:
-		acc := [2]pmf{identityPMF(), identityPMF()}
+		id := identityPMF()
+		acc := [2]pmf{id, id}
 		t := tau / float64(max(len(e), 1))
 		for _, ev := range e {
 			x, err := a.eventPMF(ev, t)
 			if err != nil {
 				return x, err
+			}
+			if same(x[0], x[1]) && same(acc[0], acc[1]) {
+				y, err := a.convolve(acc[0], x[0], t)
+				if err != nil {
+					return acc, err
+				}
+				acc = [2]pmf{y, y}
+				continue
 			}
 			for d := range 2 {
 				if acc[d], err = a.convolve(acc[d], x[d], t); err != nil {
@@ -222,7 +258,8 @@ func (a *PLD) gaussianPMF(z float64) ([2]pmf, error) {
 
 func (a *PLD) sampledPMF(q, sigma float64) ([2]pmf, error) {
 	if q == 0 {
-		return [2]pmf{identityPMF(), identityPMF()}, nil
+		id := identityPMF()
+		return [2]pmf{id, id}, nil
 	}
 	if a.rel != AddOrRemove {
 		return [2]pmf{}, fmt.Errorf("privacy: Poisson sampling is supported only under %v, not %v", AddOrRemove, a.rel)
