@@ -5,14 +5,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
@@ -29,6 +34,10 @@ func init() {
 	experiments.Known.Methods = append(experiments.Known.Methods, fakeMethod)
 	runners.Register(fakeMethod, func(ctx context.Context, r *runners.Run, rec *runners.Recorder) error {
 		fakeCalls.Add(1)
+		if d := os.Getenv(slowEnv); d != "" {
+			ms, _ := strconv.Atoi(d)
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		}
 		if r.Config.Seed == 13 {
 			return errors.New("unlucky seed")
 		}
@@ -187,4 +196,101 @@ func TestRunFake(t *testing.T) {
 	if fakeCalls.Load() != 2 || !strings.Contains(stderr, "failed: unlucky seed") {
 		t.Errorf("repro run with a failing seed: %d calls (want 2: seed 2 is cached), stderr:\n%s", fakeCalls.Load(), stderr)
 	}
+}
+
+// Environment of the child process of TestRunSignals.
+const (
+	slowEnv  = "REPRO_TEST_SLOW_MS" // the fake executor sleeps this long
+	childEnv = "REPRO_TEST_CHILD"   // the child runs main with these arguments, separated by \x1f
+)
+
+// TestMainChild is not a test: it is the child process of TestRunSignals,
+// which runs the real main (signal handling included) in this test binary.
+func TestMainChild(t *testing.T) {
+	args := os.Getenv(childEnv)
+	if args == "" {
+		t.Skip("only runs as the child of TestRunSignals")
+	}
+	os.Args = append([]string{"repro"}, strings.Split(args, "\x1f")...)
+	main()
+	os.Exit(0)
+}
+
+// TestRunSignals runs `repro run` in a child process and interrupts it: the
+// first SIGINT lets the running run finish and be recorded and starts no
+// other; a second SIGINT kills the process at once.
+func TestRunSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	start := func(t *testing.T, dir, slow string) (*exec.Cmd, *bytes.Buffer) {
+		spec := fakeSpec(t, "")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMainChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), slowEnv+"="+slow, childEnv+"="+strings.Join([]string{"run", spec, "--jobs", "1", "--results", dir}, "\x1f"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the first run to start.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			ms, _ := filepath.Glob(filepath.Join(dir, "fake", "runs", "*", results.ManifestFile))
+			if len(ms) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no run started in a minute; stderr:\n%s", stderr.String())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return cmd, &stderr
+	}
+	statuses := func(dir string) map[results.Status]int {
+		out := make(map[results.Status]int)
+		dirs, _ := filepath.Glob(filepath.Join(dir, "fake", "runs", "*"))
+		for _, d := range dirs {
+			m, err := results.ReadManifest(d)
+			if err != nil {
+				out["unreadable"]++
+				continue
+			}
+			out[m.Status]++
+		}
+		return out
+	}
+
+	t.Run("first", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd, stderr := start(t, dir, "1000")
+		cmd.Process.Signal(syscall.SIGINT)
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "interrupted: 3 runs not run") {
+			t.Errorf("repro run after one SIGINT: %v, stderr:\n%s\nwant exit status 1 and 3 runs not run", err, stderr.String())
+		}
+		if got := statuses(dir); got[results.OK] != 1 || len(got) != 1 {
+			t.Errorf("after one SIGINT the runs are %v, want 1 ok", got)
+		}
+		if _, err := results.ReadRuns(filepath.Join(dir, "fake", results.RunsFile)); err != nil {
+			t.Errorf("runs.parquet after one SIGINT: %v", err)
+		}
+	})
+	t.Run("second", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd, stderr := start(t, dir, "5000")
+		began := time.Now()
+		cmd.Process.Signal(syscall.SIGINT)
+		time.Sleep(100 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGINT)
+		err := cmd.Wait()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != -1 || time.Since(began) > 4*time.Second {
+			t.Errorf("repro run after two SIGINTs: %v after %v, stderr:\n%s\nwant death by signal at once", err, time.Since(began), stderr.String())
+		}
+		// The run in progress is left "running", and is run next time.
+		if got := statuses(dir); got[results.Running] != 1 || len(got) != 1 {
+			t.Errorf("after two SIGINTs the runs are %v, want 1 running", got)
+		}
+	})
 }
