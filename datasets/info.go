@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -148,4 +149,48 @@ func balanceLine(bal map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", e.k, 100*float64(e.n)/float64(total)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// WriteExamples writes the first n examples of each split of d, decoded, one
+// per line: ID, kind, flags, prompt, answer or label.
+func (d *Dataset) WriteExamples(w io.Writer, n int) error {
+	v := Vocab()
+	var b strings.Builder
+	for _, name := range SplitNames {
+		classes := d.Classes
+		if name == "public" {
+			classes = d.PublicClasses
+		}
+		s := d.Split(name)
+		for i := range min(n, len(s)) {
+			ex := &s[i]
+			fmt.Fprintf(&b, "%s [%s", ex.ID, ex.Kind)
+			if ex.TextOnly {
+				b.WriteString(", text-only")
+			}
+			if ex.Client >= 0 {
+				fmt.Fprintf(&b, ", client %d", ex.Client)
+			}
+			fmt.Fprintf(&b, ", %d images]", len(ex.Images))
+			if len(ex.Prompt) > 0 {
+				fmt.Fprintf(&b, " %s", v.Decode(ex.Prompt))
+			}
+			if ex.Answer != nil {
+				fmt.Fprintf(&b, " → %s", v.Decode(ex.Answer))
+			}
+			if ex.Label >= 0 {
+				label := strconv.Itoa(ex.Label)
+				if ex.Label < len(classes) {
+					label = classes[ex.Label]
+				}
+				fmt.Fprintf(&b, " → label %s", label)
+			}
+			for _, s := range ex.PII {
+				fmt.Fprintf(&b, " {%s %d:%d %q}", s.Type, s.Start, s.End, s.Text)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

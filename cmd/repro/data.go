@@ -34,9 +34,10 @@ func dataCommand() *cli.Command {
 				&cli.StringFlag{Name: "data-dir", Usage: "read the full Fashion-MNIST release from `DIR`"},
 				&cli.Uint64Flag{Name: "seed", Usage: "data seed `N`"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				&cli.IntFlag{Name: "examples", Usage: "also print the first `N` examples of each split, decoded (not with --json)"},
 			},
 			Action: func(c *cli.Context) error {
-				o := dataInfoOptions{scale: c.String("scale"), dataDir: c.String("data-dir"), seed: c.Uint64("seed"), json: c.Bool("json")}
+				o := dataInfoOptions{scale: c.String("scale"), dataDir: c.String("data-dir"), seed: c.Uint64("seed"), json: c.Bool("json"), examples: c.Int("examples")}
 				// urfave/cli stops at the first argument; accept the flags
 				// after TASK too, as the usage line shows them.
 				args, err := o.parseTail(c.Args().Slice())
@@ -57,6 +58,7 @@ type dataInfoOptions struct {
 	task, scale, dataDir string
 	seed                 uint64
 	json                 bool
+	examples             int
 }
 
 // parseTail parses the flags among args (after TASK) into o and returns the
@@ -68,6 +70,7 @@ func (o *dataInfoOptions) parseTail(args []string) ([]string, error) {
 	fs.StringVar(&o.dataDir, "data-dir", o.dataDir, "")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "")
 	fs.BoolVar(&o.json, "json", o.json, "")
+	fs.IntVar(&o.examples, "examples", o.examples, "")
 	var rest []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
@@ -90,6 +93,9 @@ func dataInfo(w io.Writer, o dataInfoOptions) error {
 	if err != nil || o.scale == "" {
 		return fmt.Errorf("data info: --scale %q: want one of smoke, small, full", o.scale)
 	}
+	if o.examples < 0 {
+		return fmt.Errorf("data info: --examples %d: want N ≥ 0", o.examples)
+	}
 	d, err := datasets.Build(o.task, &datasets.Options{Scale: scale, Seed: o.seed, DataDir: o.dataDir})
 	if err != nil {
 		return err
@@ -100,7 +106,13 @@ func dataInfo(w io.Writer, o dataInfoOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(info)
 	}
-	return info.WriteText(w)
+	if err := info.WriteText(w); err != nil {
+		return err
+	}
+	if o.examples > 0 {
+		return d.WriteExamples(w, o.examples)
+	}
+	return nil
 }
 
 func contains(s []string, x string) bool {

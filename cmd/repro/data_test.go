@@ -75,6 +75,18 @@ func TestDataInfoDefault(t *testing.T) {
 	}
 }
 
+func TestDataInfoExamples(t *testing.T) {
+	out, _, err := run(t, "data", "info", "records", "--scale", "smoke", "--examples", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nrecords/public/0 [", "\nrecords/test/0 [", "{name "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestDataInfoErrors(t *testing.T) {
 	dir := t.TempDir()
 	// A truncated training-images file.
@@ -94,6 +106,7 @@ func TestDataInfoErrors(t *testing.T) {
 		{[]string{"data", "info", "cifar"}, `data info: unknown TASK "cifar": want one of fashion-cls, fashion-vqa, fl-mm, icl, records, shapes-vqa`},
 		{[]string{"data", "info"}, "want one TASK argument"},
 		{[]string{"data", "info", "records", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"data", "info", "records", "--examples", "-1"}, "--examples -1: want N ≥ 0"},
 		{[]string{"data", "info", "fashion-cls", "--scale", "smoke", "--data-dir", dir}, bad + ": idx data: truncated"},
 	} {
 		_, _, err := run(t, tc.args...)
