@@ -82,7 +82,13 @@ func yamlError(fileName string, err error) error {
 	return &SyntaxError{FileName: fileName, Msg: strings.TrimPrefix(msg, "yaml: ")}
 }
 
-// A decoder turns a YAML node tree into a Spec. origin maps the nodes that
+// A decoder turns a YAML node tree into a Spec. We decode yaml.v3 nodes
+// by hand rather than with yaml.Decoder.KnownFields: every node carries
+// its line, so unknown keys, wrong types and out-of-range values all become
+// typed *SyntaxError values at the right line (KnownFields reports unknown
+// keys only, as untyped text), overrides can be applied to the tree before
+// decoding and typed by the field they land in, and aliases, duplicate
+// keys and excessive nesting are rejected before they cost anything. origin maps the nodes that
 // came from an override to the override's text, for errors.
 type decoder struct {
 	file   string

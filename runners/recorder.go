@@ -113,7 +113,8 @@ func (r *Recorder) Scores(attack string, scores []results.Score) {
 // Privacy records the run's privacy record. If EpsilonTarget or Delta is
 // zero, the runner fills it in from the config; if it is set, it must match
 // the config. The achieved Epsilon must not exceed EpsilonTarget: the
-// runner fails the run otherwise. It may be called once.
+// runner fails the run otherwise. It may be called once, and must be
+// called by every run whose config has a finite ε.
 func (r *Recorder) Privacy(p results.Privacy) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

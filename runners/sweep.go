@@ -107,27 +107,29 @@ func Select(runs []*Run, only []string) ([]*Run, error) {
 	if len(only) == 0 {
 		return runs, nil
 	}
-	var out []*Run
+	keep := make([]bool, len(runs))
 	for _, f := range only {
 		n := 0
-		for _, r := range runs {
+		for i, r := range runs {
 			ok, err := matches(r, f)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
 				n++
-				if !slices.Contains(out, r) {
-					out = append(out, r)
-				}
+				keep[i] = true
 			}
 		}
 		if n == 0 {
 			return nil, fmt.Errorf("runners: no run matches %q", f)
 		}
 	}
-	// Keep the plan's order.
-	slices.SortStableFunc(out, func(a, b *Run) int { return slices.Index(runs, a) - slices.Index(runs, b) })
+	var out []*Run // in the plan's order
+	for i, r := range runs {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
 	return out, nil
 }
 
@@ -542,6 +544,8 @@ func execute(ctx context.Context, r *Run, e Executor, prov results.Provenance, n
 		p := *rec.privacy
 		errs = append(errs, checkPrivacy(&p, &r.Config))
 		m.Privacy = &p
+	} else if err == nil && !r.Config.Epsilon.Inf() {
+		errs = append(errs, fmt.Errorf("runners: the run has a finite target ε = %v but recorded no privacy record", r.Config.Epsilon))
 	}
 	// Metrics are written even for a failed run: they help to see why.
 	if len(rec.metrics) > 0 {

@@ -257,17 +257,19 @@ func TestFailures(t *testing.T) {
 			return nil
 		case r.Config.Method == "dpsgd" && r.Config.Seed == 1 && r.Config.Epsilon == 8:
 			rec.Result("Bad Name", 1)
+		case r.Config.Method == "dpsgd" && r.Config.Seed == 1 && r.Config.Epsilon == 1:
+			return nil // a DP run without a privacy record
 		}
 		return fake(ctx, r, rec)
 	}
 	root := t.TempDir()
 	var progress bytes.Buffer
 	sum, err := Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: exec, Progress: &progress})
-	if err == nil || !strings.Contains(err.Error(), "8 of 18 runs of exp failed") {
-		t.Errorf("Sweep: got error %v, want 8 of 18 failed", err)
+	if err == nil || !strings.Contains(err.Error(), "10 of 18 runs of exp failed") {
+		t.Errorf("Sweep: got error %v, want 10 of 18 failed", err)
 	}
-	if sum.OK != 10 || sum.Failed != 8 || len(sum.Failures) != 8 {
-		t.Errorf("Sweep summary %+v, want 10 ok and 8 failed", sum)
+	if sum.OK != 8 || sum.Failed != 10 || len(sum.Failures) != 10 {
+		t.Errorf("Sweep summary %+v, want 8 ok and 10 failed", sum)
 	}
 	runs, err := results.ReadRuns(filepath.Join(root, "exp", results.RunsFile))
 	if err != nil || len(runs) != 18 {
@@ -298,12 +300,12 @@ func TestFailures(t *testing.T) {
 		}
 	}
 	got := strings.Join(msgs, "\n")
-	for _, want := range []string{"diverged", "panic: assignment to entry in nil map", "achieved ε 9 exceeds the target 8", `result name "Bad Name"`} {
+	for _, want := range []string{"diverged", "panic: assignment to entry in nil map", "achieved ε 9 exceeds the target 8", `result name "Bad Name"`, "finite target ε = 1 but recorded no privacy record"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("failed runs' errors:\n%s\nwant one containing %q", got, want)
 		}
 	}
-	if !strings.Contains(progress.String(), "failed: diverged") || !strings.Contains(progress.String(), "18 runs: 10 ok, 8 failed, 0 not run, 0 cached") {
+	if !strings.Contains(progress.String(), "failed: diverged") || !strings.Contains(progress.String(), "18 runs: 8 ok, 10 failed, 0 not run, 0 cached") {
 		t.Errorf("progress output:\n%s\nwant a line per failure and a summary", progress.String())
 	}
 
@@ -313,8 +315,8 @@ func TestFailures(t *testing.T) {
 		calls.Add(1)
 		return fake(ctx, r, rec)
 	}})
-	if err != nil || calls.Load() != 8 || sum.Cached != 10 {
-		t.Errorf("Sweep after failures: %d calls, %+v, %v; want 8 calls", calls.Load(), sum, err)
+	if err != nil || calls.Load() != 10 || sum.Cached != 8 {
+		t.Errorf("Sweep after failures: %d calls, %+v, %v; want 10 calls", calls.Load(), sum, err)
 	}
 }
 
