@@ -1,0 +1,133 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package methods
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/privacy"
+)
+
+// accounting is the privacy side of a run: σ and its record.
+type accounting struct {
+	Sigma                  float64
+	Record                 results.Privacy
+	EpsilonRDP, EpsilonPLD float64
+	Warnings               []string
+}
+
+// nonPrivateAccounting returns the record of a run without a guarantee
+// that samples at rate q for steps steps.
+func nonPrivateAccounting(eps, delta, q float64, steps int) (accounting, error) {
+	ev, err := privacy.MarshalEvent(privacy.NonPrivate{})
+	if err != nil {
+		return accounting{}, err
+	}
+	return accounting{
+		EpsilonRDP: math.Inf(1),
+		EpsilonPLD: math.Inf(1),
+		Record: results.Privacy{
+			Accountant:    "none",
+			EpsilonTarget: results.Float(eps),
+			Epsilon:       results.Float(math.Inf(1)),
+			Delta:         delta,
+			SampleRate:    q,
+			Steps:         int64(steps),
+			Sampling:      "poisson",
+			Neighbouring:  "add-remove",
+			Events:        json.RawMessage(ev),
+		},
+	}, nil
+}
+
+// sampledGaussianAccounting calibrates the noise multiplier σ of steps
+// Poisson-subsampled Gaussian steps at rate q (sensitivity clip on the sum)
+// to the target (ε, δ) with h's accountant, so that the achieved ε never
+// exceeds the target (ε = +Inf gives σ = 0), and returns σ with the record.
+// name prefixes errors.
+func sampledGaussianAccounting(name string, h Hyper, eps, delta, q float64, steps int) (accounting, error) {
+	if err := privacy.CheckEpsilon(eps); err != nil {
+		return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	if err := privacy.CheckDelta(delta); err != nil {
+		return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	family := func(s float64) privacy.Event {
+		return privacy.SelfComposed{Event: privacy.PoissonGaussian{Q: q, Sigma: s}, Count: steps}
+	}
+	newRDP := func() (privacy.Accountant, error) { return privacy.NewRDP(nil) }
+	newPLD := func() (privacy.Accountant, error) { return privacy.NewPLD(nil) }
+	var a accounting
+	if !math.IsInf(eps, 1) {
+		calib := newRDP
+		if h.Accountant == "pld" {
+			calib = newPLD
+		}
+		c, err := privacy.Calibrate(calib, family, eps, delta, nil)
+		if err != nil {
+			return accounting{}, fmt.Errorf("methods: %s: calibrating σ for ε = %v, δ = %v, q = %v, %d steps: %w", name, eps, delta, q, steps, err)
+		}
+		a.Sigma = c.Sigma
+	}
+	ev := family(a.Sigma)
+	rdp, err := privacy.NewRDP(nil)
+	if err != nil {
+		return accounting{}, err
+	}
+	if err := rdp.Compose(ev, 1); err != nil {
+		return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	g, err := rdp.EpsilonOrder(delta)
+	if err != nil {
+		return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	a.EpsilonRDP = g.Epsilon
+	for _, w := range g.Warnings {
+		a.Warnings = append(a.Warnings, w.Error())
+	}
+	a.EpsilonPLD = math.Inf(1)
+	if a.Sigma > 0 {
+		pld, err := privacy.NewPLD(nil)
+		if err != nil {
+			return accounting{}, err
+		}
+		if err := pld.Compose(ev, 1); err != nil {
+			return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
+		}
+		if a.EpsilonPLD, err = pld.Epsilon(delta); err != nil {
+			return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
+		}
+	}
+	achieved := a.EpsilonRDP
+	if h.Accountant == "pld" {
+		achieved = a.EpsilonPLD
+	}
+	if achieved > eps {
+		// Calibrate guarantees this cannot happen; a failure here is a bug
+		// that must not reach a results table.
+		return accounting{}, fmt.Errorf("methods: %s: achieved ε = %v exceeds the target %v", name, achieved, eps)
+	}
+	evb, err := privacy.MarshalEvent(ev)
+	if err != nil {
+		return accounting{}, err
+	}
+	a.Record = results.Privacy{
+		Accountant:    h.Accountant,
+		EpsilonTarget: results.Float(eps),
+		Epsilon:       results.Float(achieved),
+		Delta:         delta,
+		Sigma:         a.Sigma,
+		SampleRate:    q,
+		Steps:         int64(steps),
+		Sampling:      "poisson",
+		Neighbouring:  "add-remove",
+		ClipNorm:      h.Clip,
+		Events:        json.RawMessage(evb),
+	}
+	return a, nil
+}

@@ -1,0 +1,152 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package methods
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
+)
+
+// tinyJob returns a job on the first n private examples of the smoke
+// fashion-vqa task with a freshly initialised smoke TinyMLLM.
+func tinyJob(t testing.TB, method string, n int, eps float64) *Job {
+	t.Helper()
+	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []nn.Sequence
+	for _, ex := range d.Private[:n] {
+		s, mask := ex.Sequence()
+		train = append(train, nn.Sequence{Tokens: s, Images: ex.Images, Loss: mask})
+	}
+	h, err := Defaults(method, "smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Job{Model: m, Train: train, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 7}
+}
+
+func TestRegistry(t *testing.T) {
+	want := []string{"dpsgd", "dpzo", "nonprivate"}
+	for _, name := range want {
+		if !slices.Contains(Names(), name) {
+			t.Errorf("Names() = %v, want it to contain %s", Names(), name)
+		}
+	}
+	for _, name := range Names() {
+		m, ok := Lookup(name)
+		if !ok || m.Name() != name {
+			t.Errorf("Lookup(%q) = %v, %v", name, m, ok)
+		}
+	}
+}
+
+// TestEveryMethod fine-tunes with every registered method at ε = 3 and
+// checks the result: finite losses, a privacy record whose ε does not
+// exceed the target, and a model that changed.
+func TestEveryMethod(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			eps := 3.0
+			if name == "nonprivate" {
+				eps = math.Inf(1)
+			}
+			job := tinyJob(t, name, 64, eps)
+			job.Hyper.Epochs = 2
+			m, _ := Lookup(name)
+			res, err := m.FineTune(context.Background(), job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps, q := job.Hyper.steps(64)
+			if res.Steps != steps || res.Privacy.Steps != int64(steps) || res.Privacy.SampleRate != q {
+				t.Errorf("steps %d (record %d), q %v: want %d, %v", res.Steps, res.Privacy.Steps, res.Privacy.SampleRate, steps, q)
+			}
+			if float64(res.Privacy.Epsilon) > eps {
+				t.Errorf("achieved ε = %v > target %v", res.Privacy.Epsilon, eps)
+			}
+			if name == "nonprivate" {
+				if !math.IsInf(float64(res.Privacy.Epsilon), 1) || res.Privacy.Accountant != "none" {
+					t.Errorf("nonprivate record: %+v", res.Privacy)
+				}
+			} else {
+				if !(res.Privacy.Sigma > 0) || res.EpsilonRDP > 3 || res.EpsilonPLD > 3 {
+					t.Errorf("%s record: %+v, ε RDP %v PLD %v", name, res.Privacy, res.EpsilonRDP, res.EpsilonPLD)
+				}
+				if len(res.Privacy.Events) == 0 {
+					t.Error("no events in the privacy record")
+				}
+			}
+			nloss := 0
+			for _, mt := range res.Metrics {
+				if math.IsNaN(mt.Value) || math.IsInf(mt.Value, 0) {
+					t.Fatalf("metric %+v is not finite", mt)
+				}
+				if mt.Name == "loss" {
+					nloss++
+				}
+			}
+			if nloss == 0 {
+				t.Error("no loss metric")
+			}
+			if res.StepTime <= 0 || res.PeakBytes <= 0 {
+				t.Errorf("step time %v, peak bytes %d", res.StepTime, res.PeakBytes)
+			}
+			if job.Model.Config.PEFT.Method != "lora" {
+				t.Errorf("PEFT %q, want lora", job.Model.Config.PEFT.Method)
+			}
+		})
+	}
+}
+
+// TestDeterminism checks that a run gives the same bits whatever GOMAXPROCS
+// and Workers are.
+func TestDeterminism(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			var ref []float32
+			for _, procs := range []int{1, 4} {
+				old := runtime.GOMAXPROCS(procs)
+				eps := 8.0
+				if name == "nonprivate" {
+					eps = math.Inf(1)
+				}
+				job := tinyJob(t, name, 48, eps)
+				job.Hyper.Epochs = 1
+				m, _ := Lookup(name)
+				_, err := m.FineTune(context.Background(), job)
+				runtime.GOMAXPROCS(old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := nn.NewLayout(job.Model.Params()).Values()
+				if ref == nil {
+					ref = v
+					continue
+				}
+				for i := range v {
+					if math.Float32bits(v[i]) != math.Float32bits(ref[i]) {
+						t.Fatalf("GOMAXPROCS %d: value %d = %v, want %v (GOMAXPROCS 1)", procs, i, v[i], ref[i])
+					}
+				}
+			}
+		})
+	}
+}
