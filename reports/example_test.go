@@ -84,7 +84,7 @@ func ExamplePlot_Build() {
 		log.Fatal(err)
 	}
 	// fig.Save("fig1") would write fig1.png, fig1.svg and fig1.pdf.
-	for _, s := range fig.Series {
+	for _, s := range fig.Panels[0].Series {
 		for _, pt := range s.Points {
 			fmt.Printf("%s ε=%g: %.6f ± %.6f (n=%d)\n", s.Name, pt.X, pt.Mean, pt.Std, pt.N)
 		}

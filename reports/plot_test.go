@@ -46,6 +46,36 @@ func TestPlotGolden(t *testing.T) {
 	}, t, "fig1.png")
 }
 
+// TestPlotGoldenFacets draws the fig1 experiment as its spec asks: one
+// panel per task, one line per method, ±std bands, log ε.
+func TestPlotGoldenFacets(t *testing.T) {
+	p := &Plot{
+		X: "epsilon_target", Y: "acc", Series: []string{"method"}, Facets: []string{"task"},
+		Title: "Accuracy against ε", YLabel: "accuracy (%)", Scale: 100, LogX: true,
+	}
+	fig, err := p.Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if len(fig.Panels) != 2 || fig.Panels[0].Name != "fashion-vqa" || fig.Panels[1].Name != "shapes-vqa" {
+		t.Fatalf("got %d panels, want fashion-vqa and shapes-vqa", len(fig.Panels))
+	}
+	// Both panels share the y range.
+	a, b := fig.Panels[0].Plot.Y, fig.Panels[1].Plot.Y
+	if a.Min != b.Min || a.Max != b.Max {
+		t.Errorf("y ranges differ: [%v, %v] and [%v, %v]", a.Min, a.Max, b.Min, b.Max)
+	}
+	cmpimg.CheckPlot(func() {
+		var buf bytes.Buffer
+		if err := fig.WriteTo(&buf, "png"); err != nil {
+			t.Fatalf("WriteTo: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "fig1_facets.png"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, t, "fig1_facets.png")
+}
+
 // TestPlotSeries checks the aggregated points against values computed by
 // hand from the construction of table1Rows.
 func TestPlotSeries(t *testing.T) {
@@ -53,8 +83,8 @@ func TestPlotSeries(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	if len(fig.Series) != 3 {
-		t.Fatalf("got %d series, want 3", len(fig.Series))
+	if len(fig.Panels) != 1 || len(fig.Panels[0].Series) != 3 {
+		t.Fatalf("got %d panels, want 1 with 3 series", len(fig.Panels))
 	}
 	const tol = 1e-9
 	check := func(desc string, got *Point, want Point) {
@@ -67,7 +97,8 @@ func TestPlotSeries(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", desc, *got, want)
 		}
 	}
-	np, dpsgd, dpzo := fig.Series[0], fig.Series[1], fig.Series[2]
+	series := fig.Panels[0].Series
+	np, dpsgd, dpzo := series[0], series[1], series[2]
 	if np.Name != "nonprivate" || dpsgd.Name != "dpsgd" || dpzo.Name != "dpzo" {
 		t.Errorf("got series %q, %q, %q, want nonprivate, dpsgd, dpzo", np.Name, dpsgd.Name, dpzo.Name)
 	}
@@ -161,6 +192,61 @@ func TestPlotSingleX(t *testing.T) {
 		}
 		if want := []string{"n=1–2 seeds < 10"}; !equalStrings(errorStrings(fig.Warnings), want) {
 			t.Errorf("LogX=%v: got warnings %q, want %q", logX, errorStrings(fig.Warnings), want)
+		}
+	}
+}
+
+func TestBand(t *testing.T) {
+	// Four runs with sample std 2: the standard error is 2/√4 = 1.
+	pt := Point{X: 1, N: 4, Mean: 10, Std: 2}
+	one := Point{X: 1, N: 1, Mean: 10}
+	for _, tc := range []struct {
+		band Band
+		pt   Point
+		want float64
+	}{
+		{BandStd, pt, 2},
+		{BandSEM, pt, 1},
+		{BandNone, pt, 0},
+		{BandStd, one, 0},
+		{BandSEM, one, 0},
+	} {
+		if got := tc.band.half(tc.pt); got != tc.want {
+			t.Errorf("%v.half(%+v): got %v, want %v", tc.band, tc.pt, got, tc.want)
+		}
+	}
+	for _, s := range []string{"std", "sem", "none"} {
+		b, err := ParseBand(s)
+		if err != nil || b.String() != s {
+			t.Errorf("ParseBand(%q): got %v, %v", s, b, err)
+		}
+	}
+	if _, err := ParseBand("iqr"); err == nil {
+		t.Errorf("ParseBand(iqr): got nil error")
+	}
+	for _, s := range []string{"line", "scatter"} {
+		k, err := ParsePlotKind(s)
+		if err != nil || k.String() != s {
+			t.Errorf("ParsePlotKind(%q): got %v, %v", s, k, err)
+		}
+	}
+	if _, err := ParsePlotKind("bar"); err == nil {
+		t.Errorf("ParsePlotKind(bar): got nil error")
+	}
+}
+
+// TestPlotScatter checks that a scatter plot with standard-error bars and
+// facets draws in every format.
+func TestPlotScatter(t *testing.T) {
+	p := &Plot{X: "epsilon_target", Y: "acc", Series: []string{"method"}, Facets: []string{"task"}, Kind: Scatter, Band: BandSEM}
+	fig, err := p.Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	for _, format := range PlotFormats {
+		var buf bytes.Buffer
+		if err := fig.WriteTo(&buf, format); err != nil || buf.Len() == 0 {
+			t.Errorf("WriteTo(%s): %d bytes, error %v", format, buf.Len(), err)
 		}
 	}
 }

@@ -189,6 +189,9 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 	}
 	metrics := make([]*Column, len(names))
 	for m, name := range names {
+		if slices.Contains(names[:m], name) {
+			return nil, fmt.Errorf("reports: metric %s listed twice", name)
+		}
 		c, err := floatColumn(runs, "metric", name)
 		if err != nil {
 			return nil, err

@@ -34,12 +34,15 @@ func plotCommand() *cli.Command {
 			"(seeds) at each x with a shaded ±1 std band. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
 			"dashed horizontal line per series. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
 			"prints their paths; warnings go to standard error.\n\n" +
-			"   $ repro plot results/fig1/runs.parquet --x epsilon_target --y acc --series method --out fig1 --log-x\n" +
+			"   $ repro plot results/fig1/runs.parquet --x epsilon_target --y acc --series method --facet task --out fig1 --log-x\n" +
 			"   $ repro plot runs.parquet --x epsilon_target --y acc --where task=shapes-vqa --factor 100 --ylabel 'accuracy (%)' --out shapes",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "x", Usage: "the numeric `column` on the horizontal axis, e.g. epsilon_target"},
 			&cli.StringFlag{Name: "y", Usage: "the numeric `column` on the vertical axis, e.g. acc"},
 			&cli.StringSliceFlag{Name: "series", Value: cli.NewStringSlice("method"), Usage: "`columns` whose values make the lines, comma-separated; --series '' for one line"},
+			&cli.StringSliceFlag{Name: "facet", Usage: "`columns` whose values make side-by-side panels, comma-separated"},
+			&cli.StringFlag{Name: "kind", Value: "line", Usage: "plot `kind`: line (with shaded bands) or scatter (with error bars)"},
+			&cli.StringFlag{Name: "band", Value: "std", Usage: "error `band`: std (±1 sample std), sem (±1 standard error) or none"},
 			&cli.StringFlag{Name: "out", Usage: "output path `prefix`; the format's extension is added"},
 			&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(reports.PlotFormats...), Usage: "output `formats`: png, svg, pdf, comma-separated"},
 			&cli.BoolFlag{Name: "log-x", Usage: "log scale on the horizontal axis"},
@@ -79,6 +82,14 @@ func plotCommand() *cli.Command {
 			if x := f.Float64("factor"); x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 				return fmt.Errorf("plot: --factor must be finite and non-zero, got %v", x)
 			}
+			kind, err := reports.ParsePlotKind(f.String("kind"))
+			if err != nil {
+				return err
+			}
+			band, err := reports.ParseBand(f.String("band"))
+			if err != nil {
+				return err
+			}
 			minSeeds := f.Int("min-seeds")
 			if minSeeds == 0 {
 				minSeeds = -1
@@ -89,6 +100,9 @@ func plotCommand() *cli.Command {
 					X:        f.String("x"),
 					Y:        f.String("y"),
 					Series:   splitList(f.StringSlice("series")),
+					Facets:   splitList(f.StringSlice("facet")),
+					Kind:     kind,
+					Band:     band,
 					Where:    where,
 					Title:    f.String("title"),
 					XLabel:   f.String("xlabel"),

@@ -33,6 +33,13 @@ func TestPlotCommand(t *testing.T) {
 		}
 	}
 
+	// Facets, scatter, standard errors, flags after the file.
+	prefix3 := filepath.Join(t.TempDir(), "facets")
+	out, _, err = run(t, "plot", "--facet", "task", path, "--x", "epsilon_target", "--y", "acc", "--out", prefix3, "--kind", "scatter", "--band", "sem", "--formats", "png")
+	if err != nil || out != prefix3+".png\n" {
+		t.Errorf("repro plot --facet task --kind scatter: printed %q, error %v; want %q", out, err, prefix3+".png\n")
+	}
+
 	// One format only.
 	prefix2 := filepath.Join(t.TempDir(), "only")
 	out, _, err = run(t, "plot", path, "--x", "epsilon_target", "--y", "acc", "--out", prefix2, "--formats", "svg")
@@ -52,6 +59,8 @@ func TestPlotCommandErrors(t *testing.T) {
 		{"no y", []string{"plot", path, "--x", "epsilon_target", "--out", out}, "y"},
 		{"string x", []string{"plot", path, "--x", "task", "--y", "acc", "--out", out}, `x column "task" holds strings`},
 		{"bad format", []string{"plot", path, "--x", "epsilon_target", "--y", "acc", "--out", out, "--formats", "gif"}, "unknown format"},
+		{"bad kind", []string{"plot", path, "--x", "epsilon_target", "--y", "acc", "--out", out, "--kind", "pie"}, "unknown plot kind"},
+		{"bad band", []string{"plot", path, "--x", "epsilon_target", "--y", "acc", "--out", out, "--band", "iqr"}, "unknown band"},
 		{"only infinity", []string{"plot", path, "--x", "epsilon_target", "--y", "acc", "--out", out, "--where", "method=nonprivate"}, "no runs with a finite"},
 	} {
 		_, _, err := run(t, tc.args...)

@@ -36,13 +36,15 @@ func tableCommand() *cli.Command {
 			"not ok are left out and counted; warnings are printed under the table.\n\n" +
 			"   $ repro table results/table1/runs.parquet --metric acc --best max\n" +
 			"   $ repro table runs.parquet --rows method --cols task,epsilon_target --metric acc --format tex --factor 100 --precision 1\n" +
-			"   $ repro table runs.parquet --cols epsilon_target --metric mia_auc --best min --where task=fashion-vqa",
+			"   $ repro table runs.parquet --cols epsilon_target --metric mia_auc --best min --where task=fashion-vqa\n" +
+			"   $ repro table runs.parquet --rows epsilon_target --cols method,task --metric acc,img --best max",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "rows", Value: cli.NewStringSlice("method"), Usage: "row key `columns`, comma-separated"},
 			&cli.StringSliceFlag{Name: "cols", Value: cli.NewStringSlice("task", "epsilon_target"), Usage: "column key `columns`, comma-separated; --cols '' for a single column"},
-			&cli.StringFlag{Name: "metric", Usage: "the numeric `column` in the cells, e.g. acc (required)"},
+			&cli.StringSliceFlag{Name: "metric", Usage: "the numeric `columns` in the cells, e.g. acc, comma-separated; several become sub-columns (required)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `format`: text, md or tex"},
-			&cli.StringFlag{Name: "best", Value: "none", Usage: "mark the best cell of each column: max, min or none"},
+			&cli.StringFlag{Name: "best", Value: "none", Usage: "mark the best cells: max, min or none"},
+			&cli.StringSliceFlag{Name: "best-among", Usage: "key `columns` whose values compete for best (default: method if it is a key, else the rows)"},
 			&cli.IntFlag{Name: "precision", Value: 2, Usage: "`digits` after the decimal point"},
 			&cli.Float64Flag{Name: "factor", Value: 1, Usage: "multiply the metric by `factor` (100 for percent)"},
 			&cli.IntFlag{Name: "min-seeds", Value: 10, Usage: "warn when a cell has fewer than `n` runs; 0 never warns"},
@@ -57,7 +59,8 @@ func tableCommand() *cli.Command {
 			if len(f.args) != 1 {
 				return errors.New("table: want exactly one FILE.parquet argument")
 			}
-			if f.String("metric") == "" {
+			metrics := splitList(f.StringSlice("metric"))
+			if len(metrics) == 0 {
 				return errors.New("table: --metric is required")
 			}
 			format, err := reports.ParseFormat(f.String("format"))
@@ -92,7 +95,8 @@ func tableCommand() *cli.Command {
 					Title:     f.String("title"),
 					Rows:      splitList(f.StringSlice("rows")),
 					Cols:      splitList(f.StringSlice("cols")),
-					Metric:    f.String("metric"),
+					Metrics:   metrics,
+					BestAmong: splitList(f.StringSlice("best-among")),
 					Where:     where,
 					Best:      best,
 					Scale:     f.Float64("factor"),

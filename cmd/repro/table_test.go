@@ -22,6 +22,7 @@ type reportsRun struct {
 	Seed          int64    `parquet:"seed"`
 	EpsilonTarget float64  `parquet:"epsilon_target"`
 	Acc           *float64 `parquet:"acc,optional"`
+	MiaAUC        *float64 `parquet:"mia_auc,optional"`
 }
 
 // writeReportsRuns writes a small run table to a parquet file in a temporary
@@ -30,7 +31,7 @@ type reportsRun struct {
 //
 //	nonprivate ε=∞: 0.84; dpsgd ε=1: 0.52, ε=8: 0.70; dpzo ε=1: 0.45, ε=8: 0.50
 //
-// on task fashion-vqa, and dpzo ε=8 seed 2 failed.
+// on task fashion-vqa, and dpzo ε=8 seed 2 failed. mia_auc is 0.50 + 0.01·seed.
 func writeReportsRuns(t *testing.T) string {
 	t.Helper()
 	cells := []struct {
@@ -48,10 +49,11 @@ func writeReportsRuns(t *testing.T) string {
 	for _, c := range cells {
 		for seed := range 3 {
 			acc := c.centre + float64(seed-1)*0.01
+			auc := 0.5 + float64(seed)*0.01
 			r := reportsRun{RunID: c.method + string(rune('a'+seed)), Status: "ok", Method: c.method,
-				Task: "fashion-vqa", Seed: int64(seed), EpsilonTarget: c.eps, Acc: &acc}
+				Task: "fashion-vqa", Seed: int64(seed), EpsilonTarget: c.eps, Acc: &acc, MiaAUC: &auc}
 			if c.method == "dpzo" && c.eps == 8 && seed == 2 {
-				r.Status, r.Acc = "failed", nil
+				r.Status, r.Acc, r.MiaAUC = "failed", nil, nil
 			}
 			rows = append(rows, r)
 		}
@@ -100,6 +102,11 @@ func TestTableCommand(t *testing.T) {
 			want: []string{"| dpsgd  |", "0.52 ± 0.01", "0.70 ± 0.01"},
 		},
 		{
+			desc: "two metrics, best among methods",
+			args: []string{"--metric", "acc,mia_auc", "--rows", "epsilon_target", "--cols", "method", "--best", "max", "--format", "md", "--min-seeds", "0"},
+			want: []string{"| ε   | nonprivate acc | nonprivate mia\\_auc |", "**0.52 ± 0.01**", "- **bold**: best method (max)"},
+		},
+		{
 			desc: "where, single column",
 			args: []string{"--metric", "acc", "--cols", "", "--where", "method=dpsgd", "--rows", "epsilon_target"},
 			want: []string{"│ ε ", "0.52 ± 0.01", "0.70 ± 0.01"},
@@ -134,6 +141,7 @@ func TestTableCommandErrors(t *testing.T) {
 		{"no file", []string{"table", "--metric", "acc"}, "want exactly one FILE.parquet"},
 		{"no metric", []string{"table", path}, "metric"},
 		{"unknown metric", []string{"table", path, "--metric", "nope"}, `metric column "nope" not in the run table`},
+		{"metric twice", []string{"table", path, "--metric", "acc,acc"}, "twice"},
 		{"bad format", []string{"table", path, "--metric", "acc", "--format", "html"}, "unknown table format"},
 		{"bad best", []string{"table", path, "--metric", "acc", "--best", "most"}, "unknown best rule"},
 		{"bad where", []string{"table", path, "--metric", "acc", "--where", "method"}, "want column=value"},
