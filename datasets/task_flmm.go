@@ -9,6 +9,9 @@ import (
 	"math/rand/v2"
 )
 
+// coarseCaption names each coarse category in a caption.
+var coarseCaption = []string{"an upper garment", "a long garment", "some footwear", "an accessory"}
+
 // caption draws an fl-mm caption for fine label l: informative ("a photo of
 // a sneaker", 40%), coarse ("a photo of some footwear", 30%) or
 // uninformative ("a photo of an item", 30%), so neither modality alone is
@@ -18,7 +21,7 @@ func caption(rng *rand.Rand, l int) (kind, text string) {
 	case r < 0.4:
 		return "fine", "a photo of a " + FashionClasses[l]
 	case r < 0.7:
-		return "coarse", "a photo of some " + FashionCoarse[FashionCoarseOf[l]]
+		return "coarse", "a photo of " + coarseCaption[FashionCoarseOf[l]]
 	}
 	return "none", "a photo of an item"
 }

@@ -54,7 +54,7 @@ var templateText = []string{
 	// application numbers.
 	"/",
 	// fl-mm captions.
-	"a photo of some an item",
+	"a photo of some an item an upper garment a long garment some footwear an accessory",
 }
 
 // syllables for generated names; none of the results is copied from a list
