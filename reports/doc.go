@@ -38,18 +38,43 @@
 //
 // # Labels
 //
-// Column keys are labelled with [Labels] (for example epsilon_target is shown as
-// ε); a string key value stands alone ("fashion-vqa") while a numeric one is
+// Columns are labelled by [Table.Labels] and [Plot.Labels], with defaults for
+// well-known columns (epsilon_target is shown as ε, epsilon as "ε achieved",
+// delta as δ, sigma as σ); a string key value stands alone ("fashion-vqa") while a numeric one is
 // shown with its label ("ε=1"). Infinity is printed as ∞ and, in LaTeX, as
 // $\infty$; a missing cell is printed as "—" (LaTeX "---").
+//
+// # Tables
+//
+// A [Table] has row keys, column keys and one or more metrics; with several
+// metrics each column splits into one sub-column per metric (Dual-Priv's
+// Table 1 shows Acc and IMG under each method and task). The best cells are
+// those with the largest (or smallest) mean as printed among the cells that
+// differ only in the competing key columns: by default the methods, when
+// method is a key, else the rows of each column. Paper values ([Reference])
+// are selected by column values and shown in brackets beside ours, with their
+// sources listed under the table. A [Grid] is written as a terminal table
+// (github.com/olekukonko/tablewriter; the best cells marked with *), as
+// GitHub Markdown (bold), or as a LaTeX booktabs tabular (\textbf, ± as
+// $\pm$, multi-level column headers with \cmidrule).
 //
 // # Plots
 //
 // A [Plot] draws one line per series (the mean over seeds at each x) with a
-// shaded band of ±1 standard deviation. Runs at x = +Inf (ε = ∞, the
-// non-private end of a privacy sweep) have no place on a numeric axis, so each
-// series' value at +Inf is drawn as a dashed horizontal reference line in the
-// series' colour, with its own ±std band, labelled "name (ε = ∞)" in the legend.
-// A series that has only runs at +Inf (a non-private baseline) is drawn as that
-// line alone.
+// shaded band of ±1 standard deviation (or standard error, or none), or a
+// scatter with error bars; one panel per facet value, side by side with a
+// shared y range and one legend to the right of the panels, where it never
+// hides data. A series keeps its colour and marker across panels and plots of
+// one run table. Runs at x = +Inf (ε = ∞, the non-private end of a privacy
+// sweep) have no place on a numeric axis, so each series' value at +Inf is
+// drawn as a dashed horizontal reference line in the series' colour, with its
+// own band, labelled "name (ε = ∞)" in the legend. A series that has only runs
+// at +Inf (a non-private baseline) is drawn as that line alone. Figures are
+// written as PNG (150 dpi), SVG and PDF with gonum.org/v1/plot.
+//
+// # Files
+//
+// [Grid.Save] and [Figure.Save] write every format of a table or figure next
+// to each other (prefix.txt, prefix.md, prefix.tex; prefix.png, prefix.svg,
+// prefix.pdf), each file atomically through a temporary file and a rename.
 package reports
