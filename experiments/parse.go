@@ -6,6 +6,7 @@ package experiments
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -666,6 +667,9 @@ func (d *decoder) method(n *yaml.Node, s *Spec) (Method, error) {
 		},
 		"params": func(v *yaml.Node) (err error) {
 			m.Params, err = d.params(v, "params")
+			if err == nil {
+				err = d.knownParams(v, m.Name, m.Params)
+			}
 			return err
 		},
 		"sweep": func(v *yaml.Node) (err error) {
@@ -807,6 +811,11 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 	if n := s.count(); n > MaxRuns {
 		return d.errorf(at("sweep"), "the spec expands into more than %d runs", MaxRuns)
 	}
+	for _, m := range s.Methods {
+		if err := d.knownParams(at("params"), m.Name, s.Params); err != nil {
+			return err
+		}
+	}
 	global := s.Sweep.names()
 	for name := range s.Params {
 		if has(global, name) {
@@ -876,6 +885,21 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 			if c != "" && !has(columns, c) {
 				return d.errorf(pn, "plot %s: %q is not a run column (have: %s)", p.Name, c, strings.Join(sortedUnique(columns), ", "))
 			}
+		}
+	}
+	return nil
+}
+
+// knownParams checks params against the hyperparameters of method, if
+// the names registry lists them; n is the params node.
+func (d *decoder) knownParams(n *yaml.Node, method string, params map[string]any) error {
+	known, ok := d.names.Params[method]
+	if !ok {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if !has(known, k) {
+			return d.errorf(n, "method %s has no hyperparameter %q (known: %s)", method, k, strings.Join(known, ", "))
 		}
 	}
 	return nil

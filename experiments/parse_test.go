@@ -198,6 +198,39 @@ func TestNames(t *testing.T) {
 	}
 }
 
+func TestKnownParams(t *testing.T) {
+	names := Known
+	names.Params = map[string][]string{"dpsgd": {"lr", "peft", "lora_rank"}, "nonprivate": {"lr", "peft"}}
+	if _, err := Parse("t.yaml", []byte(base), &Options{Names: &names}); err != nil {
+		t.Errorf("Parse with known params: %v", err)
+	}
+	for _, tc := range []struct {
+		set  string
+		line int
+		want string
+	}{
+		{"methods.dpsgd.params.lora_rnak=8", 0, `method dpsgd has no hyperparameter "lora_rnak" (known: lr, peft, lora_rank)`},
+		{"params.lora_rank=8", 0, `method nonprivate has no hyperparameter "lora_rank"`},
+		{"methods.nonprivate.params.lr=0.1", 0, ""},
+	} {
+		_, err := Parse("t.yaml", []byte(base), &Options{Names: &names, Overrides: []string{tc.set}})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("Parse with --set %s: %v", tc.set, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse with --set %s: got %v, want %q", tc.set, err, tc.want)
+		}
+	}
+	src := strings.Replace(base, "params: {lora_rank: 8}", "params: {lora_rank: 8, alpha: 16}", 1)
+	_, err := Parse("t.yaml", []byte(src), &Options{Names: &names})
+	if err == nil || err.Error() != `t.yaml:10: method dpsgd has no hyperparameter "alpha" (known: lr, peft, lora_rank)` {
+		t.Errorf("Parse with an unknown method param: got %v", err)
+	}
+}
+
 func TestEmbedded(t *testing.T) {
 	infos, err := List(nil)
 	if err != nil {

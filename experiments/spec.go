@@ -184,6 +184,11 @@ type Names struct {
 	Tasks   []string
 	Attacks []string
 	Scales  []string
+	// Params maps a method to the hyperparameters it accepts. The
+	// params a spec gives a method (its own and the spec's) must be in
+	// its list; a method without an entry accepts any. Sweep axes are
+	// not checked: they are one vocabulary for all methods.
+	Params map[string][]string
 }
 
 // Known holds the names in use in repro. Packages that add a method, task

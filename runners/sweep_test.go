@@ -511,3 +511,23 @@ sweep: {epsilon: [1, 8], seed: [1, 2]}
 	// dpsgd ε=7.92/8 seed=1 acc=0.58
 	// dpsgd ε=7.92/8 seed=2 acc=0.58
 }
+
+// TestProgressTerminal checks the terminal mode: one line rewritten in
+// place (carriage return, erase to end of line), failures on lines of
+// their own, and the summary on a fresh line.
+func TestProgressTerminal(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	p := &progress{w: &b, tty: true, exp: "exp", total: 2, now: func() time.Time { return clock }, start: clock}
+	p.started()
+	clock = clock.Add(time.Second)
+	p.finished(&Run{ID: "abc", Config: experiments.Config{Method: "dpsgd", Task: "t", Epsilon: 1}}, &results.Manifest{Status: results.Failed, Error: "boom\nmore"})
+	p.summary(&Summary{Experiment: "exp", Selected: 2, OK: 1, Failed: 1, Elapsed: 2 * time.Second})
+	want := "\rexp: 0/2 runs done (0 failed, 1 running, 0 cached), 0s elapsed, ETA ?\x1b[K" +
+		"\r\x1b[Kexp: run abc (dpsgd t ε=1 seed=0) failed: boom\n" +
+		"\rexp: 1/2 runs done (1 failed, 0 running, 0 cached), 1s elapsed, ETA 1s\x1b[K" +
+		"\r\x1b[Kexp: 2 runs: 1 ok, 1 failed, 0 not run, 0 cached; 2s\n"
+	if got := b.String(); got != want {
+		t.Errorf("terminal progress:\n got %q\nwant %q", got, want)
+	}
+}
