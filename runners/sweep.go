@@ -302,11 +302,12 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		}
 	})
 
-	// Outcomes come from disk, whichever backend ran the runs.
+	// Outcomes come from disk, whichever backend ran the runs. A
+	// manifest from before this sweep is a previous attempt's.
 	for _, r := range pending {
 		m, err := results.ReadManifest(r.Dir)
 		switch {
-		case err != nil || m.Status == results.Running:
+		case err != nil || m.Status == results.Running || m.Started.Before(start):
 			sum.NotStarted++
 		case m.Status == results.OK:
 			sum.OK++
@@ -330,9 +331,12 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		} else if sum.Failed > 0 && opts.FailFast {
 			cause = "stopped by --fail-fast"
 		}
-		err := dispatchErr
-		if err == nil || ctx.Err() != nil {
+		var err error
+		switch {
+		case ctx.Err() != nil:
 			err = context.Cause(ctx)
+		case cause == "stopped":
+			err = dispatchErr
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("runners: %s: %d runs not run: %w", cause, sum.NotStarted, err))

@@ -329,12 +329,21 @@ func TestFailFast(t *testing.T) {
 		}
 		return fake(ctx, r, rec)
 	}
-	sum, err := Sweep(t.Context(), s, &Options{Root: t.TempDir(), Jobs: 1, Executor: exec, FailFast: true})
-	if err == nil || !strings.Contains(err.Error(), "stopped by --fail-fast: 16 runs not run") {
+	root := t.TempDir()
+	sum, err := Sweep(t.Context(), s, &Options{Root: root, Jobs: 1, Executor: exec, FailFast: true})
+	if err == nil || !strings.Contains(err.Error(), "stopped by --fail-fast: 16 runs not run") || errors.Is(err, context.Canceled) {
 		t.Errorf("Sweep --fail-fast: got %v, want 16 runs not run", err)
 	}
 	if sum.OK != 1 || sum.Failed != 1 || sum.NotStarted != 16 || calls.Load() != 2 {
 		t.Errorf("Sweep --fail-fast: %+v after %d calls; want 1 ok, 1 failed, 16 not run", sum, calls.Load())
+	}
+	// Interrupted at once, the second attempt runs nothing: the failed
+	// run's old manifest does not count as a failure of this sweep.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	sum, err = Sweep(ctx, s, &Options{Root: root, Jobs: 1, Executor: exec})
+	if !errors.Is(err, context.Canceled) || sum.Failed != 0 || sum.NotStarted != 17 || sum.Cached != 1 {
+		t.Errorf("interrupted Sweep after a failure: %+v, %v; want 17 not run, 0 failed", sum, err)
 	}
 }
 
