@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,7 +212,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 	}
 	if o.dryRun {
 		for i, s := range specs {
-			printPlan(w, s, plans[i])
+			printPlan(w, o.results, s, plans[i])
 		}
 		return nil
 	}
@@ -234,8 +235,10 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 	return errors.Join(errs...)
 }
 
-// printPlan prints the runs of s, one a line, with their state on disk.
-func printPlan(w io.Writer, s *experiments.Spec, runs []*runners.Run) {
+// printPlan prints the runs of s, one a line, with their state on disk:
+// "to run", the status of its manifest, or "copy from EXP" for a run
+// another experiment under root has finished.
+func printPlan(w io.Writer, root string, s *experiments.Spec, runs []*runners.Run) {
 	finished := 0
 	for _, r := range runs {
 		if results.Finished(r.Dir) {
@@ -249,6 +252,15 @@ func printPlan(w io.Writer, s *experiments.Spec, runs []*runners.Run) {
 		state := "to run"
 		if m, err := results.ReadManifest(r.Dir); err == nil {
 			state = string(m.Status)
+		}
+		if state != string(results.OK) {
+			others, _ := filepath.Glob(filepath.Join(root, "*", "runs", r.ID))
+			for _, d := range others {
+				if d != r.Dir && results.Finished(d) {
+					state = "copy from " + filepath.Base(filepath.Dir(filepath.Dir(d)))
+					break
+				}
+			}
 		}
 		var params []string
 		for _, k := range slices.Sorted(maps.Keys(r.Config.Params)) {

@@ -187,6 +187,20 @@ func TestRunFake(t *testing.T) {
 		t.Errorf("repro run --dry-run after a run: %v\n%s", err, out)
 	}
 
+	// Another experiment with the same runs copies them.
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	b, _ := os.ReadFile(spec)
+	os.WriteFile(other, []byte(strings.Replace(string(b), "name: fake", "name: other", 1)), 0o644)
+	out, _, err = run(t, "run", other, "--results", dir, "--dry-run")
+	if err != nil || strings.Count(out, "copy from fake") != 4 {
+		t.Errorf("repro run --dry-run of a copy: %v\n%s", err, out)
+	}
+	fakeCalls.Store(0)
+	_, stderr, err = run(t, "run", other, "--results", dir)
+	if err != nil || fakeCalls.Load() != 0 || !strings.Contains(stderr, "4 cached (4 from other experiments)") {
+		t.Errorf("repro run of a copy: %v, %d calls, stderr:\n%s", err, fakeCalls.Load(), stderr)
+	}
+
 	// A failing run makes the command fail; the other runs are recorded.
 	fakeCalls.Store(0)
 	_, stderr, err = run(t, "run", spec, "--results", dir, "--seeds", "13,2", "--jobs", "1")
