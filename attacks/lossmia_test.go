@@ -1,0 +1,94 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package attacks
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/methods"
+	"github.com/repro-dp/repro/nn"
+)
+
+func examples(exs []datasets.Example, n int) []Example {
+	var out []Example
+	for i, ex := range exs {
+		if ex.Canary >= 0 {
+			continue
+		}
+		s, mask := ex.Sequence()
+		out = append(out, Example{ID: int64(i), Seq: nn.Sequence{Tokens: s, Images: ex.Images, Loss: mask}})
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func TestRegistry(t *testing.T) {
+	if a, ok := Lookup("loss-mia"); !ok || a.Name() != "loss-mia" {
+		t.Fatalf("Lookup(loss-mia) = %v, %v", a, ok)
+	}
+	for _, name := range Names() {
+		if a, ok := Lookup(name); !ok || a.Name() != name {
+			t.Errorf("Lookup(%q) = %v, %v", name, a, ok)
+		}
+	}
+}
+
+// TestLossMIAOverfit trains a model non-privately for many epochs on 16
+// examples, which it memorises: the loss attack must then separate them from
+// 16 holdout examples almost perfectly. The scores must be minus the losses.
+func TestLossMIAOverfit(t *testing.T) {
+	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, non := examples(d.Private, 16), examples(d.Holdout, 16)
+	cfg, _ := nn.Preset("smoke", datasets.Vocab().Len())
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &Target{Model: m, Members: members, NonMembers: non}
+	h, _ := methods.Defaults("nonprivate", "smoke")
+	h.Epochs, h.BatchSize, h.LR = 150, 16, 1e-2
+	train := make([]nn.Sequence, len(members))
+	for i, e := range members {
+		train[i] = e.Seq
+	}
+	job := &methods.Job{Model: m, Train: train, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: 1}
+	if _, err := (methods.NonPrivate{}).FineTune(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (LossMIA{}).Run(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auc := rep.Results["mia_auc"]; auc < 0.9 {
+		t.Errorf("AUC after memorising the members: %v, want ≥ 0.9", auc)
+	}
+	if len(rep.Scores) != 32 {
+		t.Fatalf("%d scores, want 32", len(rep.Scores))
+	}
+	ls, _, err := m.TokenLosses(&members[3].Seq, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := 0.0
+	for _, l := range ls {
+		mean += l / float64(len(ls))
+	}
+	if s := rep.Scores[3]; !s.Member || s.ExampleID != members[3].ID || math.Abs(s.Score+mean) > 1e-12 {
+		t.Errorf("score %+v, want member %d with score %v", s, members[3].ID, -mean)
+	}
+	for _, k := range []string{"mia_auc", "mia_balanced_accuracy", "mia_advantage", "mia_tpr_at_fpr_0_01", "mia_fpr_achieved_0_01", "mia_tpr_at_fpr_0_001", "mia_fpr_achieved_0_001"} {
+		if _, ok := rep.Results[k]; !ok {
+			t.Errorf("no result %s", k)
+		}
+	}
+}
