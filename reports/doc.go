@@ -62,7 +62,7 @@
 //
 // A [Plot] draws one line per series (the mean over seeds at each x) with a
 // shaded band of ±1 standard deviation (or standard error, or none), or a
-// scatter with error bars; one panel per facet value, side by side with a
+// scatter or grouped bars (x values as categories) with error bars; one panel per facet value, side by side with a
 // shared y range and one legend to the right of the panels, where it never
 // hides data. A series keeps its colour and marker across panels and plots of
 // one run table. Runs at x = +Inf (ε = ∞, the non-private end of a privacy

@@ -82,6 +82,9 @@ const (
 	Line PlotKind = iota
 	// Scatter marks the means of a series with error bars and no line.
 	Scatter
+	// Bar draws one bar per series side by side at each x, which becomes a
+	// category (∞ included, as the last one), with error bars.
+	Bar
 )
 
 // String returns "line" or "scatter".
@@ -91,19 +94,24 @@ func (k PlotKind) String() string {
 		return "line"
 	case Scatter:
 		return "scatter"
+	case Bar:
+		return "bar"
 	}
 	return "PlotKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ParsePlotKind returns the kind named s: "line" (or "") or "scatter".
+// ParsePlotKind returns the kind named s: "line" (or ""), "scatter" or
+// "bar".
 func ParsePlotKind(s string) (PlotKind, error) {
 	switch s {
 	case "", "line":
 		return Line, nil
 	case "scatter":
 		return Scatter, nil
+	case "bar":
+		return Bar, nil
 	}
-	return 0, fmt.Errorf("reports: unknown plot kind %q (want line or scatter)", s)
+	return 0, fmt.Errorf("reports: unknown plot kind %q (want line, scatter or bar)", s)
 }
 
 // Plot describes a plot of a metric against a numeric column: one series
@@ -140,7 +148,7 @@ type Plot struct {
 	// Labels override the labels of columns; see Table.Labels.
 	Labels map[string]string
 	// LogX draws the horizontal axis on a log scale; runs with x ≤ 0 are then
-	// left out and counted in the warnings.
+	// left out and counted in the warnings. It is an error with Bar.
 	LogX bool
 	// Scale multiplies every y value before aggregation. If Scale is 0, it is
 	// defaulted to 1.
@@ -212,8 +220,11 @@ const maxPanelCols = 3
 // returns an error if a column p names is missing or of the wrong kind, or
 // if no run with a finite x and a y is left.
 func (p *Plot) Build(runs *Runs) (*Figure, error) {
-	if p.Kind != Line && p.Kind != Scatter {
+	if p.Kind != Line && p.Kind != Scatter && p.Kind != Bar {
 		return nil, fmt.Errorf("reports: unknown plot kind %d", p.Kind)
+	}
+	if p.Kind == Bar && p.LogX {
+		return nil, errors.New("reports: a bar plot has no log x axis: its x values are categories")
 	}
 	if p.Band != BandStd && p.Band != BandSEM && p.Band != BandNone {
 		return nil, fmt.Errorf("reports: unknown band %d", p.Band)
@@ -444,6 +455,13 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 	if plt.Y.Label.Text == "" {
 		plt.Y.Label.Text = label(p.Labels, p.Y)
 	}
+	if p.Kind == Bar {
+		grid := plotter.NewGrid()
+		grid.Vertical.Width = 0
+		plt.Add(grid)
+		entries := p.drawBars(plt, series)
+		return plt, entries, nil
+	}
 	plt.Add(plotter.NewGrid())
 
 	// The horizontal extent of the dashed lines at x = +Inf.
@@ -554,6 +572,73 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 		plt.X.Min, plt.X.Max = xmin, xmax
 	}
 	return plt, append(entries, infEntries...), nil
+}
+
+// barGroupWidth is the width of the bars at one category, side by side, in
+// units of the distance between categories.
+const barGroupWidth = 0.8
+
+// drawBars adds to plt one bar per series and x category, with error bars,
+// and returns the legend entries.
+func (p *Plot) drawBars(plt *plot.Plot, series []Series) []legendEntry {
+	var cats []float64
+	for _, s := range series {
+		for _, pt := range s.Points {
+			if !slices.Contains(cats, pt.X) {
+				cats = append(cats, pt.X)
+			}
+		}
+		if s.Inf != nil && !slices.Contains(cats, math.Inf(1)) {
+			cats = append(cats, math.Inf(1))
+		}
+	}
+	slices.Sort(cats)
+	ticks := make(plot.ConstantTicks, len(cats))
+	for i, x := range cats {
+		ticks[i] = plot.Tick{Value: float64(i), Label: formatKeyFloat(x)}
+	}
+	plt.X.Tick.Marker = ticks
+	plt.X.Min, plt.X.Max = -0.5, float64(len(cats))-0.5
+
+	width := barGroupWidth / float64(len(series))
+	var entries []legendEntry
+	for k, s := range series {
+		col := plotutil.Color(s.style)
+		pts := slices.Clone(s.Points)
+		if s.Inf != nil {
+			pts = append(pts, *s.Inf)
+		}
+		var thumb *plotter.Polygon
+		var xys plotter.XYs
+		var errs plotter.YErrors
+		for _, pt := range pts {
+			centre := float64(slices.Index(cats, pt.X)) + (float64(k)-float64(len(series)-1)/2)*width
+			bar, err := plotter.NewPolygon(plotter.XYs{
+				{X: centre - width/2, Y: 0}, {X: centre + width/2, Y: 0},
+				{X: centre + width/2, Y: pt.Mean}, {X: centre - width/2, Y: pt.Mean},
+			})
+			if err != nil {
+				// The values are finite by construction.
+				panic("reports: bad bar: " + err.Error())
+			}
+			bar.Color = withAlpha(col, 0xc0)
+			bar.LineStyle.Color = col
+			bar.LineStyle.Width = vg.Points(0.5)
+			plt.Add(bar)
+			thumb = bar
+			h := p.Band.half(pt)
+			xys = append(xys, plotter.XY{X: centre, Y: pt.Mean})
+			errs = append(errs, struct{ Low, High float64 }{h, h})
+		}
+		if bars, err := plotter.NewYErrorBars(errorXYs{XYs: xys, YErrors: errs}); err == nil && slices.ContainsFunc(errs, func(e struct{ Low, High float64 }) bool { return e.High > 0 }) {
+			bars.Color = color.Black
+			plt.Add(bars)
+		}
+		if thumb != nil {
+			entries = append(entries, legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{thumb}})
+		}
+	}
+	return entries
 }
 
 // legendGap is the space between the plot and its legend and after the

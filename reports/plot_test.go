@@ -224,14 +224,14 @@ func TestBand(t *testing.T) {
 	if _, err := ParseBand("iqr"); err == nil {
 		t.Errorf("ParseBand(iqr): got nil error")
 	}
-	for _, s := range []string{"line", "scatter"} {
+	for _, s := range []string{"line", "scatter", "bar"} {
 		k, err := ParsePlotKind(s)
 		if err != nil || k.String() != s {
 			t.Errorf("ParsePlotKind(%q): got %v, %v", s, k, err)
 		}
 	}
-	if _, err := ParsePlotKind("bar"); err == nil {
-		t.Errorf("ParsePlotKind(bar): got nil error")
+	if _, err := ParsePlotKind("pie"); err == nil {
+		t.Errorf("ParsePlotKind(pie): got nil error")
 	}
 }
 
@@ -248,5 +248,27 @@ func TestPlotScatter(t *testing.T) {
 		if err := fig.WriteTo(&buf, format); err != nil || buf.Len() == 0 {
 			t.Errorf("WriteTo(%s): %d bytes, error %v", format, buf.Len(), err)
 		}
+	}
+}
+
+// TestPlotGoldenBars draws MIA AUC per method and ε as grouped bars, ∞ as
+// the last category.
+func TestPlotGoldenBars(t *testing.T) {
+	p := &Plot{X: "epsilon_target", Y: "acc", Series: []string{"method"}, Kind: Bar, Where: map[string]string{"task": "shapes-vqa"}, Scale: 100, YLabel: "accuracy (%)"}
+	fig, err := p.Build(mustRuns(t, table1Rows()))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	cmpimg.CheckPlot(func() {
+		var buf bytes.Buffer
+		if err := fig.WriteTo(&buf, "png"); err != nil {
+			t.Fatalf("WriteTo: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "bars.png"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, t, "bars.png")
+	if _, err := (&Plot{X: "epsilon_target", Y: "acc", Kind: Bar, LogX: true}).Build(mustRuns(t, table1Rows())); err == nil {
+		t.Errorf("a bar plot with LogX: got nil error")
 	}
 }

@@ -41,7 +41,7 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "y", Usage: "the numeric `column` on the vertical axis, e.g. acc"},
 			&cli.StringSliceFlag{Name: "series", Value: cli.NewStringSlice("method"), Usage: "`columns` whose values make the lines, comma-separated; --series '' for one line"},
 			&cli.StringSliceFlag{Name: "facet", Usage: "`columns` whose values make side-by-side panels, comma-separated"},
-			&cli.StringFlag{Name: "kind", Value: "line", Usage: "plot `kind`: line (with shaded bands) or scatter (with error bars)"},
+			&cli.StringFlag{Name: "kind", Value: "line", Usage: "plot `kind`: line (with shaded bands), scatter or bar (with error bars)"},
 			&cli.StringFlag{Name: "band", Value: "std", Usage: "error `band`: std (±1 sample std), sem (±1 standard error) or none"},
 			&cli.StringFlag{Name: "out", Usage: "output path `prefix`; the format's extension is added"},
 			&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(reports.PlotFormats...), Usage: "output `formats`: png, svg, pdf, comma-separated"},
