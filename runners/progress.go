@@ -86,6 +86,16 @@ func (p *progress) started() {
 	}
 }
 
+// skipped counts a pending run that turned out not to need running here.
+func (p *progress) skipped() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	if p.tty {
+		p.print()
+	}
+}
+
 func (p *progress) finished(r *Run, m *results.Manifest) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -165,8 +175,12 @@ func (p *progress) summary(s *Summary) {
 	if s.Reused > 0 {
 		reused = fmt.Sprintf(" (%d from other experiments)", s.Reused)
 	}
-	fmt.Fprintf(p.w, "%s: %d runs: %d ok, %d failed, %d not run, %d cached%s; %s\n",
-		s.Experiment, s.Selected, s.OK, s.Failed, s.NotStarted, s.Cached, reused, roundDuration(s.Elapsed))
+	busy := ""
+	if s.Busy > 0 {
+		busy = fmt.Sprintf(", %d run by another process", s.Busy)
+	}
+	fmt.Fprintf(p.w, "%s: %d runs: %d ok, %d failed, %d not run, %d cached%s%s; %s\n",
+		s.Experiment, s.Selected, s.OK, s.Failed, s.NotStarted, s.Cached, reused, busy, roundDuration(s.Elapsed))
 }
 
 func (p *progress) close() {

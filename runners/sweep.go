@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/repro-dp/repro/experiments"
@@ -191,8 +192,9 @@ type Summary struct {
 	// the same id.
 	Planned, Selected, Cached, Reused int
 	// OK, Failed and NotStarted count the pending runs by outcome.
-	// NotStarted includes runs a killed backend left "running".
-	OK, Failed, NotStarted int
+	// NotStarted includes runs a killed backend left "running"; Busy
+	// counts the runs another process was running (they are locked).
+	OK, Failed, NotStarted, Busy int
 	// Failures lists the failed runs: id, config and error.
 	Failures []Failure
 	// Elapsed is the wall time of the sweep.
@@ -289,10 +291,31 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	runCtx := context.WithoutCancel(ctx)
 	prov := results.CurrentProvenance()
 	prov.Jobs = jobs
+	var (
+		mu   sync.Mutex
+		busy []*Run // runs another process holds
+	)
 	dispatchErr := backend.Dispatch(stop, pending, func(r *Run) {
 		e := exec
 		if e == nil {
 			e, _ = Lookup(r.Config.Method)
+		}
+		// Another repro process sweeping the same folder may hold the
+		// run, or have finished it since we looked.
+		unlock, ok, err := tryLock(lockFile(r))
+		if err == nil && !ok {
+			mu.Lock()
+			busy = append(busy, r)
+			mu.Unlock()
+			prog.skipped()
+			return
+		}
+		if ok {
+			defer unlock()
+		}
+		if !opts.Fresh && results.Finished(r.Dir) {
+			prog.skipped()
+			return
 		}
 		prog.started()
 		m := execute(runCtx, r, e, prov, now)
@@ -307,6 +330,10 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	for _, r := range pending {
 		m, err := results.ReadManifest(r.Dir)
 		switch {
+		case slices.Contains(busy, r):
+			sum.Busy++
+		case err == nil && m.Status == results.OK && m.Started.Before(start):
+			sum.Cached++ // finished by another process since we looked
 		case err != nil || m.Status == results.Running || m.Started.Before(start):
 			sum.NotStarted++
 		case m.Status == results.OK:
@@ -323,6 +350,9 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	var errs []error
 	if sum.Failed > 0 {
 		errs = append(errs, fmt.Errorf("runners: %d of %d runs of %s failed (first: %s: %s)", sum.Failed, len(pending), spec.Name, sum.Failures[0].ID, sum.Failures[0].Err))
+	}
+	if sum.Busy > 0 {
+		errs = append(errs, fmt.Errorf("runners: %d runs of %s are being run by another process; run again when it is done", sum.Busy, spec.Name))
 	}
 	if sum.NotStarted > 0 {
 		cause := "stopped"
@@ -410,6 +440,10 @@ func WriteRuns(root, exp string, runs []*Run) error {
 	}
 	return nil
 }
+
+// lockFile returns the lock file of r: a sibling of its folder, which is
+// emptied when the run starts.
+func lockFile(r *Run) string { return filepath.Join(filepath.Dir(r.Dir), "."+r.ID+".lock") }
 
 // finishedElsewhere returns the folder of a finished run with r's id in
 // another experiment under root, or "".

@@ -540,3 +540,30 @@ func TestProgressTerminal(t *testing.T) {
 		t.Errorf("terminal progress:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestBusy checks that a run another process holds is left alone.
+func TestBusy(t *testing.T) {
+	if _, ok, _ := tryLock(filepath.Join(t.TempDir(), "probe")); !ok {
+		t.Skip("no file locks here")
+	}
+	root := t.TempDir()
+	s := parse(t)
+	plan := mustPlan(t, s, root)
+	os.MkdirAll(filepath.Dir(plan[3].Dir), 0o755)
+	unlock, ok, err := tryLock(lockFile(plan[3])) // a separate open file: flock(2) locks conflict
+	if err != nil || !ok {
+		t.Fatalf("tryLock: %v, %v", ok, err)
+	}
+	sum, err := Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: fake})
+	if err == nil || !strings.Contains(err.Error(), "1 runs of exp are being run by another process") || sum.Busy != 1 || sum.OK != 17 {
+		t.Errorf("Sweep with a locked run: %+v, %v; want 1 busy, 17 ok", sum, err)
+	}
+	if _, err := os.Stat(plan[3].Dir); err == nil {
+		t.Errorf("Sweep touched the locked run's folder")
+	}
+	unlock()
+	sum, err = Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: fake})
+	if err != nil || sum.OK != 1 || sum.Cached != 17 {
+		t.Errorf("Sweep after the lock is released: %+v, %v; want 1 ok", sum, err)
+	}
+}
