@@ -35,9 +35,8 @@
 // Each run is locked (flock(2) on runs/.ID.lock) while it executes, so two
 // repro processes sweeping the same folder never run it twice: the second
 // leaves it alone and reports it. Every file is written atomically (see
-// internal/results), so a run killed
-// at any point leaves either no manifest or one that says "running", and
-// is run again next time.
+// internal/results), so a run killed at any point leaves either no manifest
+// or one that says "running", and is run again next time.
 //
 // # Stopping
 //
