@@ -332,7 +332,7 @@ func (g *Grid) WriteLaTeX(w io.Writer) error {
 			for end < len(g.Cols) && slices.Equal(g.Cols[end][:lv+1], g.Cols[c][:lv+1]) {
 				end++
 			}
-			cells = append(cells, fmt.Sprintf(`\multicolumn{%d}{c}{%s}`, end-c, texEscape(g.Cols[c][lv])))
+			cells = append(cells, fmt.Sprintf(`\multicolumn{%d}{c}{%s}`, end-c, texKey(g.Cols[c][lv])))
 			rules = append(rules, fmt.Sprintf(`\cmidrule(lr){%d-%d}`, nk+c+1, nk+end))
 			c = end
 		}
@@ -347,7 +347,7 @@ func (g *Grid) WriteLaTeX(w io.Writer) error {
 		case levels == 0:
 			head = append(head, texEscape(g.colName(c)))
 		default:
-			head = append(head, texEscape(key[len(key)-1]))
+			head = append(head, texKey(key[len(key)-1]))
 		}
 	}
 	fmt.Fprintf(bw, "%s \\\\\n\\midrule\n", strings.Join(head, " & "))
@@ -365,6 +365,32 @@ func (g *Grid) WriteLaTeX(w io.Writer) error {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// texMath spells the symbols of numeric key labels and values in LaTeX
+// math mode.
+var texMath = map[rune]string{'ε': `\varepsilon`, 'δ': `\delta`, 'σ': `\sigma`, '∞': `\infty`}
+
+// texKey returns a column header part in LaTeX: "ε=1" as $\varepsilon=1$
+// when the label is a Greek letter and the value a number or ∞, anything
+// else escaped.
+func texKey(s string) string {
+	l, v, ok := strings.Cut(s, "=")
+	if !ok || len([]rune(l)) != 1 || texMath[[]rune(l)[0]] == "" {
+		return texEscape(s)
+	}
+	value := v
+	switch v {
+	case "∞":
+		value = texMath['∞']
+	case "-∞":
+		value = "-" + texMath['∞']
+	default:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return texEscape(s)
+		}
+	}
+	return "$" + texMath[[]rune(l)[0]] + "=" + value + "$"
+}
 
 // texEscape escapes the LaTeX special characters of s and spells the Unicode
 // symbols that reports print (ε, δ, σ, ∞, ±, —, –) as LaTeX.
