@@ -32,7 +32,7 @@
 // fig1 after table1 costs nothing; its manifest names the source in
 // CopiedFrom.
 //
-// Each run is locked (flock(2) on runs/.ID.lock) while it executes, so two
+// Each run is locked (flock(2) on .locks/ID.lock) while it executes, so two
 // repro processes sweeping the same folder never run it twice: the second
 // leaves it alone and reports it. Every file is written atomically (see
 // internal/results), so a run killed at any point leaves either no manifest

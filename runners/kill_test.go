@@ -111,7 +111,7 @@ func TestKillResume(t *testing.T) {
 	if err != nil || len(runs) != 18 {
 		t.Errorf("runs.parquet after the resumed sweep: %d rows, %v", len(runs), err)
 	}
-	stale, _ := filepath.Glob(filepath.Join(root, "exp", ".*"))
+	stale, _ := filepath.Glob(filepath.Join(root, "exp", ".*.tmp*"))
 	if len(stale) > 0 {
 		t.Errorf("stale files after the resumed sweep: %q", stale)
 	}

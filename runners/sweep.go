@@ -263,8 +263,10 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		return nil, err
 	}
 	expDir := filepath.Join(opts.root(), spec.Name)
-	if err := os.MkdirAll(filepath.Join(expDir, "runs"), 0o755); err != nil {
-		return nil, fmt.Errorf("runners: %w", err)
+	for _, d := range []string{"runs", ".locks"} {
+		if err := os.MkdirAll(filepath.Join(expDir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("runners: %w", err)
+		}
 	}
 	// A sweep killed while writing runs.parquet leaves its temporary
 	// file behind (run folders are emptied before a run starts).
@@ -441,9 +443,11 @@ func WriteRuns(root, exp string, runs []*Run) error {
 	return nil
 }
 
-// lockFile returns the lock file of r: a sibling of its folder, which is
-// emptied when the run starts.
-func lockFile(r *Run) string { return filepath.Join(filepath.Dir(r.Dir), "."+r.ID+".lock") }
+// lockFile returns the lock file of r, results/<exp>/.locks/<id>.lock (not
+// in the run's folder, which is emptied when the run starts).
+func lockFile(r *Run) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(r.Dir)), ".locks", r.ID+".lock")
+}
 
 // finishedElsewhere returns the folder of a finished run with r's id in
 // another experiment under root, or "".

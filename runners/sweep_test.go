@@ -549,7 +549,7 @@ func TestBusy(t *testing.T) {
 	root := t.TempDir()
 	s := parse(t)
 	plan := mustPlan(t, s, root)
-	os.MkdirAll(filepath.Dir(plan[3].Dir), 0o755)
+	os.MkdirAll(filepath.Dir(lockFile(plan[3])), 0o755)
 	unlock, ok, err := tryLock(lockFile(plan[3])) // a separate open file: flock(2) locks conflict
 	if err != nil || !ok {
 		t.Fatalf("tryLock: %v, %v", ok, err)

@@ -175,6 +175,11 @@ func seedsOverride(s string) (string, error) {
 	return "sweep.seed=[" + strings.Join(seeds, ", ") + "]", nil
 }
 
+// runInputs, if not nil, replaces the inputs function registered with the
+// runners (runners.RegisterInputs), which may build the data and the
+// pretrained base. Tests of the command set it; nothing else does.
+var runInputs func(*experiments.Config) (experiments.Inputs, error)
+
 // runExperiments loads every experiment first (so that a bad spec or a
 // missing executor fails before any run starts), then sweeps them in turn.
 func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error {
@@ -189,7 +194,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 		}
 		set = append([]string{ov}, set...)
 	}
-	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Only: o.only, Fresh: o.fresh, FailFast: o.failFast, Progress: wErr}
+	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Only: o.only, Fresh: o.fresh, FailFast: o.failFast, Progress: wErr, Inputs: runInputs}
 	var specs []*experiments.Spec
 	var plans [][]*runners.Run
 	for _, name := range o.experiments {

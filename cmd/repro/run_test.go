@@ -8,16 +8,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
@@ -26,12 +30,18 @@ import (
 
 // fakeMethod is a method known only to these tests, with an executor whose
 // results depend only on the run's config; runs with seed 13 fail.
-const fakeMethod = "fake-cli-test"
+// unimplemented is a known method without an executor.
+const (
+	fakeMethod    = "fake-cli-test"
+	unimplemented = "unimplemented-cli-test"
+)
 
 var fakeCalls atomic.Int64
 
 func init() {
-	experiments.Known.Methods = append(experiments.Known.Methods, fakeMethod)
+	// Runs get zero inputs: the tests never build data or a base model.
+	runInputs = func(*experiments.Config) (experiments.Inputs, error) { return experiments.Inputs{}, nil }
+	experiments.Known.Methods = append(experiments.Known.Methods, fakeMethod, unimplemented)
 	runners.Register(fakeMethod, func(ctx context.Context, r *runners.Run, rec *runners.Recorder) error {
 		fakeCalls.Add(1)
 		if d := os.Getenv(slowEnv); d != "" {
@@ -96,7 +106,7 @@ func TestRunFailsBeforeStarting(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no executor", []string{"table1"}, "no executor for method nonprivate, dpsgd, dpzo"},
+		{"no executor", []string{"table1", "--set", "methods.0.name=" + unimplemented, "--only", "method=" + unimplemented}, "no executor for method " + unimplemented},
 		{"unknown experiment", []string{"table9"}, `no experiment "table9"`},
 		{"epsilon", []string{"table1", "--set", "sweep.epsilon=[0, 1]"}, "--set sweep.epsilon=[0, 1]: sweep.epsilon: epsilon is 0, must be > 0 or inf"},
 		{"delta", []string{"table1", "--set", "delta=1"}, "--set delta=1: delta is 1, must be in [0, 1)"},
@@ -306,5 +316,35 @@ func TestRunSignals(t *testing.T) {
 		if got := statuses(dir); got[results.Running] != 1 || len(got) != 1 {
 			t.Errorf("after two SIGINTs the runs are %v, want 1 running", got)
 		}
+	})
+}
+
+// TestRunScripts runs the txtar scripts of repro run, list and show in
+// testdata/script, with repro as an in-process command. Scripts must give
+// --results (the command runs in this folder, not in $WORK). Set
+// REPRO_UPDATE_SCRIPTS=1 to rewrite the scripts' cmp files.
+func TestRunScripts(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"run_*.txtar", "list_*.txtar", "show_*.txtar"} {
+		m, _ := filepath.Glob(filepath.Join("testdata", "script", pat))
+		files = append(files, m...)
+	}
+	testscript.Run(t, testscript.Params{
+		Files:         files,
+		UpdateScripts: os.Getenv("REPRO_UPDATE_SCRIPTS") != "",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"repro": func(ts *testscript.TestScript, neg bool, args []string) {
+				if !slices.Contains(args, "--results") {
+					ts.Fatalf("repro in a script needs --results (it runs in the source folder)")
+				}
+				err := newApp(ts.Stdout(), ts.Stderr()).RunContext(context.Background(), append([]string{"repro"}, args...))
+				if err != nil {
+					fmt.Fprintf(ts.Stderr(), "repro: %v\n", err)
+				}
+				if (err != nil) != neg {
+					ts.Fatalf("repro %s: got error %v, want error: %v", strings.Join(args, " "), err, neg)
+				}
+			},
+		},
 	})
 }
