@@ -411,6 +411,8 @@ func texEscape(s string) string {
 			b.WriteString(`\textless{}`)
 		case '>':
 			b.WriteString(`\textgreater{}`)
+		case '|':
+			b.WriteString(`\textbar{}`)
 		case 'ε':
 			b.WriteString(`$\varepsilon$`)
 		case 'δ':

@@ -425,3 +425,35 @@ func TestTableInfiniteMetric(t *testing.T) {
 		}
 	}
 }
+
+func TestEscape(t *testing.T) {
+	// The LaTeX was checked by compiling it with pdflatex (TeX Live 2022,
+	// booktabs) in a table whose keys held all these characters.
+	for _, tc := range []struct {
+		in, tex, md string
+	}{
+		{"dp_sgd", `dp\_sgd`, `dp\_sgd`},
+		{`a&b%c$d#e{f}g~h^i\j`, `a\&b\%c\$d\#e\{f\}g\textasciitilde{}h\textasciicircum{}i\textbackslash{}j`, `a&b%c$d\#e{f}g~h^i\\j`},
+		{"x<y>z|w*v`u[t]", `x\textless{}y\textgreater{}z\textbar{}w*v` + "`" + `u[t]`, "x\\<y\\>z\\|w\\*v\\`u\\[t\\]"},
+		{"ε=∞ ± δ σ — –", `$\varepsilon$=$\infty$ $\pm$ $\delta$ $\sigma$ --- --`, "ε=∞ ± δ σ — –"},
+	} {
+		if got := texEscape(tc.in); got != tc.tex {
+			t.Errorf("texEscape(%q): got %q, want %q", tc.in, got, tc.tex)
+		}
+		if got := mdEscape(tc.in); got != tc.md {
+			t.Errorf("mdEscape(%q): got %q, want %q", tc.in, got, tc.md)
+		}
+	}
+	for in, want := range map[string]string{
+		"ε=1":         `$\varepsilon=1$`,
+		"ε=∞":         `$\varepsilon=\infty$`,
+		"δ=1e-05":     `$\delta=1e-05$`,
+		"ε=x":         `$\varepsilon$=x`,
+		"lr=0.1":      `lr=0.1`,
+		"fashion-vqa": `fashion-vqa`,
+	} {
+		if got := texKey(in); got != want {
+			t.Errorf("texKey(%q): got %q, want %q", in, got, want)
+		}
+	}
+}
