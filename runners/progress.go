@@ -37,8 +37,8 @@ type progress struct {
 
 func newProgress(w io.Writer, interval time.Duration, exp string, total, cached int, now func() time.Time) *progress {
 	p := &progress{w: w, exp: exp, total: total, cached: cached, now: now, start: now()}
-	if w == nil {
-		return p
+	if w == nil || total == 0 {
+		return p // nothing to run: only the summary
 	}
 	p.tty = isTerminal(w)
 	if interval <= 0 {

@@ -112,7 +112,15 @@ func show(w io.Writer, o showOptions) error {
 
 // printManifest prints m as aligned key-value lines, section by section.
 func printManifest(w io.Writer, m *results.Manifest) {
-	const width = 25 // the longest key, privacy.epsilon_nominal, and two spaces
+	// Keys are padded to the longest one (results keys are long).
+	width := len("privacy.epsilon_nominal")
+	for k := range m.Results {
+		width = max(width, len("results."+k))
+	}
+	for k := range m.Config.Params {
+		width = max(width, len("params."+k))
+	}
+	width += 2
 	row := func(k string, format string, args ...any) {
 		v := fmt.Sprintf(format, args...)
 		v = strings.ReplaceAll(v, "\n", "\n"+strings.Repeat(" ", width))
