@@ -28,7 +28,7 @@ func plotCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "plot",
 		Usage:     "plot a metric against a numeric column, one line per series, from a runs.parquet file",
-		ArgsUsage: "FILE.parquet",
+		ArgsUsage: "FILE.parquet|RESULTS-DIR",
 		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet) and draws\n" +
 			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
 			"(seeds) at each x with a shaded ±1 std band. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
@@ -122,7 +122,7 @@ func plotCommand() *cli.Command {
 // writePlot reads the run table at o.path, saves o.plot under o.out, prints
 // the paths written to w and the warnings to wErr.
 func writePlot(w, wErr io.Writer, o plotOptions) error {
-	runs, err := reports.ReadRuns(o.path)
+	runs, err := readRuns(o.path)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/repro-dp/repro/reports"
@@ -23,14 +25,16 @@ type tableOptions struct {
 	path   string
 	table  reports.Table
 	format reports.Format
+	out    string // if set, write out.txt, out.md and out.tex instead
 }
 
 func tableCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "table",
 		Usage:     "print a table of one metric, mean ± std over seeds, from a runs.parquet file",
-		ArgsUsage: "FILE.parquet",
-		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet) and prints\n" +
+		ArgsUsage: "FILE.parquet|RESULTS-DIR",
+		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet, or the\n" +
+			"runs.parquet of a results directory) and prints\n" +
 			"one row per distinct --rows value and one column per distinct --cols value, each cell\n" +
 			"the mean ± sample std of --metric over the runs that share them. Runs whose status is\n" +
 			"not ok are left out and counted; warnings are printed under the table.\n\n" +
@@ -50,6 +54,7 @@ func tableCommand() *cli.Command {
 			&cli.IntFlag{Name: "min-seeds", Value: 10, Usage: "warn when a cell has fewer than `n` runs; 0 never warns"},
 			&cli.StringSliceFlag{Name: "where", Usage: "keep only runs with `column=value`; repeatable"},
 			&cli.StringFlag{Name: "title", Usage: "table `title`; default the metric"},
+			&cli.StringFlag{Name: "out", Usage: "write PREFIX.txt, PREFIX.md and PREFIX.tex and print their paths, instead of printing the table in --format"},
 		},
 		Action: func(c *cli.Context) error {
 			f, err := parseFlagsAfterArgs(c)
@@ -104,6 +109,7 @@ func tableCommand() *cli.Command {
 					MinSeeds:  minSeeds,
 				},
 				format: format,
+				out:    f.String("out"),
 			}
 			return writeTable(c.App.Writer, o)
 		},
@@ -112,7 +118,7 @@ func tableCommand() *cli.Command {
 
 // writeTable reads the run table at o.path and writes o.table to w.
 func writeTable(w io.Writer, o tableOptions) error {
-	runs, err := reports.ReadRuns(o.path)
+	runs, err := readRuns(o.path)
 	if err != nil {
 		return err
 	}
@@ -120,7 +126,23 @@ func writeTable(w io.Writer, o tableOptions) error {
 	if err != nil {
 		return err
 	}
-	return g.Write(w, o.format)
+	if o.out == "" {
+		return g.Write(w, o.format)
+	}
+	paths, err := g.Save(o.out)
+	for _, p := range paths {
+		fmt.Fprintln(w, p)
+	}
+	return err
+}
+
+// readRuns reads the run table at path, or at path/runs.parquet when path
+// is a directory (an experiment's results directory).
+func readRuns(path string) (*reports.Runs, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "runs.parquet")
+	}
+	return reports.ReadRuns(path)
 }
 
 // splitList returns the non-empty, trimmed items of list, each of which may

@@ -6,6 +6,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestTableCommand(t *testing.T) {
 		{
 			desc: "latex",
 			args: []string{"--metric", "acc", "--cols", "epsilon_target", "--format", "tex", "--min-seeds", "0", "--precision", "0", "--factor", "100"},
-			want: []string{`\begin{tabular}{lrrr}`, `$\varepsilon$=$\infty$`, `84 $\pm$ 1`, `\bottomrule`},
+			want: []string{`\begin{tabular}{lrrr}`, `$\varepsilon=\infty$`, `84 $\pm$ 1`, `\bottomrule`},
 		},
 		{
 			desc: "flags before and after the file",
@@ -125,6 +126,15 @@ func TestTableCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A results directory stands for its runs.parquet; --out writes files.
+	prefix := filepath.Join(t.TempDir(), "t1")
+	out, _, err := run(t, "table", filepath.Dir(path), "--metric", "acc", "--out", prefix)
+	if want := prefix + ".txt\n" + prefix + ".md\n" + prefix + ".tex\n"; err != nil || out != want {
+		t.Errorf("repro table DIR --out: printed %q, error %v; want %q", out, err, want)
+	}
+	if md, err := os.ReadFile(prefix + ".md"); err != nil || !strings.Contains(string(md), "| nonprivate |") {
+		t.Errorf("%s.md: %v\n%s", prefix, err, md)
 	}
 	if out, _, _ := run(t, "table", path, "--metric", "acc", "--min-seeds", "0"); strings.Contains(out, "seeds <") {
 		t.Errorf("--min-seeds 0 still warns about seeds:\n%s", out)
