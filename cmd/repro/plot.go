@@ -29,21 +29,22 @@ func plotCommand() *cli.Command {
 		Name:      "plot",
 		Usage:     "plot a metric against a numeric column, one line per series, from a runs.parquet file",
 		ArgsUsage: "FILE.parquet|RESULTS-DIR",
-		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet) and draws\n" +
-			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
-			"(seeds) at each x with a shaded ±1 std band. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
+		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet, or the\n" +
+			"runs.parquet of a results directory) and draws --y against --x with one line per\n" +
+			"distinct --series value: the mean over the runs (seeds) at each x with a shaded ±1 std\n" +
+			"band, one panel per distinct --facet value. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
 			"dashed horizontal line per series. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
 			"prints their paths; warnings go to standard error.\n\n" +
 			"   $ repro plot results/fig1/runs.parquet --x epsilon_target --y acc --series method --facet task --out fig1 --log-x\n" +
 			"   $ repro plot runs.parquet --x epsilon_target --y acc --where task=shapes-vqa --factor 100 --ylabel 'accuracy (%)' --out shapes",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "x", Usage: "the numeric `column` on the horizontal axis, e.g. epsilon_target"},
-			&cli.StringFlag{Name: "y", Usage: "the numeric `column` on the vertical axis, e.g. acc"},
+			&cli.StringFlag{Name: "x", Usage: "the numeric `column` on the horizontal axis, e.g. epsilon_target (required)"},
+			&cli.StringFlag{Name: "y", Usage: "the numeric `column` on the vertical axis, e.g. acc (required)"},
 			&cli.StringSliceFlag{Name: "series", Value: cli.NewStringSlice("method"), Usage: "`columns` whose values make the lines, comma-separated; --series '' for one line"},
 			&cli.StringSliceFlag{Name: "facet", Usage: "`columns` whose values make side-by-side panels, comma-separated"},
 			&cli.StringFlag{Name: "kind", Value: "line", Usage: "plot `kind`: line (with shaded bands), scatter or bar (with error bars)"},
 			&cli.StringFlag{Name: "band", Value: "std", Usage: "error `band`: std (±1 sample std), sem (±1 standard error) or none"},
-			&cli.StringFlag{Name: "out", Usage: "output path `prefix`; the format's extension is added"},
+			&cli.StringFlag{Name: "out", Usage: "output path `prefix`; the format's extension is added (required)"},
 			&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(reports.PlotFormats...), Usage: "output `formats`: png, svg, pdf, comma-separated"},
 			&cli.BoolFlag{Name: "log-x", Usage: "log scale on the horizontal axis"},
 			&cli.Float64Flag{Name: "factor", Value: 1, Usage: "multiply y by `factor` (100 for percent)"},
