@@ -31,13 +31,15 @@ type tableOptions struct {
 func tableCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "table",
-		Usage:     "print a table of one metric, mean ± std over seeds, from a runs.parquet file",
+		Usage:     "print a table of metrics, mean ± std over seeds, from a runs.parquet file",
 		ArgsUsage: "FILE.parquet|RESULTS-DIR",
 		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet, or the\n" +
-			"runs.parquet of a results directory) and prints\n" +
-			"one row per distinct --rows value and one column per distinct --cols value, each cell\n" +
-			"the mean ± sample std of --metric over the runs that share them. Runs whose status is\n" +
-			"not ok are left out and counted; warnings are printed under the table.\n\n" +
+			"runs.parquet of a results directory) and prints one row per distinct --rows value\n" +
+			"and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
+			"sample std of --metric over the runs that share them, paper-style: text, Markdown or\n" +
+			"LaTeX (booktabs). --best marks the best method of each column, or the best cell of\n" +
+			"each column when method is not a key. Runs whose status is not ok are left out and\n" +
+			"counted; warnings are printed under the table.\n\n" +
 			"   $ repro table results/table1/runs.parquet --metric acc --best max\n" +
 			"   $ repro table runs.parquet --rows method --cols task,epsilon_target --metric acc --format tex --factor 100 --precision 1\n" +
 			"   $ repro table runs.parquet --cols epsilon_target --metric mia_auc --best min --where task=fashion-vqa\n" +
