@@ -1,0 +1,41 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+// Package pipeline provides the run lifecycle of repro's fine-tuning
+// experiments: the runners.Executor that takes a resolved run from its
+// pretrained base through fine-tuning, evaluation and attacks to its
+// recorded results. Importing it registers Execute for every method of the
+// methods registry and Inputs as the runners' inputs function:
+//
+//	import _ "github.com/repro-dp/repro/runners/pipeline"
+//
+// The steps of a run are, in order (each a Recorder stage):
+//
+//  1. base: the scale's pretrained TinyMLLM (package pretrain, cached in
+//     <results>/pretrain or BaseDir), copied so the run owns its model;
+//  2. data: the task's dataset at the run's scale and seed (package
+//     datasets); the seed also seeds the method, so methods compared at
+//     one seed see the same members;
+//  3. fine-tune: the run's method (package methods) on the private split,
+//     with methods.Defaults overridden by the run's params;
+//  4. eval: exact-match accuracy of greedy decoding on the test split, acc
+//     on every example and img on those whose answer needs the image
+//     (Dual-Priv §3.3's IMG), in percent, with acc_text and the majority
+//     baseline acc_majority;
+//  5. attacks: the run's attacks (package attacks), members the private
+//     examples that are not canary copies, non-members as many holdout
+//     examples.
+//
+// # Recorded results
+//
+// runs.parquet gets, besides the runner's columns (epsilon, sigma, ...):
+// acc, img, acc_text, acc_majority; epsilon_rdp and epsilon_pld (the ε of
+// the executed mechanism under both accountants); step_seconds and
+// train_peak_bytes (nn.Meter); and the attack results (mia_auc,
+// mia_balanced_accuracy, mia_advantage, mia_tpr_at_fpr_0_01,
+// mia_fpr_achieved_0_01, ..., and for private runs mia_tpr_bound_0_01,
+// the accountant's bound). metrics.parquet gets the per-step training loss,
+// batch size and clipped fraction (split train) and the final test metrics
+// (split test).
+package pipeline

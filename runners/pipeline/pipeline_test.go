@@ -1,0 +1,216 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pipeline
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/methods"
+	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/pretrain"
+	"github.com/repro-dp/repro/runners"
+)
+
+// freshBase replaces the pretrained base by a freshly initialised smoke
+// model, so the tests do not pretrain.
+func freshBase(t *testing.T) {
+	t.Helper()
+	old := newBase
+	newBase = func(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
+		cfg, err := nn.Preset(scale, datasets.Vocab().Len())
+		if err != nil {
+			return nil, err
+		}
+		m, err := nn.NewTinyMLLM(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &pretrain.Result{Model: m, Hash: "fresh-" + scale}, nil
+	}
+	cache.Lock()
+	cache.bases = nil
+	cache.Unlock()
+	t.Cleanup(func() {
+		newBase = old
+		cache.Lock()
+		cache.bases = nil
+		cache.Unlock()
+	})
+}
+
+const spec = `
+name: pipe
+description: pipeline test
+scale: smoke
+delta: 1e-5
+tasks: [shapes-vqa]
+methods:
+  - name: nonprivate
+    sweep: {epsilon: [inf]}
+  - name: dpsgd
+  - name: dpzo
+params: {epochs: 1}
+sweep:
+  epsilon: [2, inf]
+attacks: [loss-mia]
+`
+
+// TestSweep runs every method of a small spec through runners.Sweep and
+// checks what runs.parquet and the manifests hold.
+func TestSweep(t *testing.T) {
+	freshBase(t)
+	s, err := experiments.Parse("pipe.yaml", []byte(spec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 2})
+	if err != nil {
+		t.Fatalf("sweep: %v (%+v)", err, sum)
+	}
+	if sum.OK != 5 {
+		t.Fatalf("summary %+v, want 5 runs ok", sum)
+	}
+	rows, err := results.ReadRuns(filepath.Join(root, "pipe", results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows in runs.parquet, want 5", len(rows))
+	}
+	for _, r := range rows {
+		if r.Status != results.OK {
+			t.Errorf("run %s: status %s (%s)", r.RunID, r.Status, r.Error)
+		}
+		if r.Epsilon > r.EpsilonTarget {
+			t.Errorf("%s ε target %v: achieved ε %v exceeds it", r.Method, r.EpsilonTarget, r.Epsilon)
+		}
+		if r.Method != "nonprivate" && !math.IsInf(r.EpsilonTarget, 1) && !(r.Sigma > 0) {
+			t.Errorf("%s at ε %v: σ = %v", r.Method, r.EpsilonTarget, r.Sigma)
+		}
+		for _, k := range []string{"acc", "img", "acc_majority", "mia_auc", "mia_balanced_accuracy", "mia_tpr_at_fpr_0_01", "mia_fpr_achieved_0_01", "epsilon_rdp", "epsilon_pld"} {
+			v, ok := r.Results[k]
+			if !ok || math.IsNaN(v) {
+				t.Errorf("%s ε %v: result %s = %v, %v", r.Method, r.EpsilonTarget, k, v, ok)
+			}
+		}
+		if acc := r.Results["acc"]; acc < 0 || acc > 100 {
+			t.Errorf("acc %v outside [0, 100]", acc)
+		}
+		private := r.Method != "nonprivate" && !math.IsInf(r.EpsilonTarget, 1)
+		if _, ok := r.Results["mia_tpr_bound_0_01"]; ok != private {
+			t.Errorf("%s ε %v: TPR bound recorded %v, want %v", r.Method, r.EpsilonTarget, ok, private)
+		}
+		dir := results.RunDir(root, "pipe", r.RunID)
+		scores, err := results.ReadScores(filepath.Join(dir, results.ScoresFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(scores) == 0 || len(scores)%2 != 0 {
+			t.Errorf("%d scores, want an equal positive number of members and non-members", len(scores))
+		}
+		metrics, err := results.ReadMetrics(filepath.Join(dir, results.MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var loss bool
+		for _, m := range metrics {
+			loss = loss || (m.Split == "train" && m.Name == "loss")
+		}
+		if !loss {
+			t.Error("no training loss in metrics.parquet")
+		}
+		m, err := results.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Privacy == nil || m.Privacy.Sampling != "poisson" || m.Steps == 0 {
+			t.Errorf("manifest privacy %+v, steps %d", m.Privacy, m.Steps)
+		}
+	}
+}
+
+func TestBaseID(t *testing.T) {
+	a, err := BaseID("smoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := BaseID("smoke")
+	c, _ := BaseID("small")
+	if a != b || a == c || len(a) != len("pretrain-")+64 {
+		t.Errorf("BaseID: smoke %q twice %q, small %q", a, b, c)
+	}
+	if _, err := BaseID("huge"); err == nil {
+		t.Error("BaseID(huge): no error")
+	}
+	in, err := Inputs(&experiments.Config{Task: "fashion-vqa", Scale: "smoke", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Base != a || len(in.Data) != 64 {
+		t.Errorf("Inputs = %+v", in)
+	}
+}
+
+// TestEvaluate compares greedy decoding's exact match with the
+// teacher-forced check of package pretrain (every answer token is the
+// model's most likely next token), which is the same thing computed
+// another way, on a model fine-tuned enough to get some answers right.
+func TestEvaluate(t *testing.T) {
+	d, err := Data("fashion-vqa", "smoke", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := nn.Preset("smoke", datasets.Vocab().Len())
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := methods.Defaults("nonprivate", "smoke")
+	h.LR = 1e-2
+	train := make([]nn.Sequence, len(d.Private))
+	for i := range d.Private {
+		train[i] = sequence(&d.Private[i])
+	}
+	job := &methods.Job{Model: m, Train: train, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: 3}
+	if _, err := (methods.NonPrivate{}).FineTune(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Evaluate(context.Background(), m, d.Test, d.Private, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := make([]nn.Sequence, len(d.Test))
+	var img []nn.Sequence
+	for i := range d.Test {
+		test[i] = sequence(&d.Test[i])
+		if !d.Test[i].TextOnly {
+			img = append(img, test[i])
+		}
+	}
+	acc, _, err := pretrain.ExactMatch(m, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accImg, _, err := pretrain.ExactMatch(m, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(ev.Acc-100*acc) > 1e-9 || math.Abs(ev.Img-100*accImg) > 1e-9 {
+		t.Errorf("Evaluate acc %v img %v; teacher-forced exact match %v, %v", ev.Acc, ev.Img, 100*acc, 100*accImg)
+	}
+	if ev.Acc == 0 || ev.N != len(d.Test) || ev.NImg != len(img) || ev.NImg == ev.N {
+		t.Errorf("Evaluate: %+v (a test that compares nothing)", ev)
+	}
+	if !(ev.Majority > 0 && ev.Majority < 100) {
+		t.Errorf("majority baseline %v", ev.Majority)
+	}
+}
