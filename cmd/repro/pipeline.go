@@ -4,7 +4,36 @@
 
 package main
 
-// The run lifecycle: importing it registers the executor of every method
-// (base → fine-tune → evaluation → attacks → record) and the runs' inputs
-// (data fingerprint, base checkpoint hash) with the runners.
-import _ "github.com/repro-dp/repro/runners/pipeline"
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	// The run lifecycle: importing it registers the executor of every
+	// method (base → fine-tune → evaluation → attacks → record) and the
+	// runs' inputs (data fingerprint, base identity) with the runners.
+	"github.com/repro-dp/repro/runners/pipeline"
+)
+
+// writeOutputs writes the tables and plots of s after its sweep, if the
+// sweep wrote a run table, and prints the paths to w and the warnings to
+// wErr.
+func writeOutputs(w, wErr io.Writer, root string, s *experiments.Spec) error {
+	if _, err := os.Stat(filepath.Join(root, s.Name, results.RunsFile)); err != nil {
+		return nil
+	}
+	paths, warnings, err := pipeline.WriteOutputs(root, s)
+	for _, p := range paths {
+		fmt.Fprintf(w, "wrote %s\n", p)
+	}
+	for _, warn := range warnings {
+		fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, warn)
+	}
+	if err != nil {
+		return fmt.Errorf("run: %s: %w", s.Name, err)
+	}
+	return nil
+}

@@ -7,7 +7,10 @@ package pipeline
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -61,6 +64,16 @@ params: {epochs: 1}
 sweep:
   epsilon: [2, inf]
 attacks: [loss-mia]
+tables:
+  - name: tab
+    rows: [epsilon_target]
+    columns: [method]
+    metrics: [acc, mia_auc]
+    best: max
+    reference:
+      - {at: {method: dpsgd, epsilon_target: 2}, metric: acc, value: 81.5, source: "a paper"}
+plots:
+  - {name: fig, kind: line, x: epsilon_target, y: acc, series: method, facet: task, band: std, logx: true}
 `
 
 // TestSweep runs every method of a small spec through runners.Sweep and
@@ -85,6 +98,24 @@ func TestSweep(t *testing.T) {
 	}
 	if len(rows) != 5 {
 		t.Fatalf("%d rows in runs.parquet, want 5", len(rows))
+	}
+	paths, _, err := WriteOutputs(root, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tab.txt", "tab.md", "tab.tex", "fig-shapes-vqa.png", "fig-shapes-vqa.svg", "fig-shapes-vqa.pdf"} {
+		if !slices.Contains(paths, filepath.Join(root, "pipe", name)) {
+			t.Errorf("WriteOutputs wrote %v, want %s among them", paths, name)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(root, "pipe", "tab.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"acc", "auc", "81.5", "a paper"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("tab.md does not contain %q:\n%s", want, md)
+		}
 	}
 	for _, r := range rows {
 		if r.Status != results.OK {
