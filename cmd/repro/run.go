@@ -236,6 +236,9 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 		if err != nil {
 			errs = append(errs, err)
 		}
+		if ctx.Err() == nil {
+			errs = append(errs, writeOutputs(w, wErr, o.results, s))
+		}
 	}
 	return errors.Join(errs...)
 }
