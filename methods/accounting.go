@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/privacy"
@@ -51,6 +53,41 @@ func nonPrivateAccounting(eps, delta, q float64, steps int) (accounting, error) 
 // exceeds the target (ε = +Inf gives σ = 0), and returns σ with the record.
 // name prefixes errors.
 func sampledGaussianAccounting(name string, h Hyper, eps, delta, q float64, steps int) (accounting, error) {
+	k := acctKey{h.Accountant, eps, delta, q, steps, h.Clip}
+	acctCache.Lock()
+	e := acctCache.m[k]
+	if e == nil {
+		e = &acctEntry{}
+		acctCache.m[k] = e
+	}
+	acctCache.Unlock()
+	e.once.Do(func() { e.a, e.err = calibrate(name, h, eps, delta, q, steps) })
+	a := e.a
+	a.Warnings = slices.Clone(a.Warnings)
+	return a, e.err
+}
+
+// acctCache memoises calibrations: runs of a sweep that share (ε, δ, q,
+// steps) share σ (Calibrate is deterministic, so this changes no result).
+var acctCache = struct {
+	sync.Mutex
+	m map[acctKey]*acctEntry
+}{m: map[acctKey]*acctEntry{}}
+
+type acctKey struct {
+	accountant    string
+	eps, delta, q float64
+	steps         int
+	clip          float64
+}
+
+type acctEntry struct {
+	once sync.Once
+	a    accounting
+	err  error
+}
+
+func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounting, error) {
 	if err := privacy.CheckEpsilon(eps); err != nil {
 		return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
 	}

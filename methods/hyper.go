@@ -92,7 +92,7 @@ func Defaults(method, scale string) (Hyper, error) {
 	}
 	switch scale {
 	case "smoke":
-		h.Epochs, h.BatchSize, h.LR, h.LoRARank = 4, 32, 2e-3, 4
+		h.Epochs, h.BatchSize, h.LR, h.LoRARank = 4, 32, 1e-2, 4
 	case "small":
 		h.Epochs, h.BatchSize, h.LR, h.LoRARank = 8, 64, 2e-3, 8
 	case "full":

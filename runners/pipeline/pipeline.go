@@ -48,6 +48,7 @@ var cache struct {
 	sync.Mutex
 	bases map[baseKey]*entry[*pretrain.Result]
 	data  map[dataKey]*entry[*datasets.Dataset]
+	plds  map[string]*entry[*privacy.PLD]
 }
 
 type baseKey struct{ dir, scale string }
@@ -326,20 +327,32 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 	return nil
 }
 
-// tprBound returns the PLD accountant's TPR bound for the mechanism of p.
+// tprBound returns the PLD accountant's TPR bound for the mechanism of p,
+// composed once per process for each distinct mechanism.
 func tprBound(p results.Privacy) (func(float64) (float64, error), error) {
-	ev, err := privacy.UnmarshalEvent(p.Events)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: privacy events: %w", err)
-	}
-	pld, err := privacy.NewPLD(nil)
+	pld, err := memo(&cache.plds, string(p.Events), func() (*privacy.PLD, error) {
+		ev, err := privacy.UnmarshalEvent(p.Events)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: privacy events: %w", err)
+		}
+		pld, err := privacy.NewPLD(nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := pld.Compose(ev, 1); err != nil {
+			return nil, fmt.Errorf("pipeline: TPR bound: %w", err)
+		}
+		return pld, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := pld.Compose(ev, 1); err != nil {
-		return nil, fmt.Errorf("pipeline: TPR bound: %w", err)
-	}
-	return pld.TPR, nil
+	// Accountants are not safe for concurrent use; runs share this one.
+	return func(fpr float64) (float64, error) {
+		cache.Lock()
+		defer cache.Unlock()
+		return pld.TPR(fpr)
+	}, nil
 }
 
 // Eval holds the test metrics of a trained model.
