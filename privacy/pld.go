@@ -662,6 +662,11 @@ func (x *pmf) epsilon(delta, h float64) float64 {
 		C = C*eh + x.p[k]
 		lk := float64(x.lo+k) * h
 		if x.inf+A-C*eh > delta || k == 0 {
+			if x.inf+A <= delta {
+				// Only at k = 0: the whole mass is at most delta (it can
+				// fall below 1 by rounding), so every ε ≥ 0 meets it.
+				return 0
+			}
 			if C == 0 {
 				return math.Max(0, lk)
 			}
