@@ -144,7 +144,19 @@ func AnalyticGaussianSigma(epsilon, delta, sensitivity float64) (float64, error)
 			hi = mid
 		}
 	}
-	return hi * sensitivity, nil
+	// σ = hi·Δ is rounded, and GaussianDelta evaluates δ at Δ/σ, which
+	// differs from 1/hi in the last bits; δ's log-space evaluation carries
+	// relative rounding of up to ~1e-11 where its two terms nearly cancel.
+	// Step σ up until the caller's own check, GaussianDelta(σ, Δ, ε) ≤ δ,
+	// holds exactly.
+	sigma := hi * sensitivity
+	for range 1000 {
+		if gaussianDelta(sensitivity/sigma, epsilon) <= delta {
+			break
+		}
+		sigma *= 1 + 0x1p-40
+	}
+	return sigma, nil
 }
 
 // ClassicalGaussianSigma returns the classical calibration

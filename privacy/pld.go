@@ -231,8 +231,8 @@ func (a *PLD) eventPMF(e Event, tau float64) ([2]pmf, error) {
 		}
 		return acc, nil
 	case EpsilonDelta:
-		p := a.epsilonDeltaPMF(e.Epsilon, e.Delta)
-		return [2]pmf{p, p}, nil
+		p, err := a.epsilonDeltaPMF(e.Epsilon, e.Delta)
+		return [2]pmf{p, p}, err
 	case NonPrivate:
 		p := pmf{inf: 1}
 		return [2]pmf{p, p}, nil
@@ -403,14 +403,17 @@ func (a *PLD) discretise(lp lossPair) (pmf, error) {
 // epsilonDeltaPMF is the dominating pair of an (ε, δ)-DP mechanism:
 // mass δ at +∞ and (1−δ)·(e^ε/(1+e^ε) at ε, 1/(1+e^ε) at −ε), with each
 // atom split between its neighbouring grid points preserving P and Q mass.
-func (a *PLD) epsilonDeltaPMF(eps, delta float64) pmf {
+func (a *PLD) epsilonDeltaPMF(eps, delta float64) (pmf, error) {
 	if math.IsInf(eps, 1) {
-		return pmf{inf: 1}
+		return pmf{inf: 1}, nil
 	}
 	if eps == 0 {
-		return pmf{p: []float64{1 - delta}, inf: delta}
+		return pmf{p: []float64{1 - delta}, inf: delta}, nil
 	}
 	h := a.h
+	if eps/h >= maxGrid/2 {
+		return pmf{}, fmt.Errorf("%w: an (ε, δ) event with ε = %g needs %.3g points; increase PLDOptions.Interval", ErrGridTooLarge, eps, 2*eps/h)
+	}
 	n := int(math.Ceil(eps/h)) + 1
 	out := pmf{lo: -n, p: make([]float64, 2*n+1), inf: delta}
 	atom := func(l, w float64) {
@@ -429,7 +432,7 @@ func (a *PLD) epsilonDeltaPMF(eps, delta float64) pmf {
 	pe := 1 / (1 + math.Exp(-eps))
 	atom(eps, (1-delta)*pe)
 	atom(-eps, (1-delta)*(1-pe))
-	return out
+	return out, nil
 }
 
 // convolve composes two loss distributions, cutting tails of mass at most

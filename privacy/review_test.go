@@ -277,3 +277,42 @@ func TestPLDMassNeverLost(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyticGaussianNeverAboveDelta is a property test of
+// AnalyticGaussianSigma's guarantee as callers check it: GaussianDelta at
+// the returned σ (computed from σ and Δ, not from the search's σ/Δ) never
+// exceeds δ, over ε from 0.01 to 10, δ from 1e-12 to 1e-2 and Δ from 1e-3
+// to 1e3; and σ is within 1e-9 of the smallest such σ.
+func TestAnalyticGaussianNeverAboveDelta(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(21, 22))
+	for range 3000 {
+		eps := math.Pow(10, -2+3*rng.Float64())
+		delta := math.Pow(10, -12+10*rng.Float64())
+		sens := math.Pow(10, -3+6*rng.Float64())
+		s, err := AnalyticGaussianSigma(eps, delta, sens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := GaussianDelta(s, sens, eps); d > delta {
+			t.Fatalf("ε=%g δ=%g Δ=%g: σ=%.17g gives δ=%.17g", eps, delta, sens, s, d)
+		}
+		if d, _ := GaussianDelta(s*(1-1e-9), sens, eps); d <= delta {
+			t.Fatalf("ε=%g δ=%g Δ=%g: σ=%.17g is not the smallest", eps, delta, sens, s)
+		}
+	}
+}
+
+// TestPLDEpsilonDeltaGrid checks that an (ε, δ) event too wide for the
+// grid is an error, not an allocation of 2ε/h points.
+func TestPLDEpsilonDeltaGrid(t *testing.T) {
+	t.Parallel()
+	for _, eps := range []float64{1e4, 1e12} {
+		if err := pldOfErr(nil, EpsilonDelta{Epsilon: eps}, 1); !errors.Is(err, ErrGridTooLarge) {
+			t.Errorf("EpsilonDelta(ε=%g): got %v, want ErrGridTooLarge", eps, err)
+		}
+	}
+	if err := pldOfErr(&PLDOptions{Interval: 0.1}, EpsilonDelta{Epsilon: 1e4}, 1); err != nil {
+		t.Errorf("EpsilonDelta(ε=1e4), interval 0.1: %v", err)
+	}
+}
