@@ -124,13 +124,19 @@ type field struct {
 	val any // float64, int or string
 }
 
-// print writes r as "key value" lines or as one JSON object. Infinite
-// values print as +Inf in text and null in JSON; NaN is never printed.
+// print writes r as "key value" lines or as one JSON object. +Inf prints
+// as +Inf in text and null in JSON; a NaN or −Inf value is an error, and
+// nothing is printed.
 func (r accountResult) print(w io.Writer, asJSON bool) error {
+	for _, f := range r.fields {
+		if v, ok := f.val.(float64); ok && (math.IsNaN(v) || math.IsInf(v, -1)) {
+			return fmt.Errorf("account: internal error: %s is %v", f.key, v)
+		}
+	}
 	if asJSON {
 		m := make(map[string]any, len(r.fields))
 		for _, f := range r.fields {
-			if v, ok := f.val.(float64); ok && (math.IsInf(v, 0) || math.IsNaN(v)) {
+			if v, ok := f.val.(float64); ok && math.IsInf(v, 1) {
 				m[f.key] = nil
 				continue
 			}
