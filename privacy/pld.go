@@ -551,9 +551,11 @@ func logMGF(bm []float64, n int, lam float64) float64 {
 // powerTimes composes x with itself n times and then with e: one real FFT
 // of each finite part, X^n·E pointwise, and an inverse FFT on a window that
 // Chernoff bounds show holds all but TailMass of each tail (dp_accounting's
-// self_compose does the same). The upper tail's bound is moved to +∞; mass
-// outside the window that wraps around lands inside it, which can only add
-// to δ.
+// self_compose does the same). The upper tail's bound is charged at +∞
+// (the FFT folds the true upper tail into lower points, so it is charged
+// rather than moved), and tail mass folded outside the window is moved up
+// to its lowest point: the result stochastically dominates the exact
+// composition (TestPowerTimesDominates).
 func (a *PLD) powerTimes(x pmf, n int, e pmf, tau float64) (pmf, error) {
 	mx, me := 0.0, 0.0
 	for _, v := range x.p {
@@ -628,7 +630,18 @@ func (a *PLD) powerTimes(x pmf, n int, e pmf, tau float64) (pmf, error) {
 	for k := range out.p {
 		j := ((sLo+k)%size + size) % size
 		out.p[k] = res[j] * scale
+		res[j] = 0
 	}
+	// The circle's positions outside the window hold only tail mass that
+	// wrapped around. Its upper-tail part is charged below at +∞; the rest
+	// is lower-tail mass, kept by moving it up to the lowest point, so that
+	// no mass is ever lost (each tail is below TailMass, but both together
+	// need not be).
+	left := 0.0
+	for _, v := range res {
+		left += v
+	}
+	out.p[0] += math.Max(0, left*scale)
 	// The upper tail beyond the window (at most TailMass of the finite part)
 	// goes to +∞.
 	out.inf = math.Min(1, out.inf+tau*scale)

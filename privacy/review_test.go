@@ -316,3 +316,61 @@ func TestPLDEpsilonDeltaGrid(t *testing.T) {
 		t.Errorf("EpsilonDelta(ε=1e4), interval 0.1: %v", err)
 	}
 }
+
+// TestPowerTimesDominates checks FFT self-composition against direct
+// convolution: the result, with its mass at +∞, must stochastically
+// dominate the exact n-fold composition (for every grid point t, at least
+// as much mass at losses ≥ t), which is what makes every δ(ε) computed from
+// it an upper bound. A large tail budget makes the window cut deep into
+// both tails, so mass that wraps around the FFT circle outside the window
+// must be kept, not dropped.
+func TestPowerTimesDominates(t *testing.T) {
+	t.Parallel()
+	a, _ := NewPLD(nil)
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, tc := range []struct {
+		n   int
+		tau float64
+	}{{7, 1e-3}, {20, 1e-2}, {50, 0.05}, {50, 1e-9}} {
+		x := pmf{lo: -150, p: make([]float64, 300)}
+		s := 0.0
+		for i := range x.p {
+			x.p[i] = rng.Float64() * math.Exp(-float64((i-120)*(i-120))/2000)
+			s += x.p[i]
+		}
+		for i := range x.p {
+			x.p[i] /= s
+		}
+		got, err := a.powerTimes(x, tc.n, identityPMF(), tc.tau)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := []float64{1}
+		for range tc.n {
+			next := make([]float64, len(exact)+len(x.p)-1)
+			for i, u := range exact {
+				for j, v := range x.p {
+					next[i+j] += u * v
+				}
+			}
+			exact = next
+		}
+		lo := tc.n * x.lo
+		// Tail sums from the top: mass at index ≥ k.
+		above := func(p []float64, plo, k int) float64 {
+			m := 0.0
+			for i := len(p) - 1; i >= 0 && plo+i >= k; i-- {
+				m += p[i]
+			}
+			return m
+		}
+		for k := lo; k < lo+len(exact); k++ {
+			g := got.inf + above(got.p, got.lo, k)
+			w := above(exact, lo, k)
+			if g < w-1e-12 {
+				t.Errorf("n=%d τ=%g: mass at index ≥ %d is %.15g, exact %.15g", tc.n, tc.tau, k, g, w)
+				break
+			}
+		}
+	}
+}
