@@ -72,7 +72,9 @@ type corpus struct {
 	// tokens used to build episodes
 	tMeans, tSemi int
 	words         []int
-	vocab         *datasets.Vocabulary
+	// names are the token ids of the fine class names.
+	names []int
+	vocab *datasets.Vocabulary
 }
 
 // coarsePrompt is the prompt of coarse-label classification in the mixture.
@@ -105,6 +107,9 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 	c.tMeans, c.tSemi = id("means"), id(";")
 	for _, w := range datasets.LabelWords() {
 		c.words = append(c.words, id(w))
+	}
+	for _, w := range datasets.FashionClasses {
+		c.names = append(c.names, id(w))
 	}
 	c.shots, c.ways = c.data[srcICL].Shots, len(c.data[srcICL].Classes)
 
@@ -212,13 +217,22 @@ type episode struct {
 // each demonstration's word whose class was already shown earlier in the
 // episode (those are predictable in context too, which gives the model
 // several in-context targets per episode).
-func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every bool) episode {
+//
+// A named episode uses the class names as its words ("<image> means
+// sneaker ;"), so every word can be read off its image and all are marked.
+// Such episodes teach the model to look at the image just before "means"
+// (not at all images of the context), the first half of the in-context
+// circuit, with a direct training signal.
+func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every, named bool) episode {
 	ways := c.ways
 	cls := rng.Perm(len(imgs))[:ways]
 	wi := rng.Perm(len(c.words))[:ways]
 	words := make([]int, ways)
 	for k := range words {
 		words[k] = c.words[wi[k]]
+		if named {
+			words[k] = c.names[cls[k]]
+		}
 	}
 	demo := make([]int, shots)
 	for i := range demo {
@@ -247,7 +261,7 @@ func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every boo
 	for _, k := range demo {
 		s.Images = append(s.Images, take(k))
 		s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, words[k], c.tSemi)
-		s.Loss = append(s.Loss, false, false, every && shown[k], false)
+		s.Loss = append(s.Loss, false, false, every && (shown[k] || named), false)
 		shown[k] = true
 	}
 	q := rng.IntN(ways)
@@ -272,6 +286,8 @@ func (e episode) zeroShot() nn.Sequence {
 // reshuffled after every pass; in-context episodes are drawn afresh.
 type mixer struct {
 	c     *corpus
+	shots int
+	named int
 	mix   []mixPart
 	rng   *rand.Rand
 	order map[string][]int
@@ -284,7 +300,11 @@ type mixPart struct {
 }
 
 func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
-	m := &mixer{c: c, rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
+	m := &mixer{c: c, shots: c.shots, rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
+	if p.TrainShots > 0 {
+		m.shots = p.TrainShots
+	}
+	m.named = p.NamedEpisodes
 	for _, src := range []string{srcFashion, srcShapes, srcCoarse, srcRecords, srcICL} {
 		if n := p.Mix[src]; n > 0 {
 			m.mix = append(m.mix, mixPart{src, n})
@@ -297,8 +317,9 @@ func (m *mixer) batch() []nn.Sequence {
 	var b []nn.Sequence
 	for _, part := range m.mix {
 		if part.src == srcICL {
-			for range part.n {
-				b = append(b, m.c.newEpisode(m.rng, m.c.iclTrain, m.c.shots, true).seq)
+			for i := range part.n {
+				named := i < m.named
+				b = append(b, m.c.newEpisode(m.rng, m.c.iclTrain, m.shots, true, named).seq)
 			}
 			continue
 		}

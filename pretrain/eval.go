@@ -213,7 +213,7 @@ func (b *builder) evaluate(ctx context.Context, m *nn.TinyMLLM) error {
 	rng := rand.New(rand.NewPCG(b.seed, streamEval))
 	eps := make([]episode, p.Eval)
 	for i := range eps {
-		eps[i] = c.newEpisode(rng, c.iclEval, c.shots, false)
+		eps[i] = c.newEpisode(rng, c.iclEval, c.shots, false, false)
 	}
 	zero, err := episodeAccuracy(m, eps, true)
 	if err != nil {

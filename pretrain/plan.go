@@ -19,13 +19,36 @@ type Plan struct {
 	// an attention layer that moves the query image's class to the last
 	// position before one that matches it against the demonstrations).
 	LMLayers int `json:"lm_layers,omitempty"`
-	// Steps is the number of optimizer steps.
+	// SinusoidPos, when positive, initialises the language model's
+	// (learned) position embeddings to sinusoids of this amplitude instead
+	// of N(0, 0.02²) values.
+	SinusoidPos float64 `json:"sinusoid_pos,omitempty"`
+	// VisionSteps is the length of stage 1: the vision encoder, with a
+	// linear head on its [CLS] token, is trained to classify the public
+	// Fashion-MNIST training images into their ten classes (VisionBatch
+	// images per step, AdamW at VisionLR). The head is then dropped (LLaVA
+	// likewise starts from a pretrained vision encoder). Gradients through
+	// the language model reach the vision encoder far more slowly, so
+	// without this stage the base learns little about the images.
+	VisionSteps int     `json:"vision_steps"`
+	VisionBatch int     `json:"vision_batch"`
+	VisionLR    float64 `json:"vision_lr"`
+	// Steps is the number of optimizer steps of stage 2, when every tensor
+	// trains on the mixture.
 	Steps int `json:"steps"`
 	// Mix is the number of examples of each source in every batch:
 	// fashion-vqa (captions and class questions), shapes-vqa (captions,
 	// counts, existence), fashion-cls (coarse labels), records (text) and
 	// icl (generated episodes).
 	Mix map[string]int `json:"mix"`
+	// TrainShots is the number of demonstrations of training episodes
+	// (0: the icl task's shots, which held-out episodes use). More
+	// demonstrations than classes repeat classes, and each repeated word is
+	// an in-context target.
+	TrainShots int `json:"train_shots,omitempty"`
+	// NamedEpisodes is how many of the Mix["icl"] episodes of a batch use
+	// the class names as label words (see corpus.newEpisode).
+	NamedEpisodes int `json:"named_episodes,omitempty"`
 	// LR is AdamW's peak learning rate; the schedule is a linear warm-up
 	// over Warmup steps then a cosine decay to MinLR.
 	LR     float64 `json:"lr"`
@@ -64,15 +87,17 @@ func (p *Plan) batchSize() int {
 // how they were chosen.
 var plans = map[datasets.Scale]Plan{
 	datasets.Smoke: {
-		LMLayers: 2,
-		Steps:    400,
-		Mix:      map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 2, srcRecords: 2},
-		LR:       3e-3, MinLR: 3e-4, Warmup: 20,
+		LMLayers:    2,
+		VisionSteps: 150, VisionBatch: 16, VisionLR: 3e-3,
+		Steps: 400,
+		Mix:   map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 2, srcRecords: 2},
+		LR:    3e-3, MinLR: 3e-4, Warmup: 20,
 		WeightDecay: 0.01, ClipNorm: 1,
 		Eval:     200,
 		FineTune: FineTune{Steps: 60, Batch: 16, LR: 1e-2, Targets: []string{"q", "v", "fc1", "fc2"}},
 	},
 	datasets.Small: {
+		VisionSteps: 400, VisionBatch: 32, VisionLR: 2e-3,
 		Steps: 1500,
 		Mix:   map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 3, srcRecords: 3},
 		LR:    1e-3, MinLR: 1e-4, Warmup: 50,
@@ -81,6 +106,7 @@ var plans = map[datasets.Scale]Plan{
 		FineTune: FineTune{Steps: 150, Batch: 16, LR: 5e-3, Targets: []string{"q", "v", "fc1", "fc2"}},
 	},
 	datasets.Full: {
+		VisionSteps: 3000, VisionBatch: 64, VisionLR: 1e-3,
 		Steps: 20000,
 		Mix:   map[string]int{srcICL: 16, srcFashion: 8, srcCoarse: 4, srcShapes: 6, srcRecords: 6},
 		LR:    5e-4, MinLR: 5e-5, Warmup: 500,

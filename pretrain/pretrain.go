@@ -60,8 +60,9 @@ type Options struct {
 	// (steps, loss, elapsed time, ETA).
 	Progress io.Writer
 
-	// plan, when not nil, replaces the scale's recipe (tests).
-	plan *Plan
+	// plan and cplan, when not nil, replace the scale's recipes (tests).
+	plan  *Plan
+	cplan *ClassifierPlan
 }
 
 // Result is a pretrained base.
@@ -110,7 +111,9 @@ type Manifest struct {
 	Seed   uint64 `json:"seed"`
 	// Model is the architecture's configuration (PEFT none).
 	Model nn.Config `json:"model"`
-	Plan  Plan      `json:"plan"`
+	// Plan is the recipe: a Plan for tinymllm, a ClassifierPlan for vit
+	// and fusion (a map once read back from JSON).
+	Plan any `json:"plan"`
 	// Data maps each task whose public split was read to its datasets
 	// fingerprint; Vocab is the vocabulary hash.
 	Data  map[string]string `json:"data"`
@@ -152,7 +155,7 @@ type keyed struct {
 	Scale   string            `json:"scale"`
 	Seed    uint64            `json:"seed"`
 	Model   nn.Config         `json:"model"`
-	Plan    Plan              `json:"plan"`
+	Plan    any               `json:"plan"`
 	Data    map[string]string `json:"data"`
 	Vocab   string            `json:"vocab"`
 	DataSrc string            `json:"data_source"`
@@ -205,11 +208,17 @@ func Base(ctx context.Context, opt Options) (*Result, error) {
 			return r, nil
 		}
 	}
-	if err := b.loadData(); err != nil {
-		return nil, err
+	var m nn.Model
+	if b.arch == "tinymllm" {
+		if err := b.loadData(); err != nil {
+			return nil, err
+		}
+		b.timings.Data = time.Since(start).Seconds()
+		m, err = b.train(ctx)
+	} else {
+		b.timings.Data = time.Since(start).Seconds()
+		m, err = b.trainClassifier(ctx)
 	}
-	b.timings.Data = time.Since(start).Seconds()
-	m, err := b.train(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +232,7 @@ type builder struct {
 	arch    string
 	seed    uint64
 	plan    Plan
+	cplan   ClassifierPlan
 	cfg     nn.Config
 	data    map[string]*datasets.Dataset
 	corpus  *corpus
@@ -247,9 +257,6 @@ func prepare(opt Options) (*builder, error) {
 	if !slices.Contains(Architectures, arch) {
 		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit or fusion)", arch)
 	}
-	if arch != "tinymllm" {
-		return nil, fmt.Errorf("pretrain: the %s base is not built yet", arch)
-	}
 	seed := opt.Seed
 	if seed == 0 {
 		seed = 1
@@ -261,22 +268,26 @@ func prepare(opt Options) (*builder, error) {
 	if opt.plan != nil {
 		plan = *opt.plan
 	}
-	b := &builder{opt: opt, scale: scale, arch: arch, seed: seed, plan: plan,
+	cplan := classifierPlans[scale]
+	if opt.cplan != nil {
+		cplan = *opt.cplan
+	}
+	b := &builder{opt: opt, scale: scale, arch: arch, seed: seed, plan: plan, cplan: cplan,
 		metrics: map[string]float64{}, chance: map[string]float64{}}
 	vocab := datasets.Vocab()
 	cfg, err := nn.Preset(string(scale), vocab.Len())
 	if err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
-	if plan.LMLayers > 0 {
-		cfg.Layers = plan.LMLayers
-	}
 	cfg.Seed = seed
-	b.cfg = cfg
+	tasks := dataTasks
+	if arch != "tinymllm" {
+		tasks = []string{classifierTask[arch]}
+	}
 	data := map[string]string{}
 	src := ""
 	b.data = map[string]*datasets.Dataset{}
-	for _, task := range dataTasks {
+	for _, task := range tasks {
 		d, err := datasets.Build(task, &datasets.Options{Scale: scale, Seed: seed, DataDir: opt.DataDir})
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)
@@ -287,7 +298,17 @@ func prepare(opt Options) (*builder, error) {
 			src = d.Source
 		}
 	}
-	b.k = keyed{Format: FormatVersion, Arch: arch, Scale: string(scale), Seed: seed, Model: cfg, Plan: plan,
+	var kplan any = plan
+	if arch == "tinymllm" {
+		if plan.LMLayers > 0 {
+			cfg.Layers = plan.LMLayers
+		}
+	} else {
+		cfg = classifierConfig(arch, cfg, b.data[tasks[0]])
+		kplan = cplan
+	}
+	b.cfg = cfg
+	b.k = keyed{Format: FormatVersion, Arch: arch, Scale: string(scale), Seed: seed, Model: cfg, Plan: kplan,
 		Data: data, Vocab: vocab.Hash(), DataSrc: src}
 	dir := opt.Dir
 	if dir == "" {
@@ -324,7 +345,7 @@ func (b *builder) write(m nn.Model, start time.Time) (*Result, error) {
 	host, _ := os.Hostname()
 	man := &Manifest{
 		Format: FormatVersion, Key: b.k.key(), Arch: b.arch, Scale: string(b.scale), Seed: b.seed,
-		Model: cfg, Plan: b.plan, Data: b.k.Data, Vocab: b.k.Vocab,
+		Model: cfg, Plan: b.k.Plan, Data: b.k.Data, Vocab: b.k.Vocab,
 		Checkpoint: checkpointFile, Hash: h, Params: total,
 		Metrics: b.metrics, Chance: b.chance, Timings: b.timings,
 		Revision: revision(), GoVersion: runtime.Version(), Host: host, Created: time.Now().UTC(),

@@ -18,7 +18,7 @@ import (
 // the lock and reproducibility, which do not need a good model.
 func tinyPlan() *Plan {
 	p := plans[datasets.Smoke]
-	p.Steps, p.Warmup, p.Eval = 6, 2, 12
+	p.Steps, p.Warmup, p.Eval, p.VisionSteps = 6, 2, 12, 3
 	p.FineTune.Steps = 2
 	return &p
 }

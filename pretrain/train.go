@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/repro-dp/repro/nn"
@@ -21,6 +23,7 @@ const (
 	streamBatches  = 101 // batch order and training episodes
 	streamEval     = 102 // held-out episodes
 	streamFineTune = 103 // fine-tuning check
+	streamVision   = 104 // stage 1 image order
 )
 
 // trainer runs AdamW with a cosine schedule and global-norm clipping over a
@@ -111,6 +114,12 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
+	if b.plan.SinusoidPos > 0 {
+		sinusoids(m.Pos, b.plan.SinusoidPos)
+	}
+	if err := b.visionStage(ctx, m); err != nil {
+		return nil, err
+	}
 	base := cfg.PEFT
 	full := base
 	full.Method, full.Parts = "full", []string{"vision", "projector", "lm"}
@@ -124,7 +133,7 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		return nil, err
 	}
 	mix := newMixer(b.corpus, &p, b.seed)
-	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s", b.arch, b.scale), p.Steps)
+	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: mixture", b.arch, b.scale), p.Steps)
 	prog.note("training %d steps of %d examples (%d parameters)", p.Steps, p.batchSize(), layout.Size)
 	t0 := time.Now()
 	var ema, tail float64
@@ -167,6 +176,101 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 	}
 	b.timings.Eval = time.Since(t1).Seconds()
 	return m, nil
+}
+
+// visionStage trains m's vision encoder as an image classifier of the
+// public training images' fine classes (stage 1, see Plan.VisionSteps).
+func (b *builder) visionStage(ctx context.Context, m *nn.TinyMLLM) error {
+	p := b.plan
+	if p.VisionSteps == 0 {
+		return nil
+	}
+	vc := b.cfg
+	vc.Classes = len(b.corpus.iclTrain)
+	vc.PEFT.Method, vc.PEFT.Parts = "full", nil
+	v, err := nn.NewViT(vc)
+	if err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	// The two encoders are built from the same seed and names, so they start
+	// equal; copy anyway so the stage does not depend on it.
+	if err := copyParams(v, m, "vision."); err != nil {
+		return err
+	}
+	layout := nn.NewLayout(v.Params())
+	tr, err := newTrainer(layout, p.VisionLR, p.VisionLR/10, p.VisionSteps/20, p.VisionSteps, p.WeightDecay, p.ClipNorm)
+	if err != nil {
+		return err
+	}
+	var imgs []image
+	for _, c := range b.corpus.iclTrain {
+		imgs = append(imgs, c...)
+	}
+	rng := rand.New(rand.NewPCG(b.seed, streamVision))
+	var order []int
+	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: vision", b.arch, b.scale), p.VisionSteps)
+	batch := make([]image, p.VisionBatch)
+	for step := range p.VisionSteps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i := range batch {
+			if len(order) == 0 {
+				order = rng.Perm(len(imgs))
+			}
+			batch[i] = imgs[order[0]]
+			order = order[1:]
+		}
+		g, losses, _, err := nn.Gradient(layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) {
+			return v.Loss(t, batch[i].px, batch[i].class, nil)
+		}, nil)
+		if err != nil {
+			return fmt.Errorf("pretrain: vision step %d: %w", step, err)
+		}
+		tr.step(step, g, len(batch))
+		prog.update(step+1, mean(losses))
+	}
+	return copyParams(m, v, "vision.")
+}
+
+// sinusoids sets the position embedding p ([positions, width]) to the
+// sinusoids of Vaswani et al. (2017, §3.5) times amp:
+// p[t, 2k] = amp·sin(t/10000^(2k/d)), p[t, 2k+1] = amp·cos(t/10000^(2k/d)).
+// Their dot products depend on the distance between positions only, which
+// lets attention learn "the most recent image" quickly; learned embeddings
+// start from random values and take far longer to get there.
+func sinusoids(p *nn.Param, amp float64) {
+	n, d := p.Shape[0], p.Shape[1]
+	for t := range n {
+		for k := 0; 2*k < d; k++ {
+			w := math.Pow(10000, -float64(2*k)/float64(d))
+			p.Data[t*d+2*k] = float32(amp * math.Sin(float64(t)*w))
+			if 2*k+1 < d {
+				p.Data[t*d+2*k+1] = float32(amp * math.Cos(float64(t)*w))
+			}
+		}
+	}
+}
+
+// copyParams copies the values of src's tensors whose names start with
+// prefix into dst's tensors of the same names and shapes.
+func copyParams(dst, src nn.Module, prefix string) error {
+	n := 0
+	for _, p := range src.Params() {
+		if !strings.HasPrefix(p.Name, prefix) {
+			continue
+		}
+		q := nn.Lookup(dst, p.Name)
+		if q == nil || len(q.Data) != len(p.Data) {
+			return fmt.Errorf("pretrain: no tensor %s of %d values to copy into", p.Name, len(p.Data))
+		}
+		copy(q.Data, p.Data)
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("pretrain: no tensor named %s* to copy", prefix)
+	}
+	return nil
 }
 
 func mean(x []float64) float64 {

@@ -1,0 +1,196 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pretrain
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
+)
+
+// ClassifierPlan is the recipe of the classifier bases (vit, fusion):
+// full training with AdamW and a cosine schedule on one public split.
+type ClassifierPlan struct {
+	Steps       int     `json:"steps"`
+	Batch       int     `json:"batch"`
+	LR          float64 `json:"lr"`
+	MinLR       float64 `json:"min_lr"`
+	Warmup      int     `json:"warmup"`
+	WeightDecay float64 `json:"weight_decay"`
+	ClipNorm    float64 `json:"clip_norm"`
+	// Eval is the largest number of held-out examples measured.
+	Eval int `json:"eval"`
+}
+
+// classifierPlans are the classifier recipes by scale.
+var classifierPlans = map[datasets.Scale]ClassifierPlan{
+	datasets.Smoke: {Steps: 150, Batch: 16, LR: 3e-3, MinLR: 3e-4, Warmup: 10, WeightDecay: 0.01, ClipNorm: 1, Eval: 500},
+	datasets.Small: {Steps: 600, Batch: 32, LR: 2e-3, MinLR: 2e-4, Warmup: 30, WeightDecay: 0.01, ClipNorm: 1, Eval: 1000},
+	datasets.Full:  {Steps: 5000, Batch: 64, LR: 1e-3, MinLR: 1e-4, Warmup: 200, WeightDecay: 0.01, ClipNorm: 1, Eval: 2000},
+}
+
+// classifierTask is the public split each classifier base trains on:
+// the ViT on fashion-cls's coarse labels (SPARTA's public pretraining), the
+// fusion model on fl-mm's public image + caption pairs (Sec-MMFL).
+var classifierTask = map[string]string{"vit": srcCoarse, "fusion": "fl-mm"}
+
+// classifierConfig returns the model configuration of a classifier base.
+func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset) nn.Config {
+	cfg.Classes = len(d.PublicClasses)
+	return cfg
+}
+
+// trainClassifier trains the ViT or fusion base on its public split and
+// measures its accuracy on the held-out public examples.
+func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
+	d := b.data[classifierTask[b.arch]]
+	p := b.cplan
+	var train, eval []*datasets.Example
+	for i := range d.Public {
+		e := &d.Public[i]
+		if heldOut(e.Items) {
+			eval = append(eval, e)
+		} else {
+			train = append(train, e)
+		}
+	}
+	var (
+		m      nn.Model
+		loss   func(t *nn.Tape, e *datasets.Example) (*nn.Node, error)
+		pred   func(e *datasets.Example) (int, error)
+		layout *nn.Layout
+		base   nn.PEFT
+	)
+	full := b.cfg.PEFT
+	full.Method, full.Parts = "full", nil
+	switch b.arch {
+	case "vit":
+		v, err := nn.NewViT(b.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		m, base = v, v.Config.PEFT
+		if layout, err = v.SetPEFT(full); err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) { return v.Loss(t, e.Images[0], e.Label, nil) }
+		pred = func(e *datasets.Example) (int, error) { c, _, err := v.Predict(e.Images[0]); return c, err }
+	case "fusion":
+		f, err := nn.NewFusion(b.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		m, base = f, f.Config.PEFT
+		if layout, err = f.SetPEFT(full); err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) {
+			return f.Loss(t, e.Images[0], e.Prompt, e.Label, nil)
+		}
+		pred = func(e *datasets.Example) (int, error) { c, _, err := f.Predict(e.Images[0], e.Prompt); return c, err }
+	default:
+		panic("pretrain: no classifier " + b.arch)
+	}
+	tr, err := newTrainer(layout, p.LR, p.MinLR, p.Warmup, p.Steps, p.WeightDecay, p.ClipNorm)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(b.seed, streamBatches))
+	var order []int
+	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s", b.arch, b.scale), p.Steps)
+	prog.note("training %d steps of %d examples on %s public (%d parameters)", p.Steps, p.Batch, d.Task, layout.Size)
+	batch := make([]*datasets.Example, p.Batch)
+	t0 := time.Now()
+	var tail float64
+	tailN := 0
+	for step := range p.Steps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for i := range batch {
+			if len(order) == 0 {
+				order = rng.Perm(len(train))
+			}
+			batch[i] = train[order[0]]
+			order = order[1:]
+		}
+		g, losses, _, err := nn.Gradient(layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) { return loss(t, batch[i]) }, nil)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
+		}
+		tr.step(step, g, len(batch))
+		if step >= p.Steps-max(1, p.Steps/10) {
+			tail += mean(losses)
+			tailN++
+		}
+		prog.update(step+1, mean(losses))
+	}
+	b.timings.Train = time.Since(t0).Seconds()
+	b.timings.Steps = p.Steps
+	b.timings.PerStep = b.timings.Train / float64(p.Steps)
+	b.metrics["train_loss"] = tail / float64(tailN)
+	switch v := m.(type) {
+	case *nn.ViT:
+		_, err = v.SetPEFT(base)
+	case *nn.Fusion:
+		_, err = v.SetPEFT(base)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	t1 := time.Now()
+	eval = eval[:min(len(eval), p.Eval)]
+	ok := make([]bool, len(eval))
+	errs := make([]error, len(eval))
+	parallel(len(eval), func(i int) {
+		c, err := pred(eval[i])
+		ok[i], errs[i] = c == eval[i].Label, err
+	})
+	n := 0
+	count := map[int]int{}
+	maj := 0
+	for i := range eval {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("pretrain: %w", errs[i])
+		}
+		if ok[i] {
+			n++
+		}
+		count[eval[i].Label]++
+		maj = max(maj, count[eval[i].Label])
+	}
+	b.metrics["heldout_acc"] = float64(n) / float64(len(eval))
+	b.chance["heldout_acc"] = float64(maj) / float64(len(eval))
+	b.metrics["heldout_n"] = float64(len(eval))
+	b.timings.Eval = time.Since(t1).Seconds()
+	return m, nil
+}
+
+// ViTFor returns a ViT for a task with classes labels that starts from the
+// vision encoder of base: the encoder's tensors are copied and the head is
+// new, drawn from seed (SPARTA fine-tunes the public-pretrained ViT with a
+// new head for the private fine labels). With classes equal to base's, the
+// head is copied too.
+func ViTFor(base *nn.ViT, classes int, seed uint64) (*nn.ViT, error) {
+	cfg := base.Config
+	cfg.Classes = classes
+	cfg.Seed = seed
+	v, err := nn.NewViT(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	prefix := "vision."
+	if classes == base.Config.Classes {
+		prefix = ""
+	}
+	if err := copyParams(v, base, prefix); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
