@@ -32,6 +32,21 @@
 // exceeds the target, and FineTune fails rather than record one that does.
 // The relation is add-or-remove-one record.
 //
+// # Decisions where the papers leave room
+//
+//   - DP-SGD at ε = ∞ still clips (σ = 0): the row then isolates the cost
+//     of clipping, and nonprivate (no clipping) is the unclipped reference.
+//   - nonprivate uses the same Poisson sampler and normaliser as DP-SGD, so
+//     the two differ only by clipping and noise. It refuses a finite ε.
+//   - DPZO's direction z covers every LoRA tensor (Table 7: "Fine-tuning
+//     Method LoRA"); the clip applies to the raw loss difference, not to it
+//     over 2φ (Algorithm 3, line 8); its step is plain SGD.
+//   - The loss of an example is the mean cross-entropy over its answer
+//     tokens (nn.TinyMLLM.Loss), not the sum of Dual-Priv's Eq. (3), so the
+//     clip norm C = 1 means the same for short and long answers.
+//   - Hyperparameters by scale are in Defaults; the spec's params override
+//     them (ParamNames).
+//
 // # Determinism
 //
 // Every random stream (sampler, LoRA initialisation, noise, DPZO's
