@@ -180,8 +180,31 @@ func (a *PLD) Compose(e Event, n int) error {
 			}
 		}
 	}
+	for d := range 2 {
+		if err := checkMass(next[d]); err != nil {
+			return fmt.Errorf("%w (composing %v)", err, e)
+		}
+	}
 	a.dir = next
 	a.steps += n * Steps(e)
+	return nil
+}
+
+// errMassLost is returned when a composed loss distribution has lost
+// probability mass, which the pessimistic construction never does beyond
+// rounding: a numerical failure that would make δ too small.
+var errMassLost = errors.New("privacy: PLD numerical failure: probability mass lost")
+
+// checkMass returns errMassLost unless x's masses are finite and add up to
+// at least 1 − 1e-9 (truncation only moves mass, and charges it at +∞).
+func checkMass(x pmf) error {
+	m := x.inf
+	for _, v := range x.p {
+		m += v
+	}
+	if !(m >= 1-1e-9) || math.IsInf(m, 0) {
+		return fmt.Errorf("%w: total %v", errMassLost, m)
+	}
 	return nil
 }
 
@@ -351,6 +374,38 @@ func (lp *lossPair) lossMass(l1, l2 float64) (p, q float64) {
 	return mass(lp.pw, lp.pm, lp.sigma, x1, x2), mass(lp.qw, lp.qm, lp.sigma, x1, x2)
 }
 
+// logStdInterval returns log(Φ(b) − Φ(a)), −Inf if a ≥ b, keeping its
+// relative accuracy where Φ(b) − Φ(a) underflows.
+func logStdInterval(a, b float64) float64 {
+	switch {
+	case !(a < b):
+		return math.Inf(-1)
+	case a >= 0:
+		return logSub(logNormSF(a), logNormSF(b))
+	case b <= 0:
+		return logSub(logNormCDF(b), logNormCDF(a))
+	}
+	return math.Log1p(-(normCDF(a) + normSF(b)))
+}
+
+// logMass is the logarithm of mass, accurate where mass underflows.
+func logMass(w, m []float64, sigma, x1, x2 float64) float64 {
+	s := math.Inf(-1)
+	for k := range w {
+		s = logAdd(s, math.Log(w[k])+logStdInterval((x1-m[k])/sigma, (x2-m[k])/sigma))
+	}
+	return s
+}
+
+// logLossMass is lossMass in log space.
+func (lp *lossPair) logLossMass(l1, l2 float64) (p, q float64) {
+	x1, x2 := lp.xOf(l1), lp.xOf(l2)
+	if !lp.increasing {
+		x1, x2 = x2, x1
+	}
+	return logMass(lp.pw, lp.pm, lp.sigma, x1, x2), logMass(lp.qw, lp.qm, lp.sigma, x1, x2)
+}
+
 // discretise returns the connect-the-dots discretisation of the pair's loss
 // distribution on the grid, with tails beyond the P-quantiles of mass
 // about TailMass moved pessimistically (the lower tail up to the lowest grid
@@ -369,6 +424,12 @@ func (a *PLD) discretise(lp lossPair) (pmf, error) {
 	}
 	llo = math.Max(llo, lp.lmin)
 	lhi = math.Min(lhi, lp.lmax)
+	// Losses so large that the grid index overflows (noise multipliers
+	// near 0) cannot be represented; nor can a NaN from overflowing
+	// loss arithmetic.
+	if !(math.Abs(llo/h) < 1<<40 && math.Abs(lhi/h) < 1<<40) {
+		return pmf{}, fmt.Errorf("%w: one step's loss range [%.3g, %.3g] overflows the grid", ErrGridTooLarge, llo, lhi)
+	}
 	ilo, ihi := int(math.Floor(llo/h)), int(math.Ceil(lhi/h))
 	if ihi <= ilo {
 		ihi = ilo + 1
@@ -385,9 +446,22 @@ func (a *PLD) discretise(lp lossPair) (pmf, error) {
 			continue
 		}
 		// Split the cell's masses between l1 and l2 preserving P and Q:
-		// a + b = pm, a·e^(−l1) + b·e^(−l2) = qm.
-		lo := (qm*math.Exp(l1)*eh - pm) / em1
-		lo = math.Min(math.Max(lo, 0), pm)
+		// a + b = pm, a·e^(−l1) + b·e^(−l2) = qm, so
+		// a = pm·(r·e^h − 1)/(e^h − 1) with r = qm·e^(l1)/pm ∈ [e^(−h), 1].
+		// Where e^(l1) overflows or qm underflows (losses beyond ~700), r
+		// comes from the masses' logarithms.
+		var r float64
+		if l1 < 600 && qm > 1e-250 {
+			r = qm * math.Exp(l1) / pm
+		} else {
+			lpm, lqm := lp.logLossMass(l1, l2)
+			r = math.Exp(lqm + l1 - lpm)
+		}
+		lo := pm * (r*eh - 1) / em1
+		if !(lo >= 0) {
+			lo = 0 // also NaN: all of the cell up to l2, the pessimistic end
+		}
+		lo = math.Min(lo, pm)
 		out.p[j-ilo] += lo
 		out.p[j-ilo+1] += pm - lo
 	}
@@ -423,8 +497,9 @@ func (a *PLD) epsilonDeltaPMF(eps, delta float64) (pmf, error) {
 			out.p[j+n] += w
 			return
 		}
-		qm := w * math.Exp(-l)
-		lo := (qm*math.Exp(l1)*math.Exp(h) - w) / math.Expm1(h)
+		// a + b = w, a·e^(−l1) + b·e^(−l1−h) = w·e^(−l), so
+		// a = w·(e^(l1+h−l) − 1)/(e^h − 1), with no overflow for large l.
+		lo := w * math.Expm1(l1+h-l) / math.Expm1(h)
 		lo = math.Min(math.Max(lo, 0), w)
 		out.p[j+n] += lo
 		out.p[j+1+n] += w - lo

@@ -374,3 +374,116 @@ func TestPowerTimesDominates(t *testing.T) {
 		}
 	}
 }
+
+// TestEpsilonDeltaConsistent is a property test of the two readings of each
+// accountant: the ε certified at δ must give back at most δ (up to
+// rounding), and the δ certified at ε must need at most ε.
+func TestEpsilonDeltaConsistent(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(41, 42))
+	n := 12
+	if testing.Short() {
+		n = 4
+	}
+	for range n {
+		q := math.Pow(10, -3+3*rng.Float64())
+		sigma := 0.6 + 3*rng.Float64()
+		steps := 1 + rng.IntN(300)
+		e := PoissonGaussian{Q: q, Sigma: sigma}
+		p := pldOf(t, &PLDOptions{Interval: 1e-3}, e, steps)
+		r, _ := NewRDP(nil)
+		if err := r.Compose(e, steps); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []Accountant{p, r} {
+			for _, delta := range []float64{0.3, 1e-3, 1e-6, 1e-10} {
+				eps, _ := a.Epsilon(delta)
+				if d, _ := a.Delta(eps); d > delta*(1+1e-9) {
+					t.Errorf("%T %v × %d: δ(ε(%g) = %g) = %g", a, e, steps, delta, eps, d)
+				}
+			}
+			for _, eps := range []float64{0, 0.1, 1, 5} {
+				d, _ := a.Delta(eps)
+				if d >= 1 {
+					continue
+				}
+				if back, _ := a.Epsilon(d); back > eps+1e-9 {
+					t.Errorf("%T %v × %d: ε(δ(%g) = %g) = %g", a, e, steps, eps, d, back)
+				}
+			}
+		}
+	}
+}
+
+// TestPLDLargeLoss checks events whose privacy loss exceeds ~709, where
+// e^(−loss) underflows: the Gaussian mechanism with σ = 0.01 (losses around
+// μ²/2 = 5000) on a grid of 1e-2, and an (ε, δ) event with ε = 800. Their ε
+// must stay upper bounds on the exact values (the Gaussian's is closed
+// form), not collapse to 0 because the masses became NaN and were dropped.
+func TestPLDLargeLoss(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 10} {
+		a := pldOf(t, &PLDOptions{Interval: 1e-2}, Gaussian{Sigma: 0.01}, n)
+		exact, _ := GaussianEpsilon(0.01/math.Sqrt(float64(n)), 1, 1e-5)
+		got, _ := a.Epsilon(1e-5)
+		if got < exact || got > exact*(1+1e-4) {
+			t.Errorf("Gaussian σ=0.01 × %d: ε = %g, exact %g", n, got, exact)
+		}
+	}
+	// (ε₀, 0)-DP: δ(ε) = (1 − e^(ε−ε₀))·e^ε₀/(1+e^ε₀) for ε < ε₀, so
+	// ε(1e-5) ≈ ε₀ − 1e-5 and δ(ε₀ − 1) ≈ 1 − e^(−1). ε₀ is off the grid,
+	// so its atom is split between two grid points.
+	a := pldOf(t, &PLDOptions{Interval: 1e-2}, EpsilonDelta{Epsilon: 800.005}, 1)
+	if got, _ := a.Epsilon(1e-5); got < 800.005-1e-5-1e-9 || got > 800.02 {
+		t.Errorf("EpsilonDelta(800.005): ε(1e-5) = %.10g", got)
+	}
+	if got, _ := a.Delta(799.005); got < -math.Expm1(-1)*(1-1e-9) {
+		t.Errorf("EpsilonDelta(800.005): δ(799.005) = %.10g, exact %.10g", got, -math.Expm1(-1))
+	}
+}
+
+// TestPLDTinySigma checks noise multipliers so small that the loss range
+// overflows the grid arithmetic: the accountant must refuse
+// (ErrGridTooLarge) or report ε = +Inf, never 0 or NaN.
+func TestPLDTinySigma(t *testing.T) {
+	t.Parallel()
+	for _, e := range []Event{
+		Gaussian{Sigma: 1e-300}, PoissonGaussian{Q: 0.5, Sigma: 1e-300},
+		PoissonGaussian{Q: 0.5, Sigma: 1e-10}, Gaussian{Sigma: 1e-10},
+		PoissonGaussian{Q: 1, Sigma: 1e-200},
+	} {
+		for _, h := range []float64{1e-4, 1e-2, 0.1} {
+			a, _ := NewPLD(&PLDOptions{Interval: h})
+			err := a.Compose(e, 3)
+			if err != nil {
+				if !errors.Is(err, ErrGridTooLarge) {
+					t.Errorf("%v, interval %g: %v", e, h, err)
+				}
+				continue
+			}
+			if got, _ := a.Epsilon(1e-5); !math.IsInf(got, 1) {
+				t.Errorf("%v, interval %g: ε = %v, want +Inf or ErrGridTooLarge", e, h, got)
+			}
+		}
+	}
+}
+
+// TestCheckMass checks the guard Compose applies to every result.
+func TestCheckMass(t *testing.T) {
+	t.Parallel()
+	for _, x := range []pmf{
+		{p: []float64{0.5, 0.5 - 1e-6}},
+		{p: []float64{0.5, math.NaN()}},
+		{p: []float64{0.5, math.Inf(1)}},
+		{p: []float64{1e-300}, inf: 0},
+	} {
+		if err := checkMass(x); !errors.Is(err, errMassLost) {
+			t.Errorf("checkMass(%v) = %v, want errMassLost", x.p, err)
+		}
+	}
+	for _, x := range []pmf{identityPMF(), {inf: 1}, {p: []float64{0.3, 0.7 - 1e-12}, inf: 1e-7}} {
+		if err := checkMass(x); err != nil {
+			t.Errorf("checkMass(%v, inf %v) = %v", x.p, x.inf, err)
+		}
+	}
+}
