@@ -223,7 +223,18 @@ type episode struct {
 // Such episodes teach the model to look at the image just before "means"
 // (not at all images of the context), the first half of the in-context
 // circuit, with a direct training signal.
+//
+// An aliased episode names each demonstration's class after its word
+// ("<image> means xox sneaker ;"), with the name marked: predicting it at
+// the word's position makes the word's own representation pick up its
+// image's class, the half of the in-context circuit that the plain format
+// never trains directly (the other half, matching the query against those
+// words, then has something to match).
 func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every, named bool) episode {
+	return c.newEpisodeAlias(rng, imgs, shots, every, named, false)
+}
+
+func (c *corpus) newEpisodeAlias(rng *rand.Rand, imgs [][]image, shots int, every, named, alias bool) episode {
 	ways := c.ways
 	cls := rng.Perm(len(imgs))[:ways]
 	wi := rng.Perm(len(c.words))[:ways]
@@ -260,8 +271,14 @@ func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every, na
 	shown := make([]bool, ways)
 	for _, k := range demo {
 		s.Images = append(s.Images, take(k))
-		s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, words[k], c.tSemi)
-		s.Loss = append(s.Loss, false, false, every && (shown[k] || named), false)
+		s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, words[k])
+		s.Loss = append(s.Loss, false, false, every && (shown[k] || named))
+		if alias {
+			s.Tokens = append(s.Tokens, c.names[cls[k]])
+			s.Loss = append(s.Loss, true)
+		}
+		s.Tokens = append(s.Tokens, c.tSemi)
+		s.Loss = append(s.Loss, false)
 		shown[k] = true
 	}
 	q := rng.IntN(ways)
@@ -288,10 +305,12 @@ type mixer struct {
 	c     *corpus
 	shots int
 	named int
-	mix   []mixPart
-	rng   *rand.Rand
-	order map[string][]int
-	next  map[string]int
+	// alias episodes and their demonstrations (fewer: they are longer)
+	alias, aliasShots int
+	mix               []mixPart
+	rng               *rand.Rand
+	order             map[string][]int
+	next              map[string]int
 }
 
 type mixPart struct {
@@ -304,7 +323,11 @@ func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
 	if p.TrainShots > 0 {
 		m.shots = p.TrainShots
 	}
-	m.named = p.NamedEpisodes
+	m.named, m.alias = p.NamedEpisodes, p.AliasEpisodes
+	m.aliasShots = m.shots
+	if p.AliasShots > 0 {
+		m.aliasShots = p.AliasShots
+	}
 	for _, src := range []string{srcFashion, srcShapes, srcCoarse, srcRecords, srcICL} {
 		if n := p.Mix[src]; n > 0 {
 			m.mix = append(m.mix, mixPart{src, n})
@@ -318,8 +341,12 @@ func (m *mixer) batch() []nn.Sequence {
 	for _, part := range m.mix {
 		if part.src == srcICL {
 			for i := range part.n {
-				named := i < m.named
-				b = append(b, m.c.newEpisode(m.rng, m.c.iclTrain, m.shots, true, named).seq)
+				named, alias := i < m.named, i >= m.named && i < m.named+m.alias
+				shots := m.shots
+				if alias {
+					shots = m.aliasShots
+				}
+				b = append(b, m.c.newEpisodeAlias(m.rng, m.c.iclTrain, shots, true, named, alias).seq)
 			}
 			continue
 		}

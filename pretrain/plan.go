@@ -49,6 +49,11 @@ type Plan struct {
 	// NamedEpisodes is how many of the Mix["icl"] episodes of a batch use
 	// the class names as label words (see corpus.newEpisode).
 	NamedEpisodes int `json:"named_episodes,omitempty"`
+	// AliasEpisodes is how many of the Mix["icl"] episodes of a batch,
+	// after the named ones, are aliased (see corpus.newEpisodeAlias), each
+	// with AliasShots demonstrations (0: as TrainShots).
+	AliasEpisodes int `json:"alias_episodes,omitempty"`
+	AliasShots    int `json:"alias_shots,omitempty"`
 	// LR is AdamW's peak learning rate; the schedule is a linear warm-up
 	// over Warmup steps then a cosine decay to MinLR.
 	LR     float64 `json:"lr"`
@@ -89,21 +94,24 @@ var plans = map[datasets.Scale]Plan{
 	datasets.Smoke: {
 		LMLayers:    2,
 		VisionSteps: 150, VisionBatch: 16, VisionLR: 3e-3,
-		Steps: 400,
-		Mix:   map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 2, srcRecords: 2},
-		LR:    3e-3, MinLR: 3e-4, Warmup: 20,
+		Steps:         400,
+		Mix:           map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 2, srcRecords: 2},
+		TrainShots:    6,
+		NamedEpisodes: 2, AliasEpisodes: 2, AliasShots: 5,
+		LR: 3e-3, MinLR: 3e-4, Warmup: 20,
 		WeightDecay: 0.01, ClipNorm: 1,
 		Eval:     200,
 		FineTune: FineTune{Steps: 60, Batch: 16, LR: 1e-2, Targets: []string{"q", "v", "fc1", "fc2"}},
 	},
 	datasets.Small: {
-		VisionSteps: 400, VisionBatch: 32, VisionLR: 2e-3,
-		Steps: 1500,
-		Mix:   map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 3, srcRecords: 3},
-		LR:    1e-3, MinLR: 1e-4, Warmup: 50,
+		VisionSteps: 300, VisionBatch: 32, VisionLR: 2e-3,
+		Steps:         1000,
+		Mix:           map[string]int{srcICL: 6, srcFashion: 4, srcCoarse: 2, srcShapes: 3, srcRecords: 2},
+		NamedEpisodes: 1, AliasEpisodes: 2, AliasShots: 6,
+		LR: 2e-3, MinLR: 2e-4, Warmup: 50,
 		WeightDecay: 0.01, ClipNorm: 1,
 		Eval:     300,
-		FineTune: FineTune{Steps: 150, Batch: 16, LR: 5e-3, Targets: []string{"q", "v", "fc1", "fc2"}},
+		FineTune: FineTune{Steps: 100, Batch: 16, LR: 5e-3, Targets: []string{"q", "v", "fc1", "fc2"}},
 	},
 	datasets.Full: {
 		VisionSteps: 3000, VisionBatch: 64, VisionLR: 1e-3,

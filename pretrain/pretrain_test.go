@@ -6,6 +6,7 @@ package pretrain
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -95,5 +96,39 @@ func TestConcurrent(t *testing.T) {
 	}
 	if res[0].Cached == res[1].Cached {
 		t.Errorf("cached = %v and %v, want exactly one build", res[0].Cached, res[1].Cached)
+	}
+}
+
+// TestQuality builds the smoke base with its real recipe and checks its
+// quality on public held-out data and the fine-tuning check. The bounds
+// sit well inside what the smoke base reaches (see the comments) but far
+// above chance, so a broken mixture, data split or evaluation fails them.
+func TestQuality(t *testing.T) {
+	r, err := Base(context.Background(), Options{Scale: "smoke", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ch := r.Manifest.Metrics, r.Manifest.Chance
+	t.Logf("metrics %v\nchance %v\ntimings %+v", m, ch, r.Manifest.Timings)
+	above := func(name string, margin float64) {
+		t.Helper()
+		if m[name] < ch[name]+margin {
+			t.Errorf("%s = %.3f, want at least chance %.3f + %.2f", name, m[name], ch[name], margin)
+		}
+	}
+	above("fashion_class_acc", 0.2)
+	above("coarse_acc", 0.2)
+	above("finetune_acc", 0.1)
+	if g := m["finetune_gain"]; g < 0.1 {
+		t.Errorf("finetune_gain = %.3f, want at least 0.1", g)
+	}
+	if p := m["records_ppl"]; p > 30 {
+		t.Errorf("records_ppl = %.1f, want at most 30 (uniform: %.0f)", p, ch["records_ppl"])
+	}
+	// Zero-shot episodes have fresh label words, so their accuracy is at
+	// chance by construction: 200 episodes, binomial sd √(⅓·⅔/200) ≈ 0.033,
+	// so ±0.12 is 3.6 sd.
+	if z, c := m["icl_zero_shot_acc"], ch["icl_zero_shot_acc"]; math.Abs(z-c) > 0.12 {
+		t.Errorf("icl_zero_shot_acc = %.3f, want chance %.3f ± 0.12", z, c)
 	}
 }

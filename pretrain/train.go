@@ -273,6 +273,9 @@ func copyParams(dst, src nn.Module, prefix string) error {
 	return nil
 }
 
+// newRand returns a generator on stream streamBatches of seed.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, streamBatches)) }
+
 func mean(x []float64) float64 {
 	var s float64
 	for _, v := range x {
