@@ -3,33 +3,97 @@
 // that can be found in the LICENSE file.
 
 // Package pretrain provides the pretrained base models of the repro harness:
-// the TinyMLLM of each preset trained on the public data mixture only,
-// cached by a hash of its whole configuration, reproducible bit for bit, and
-// measured on public held-out data.
+// the TinyMLLM of each preset trained on the public data mixture only, and
+// the ViT and fusion classifier bases, each cached by a hash of its whole
+// configuration, reproducible bit for bit, and measured on public held-out
+// data.
 //
 // # Usage
 //
 // Every fine-tuning run asks for its preset's base:
 //
 //	r, err := pretrain.Base(ctx, pretrain.Options{Scale: "smoke", Dir: "results/pretrain"})
-//	m := r.TinyMLLM()             // frozen base; SetPEFT to fine-tune it
-//	fresh, err := r.Load()        // another independent copy (shadow models)
-//	r.Hash, r.Checkpoint, r.Manifest.Metrics
+//	m := r.TinyMLLM()          // every tensor frozen; m.SetPEFT(...) to fine-tune
+//	cp, err := r.Load()        // another independent copy (shadow models, seeds)
+//	_ = r.Hash                 // hex SHA-256 of r.Checkpoint, for run ids
+//	_ = r.Manifest.Metrics     // quality on public held-out data
+//
+// Options.Arch selects "vit" (an image classifier pretrained on the coarse
+// labels of fashion-cls's public split; ViTFor gives it a new head for the
+// ten fine labels) or "fusion" (the image + caption classifier pretrained on
+// fl-mm's public split). The command line is `repro pretrain`.
 //
 // The first call trains the base and writes Dir/<arch>-<scale>-<key>/
 // model.safetensors and manifest.json; later calls load it. Concurrent
 // calls, from goroutines or processes, build it once: the others wait on a
-// file lock (flock on Unix) and then read the cache. Options.Fresh rebuilds.
-// Every file is written atomically (temporary file, fsync, rename) and the
-// manifest last, so an entry with a manifest is complete; an entry whose
-// checkpoint does not match the manifest's hash is rebuilt.
+// file lock (flock on Unix, an atomic mkdir elsewhere) and then read the
+// cache. Options.Fresh rebuilds. Every file is written atomically
+// (temporary file, fsync, rename) and the manifest last, so an entry with a
+// manifest is complete; an entry whose checkpoint does not match the
+// manifest's hash is rebuilt. Progress lines with an ETA go to
+// Options.Progress.
+//
+// # The public mixture (TinyMLLM)
+//
+// Only the public splits of package datasets are read, at the preset's
+// scale and the base's seed. One item in eight (by a hash of its name:
+// Fashion-MNIST image, scene, record) is held out of training in every task
+// for the quality measures. Training has two stages:
+//
+//  1. Vision (Plan.VisionSteps): the vision encoder with a linear head on
+//     [CLS] classifies the public training images into their ten classes
+//     (the class names are public: fashion-vqa's public captions state
+//     them). Gradients through the language model reach the encoder far
+//     more slowly; without this stage the base barely looks at its images.
+//  2. Mixture (Plan.Steps): every tensor trains on batches with a fixed
+//     number of examples of each source (Plan.Mix): fashion-vqa captions and
+//     class questions, shapes-vqa captions, counts and existence questions,
+//     coarse-label classification as "<image> kind of item" → upper, long,
+//     footwear or accessory (a prompt unlike the private "what kind of item
+//     is it ?"), public records (text LM), and in-context episodes.
+//
+// Episodes are generated afresh for every batch from the public training
+// images, in the icl task's format "<image> means W ; … <image> means" → W,
+// with random classes and random label words per episode, so a word means
+// nothing outside its episode and zero-shot accuracy is at chance by
+// construction. Their loss marks the answer and every demonstration word
+// whose class was shown before. Two auxiliary public variants supervise the
+// two halves of the in-context circuit directly: named episodes use the
+// class names as words (look at the image before "means"), aliased ones
+// write the class name after each word (a word picks up its image's class).
+//
+// The optimizer is AdamW (weight decay 0.01, none on biases, norms and
+// embeddings) with a linear warm-up then a cosine decay to a tenth of the
+// peak, on the mean batch gradient clipped to norm 1. The recipes:
+//
+//	scale  vision steps×batch@lr  mixture steps  batch (icl/fashion/coarse/shapes/records)  peak lr
+//	smoke  150×16@3e-3            400            18 (8/4/2/2/2), 2 LM blocks               3e-3
+//	small  300×32@2e-3            1000           17 (6/4/2/3/2)                             2e-3
+//	full   3000×64@1e-3           20000          40 (16/8/4/6/6)                            5e-4
+//
+// The smoke preset's single language-model block is raised to two: in-context
+// learning needs one attention layer that brings each image's class to the
+// following tokens and one that matches the query against them.
+//
+// # Quality
+//
+// Manifest.Metrics, with the chance level of each accuracy (the majority
+// answer) in Manifest.Chance: exact-match accuracy on held-out public
+// fashion class questions, coarse labels and shapes counts and existence
+// questions; perplexity on held-out public records; in-context accuracy on
+// held-out episodes of held-out images with fresh label words, scored among
+// the episode's label words, with and without the demonstrations
+// (icl_few_shot_acc, icl_zero_shot_acc, icl_gain); and a quick non-private
+// LoRA fine-tune on fashion-vqa's private train split, exact match on its
+// test split before and after (finetune_base_acc, finetune_acc), which shows
+// the private task is new to the base.
 //
 // # Cache key
 //
 // The key is the SHA-256 of the canonical JSON of: FormatVersion, the
-// architecture, the scale, the seed, the model configuration, the training
-// Plan, the fingerprints of every public dataset read (package datasets),
-// the vocabulary hash and the Fashion-MNIST source. The code revision is
+// architecture, the scale, the seed, the model configuration, the recipe,
+// the fingerprints of every public dataset read (package datasets), the
+// vocabulary hash and the Fashion-MNIST source. The code revision is
 // recorded in the manifest but not keyed; FormatVersion is bumped when the
 // training code changes what a configuration produces.
 //
@@ -37,7 +101,7 @@
 //
 // Initial values come from the model's seed (package nn), the batch order
 // and the generated episodes from rand.NewPCG(seed, stream) with fixed
-// streams, and package nn computes every gradient in a fixed order whatever
-// GOMAXPROCS is. Rebuilding a base therefore gives the same checkpoint bytes
-// and the same hash.
+// streams, evaluation writes one slot per example, and package nn computes
+// every gradient in a fixed order whatever GOMAXPROCS is. Rebuilding a base
+// therefore gives the same checkpoint bytes and the same hash.
 package pretrain

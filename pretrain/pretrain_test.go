@@ -7,12 +7,16 @@ package pretrain
 import (
 	"context"
 	"math"
+	"reflect"
+	"runtime"
+	"slices"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
 )
 
 // tinyPlan is a few-step recipe at smoke scale for the tests of the cache,
@@ -130,5 +134,57 @@ func TestQuality(t *testing.T) {
 	// so ±0.12 is 3.6 sd.
 	if z, c := m["icl_zero_shot_acc"], ch["icl_zero_shot_acc"]; math.Abs(z-c) > 0.12 {
 		t.Errorf("icl_zero_shot_acc = %.3f, want chance %.3f ± 0.12", z, c)
+	}
+}
+
+// TestGOMAXPROCS rebuilds a base with one goroutine: the checkpoint must be
+// the same bytes as with the default.
+func TestGOMAXPROCS(t *testing.T) {
+	a, err := Base(context.Background(), Options{Scale: "smoke", Dir: t.TempDir(), plan: tinyPlan()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	b, err := Base(context.Background(), Options{Scale: "smoke", Dir: t.TempDir(), plan: tinyPlan()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Hash != b.Hash {
+		t.Errorf("hash with GOMAXPROCS=%d: %.12s, with 1: %.12s", prev, a.Hash, b.Hash)
+	}
+	if !reflect.DeepEqual(a.Manifest.Metrics, b.Manifest.Metrics) {
+		t.Errorf("metrics differ:\n%v\n%v", a.Manifest.Metrics, b.Manifest.Metrics)
+	}
+}
+
+func TestClassifierBases(t *testing.T) {
+	cp := classifierPlans[datasets.Smoke]
+	cp.Steps = 60
+	for _, arch := range []string{"vit", "fusion"} {
+		r, err := Base(context.Background(), Options{Scale: "smoke", Arch: arch, Dir: t.TempDir(), cplan: &cp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ch := r.Manifest.Metrics, r.Manifest.Chance
+		// 60 steps reach about 0.8 (vit, 4 coarse classes) and 0.7 (fusion,
+		// 10 classes, captions naming some of them) on held-out images.
+		if m["heldout_acc"] < ch["heldout_acc"]+0.2 {
+			t.Errorf("%s: heldout_acc %.3f, want at least chance %.3f + 0.2", arch, m["heldout_acc"], ch["heldout_acc"])
+		}
+		if arch != "vit" {
+			continue
+		}
+		v := r.Model.(*nn.ViT)
+		fine, err := ViTFor(v, 10, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fine.Config.Classes != 10 || !slices.Equal(nn.Lookup(fine, "vision.patch.weight").Data, nn.Lookup(v, "vision.patch.weight").Data) {
+			t.Errorf("ViTFor did not keep the encoder or set the classes")
+		}
+		if nn.Lookup(fine, "head.weight").Shape[0] != 10 {
+			t.Errorf("ViTFor head has shape %v, want 10 rows", nn.Lookup(fine, "head.weight").Shape)
+		}
 	}
 }
