@@ -7,11 +7,11 @@ package pretrain
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
