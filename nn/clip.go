@@ -48,6 +48,9 @@ func Norms(g []float32, r ClipRule) []float64 {
 	} else {
 		for j, v := range g {
 			if k := r.Part[j]; k >= 0 {
+				if int(k) >= len(ss) {
+					panic(errClip)
+				}
 				ss[k] += float64(v) * float64(v)
 			}
 		}
@@ -61,7 +64,10 @@ func Norms(g []float32, r ClipRule) []float64 {
 // Clip rescales g in place by r and returns the norms of its parts before
 // clipping. After Clip, every part's norm (computed in float64) is at most
 // its bound: the scale factor is nudged down when float32 rounding would
-// leave it a few ulps above. It panics if r does not match g or a bound is
+// leave it a few ulps above. A part whose norm is not finite (a NaN or an
+// infinite element) is set to zero, so the bound holds for every input; its
+// returned norm is then NaN or +Inf, which tells the caller. It panics if r
+// does not match g, a part index is not below len(r.C), or a bound is
 // negative or NaN.
 func Clip(g []float32, r ClipRule) []float64 {
 	for _, c := range r.C {
@@ -72,26 +78,43 @@ func Clip(g []float32, r ClipRule) []float64 {
 	norms := Norms(g, r)
 	f := make([]float32, len(norms))
 	for k, n := range norms {
-		f[k] = 1
-		if n > r.C[k] {
+		switch {
+		case math.IsNaN(n) || math.IsInf(n, 0):
+			f[k] = 0 // multiplying would leave NaN for an infinite element
+		case n > r.C[k]:
 			f[k] = float32(r.C[k] / n)
+		default:
+			f[k] = 1
 		}
 	}
-	apply := func() {
-		if r.Part == nil {
-			scale(f[0], g)
-			return
-		}
-		for j := range g {
-			if k := r.Part[j]; k >= 0 {
-				g[j] *= f[k]
-			} else {
+	apply := func(nudge bool) {
+		for j, v := range g {
+			k := int32(0)
+			if r.Part != nil {
+				k = r.Part[j]
+			}
+			switch {
+			case k < 0 || f[k] == 0:
 				g[j] = 0
+			case f[k] == 1:
+			case nudge && v*f[k] == v:
+				// Too small for the factor to change it (a subnormal):
+				// step one ulp towards zero so the loop ends.
+				g[j] = math.Nextafter32(v, 0)
+			default:
+				g[j] = v * f[k]
 			}
 		}
 	}
-	apply()
-	// float32 rounding can leave a norm a few ulps above its bound.
+	if r.Part == nil && f[0] != 0 {
+		if f[0] != 1 {
+			scale(f[0], g)
+		}
+	} else {
+		apply(false)
+	}
+	// float32 rounding can leave a norm a few ulps above its bound; every
+	// nudge strictly shrinks each nonzero element of such a part.
 	for {
 		after := Norms(g, r)
 		over := false
@@ -105,7 +128,7 @@ func Clip(g []float32, r ClipRule) []float64 {
 		if !over {
 			break
 		}
-		apply()
+		apply(true)
 	}
 	return norms
 }

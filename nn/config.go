@@ -106,6 +106,8 @@ func (c Config) checkVision() error {
 		return fmt.Errorf("nn: vision width %d not divisible by %d heads", c.VisionWidth, c.VisionHeads)
 	case c.Channels <= 0:
 		return fmt.Errorf("nn: channels must be positive, got %d", c.Channels)
+	case c.CLSAttnLayer < 0:
+		return fmt.Errorf("nn: [CLS] attention layer %d counted from the end must be positive", c.CLSAttnLayer)
 	}
 	return nil
 }

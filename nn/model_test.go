@@ -732,6 +732,11 @@ func TestInputErrors(t *testing.T) {
 		t.Errorf("adding LoRA targets: %v", err)
 	}
 	c.PEFT = PEFT{}
+	neg := c
+	neg.CLSAttnLayer = -1 // would select no block: EncodeImage had no [CLS] map
+	if _, err := NewTinyMLLM(neg); err == nil || !strings.Contains(err.Error(), "[CLS] attention layer") {
+		t.Errorf("negative CLSAttnLayer: got error %v", err)
+	}
 	if _, err := NewTinyMLLM(Config{Vocab: 10}); err == nil {
 		t.Error("empty config accepted")
 	}
