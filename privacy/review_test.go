@@ -487,3 +487,70 @@ func TestCheckMass(t *testing.T) {
 		}
 	}
 }
+
+// TestPLDBoundsConsistent is a randomised property test over events
+// (Gaussian, Poisson-subsampled Gaussian, (ε, δ), a heterogeneous
+// composition) and grids: every grid's upper bound on ε is at least every
+// grid's lower bound, the RDP bound is at least the PLD's lower bound, the
+// exact ε of Gaussian compositions lies inside each interval, and nothing
+// is NaN. (A grid too small for the loss range may refuse.)
+func TestPLDBoundsConsistent(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(51, 52))
+	iters := 25
+	if testing.Short() {
+		iters = 6
+	}
+	for range iters {
+		var e Event
+		switch rng.IntN(4) {
+		case 0:
+			e = Gaussian{Sigma: math.Pow(10, -1+2.5*rng.Float64())}
+		case 1:
+			e = PoissonGaussian{Q: math.Pow(10, -5*rng.Float64()), Sigma: math.Pow(10, -0.5+2*rng.Float64())}
+		case 2:
+			e = EpsilonDelta{Epsilon: 3 * rng.Float64() * rng.Float64(), Delta: []float64{0, 1e-8, 1e-4}[rng.IntN(3)]}
+		default:
+			e = Composed{PoissonGaussian{Q: rng.Float64(), Sigma: 0.5 + 3*rng.Float64()}, Gaussian{Sigma: 1 + 10*rng.Float64()}}
+		}
+		n := 1 + rng.IntN(100)
+		delta := []float64{1e-3, 1e-5, 1e-8}[rng.IntN(3)]
+		var ubs, lbs []float64
+		for _, h := range []float64{1e-3, 1e-2} {
+			a, _ := NewPLD(&PLDOptions{Interval: h})
+			if err := a.Compose(e, n); err != nil {
+				if !errors.Is(err, ErrGridTooLarge) {
+					t.Errorf("%v × %d, interval %g: %v", e, n, h, err)
+				}
+				continue
+			}
+			lo, hi, _ := a.EpsilonBounds(delta)
+			if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || lo < 0 {
+				t.Errorf("%v × %d, interval %g: bounds [%v, %v]", e, n, h, lo, hi)
+			}
+			ubs, lbs = append(ubs, hi), append(lbs, lo)
+			if g, ok := e.(Gaussian); ok {
+				ex, _ := GaussianEpsilon(g.Sigma/math.Sqrt(float64(n)), 1, delta)
+				if ex < lo-1e-9 || ex > hi+1e-9 {
+					t.Errorf("%v × %d, interval %g, δ=%g: exact ε %v outside [%v, %v]", e, n, h, delta, ex, lo, hi)
+				}
+			}
+		}
+		for _, u := range ubs {
+			for _, l := range lbs {
+				if u < l-1e-9 {
+					t.Errorf("%v × %d, δ=%g: an upper bound %v below a lower bound %v", e, n, delta, u, l)
+				}
+			}
+		}
+		r, _ := NewRDP(nil)
+		if err := r.Compose(e, n); err == nil {
+			re, _ := r.Epsilon(delta)
+			for _, l := range lbs {
+				if re < l-1e-9 {
+					t.Errorf("%v × %d, δ=%g: RDP ε %v below the PLD's lower bound %v", e, n, delta, re, l)
+				}
+			}
+		}
+	}
+}
