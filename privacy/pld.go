@@ -780,6 +780,11 @@ func (x *pmf) tpr(fpr, h float64) float64 {
 			continue
 		}
 		qi := p * math.Exp(-float64(x.lo+i)*h)
+		if qi == 0 {
+			// Q's mass underflows (losses above ~745): all TPR, no FPR.
+			t += p
+			continue
+		}
 		if qc+qi >= fpr {
 			return math.Min(1, t+p*(fpr-qc)/qi)
 		}

@@ -554,3 +554,18 @@ func TestPLDBoundsConsistent(t *testing.T) {
 		}
 	}
 }
+
+// TestPLDTPRLargeLoss checks the TPR bound where Q's mass of the highest
+// losses underflows (Gaussian, σ = 0.01): never NaN, and above the exact
+// curve Φ(Φ⁻¹(FPR) + μ).
+func TestPLDTPRLargeLoss(t *testing.T) {
+	t.Parallel()
+	a := pldOf(t, &PLDOptions{Interval: 1e-2}, Gaussian{Sigma: 0.01}, 1)
+	for _, fpr := range []float64{0, 1e-300, 1e-100, 1e-10, 0.5} {
+		got, err := a.TPR(fpr)
+		want := normCDF(normQuantile(fpr) + 100)
+		if err != nil || math.IsNaN(got) || got > 1 || got < want*(1-1e-9) {
+			t.Errorf("TPR(%g) = %v, %v; exact %v", fpr, got, err, want)
+		}
+	}
+}
