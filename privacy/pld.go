@@ -43,6 +43,12 @@ type PLDOptions struct {
 // accountant tracks the remove and the add direction separately and reports
 // the worse of the two (Zhu, Dong & Wang 2022).
 //
+// Every step of the construction only moves probability mass up (to a
+// higher loss or to +∞) or charges extra mass at +∞, never drops it; the
+// split of cells at losses beyond ~700, where e^(−loss) underflows, is done
+// in log space. Compose checks that the masses still add up to at least 1
+// and returns an error otherwise, rather than a δ that is too small.
+//
 // Error bound. The discretisation is a randomised rounding of each step's
 // loss L to an adjacent grid point L̂ with E[e^(−L̂) | L] = e^(−L), so
 // |L̂ − L| ≤ h and 0 ≤ E[L̂ − L | L] ≤ h²(1+h)/8. By Hoeffding's inequality
