@@ -160,7 +160,7 @@ func TestPLDTPRClosedForm(t *testing.T) {
 func TestPLDEpsilonNearOne(t *testing.T) {
 	t.Parallel()
 	for _, e := range []Event{Gaussian{Sigma: 1}, PoissonGaussian{Q: 0.01, Sigma: 1}} {
-		a := pldOf(t, nil, e, 10)
+		a := pldOf(t, &PLDOptions{Interval: 1e-3}, e, 10)
 		for _, delta := range []float64{1 - 1e-12, 1 - 1e-15, math.Nextafter(1, 0)} {
 			eps, err := a.Epsilon(delta)
 			if err != nil || math.IsNaN(eps) || eps < 0 || eps > 1e-3 {
@@ -331,7 +331,7 @@ func TestPowerTimesDominates(t *testing.T) {
 	for _, tc := range []struct {
 		n   int
 		tau float64
-	}{{7, 1e-3}, {20, 1e-2}, {50, 0.05}, {50, 1e-9}} {
+	}{{7, 1e-3}, {20, 1e-2}, {30, 0.05}, {30, 1e-9}} {
 		x := pmf{lo: -150, p: make([]float64, 300)}
 		s := 0.0
 		for i := range x.p {
