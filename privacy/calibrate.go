@@ -53,8 +53,11 @@ type Calibration struct {
 //	func(s float64) Event { return SelfComposed{PoissonGaussian{Q: q, Sigma: s}, steps} }
 //
 // If epsilon is +Inf, or σ = 0 already meets the target (q = 0), the result
-// is σ = 0. It returns an error if the parameters are invalid, an accountant
-// fails, or σ = MaxSigma does not meet the target.
+// is σ = 0. A σ whose events the accountant rejects with ErrGridTooLarge
+// (a PLD grid too small for the loss range of a small σ) counts as missing
+// the target and is never returned. It returns an error if the parameters
+// are invalid, an accountant fails otherwise, or σ = MaxSigma does not meet
+// the target (wrapping ErrGridTooLarge if that was the reason).
 func Calibrate(newAccountant func() (Accountant, error), family func(sigma float64) Event, epsilon, delta float64, opts *CalibrateOptions) (Calibration, error) {
 	if err := CheckEpsilon(epsilon); err != nil {
 		return Calibration{}, err
@@ -94,6 +97,7 @@ func Calibrate(newAccountant func() (Accountant, error), family func(sigma float
 		return Calibration{}, errors.New("privacy: Calibrate needs an accountant constructor and an event family")
 	}
 	var c Calibration
+	var gridErr error
 	eval := func(sigma float64) (float64, error) {
 		c.Evaluations++
 		a, err := newAccountant()
@@ -101,6 +105,14 @@ func Calibrate(newAccountant func() (Accountant, error), family func(sigma float
 			return 0, err
 		}
 		if err := a.Compose(family(sigma), 1); err != nil {
+			if errors.Is(err, ErrGridTooLarge) && sigma > 0 {
+				// The loss range of a small σ does not fit the PLD
+				// grid: treat its ε as above any target. Such a σ is
+				// never returned, so the guarantee is kept; if no σ up to
+				// MaxSigma fits, the error below reports it.
+				gridErr = err
+				return math.Inf(1), nil
+			}
 			return 0, err
 		}
 		return a.Epsilon(delta)
@@ -129,6 +141,9 @@ func Calibrate(newAccountant func() (Accountant, error), family func(sigma float
 	if ehi > epsilon {
 		for ehi > epsilon {
 			if hi >= o.MaxSigma {
+				if math.IsInf(ehi, 1) && gridErr != nil {
+					return c, fmt.Errorf("privacy: epsilon %g not reached with sigma up to %g: %w", epsilon, o.MaxSigma, gridErr)
+				}
 				return c, fmt.Errorf("privacy: epsilon %g not reached with sigma up to %g (ε = %g); the budget is too small", epsilon, o.MaxSigma, ehi)
 			}
 			lo, hi = hi, math.Min(o.Step*hi, o.MaxSigma)

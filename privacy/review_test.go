@@ -569,3 +569,39 @@ func TestPLDTPRLargeLoss(t *testing.T) {
 		}
 	}
 }
+
+// gridFake is a fakeAccountant whose Compose fails with ErrGridTooLarge for
+// σ below a threshold, as the PLD does for small noise.
+type gridFake struct {
+	fakeAccountant
+	min float64
+}
+
+func (a *gridFake) Compose(e Event, n int) error {
+	if g, ok := e.(Gaussian); ok && g.Sigma > 0 && g.Sigma < a.min {
+		return ErrGridTooLarge
+	}
+	return a.fakeAccountant.Compose(e, n)
+}
+
+// TestCalibrateGridTooLarge checks that a σ the accountant cannot represent
+// counts as missing the target instead of failing the calibration, and
+// that the grid error is reported when no σ fits at all.
+func TestCalibrateGridTooLarge(t *testing.T) {
+	t.Parallel()
+	newAcct := func(min float64) func() (Accountant, error) {
+		return func() (Accountant, error) {
+			return &gridFake{fakeAccountant{f: func(s float64) float64 { return 1 / s }}, min}, nil
+		}
+	}
+	family := func(s float64) Event { return Gaussian{Sigma: s} }
+	// Root at σ = 0.5; the search from 1 halves to 0.25, below the grid's
+	// limit 0.3.
+	c, err := Calibrate(newAcct(0.3), family, 2, 1e-5, nil)
+	if err != nil || c.Sigma < 0.5 || c.Sigma > 0.5*(1+1e-3) || c.Epsilon > 2 {
+		t.Errorf("got %+v, %v, want σ ≈ 0.5", c, err)
+	}
+	if _, err := Calibrate(newAcct(1e9), family, 2, 1e-5, nil); !errors.Is(err, ErrGridTooLarge) {
+		t.Errorf("no σ fits: got %v, want ErrGridTooLarge", err)
+	}
+}
