@@ -605,3 +605,27 @@ func TestCalibrateGridTooLarge(t *testing.T) {
 		t.Errorf("no σ fits: got %v, want ErrGridTooLarge", err)
 	}
 }
+
+// TestRoundingBiasBound checks the per-step bound EpsilonBounds uses: the
+// connect-the-dots rounding of a loss L = l₁ + u in a cell [l₁, l₁+h] goes
+// up with probability (1 − e^(−u))/(1 − e^(−h)), so its bias
+// E[L̂ − L] = h(1 − e^(−u))/(1 − e^(−h)) − u lies in [0, h²(1+h)/8] for
+// every u (checked on a fine grid of u).
+func TestRoundingBiasBound(t *testing.T) {
+	t.Parallel()
+	for _, h := range []float64{1e-4, 1e-3, 1e-2, 0.1} {
+		bound := h * h * (1 + h) / 8
+		worst := 0.0
+		for i := 0; i <= 10000; i++ {
+			u := h * float64(i) / 10000
+			b := h*(-math.Expm1(-u))/(-math.Expm1(-h)) - u
+			if b < -1e-15*h {
+				t.Errorf("h=%g u=%g: bias %g < 0", h, u, b)
+			}
+			worst = math.Max(worst, b)
+		}
+		if worst > bound || worst < 0.9*bound {
+			t.Errorf("h=%g: largest bias %g, bound %g", h, worst, bound)
+		}
+	}
+}
