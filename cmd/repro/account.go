@@ -340,6 +340,9 @@ func sgm(o accountOptions, h float64) (accountResult, error) {
 			return r, err
 		}
 		r.fields = append(r.fields, field{"epsilon", hi}, field{"epsilon_lower", lo}, field{"pld_interval", h})
+		if o.delta > 0 && o.delta < 1e-12 {
+			r.warnings = append(r.warnings, fmt.Errorf("delta %g is below the PLD's floating-point noise floor (about 1e-14 in δ); compare with --accountant rdp", o.delta))
+		}
 	}
 	if o.hasTPR {
 		// The bound comes from the tight accountant whichever accountant

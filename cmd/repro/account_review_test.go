@@ -39,3 +39,17 @@ func TestAccountDeltaNearOne(t *testing.T) {
 		t.Errorf("epsilon = %v, want 0", m["epsilon"])
 	}
 }
+
+// TestAccountTinyDeltaWarning checks the warning for δ below the PLD's
+// noise floor.
+func TestAccountTinyDeltaWarning(t *testing.T) {
+	m := accountJSON(t, "--accountant", "pld", "--sigma", "1", "--sample-rate", "0.01", "--steps", "10", "--delta", "1e-13")
+	ws, _ := m["warnings"].([]any)
+	if len(ws) != 1 || !strings.Contains(ws[0].(string), "noise floor") {
+		t.Errorf("warnings = %v", m["warnings"])
+	}
+	m = accountJSON(t, "--accountant", "pld", "--sigma", "1", "--sample-rate", "0.01", "--steps", "10", "--delta", "1e-6")
+	if _, ok := m["warnings"]; ok {
+		t.Errorf("δ = 1e-6: warnings %v", m["warnings"])
+	}
+}
