@@ -629,3 +629,53 @@ func TestRoundingBiasBound(t *testing.T) {
 		}
 	}
 }
+
+// hockey2 is the exact δ(ε) of two steps of the Poisson-subsampled
+// Gaussian in one direction: ∫ p(x)·δ₁(ε − L(x)) dx, the inner step in
+// closed form (hockey1), the outer integral by Simpson's rule.
+func hockey2(q, sigma, eps float64, remove bool) float64 {
+	phi := func(x, m float64) float64 {
+		z := (x - m) / sigma
+		return math.Exp(-z*z/2) / (sigma * math.Sqrt(2*math.Pi))
+	}
+	lo, hi := -14*sigma, 1+14*sigma
+	n := 40000
+	h := (hi - lo) / float64(n)
+	s := 0.0
+	for i := 0; i <= n; i++ {
+		x := lo + float64(i)*h
+		p0, p1 := phi(x, 0), phi(x, 1)
+		mix := (1-q)*p0 + q*p1
+		p, l := mix, math.Log1p(q*math.Expm1((2*x-1)/(2*sigma*sigma)))
+		if !remove {
+			p, l = p0, -l
+		}
+		w := 2.0
+		if i%2 == 1 {
+			w = 4
+		}
+		if i == 0 || i == n {
+			w = 1
+		}
+		s += w * p * hockey1(q, sigma, eps-l, remove)
+	}
+	return s * h / 3
+}
+
+// TestPLDTwoStepsCorners extends the exact two-step check to corners of q
+// and σ, in each direction separately.
+func TestPLDTwoStepsCorners(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ q, sigma float64 }{{0.9, 0.6}, {0.01, 0.5}, {0.5, 2}} {
+		a := pldOf(t, &PLDOptions{Interval: 1e-3}, PoissonGaussian{Q: tc.q, Sigma: tc.sigma}, 2)
+		for d, remove := range []bool{true, false} {
+			for _, eps := range []float64{0, 0.2, 1, 3} {
+				got := a.dir[d].delta(eps, a.h)
+				want := hockey2(tc.q, tc.sigma, eps, remove)
+				if got < want*(1-1e-7)-1e-13 || got > want+1e-3*want+1e-9 {
+					t.Errorf("q=%g σ=%g remove=%v: δ(%g) = %.10g, exact %.10g", tc.q, tc.sigma, remove, eps, got, want)
+				}
+			}
+		}
+	}
+}
