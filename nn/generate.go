@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -58,7 +59,8 @@ func (s Sampler) Next(logits []float32, rng *rand.Rand) int {
 
 // Generate continues prompt by up to maxNew tokens and returns them (without
 // the prompt). It stops after TokenEOS (which is included) or when the
-// sequence reaches MaxLen. The images are encoded once; every step reruns
+// sequence reaches MaxLen; a prompt longer than MaxLen (visual tokens
+// included) is an error. The images are encoded once; every step reruns
 // the language model on the whole sequence, so hooks see every position at
 // every step (DP-MTV patches the last position at each step). rng drives
 // sampling and may be nil for greedy decoding.
@@ -75,6 +77,9 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 		nvis += v.Tokens.Value.Rows() - 1
 	}
 	toks := append([]int(nil), prompt.Tokens...)
+	if n := len(toks) + nvis; n > m.Config.MaxLen {
+		return nil, fmt.Errorf("nn: prompt of %d tokens (with visual tokens) longer than the maximum %d", n, m.Config.MaxLen)
+	}
 	var out []int
 	for len(out) < maxNew && len(toks)+nvis < m.Config.MaxLen {
 		t := NewTape(nil, nil)

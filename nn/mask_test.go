@@ -17,7 +17,10 @@ func TestLayerOf(t *testing.T) {
 		{"vision.blocks.10.ln1.weight", "vision.blocks.10"},
 		{"projector.fc1.weight", "projector.fc1"},
 		{"lm.tok", "lm.tok"},
-		{"head.bias", "head.bias"},
+		{"head.bias", "head"},
+		{"head.weight", "head"},
+		{"vision.cls", "vision.cls"},
+		{"text.pos", "text.pos"},
 		{"image.conv0.weight", "image.conv0"},
 	} {
 		if got := LayerOf(tc.name); got != tc.want {

@@ -41,9 +41,12 @@ func (m *Meter) PerStep() time.Duration {
 
 // LayerOf returns the layer a parameter name belongs to: the prefix up to
 // and including the block index for transformer blocks
-// ("lm.blocks.2.attn.q.lora_a" → "lm.blocks.2"), and the name without its
-// last component otherwise ("projector.fc1.weight" → "projector.fc1",
-// "lm.tok" → "lm.tok").
+// ("lm.blocks.2.attn.q.lora_a" → "lm.blocks.2"), the module of a weight,
+// bias or LoRA factor ("projector.fc1.weight" → "projector.fc1",
+// "head.bias" → "head", so a layer's weight and bias are one group), and
+// the name without its last component for other names of three or more
+// components; a two-component tensor that is not a weight or bias is a
+// layer of its own ("lm.tok" → "lm.tok").
 func LayerOf(name string) string {
 	if i := strings.Index(name, ".blocks."); i >= 0 {
 		rest := name[i+len(".blocks."):]
@@ -52,7 +55,15 @@ func LayerOf(name string) string {
 		}
 		return name
 	}
-	if j := strings.LastIndexByte(name, '.'); j >= 0 && strings.Count(name, ".") > 1 {
+	j := strings.LastIndexByte(name, '.')
+	if j < 0 {
+		return name
+	}
+	switch name[j+1:] {
+	case "weight", "bias", "lora_a", "lora_b":
+		return name[:j]
+	}
+	if strings.Count(name, ".") > 1 {
 		return name[:j]
 	}
 	return name

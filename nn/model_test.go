@@ -607,6 +607,16 @@ func TestGenerate(t *testing.T) {
 	if want := (Sampler{}).Next(z.Value.Data, nil); g1[0] != want {
 		t.Errorf("first greedy token %d, want %d", g1[0], want)
 	}
+	// A prompt longer than the model's maximum is an error, not an
+	// empty generation; one that fills it exactly leaves no room.
+	long := Sequence{Tokens: append(slices.Clone(p.Tokens), make([]int, c.MaxLen)...), Images: p.Images}
+	if g, err := m.Generate(&long, 3, Sampler{}, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "longer than the maximum") {
+		t.Errorf("over-long prompt: generated %v, error %v", g, err)
+	}
+	full := Sequence{Tokens: long.Tokens[:c.MaxLen-c.Patches()], Images: p.Images}
+	if g, err := m.Generate(&full, 3, Sampler{}, nil, nil, nil); err != nil || len(g) != 0 {
+		t.Errorf("prompt of maximum length: generated %v, error %v", g, err)
+	}
 	k1, _ := m.Generate(&p, 6, Sampler{TopK: 5}, rand.New(rand.NewPCG(1, 1)), nil, nil)
 	k2, _ := m.Generate(&p, 6, Sampler{TopK: 5}, rand.New(rand.NewPCG(1, 1)), nil, nil)
 	if !slices.Equal(k1, k2) {
