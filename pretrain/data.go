@@ -119,14 +119,10 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 		for i := range c.data[src].Public {
 			e := &c.data[src].Public[i]
 			if heldOut(e.Items) {
-				name := src
-				if src == srcFashion {
-					if e.Kind != "class" {
-						continue
-					}
-					name = "fashion_class"
+				// Held-out fashion images are measured below, all of them.
+				if src != srcFashion {
+					c.eval[src] = append(c.eval[src], toSeq(e))
 				}
-				c.eval[name] = append(c.eval[name], toSeq(e))
 				continue
 			}
 			c.train[src] = append(c.train[src], toSeq(e))
@@ -136,16 +132,8 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 	d := c.data[srcCoarse]
 	for i := range d.Public {
 		e := &d.Public[i]
-		prompt := v.Encode(nil, coarsePrompt)
-		ans := v.Encode(nil, d.PublicClasses[e.Label]+" <eos>")
-		s := nn.Sequence{Tokens: append(prompt, ans...), Images: e.Images, Loss: make([]bool, len(prompt)+len(ans))}
-		for j := len(prompt); j < len(s.Loss); j++ {
-			s.Loss[j] = true
-		}
-		if heldOut(e.Items) {
-			c.eval[srcCoarse] = append(c.eval[srcCoarse], s)
-		} else {
-			c.train[srcCoarse] = append(c.train[srcCoarse], s)
+		if !heldOut(e.Items) {
+			c.train[srcCoarse] = append(c.train[srcCoarse], c.question(e.Images[0], coarsePrompt, d.PublicClasses[e.Label]))
 		}
 	}
 
@@ -189,12 +177,38 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 			}
 		}
 	}
+	// Every held-out public fashion image, classes taken in turn (so that
+	// a prefix is balanced), asked its class (fashion-vqa's public question)
+	// and its coarse label.
+	for i, more := 0, true; more; i++ {
+		more = false
+		for l, imgs := range c.iclEval {
+			if i >= len(imgs) {
+				continue
+			}
+			more = true
+			c.eval["fashion_class"] = append(c.eval["fashion_class"], c.question(imgs[i].px, "<bos> <image> what is the item ?", datasets.FashionClasses[l]))
+			c.eval[srcCoarse] = append(c.eval[srcCoarse], c.question(imgs[i].px, coarsePrompt, datasets.FashionCoarse[datasets.FashionCoarseOf[l]]))
+		}
+	}
 	for l := range c.iclEval {
 		if len(c.iclEval[l]) < c.shots+1 || len(c.iclTrain[l]) < c.shots+1 {
 			return nil, fmt.Errorf("pretrain: too few public images of class %s for %d-shot episodes", datasets.FashionClasses[l], c.shots)
 		}
 	}
 	return c, nil
+}
+
+// question returns the sequence prompt → answer <eos> about img, with the
+// loss on the answer.
+func (c *corpus) question(img []float32, prompt, answer string) nn.Sequence {
+	p := c.vocab.Encode(nil, prompt)
+	a := c.vocab.Encode(nil, answer+" <eos>")
+	s := nn.Sequence{Tokens: append(p, a...), Images: [][]float32{img}, Loss: make([]bool, len(p)+len(a))}
+	for j := len(p); j < len(s.Loss); j++ {
+		s.Loss[j] = true
+	}
+	return s
 }
 
 // episode is one in-context episode: demonstrations then a query.

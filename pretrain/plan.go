@@ -19,10 +19,6 @@ type Plan struct {
 	// an attention layer that moves the query image's class to the last
 	// position before one that matches it against the demonstrations).
 	LMLayers int `json:"lm_layers,omitempty"`
-	// SinusoidPos, when positive, initialises the language model's
-	// (learned) position embeddings to sinusoids of this amplitude instead
-	// of N(0, 0.02²) values.
-	SinusoidPos float64 `json:"sinusoid_pos,omitempty"`
 	// VisionSteps is the length of stage 1: the vision encoder, with a
 	// linear head on its [CLS] token, is trained to classify the public
 	// Fashion-MNIST training images into their ten classes (VisionBatch

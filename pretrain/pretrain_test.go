@@ -104,9 +104,17 @@ func TestConcurrent(t *testing.T) {
 }
 
 // TestQuality builds the smoke base with its real recipe and checks its
-// quality on public held-out data and the fine-tuning check. The bounds
-// sit well inside what the smoke base reaches (see the comments) but far
-// above chance, so a broken mixture, data split or evaluation fails them.
+// quality on public held-out data and the fine-tuning check. The build is
+// deterministic, so the values are fixed for a given code; the bounds sit
+// about 0.1 below what it reaches (fashion class 0.37 on 126 images, chance
+// 0.14; coarse 0.76, chance 0.39; fine-tuning 0.11 → 0.55, majority 0.16;
+// records perplexity 9.4 against 666 for a uniform guess) and far above
+// chance, so a broken mixture, data split, training stage or evaluation
+// fails them.
+//
+// In-context learning is not asserted beyond the zero-shot control: the
+// smoke base does not learn in context (few-shot accuracy stays at chance;
+// see the package documentation).
 func TestQuality(t *testing.T) {
 	r, err := Base(context.Background(), Options{Scale: "smoke", Dir: t.TempDir()})
 	if err != nil {
@@ -120,11 +128,11 @@ func TestQuality(t *testing.T) {
 			t.Errorf("%s = %.3f, want at least chance %.3f + %.2f", name, m[name], ch[name], margin)
 		}
 	}
-	above("fashion_class_acc", 0.2)
+	above("fashion_class_acc", 0.12)
 	above("coarse_acc", 0.2)
-	above("finetune_acc", 0.1)
-	if g := m["finetune_gain"]; g < 0.1 {
-		t.Errorf("finetune_gain = %.3f, want at least 0.1", g)
+	above("finetune_acc", 0.25)
+	if g := m["finetune_gain"]; g < 0.3 {
+		t.Errorf("finetune_gain = %.3f, want at least 0.3", g)
 	}
 	if p := m["records_ppl"]; p > 30 {
 		t.Errorf("records_ppl = %.1f, want at most 30 (uniform: %.0f)", p, ch["records_ppl"])

@@ -114,9 +114,6 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
-	if b.plan.SinusoidPos > 0 {
-		sinusoids(m.Pos, b.plan.SinusoidPos)
-	}
 	if err := b.visionStage(ctx, m); err != nil {
 		return nil, err
 	}
@@ -231,25 +228,6 @@ func (b *builder) visionStage(ctx context.Context, m *nn.TinyMLLM) error {
 		prog.update(step+1, mean(losses))
 	}
 	return copyParams(m, v, "vision.")
-}
-
-// sinusoids sets the position embedding p ([positions, width]) to the
-// sinusoids of Vaswani et al. (2017, §3.5) times amp:
-// p[t, 2k] = amp·sin(t/10000^(2k/d)), p[t, 2k+1] = amp·cos(t/10000^(2k/d)).
-// Their dot products depend on the distance between positions only, which
-// lets attention learn "the most recent image" quickly; learned embeddings
-// start from random values and take far longer to get there.
-func sinusoids(p *nn.Param, amp float64) {
-	n, d := p.Shape[0], p.Shape[1]
-	for t := range n {
-		for k := 0; 2*k < d; k++ {
-			w := math.Pow(10000, -float64(2*k)/float64(d))
-			p.Data[t*d+2*k] = float32(amp * math.Sin(float64(t)*w))
-			if 2*k+1 < d {
-				p.Data[t*d+2*k+1] = float32(amp * math.Cos(float64(t)*w))
-			}
-		}
-	}
 }
 
 // copyParams copies the values of src's tensors whose names start with
