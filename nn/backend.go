@@ -5,6 +5,10 @@
 package nn
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -23,14 +27,32 @@ type Backend interface {
 }
 
 // CPU is the default backend: gonum's pure-Go BLAS (assembly kernels for the
-// inner loops on amd64 and arm64). Its Sgemm splits large products into
-// output blocks, each summed over k in a fixed order by one goroutine, so its
+// inner loops on amd64 and arm64).
+//
+// Gemm cuts C into panels of at most 64×192 elements and has gonum compute
+// each panel serially, summing over the whole of k in a fixed order; only
+// products of at least 2²² multiply-adds run their panels on several
+// goroutines. Training already runs one example per goroutine, and the
+// products of one example are small: letting gonum split each of them among
+// goroutines of its own (which it does from four 64×64 output blocks on, also
+// cutting k into blocks of 64) cost about a third more CPU time on them.
+// The panels and the order of every sum depend only on the shapes, so the
 // results do not depend on GOMAXPROCS.
 type CPU struct{}
 
 var _ Backend = CPU{}
 
 var cpuBLAS gonum.Implementation
+
+// Panel sizes of CPU.Gemm: gonum computes a product serially when C has
+// fewer than four 64×64 blocks, and 1×3 blocks is the widest such panel.
+const (
+	gemmPanelRows = 64
+	gemmPanelCols = 192
+	// gemmParallel is the size m·n·k from which the panels of one product
+	// run concurrently.
+	gemmParallel = 1 << 22
+)
 
 // Gemm implements Backend.
 func (CPU) Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -54,7 +76,48 @@ func (CPU) Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b
 		}
 		return
 	}
-	cpuBLAS.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if m <= gemmPanelRows && n <= gemmPanelCols {
+		cpuBLAS.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	pr, pc := (m+gemmPanelRows-1)/gemmPanelRows, (n+gemmPanelCols-1)/gemmPanelCols
+	panel := func(p int) {
+		i, j := p/pc*gemmPanelRows, p%pc*gemmPanelCols
+		mi, nj := min(gemmPanelRows, m-i), min(gemmPanelCols, n-j)
+		var ai, bj []float32
+		if tA {
+			ai = a[i:] // A is k×m: columns i…
+		} else {
+			ai = a[i*lda:]
+		}
+		if tB {
+			bj = b[j*ldb:] // B is n×k: rows j…
+		} else {
+			bj = b[j:]
+		}
+		cpuBLAS.Sgemm(ta, tb, mi, nj, k, alpha, ai, lda, bj, ldb, beta, c[i*ldc+j:], ldc)
+	}
+	w := min(runtime.GOMAXPROCS(0), pr*pc)
+	if w <= 1 || m*n*k < gemmParallel {
+		for p := range pr * pc {
+			panel(p)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for {
+				p := int(next.Add(1) - 1)
+				if p >= pr*pc {
+					return
+				}
+				panel(p)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // kernels is the backend every layer uses. It is set once, before any model
