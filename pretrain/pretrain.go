@@ -139,8 +139,9 @@ type Manifest struct {
 // Timings are the wall times of a build, in seconds.
 type Timings struct {
 	Data       float64 `json:"data"`
-	Train      float64 `json:"train"`
-	Eval       float64 `json:"eval"` // held-out measures and the fine-tuning check
+	Vision     float64 `json:"vision"` // stage 1 (TinyMLLM)
+	Train      float64 `json:"train"`  // stage 2, or the classifier's training
+	Eval       float64 `json:"eval"`   // held-out measures and the fine-tuning check
 	FineTune   float64 `json:"finetune"`
 	Total      float64 `json:"total"`
 	Steps      int     `json:"steps"`

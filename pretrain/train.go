@@ -114,9 +114,11 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
+	tv := time.Now()
 	if err := b.visionStage(ctx, m); err != nil {
 		return nil, err
 	}
+	b.timings.Vision = time.Since(tv).Seconds()
 	base := cfg.PEFT
 	full := base
 	full.Method, full.Parts = "full", []string{"vision", "projector", "lm"}
