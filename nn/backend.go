@@ -97,8 +97,11 @@ func (CPU) Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b
 		}
 		cpuBLAS.Sgemm(ta, tb, mi, nj, k, alpha, ai, lda, bj, ldb, beta, c[i*ldc+j:], ldc)
 	}
-	w := min(runtime.GOMAXPROCS(0), pr*pc)
-	if w <= 1 || m*n*k < gemmParallel {
+	w := 1
+	if m*n*k >= gemmParallel {
+		w = min(runtime.GOMAXPROCS(0), pr*pc)
+	}
+	if w <= 1 {
 		for p := range pr * pc {
 			panel(p)
 		}
