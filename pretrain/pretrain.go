@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/repro-dp/repro/datasets"
@@ -186,10 +187,21 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
+	memoKey := fmt.Sprintf("%q %q %q %d %q %p %p", opt.Scale, opt.Arch, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	if !opt.Fresh {
+		// A process that asked for this base before knows its folder
+		// without building the data again for the fingerprints.
+		if dir, ok := entryMemo.Load(memoKey); ok {
+			if r, err := readEntry(dir.(string)); err == nil {
+				return r, nil
+			}
+		}
+	}
 	b, err := prepare(opt)
 	if err != nil {
 		return nil, err
 	}
+	entryMemo.Store(memoKey, b.dir)
 	if err := os.MkdirAll(b.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
@@ -225,6 +237,10 @@ func Base(ctx context.Context, opt Options) (*Result, error) {
 	}
 	return b.write(m, start)
 }
+
+// entryMemo maps the options of earlier calls in this process to their
+// cache folder.
+var entryMemo sync.Map
 
 // builder carries one build.
 type builder struct {
