@@ -182,7 +182,8 @@ const (
 // Base returns the pretrained base of opt: from the cache when it holds
 // one, otherwise trained now and cached. Concurrent calls (goroutines or
 // processes) for the same base train it once: the others wait on a file
-// lock and then read the cache. ctx cancels a wait or a training run
+// lock and then read the cache. With opt.Fresh the base is rebuilt under
+// the lock by every such call, one after the other. ctx cancels a wait or a training run
 // between steps. Errors are returned for a bad option, unreadable data or a
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
