@@ -6,6 +6,7 @@ package nn
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -53,5 +54,50 @@ func TestClipEdgeCases(t *testing.T) {
 	}
 	if ok, msg := panics(func() { Clip([]float32{1, 2}, ClipRule{Part: []int32{0, 2}, C: []float64{1, 1}}) }); !ok || msg != errClip.Error() {
 		t.Errorf("part index out of range: panicked %v with %q, want %q", ok, msg, errClip)
+	}
+}
+
+// TestClipLong checks the bound on long gradients, where the float32
+// rounding of the rescaled elements adds up over many terms, for flat,
+// two-part and many-part (per-layer) rules and bounds from 1e-6 to 1e3.
+func TestClipLong(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(81, 81))
+	const n = 50000
+	for trial := range 40 {
+		g := make([]float32, n)
+		sc := math.Pow(10, rng.Float64()*8-4)
+		for i := range g {
+			g[i] = float32(rng.NormFloat64() * sc)
+		}
+		var rule ClipRule
+		switch trial % 3 {
+		case 0:
+			rule = Flat(math.Pow(10, rng.Float64()*9-6))
+		case 1:
+			mask := make([]float32, n)
+			for i := range mask {
+				mask[i] = float32(rng.IntN(2))
+			}
+			rule = MaskParts(mask, math.Pow(10, rng.Float64()*9-6), math.Pow(10, rng.Float64()*9-6))
+		default:
+			rule.Part = make([]int32, n)
+			rule.C = make([]float64, 17)
+			for k := range rule.C {
+				rule.C[k] = math.Pow(10, rng.Float64()*9-6)
+			}
+			for i := range rule.Part {
+				rule.Part[i] = int32(i*17/n) - 1 // part −1 is dropped
+			}
+		}
+		pre := Clip(g, rule)
+		for k, nk := range Norms(g, rule) {
+			if nk > rule.C[k] {
+				t.Fatalf("trial %d: part %d norm %v > C = %v", trial, k, nk, rule.C[k])
+			}
+			if pre[k] > rule.C[k] && nk < rule.C[k]*(1-1e-6) {
+				t.Errorf("trial %d: part %d clipped to %v, want C = %v", trial, k, nk, rule.C[k])
+			}
+		}
 	}
 }
