@@ -106,6 +106,16 @@ func TestCheckpointErrors(t *testing.T) {
 
 	truncated := filepath.Join(dir, "truncated.safetensors")
 	os.WriteFile(truncated, b[:len(b)-10], 0o644)
+	// A damaged header: its JSON no longer parses.
+	header := filepath.Join(dir, "header.safetensors")
+	bad := slices.Clone(b)
+	bad[8] = 'x' // the header's opening brace
+	os.WriteFile(header, bad, 0o644)
+	// A configuration that does not build a model.
+	badConfig := filepath.Join(dir, "config.safetensors")
+	c4 := c
+	c4.Heads = 5 // does not divide the width 32
+	safetensors.Save(badConfig, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c4})
 
 	// A checkpoint whose config says LoRA but whose tensors have none.
 	c2 := c
@@ -132,6 +142,8 @@ func TestCheckpointErrors(t *testing.T) {
 	}{
 		{filepath.Join(dir, "missing.safetensors"), "no such file"},
 		{truncated, "nn: loading checkpoint"},
+		{header, "nn: loading checkpoint"},
+		{badConfig, "not divisible"},
 		{mismatch, "lora_a"},
 		{shape, "shape"},
 		{arch, `unknown architecture "gpt"`},

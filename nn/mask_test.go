@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -61,6 +62,18 @@ func TestMaskedPerSample(t *testing.T) {
 			if v != want {
 				t.Fatalf("example %d element %d: masked gradient %v, want %v", i, j, v, want)
 			}
+		}
+	}
+	// The non-private path applies the same mask: Gradient with the mask
+	// is the sum of the masked per-sample gradients.
+	g, _, _, err := Gradient(l, len(batch), loss, &Options{Mask: mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sum(nil, masked.Grads)
+	for j, v := range g {
+		if mask[j] == 0 && v != 0 || math.Abs(float64(v-want[j])) > 1e-6*(1+math.Abs(float64(want[j]))) {
+			t.Fatalf("element %d (mask %v): masked batch gradient %v, sum of masked per-sample %v", j, mask[j], v, want[j])
 		}
 	}
 	// Row r of a weight [out, in] is the r-th output neuron: check one
