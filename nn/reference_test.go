@@ -418,3 +418,81 @@ func TestViTMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestObservedValues checks what Hooks.Observe reports (Rap-FT reads layer
+// inputs and pre-activations, DP-MTV per-head outputs): for every linear map
+// of the model, "<name>.out" is the map applied to "<name>.in" (LoRA
+// included) and "<name>.lora" is A·x; a block's "attn.heads" is the input of
+// its out-projection; and "<block>.in" of block i+1 is the output of block
+// i.
+func TestObservedValues(t *testing.T) {
+	t.Parallel()
+	c := smokeConfig(t)
+	c.VisionLayers, c.Layers = 2, 2
+	c.PEFT = PEFT{Method: "lora", Targets: []string{"q", "v", "fc1"}, Parts: []string{"vision", "lm"}}
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturbAll(m, 5)
+	rng := rand.New(rand.NewPCG(62, 62))
+	s := vqa(rng, c, 3, 2)
+	seen := map[string]Tensor{}
+	h := &Hooks{Observe: func(site string, x Tensor) {
+		if _, dup := seen[site]; dup {
+			t.Errorf("site %s observed twice", site)
+		}
+		seen[site] = x.Clone()
+	}}
+	if _, _, err := m.Forward(NewTape(nil, nil), &s, nil, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	toMat := func(x Tensor) mat {
+		r := newMat(x.Rows(), x.Cols())
+		for i, v := range x.Data {
+			r.d[i] = float64(v)
+		}
+		return r
+	}
+	near := func(site string, got Tensor, want mat) {
+		t.Helper()
+		if len(got.Data) != len(want.d) {
+			t.Errorf("%s: %d values, want %d", site, len(got.Data), len(want.d))
+			return
+		}
+		for i, v := range got.Data {
+			if math.Abs(float64(v)-want.d[i]) > 1e-5*(1+math.Abs(want.d[i])) {
+				t.Errorf("%s[%d] = %v, want %v", site, i, v, want.d[i])
+				return
+			}
+		}
+	}
+	linears := []*Linear{m.Vision.PatchEmbed, m.Proj1, m.Proj2}
+	for _, st := range []*Stack{m.Vision.Stack, m.LM} {
+		for bi, b := range st.Blocks {
+			linears = append(linears, b.Q, b.K, b.V, b.O, b.MLP.FC1, b.MLP.FC2)
+			near(b.Name+".attn.o.in", seen[b.Name+".attn.heads"], toMat(seen[b.Name+".attn.o.in"]))
+			if bi > 0 {
+				prev := st.Blocks[bi-1]
+				// x' = h + MLP(LN2 h), h = x + O(heads): rebuilt from the
+				// observed pieces.
+				hmid := refAdd(toMat(seen[prev.Name+".in"]), toMat(seen[prev.Name+".attn.o.out"]))
+				near(b.Name+".in", seen[b.Name+".in"], refAdd(hmid, toMat(seen[prev.Name+".mlp.fc2.out"])))
+			}
+		}
+	}
+	for _, l := range linears {
+		in, ok := seen[l.Name+".in"]
+		if !ok {
+			t.Errorf("%s.in not observed", l.Name)
+			continue
+		}
+		near(l.Name+".out", seen[l.Name+".out"], refLinear(toMat(in), l))
+		if l.LoRAA != nil {
+			u := refLinear(toMat(in), &Linear{W: l.LoRAA})
+			near(l.Name+".lora", seen[l.Name+".lora"], u)
+		} else if _, ok := seen[l.Name+".lora"]; ok {
+			t.Errorf("%s.lora observed without LoRA", l.Name)
+		}
+	}
+}
