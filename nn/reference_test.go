@@ -496,3 +496,104 @@ func TestObservedValues(t *testing.T) {
 		}
 	}
 }
+
+// refFusion is the Fusion classifier from its definition: per convolution
+// a 3×3 convolution with zero padding 1, ReLU and 2×2 max pooling; the
+// feature map flattened channel-major into the image projection; token and
+// position embeddings (early fusion: the image feature is the first token,
+// at position 0); the text blocks and final LayerNorm; the mean over
+// positions; late fusion: the head sees [image feature, text feature].
+func refFusion(m *Fusion, img []float32, tokens []int) []float64 {
+	C, S := m.Config.Channels, m.Config.ImageSize
+	x := make([]float64, len(img))
+	for i, v := range img {
+		x[i] = float64(v)
+	}
+	for _, cv := range m.Convs {
+		F := cv.W.Shape[0]
+		y := make([]float64, F*S*S)
+		for f := 0; f < F; f++ {
+			for i := 0; i < S; i++ {
+				for j := 0; j < S; j++ {
+					s := float64(cv.B.Data[f])
+					for c := 0; c < C; c++ {
+						for a := -1; a <= 1; a++ {
+							for b := -1; b <= 1; b++ {
+								if i+a < 0 || i+a >= S || j+b < 0 || j+b >= S {
+									continue
+								}
+								s += float64(cv.W.Data[((f*C+c)*3+a+1)*3+b+1]) * x[(c*S+i+a)*S+j+b]
+							}
+						}
+					}
+					y[(f*S+i)*S+j] = math.Max(s, 0)
+				}
+			}
+		}
+		h := S / 2
+		p := make([]float64, F*h*h)
+		for f := 0; f < F; f++ {
+			for i := 0; i < h; i++ {
+				for j := 0; j < h; j++ {
+					p[(f*h+i)*h+j] = math.Max(math.Max(y[(f*S+2*i)*S+2*j], y[(f*S+2*i)*S+2*j+1]),
+						math.Max(y[(f*S+2*i+1)*S+2*j], y[(f*S+2*i+1)*S+2*j+1]))
+				}
+			}
+		}
+		x, C, S = p, F, h
+	}
+	feat := refLinear(mat{1, len(x), x}, m.ImgProj)
+	W := m.Config.Width
+	tok, pos := paramMat(m.Tok), paramMat(m.Pos)
+	var rows [][]float64
+	if m.Config.FusionMode == "early" {
+		rows = append(rows, feat.d)
+	}
+	for _, id := range tokens {
+		rows = append(rows, tok.d[id*W:(id+1)*W])
+	}
+	e := newMat(len(rows), W)
+	for i, r := range rows {
+		for d := 0; d < W; d++ {
+			e.d[i*W+d] = r[d] + pos.at(i, d)
+		}
+	}
+	enc, _ := refStack(e, m.Text)
+	pooled := make([]float64, W)
+	for i := 0; i < enc.r; i++ {
+		for d := 0; d < W; d++ {
+			pooled[d] += enc.at(i, d) / float64(enc.r)
+		}
+	}
+	if m.Config.FusionMode == "late" {
+		pooled = append(append([]float64(nil), feat.d...), pooled...)
+	}
+	return refLinear(mat{1, len(pooled), pooled}, m.Head).d
+}
+
+func TestFusionMatchesReference(t *testing.T) {
+	t.Parallel()
+	c := smokeConfig(t)
+	c.Classes, c.Layers = 3, 2
+	for _, mode := range []string{"late", "early"} {
+		c.FusionMode = mode
+		c.PEFT = PEFT{Method: "adapter"}
+		m, err := NewFusion(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perturbAll(m, 6)
+		img := randImage(rand.New(rand.NewPCG(63, 63)), c)
+		toks := []int{2, 9, 5, 11, 3}
+		want := refFusion(m, img, toks)
+		z, _, err := m.Logits(NewTape(nil, nil), img, toks, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, w := range want {
+			if g := float64(z.Value.Data[k]); math.Abs(g-w) > 1e-4*(1+math.Abs(w)) {
+				t.Errorf("%s: logit %d = %v, reference %v", mode, k, g, w)
+			}
+		}
+	}
+}
