@@ -144,9 +144,12 @@ func ClipAll(gs [][]float32, r ClipRule) [][]float64 {
 }
 
 // Sum adds the vectors gs in order (accumulating in float64) and stores the
-// result in dst, which is allocated when nil. It panics if lengths differ.
+// result in dst, which is allocated when nil. With no vectors the sum is
+// zero: dst is cleared (and nil stays nil, the length being unknown). It
+// panics if lengths differ.
 func Sum(dst []float32, gs [][]float32) []float32 {
 	if len(gs) == 0 {
+		clear(dst)
 		return dst
 	}
 	n := len(gs[0])

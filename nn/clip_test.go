@@ -101,3 +101,15 @@ func TestClipLong(t *testing.T) {
 		}
 	}
 }
+
+func TestSumEmpty(t *testing.T) {
+	t.Parallel()
+	// An empty batch sums to zero, whatever dst held before.
+	dst := []float32{1, 2, 3}
+	if got := Sum(dst, nil); len(got) != 3 || got[0] != 0 || got[1] != 0 || got[2] != 0 {
+		t.Errorf("Sum of no vectors into %v: %v", []float32{1, 2, 3}, got)
+	}
+	if got := Sum(nil, nil); got != nil {
+		t.Errorf("Sum(nil, nil) = %v", got)
+	}
+}
