@@ -32,7 +32,9 @@ type Sequence struct {
 // configured vision block, shape [heads, n+1] (column 0 is [CLS] attending
 // to itself), and returns the map to the tokens the projector sees (fewer
 // for pruning). Index is the image's position in its sequence. Both tensors
-// are read-only.
+// are read-only. PerSample and Gradient call it from several goroutines at
+// once, so it must be safe for concurrent use; the returned map is used
+// again by the backward pass, so it must not be changed afterwards.
 type VisualTransform func(index int, tokens, clsAttn Tensor) TokenMix
 
 // TinyMLLM is the shared LLaVA-shaped model (DESIGN §3): a ViT vision
