@@ -32,7 +32,9 @@ var metricDocs = map[string]string{
 	"finetune_base_acc": "private fashion-vqa test, un-tuned base, exact match",
 	"finetune_acc":      "the same after a quick non-private LoRA fine-tune",
 	"finetune_gain":     "fine-tuned minus un-tuned accuracy",
-	"train_loss":        "mean mixture loss over the last tenth of the steps",
+	"train_loss":        "mean training loss over the last tenth of the steps",
+	"heldout_acc":       "held-out public examples of the training split, accuracy",
+	"heldout_n":         "number of held-out examples measured",
 }
 
 // WriteText writes a summary of r for people: where the base is, its hash,
