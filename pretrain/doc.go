@@ -86,7 +86,8 @@
 // nor sinusoidal position embeddings, nor training on text-only episodes got
 // past that plateau in up to 1500 steps, nor 6000 steps of an
 // episode-heavy smoke mixture (few-shot 0.32 against zero-shot 0.42 and
-// chance 0.33 on 200 held-out episodes); a synthetic associative-recall
+// chance 0.33 on 200 held-out episodes), nor 1500 steps of 48 episodes
+// each (few-shot 0.36, zero-shot 0.33); a synthetic associative-recall
 // control (key-value pairs in text) shows the same plateau for LMs of width
 // 32 and 96 at 16 sequences a step. Escaping it typically takes of the order
 // of 10⁴ steps with larger batches, an hour or more at small scale on two
