@@ -89,10 +89,11 @@
 // chance 0.33 on 200 held-out episodes), nor 1500 steps of 48 episodes
 // each (few-shot 0.36, zero-shot 0.33); a synthetic associative-recall
 // control (key-value pairs in text) shows the same plateau for LMs of width
-// 32 and 96 at 16 sequences a step. Escaping it typically takes of the order
-// of 10⁴ steps with larger batches, an hour or more at small scale on two
-// cores. DP-MTV's mean activations will therefore carry little task signal
-// on these bases.
+// 32 and 96 at 16 sequences a step. Escaping it probably takes well over
+// 10⁴ steps with larger batches (not verified here: more than two hours at
+// small scale on two cores), a wider smoke model, or a GPU backend for nn.
+// DP-MTV's mean activations will therefore carry little task signal on
+// these bases.
 //
 // # Quality
 //
