@@ -119,6 +119,9 @@ type Manifest struct {
 	// fingerprint; Vocab is the vocabulary hash.
 	Data  map[string]string `json:"data"`
 	Vocab string            `json:"vocab"`
+	// Engine fingerprints the arithmetic of packages nn and nn/optim (see
+	// the package documentation, Cache key).
+	Engine string `json:"engine"`
 	// Checkpoint is the checkpoint's file name in the manifest's folder and
 	// Hash its hex SHA-256.
 	Checkpoint string `json:"checkpoint"`
@@ -161,6 +164,7 @@ type keyed struct {
 	Data    map[string]string `json:"data"`
 	Vocab   string            `json:"vocab"`
 	DataSrc string            `json:"data_source"`
+	Engine  string            `json:"engine"`
 }
 
 // key returns the hex SHA-256 of the canonical JSON of k (encoding/json
@@ -327,7 +331,7 @@ func prepare(opt Options) (*builder, error) {
 	}
 	b.cfg = cfg
 	b.k = keyed{Format: FormatVersion, Arch: arch, Scale: string(scale), Seed: seed, Model: cfg, Plan: kplan,
-		Data: data, Vocab: vocab.Hash(), DataSrc: src}
+		Data: data, Vocab: vocab.Hash(), DataSrc: src, Engine: engineOnce()}
 	dir := opt.Dir
 	if dir == "" {
 		dir = DefaultDir
@@ -363,7 +367,7 @@ func (b *builder) write(m nn.Model, start time.Time) (*Result, error) {
 	host, _ := os.Hostname()
 	man := &Manifest{
 		Format: FormatVersion, Key: b.k.key(), Arch: b.arch, Scale: string(b.scale), Seed: b.seed,
-		Model: cfg, Plan: b.k.Plan, Data: b.k.Data, Vocab: b.k.Vocab,
+		Model: cfg, Plan: b.k.Plan, Data: b.k.Data, Vocab: b.k.Vocab, Engine: b.k.Engine,
 		Checkpoint: checkpointFile, Hash: h, Params: total,
 		Metrics: b.metrics, Chance: b.chance, Timings: b.timings,
 		Revision: revision(), GoVersion: runtime.Version(), Host: host, Created: time.Now().UTC(),

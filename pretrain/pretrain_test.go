@@ -196,3 +196,16 @@ func TestClassifierBases(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineFingerprint checks that the engine probe of the cache key is
+// the same with one goroutine as with several (it must change only with
+// the engine's arithmetic).
+func TestEngineFingerprint(t *testing.T) {
+	a := engineFingerprint()
+	prev := runtime.GOMAXPROCS(1)
+	b := engineFingerprint()
+	runtime.GOMAXPROCS(prev)
+	if a != b || len(a) != 64 {
+		t.Errorf("engine fingerprint %q with GOMAXPROCS=%d, %q with 1", a, prev, b)
+	}
+}
