@@ -5,7 +5,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -19,8 +18,8 @@ import (
 // WriteOutputs writes the tables and plots that spec s asks for from the
 // experiment's run table root/<name>/runs.parquet into root/<name>/:
 //
-//   - each table as <table>.txt, <table>.md and <table>.tex, holding one
-//     table (package reports) per metric of the spec's table, in order;
+//   - each table as <table>.txt, <table>.md and <table>.tex (package
+//     reports; several metrics become sub-columns);
 //   - each plot as <plot>.png, .svg and .pdf, or, when the plot has a
 //     facet column, one such triple <plot>-<value> per distinct value.
 //
@@ -41,38 +40,19 @@ func WriteOutputs(root string, s *experiments.Spec) (paths, warnings []string, e
 		if err != nil {
 			return paths, warnings, err
 		}
-		var grids []*reports.Grid
-		for _, metric := range t.Metrics {
-			rt := reports.Table{Rows: t.Rows, Cols: t.Columns, Metric: metric, Best: best}
-			if t.Title != "" {
-				rt.Title = t.Title + ": " + metric
-			}
-			for _, r := range t.Reference {
-				if r.Metric == metric {
-					rt.References = append(rt.References, reports.Reference{At: r.At, Metric: r.Metric, Value: r.Value, Source: r.Source})
-				}
-			}
-			g, err := rt.Build(runs)
-			if err != nil {
-				return paths, warnings, fmt.Errorf("pipeline: table %s, metric %s: %w", t.Name, metric, err)
-			}
-			grids = append(grids, g)
+		rt := reports.Table{Title: t.Title, Rows: t.Rows, Cols: t.Columns, Metrics: t.Metrics, Best: best}
+		for _, r := range t.Reference {
+			rt.References = append(rt.References, reports.Reference{At: r.At, Metric: r.Metric, Value: r.Value, Source: r.Source})
 		}
-		for _, f := range reports.Formats {
-			var b bytes.Buffer
-			for i, g := range grids {
-				if i > 0 {
-					b.WriteString("\n")
-				}
-				if err := g.Write(&b, f); err != nil {
-					return paths, warnings, err
-				}
-			}
-			name := filepath.Join(dir, t.Name+f.Ext())
-			if err := results.WriteFile(name, b.Bytes()); err != nil {
-				return paths, warnings, err
-			}
-			paths = append(paths, name)
+		g, err := rt.Build(runs)
+		if err != nil {
+			return paths, warnings, fmt.Errorf("pipeline: table %s: %w", t.Name, err)
+		}
+		prefix := filepath.Join(dir, t.Name)
+		ps, err := g.Save(prefix)
+		paths = append(paths, ps...)
+		if err != nil {
+			return paths, warnings, err
 		}
 	}
 	for _, p := range s.Plots {
