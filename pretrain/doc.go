@@ -79,7 +79,7 @@
 //
 // With these recipes the bases do not learn in context yet: on held-out
 // episodes, accuracy with the demonstrations stays at chance, like zero-shot
-// accuracy (small: 0.22 with 8 demonstrations, 0.20 zero-shot, chance 0.20).
+// accuracy (small: 0.18 with 8 demonstrations, 0.19 zero-shot, chance 0.20).
 // The models learn to copy one of the episode's words but not to match the
 // query image against the demonstrations within these budgets. Neither more
 // language-model blocks (3 at smoke), nor the named and aliased episodes,
