@@ -175,6 +175,24 @@ func seedsOverride(s string) (string, error) {
 	return "sweep.seed=[" + strings.Join(seeds, ", ") + "]", nil
 }
 
+// specOverrides returns the spec overrides of --scale, --seeds and --set:
+// "scale=SCALE", then the seed axis of --seeds, then set, so that --set
+// wins over both. Empty scale or seeds add nothing.
+func specOverrides(scale, seeds string, set []string) ([]string, error) {
+	set = slices.Clone(set)
+	if scale != "" {
+		set = append([]string{"scale=" + scale}, set...)
+	}
+	if seeds != "" {
+		ov, err := seedsOverride(seeds)
+		if err != nil {
+			return nil, err
+		}
+		set = append([]string{ov}, set...)
+	}
+	return set, nil
+}
+
 // runInputs, if not nil, replaces the inputs function registered with the
 // runners (runners.RegisterInputs), which may build the data and the
 // pretrained base. Tests of the command set it; nothing else does.
@@ -183,16 +201,9 @@ var runInputs func(*experiments.Config) (experiments.Inputs, error)
 // runExperiments loads every experiment first (so that a bad spec or a
 // missing executor fails before any run starts), then sweeps them in turn.
 func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error {
-	set := slices.Clone(o.set)
-	if o.scale != "" {
-		set = append([]string{"scale=" + o.scale}, set...)
-	}
-	if o.seeds != "" {
-		ov, err := seedsOverride(o.seeds)
-		if err != nil {
-			return err
-		}
-		set = append([]string{ov}, set...)
+	set, err := specOverrides(o.scale, o.seeds, o.set)
+	if err != nil {
+		return err
 	}
 	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Only: o.only, Fresh: o.fresh, FailFast: o.failFast, Progress: wErr, Inputs: runInputs}
 	var specs []*experiments.Spec
