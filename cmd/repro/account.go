@@ -156,6 +156,10 @@ func (r accountResult) print(w io.Writer, asJSON bool) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
+	width := 0
+	for _, f := range r.fields {
+		width = max(width, len(f.key))
+	}
 	for _, f := range r.fields {
 		var s string
 		switch v := f.val.(type) {
@@ -167,7 +171,7 @@ func (r accountResult) print(w io.Writer, asJSON bool) error {
 		default:
 			s = fmt.Sprint(v)
 		}
-		if _, err := fmt.Fprintf(w, "%-12s %s\n", f.key, s); err != nil {
+		if _, err := fmt.Fprintf(w, "%-*s  %s\n", width, f.key, s); err != nil {
 			return err
 		}
 	}
