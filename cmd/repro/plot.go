@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,26 +26,34 @@ type plotOptions struct {
 }
 
 func plotCommand() *cli.Command {
+	set := new(stringsValue)
 	return &cli.Command{
 		Name:      "plot",
-		Usage:     "plot a metric against a numeric column, one line per series, from a runs.parquet file",
-		ArgsUsage: "FILE.parquet|RESULTS-DIR",
-		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet, or the\n" +
-			"runs.parquet of a results directory) and draws --y against --x with one line per\n" +
-			"distinct --series value: the mean over the runs (seeds) at each x with a shaded ±1 std\n" +
-			"band, one panel per distinct --facet value. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
+		Usage:     "draw an experiment's plots, or a metric against a numeric column from a runs.parquet file",
+		ArgsUsage: "EXP|FILE.parquet|RESULTS-DIR",
+		Description: "Given an experiment (an embedded spec such as fig1, or a .yaml file), runs its\n" +
+			"runs that are not finished (as repro run does, with --scale, --results, --jobs and\n" +
+			"--set), unless --no-run, then writes the plots its spec asks for under RESULTS/EXP\n" +
+			"(.png, .svg and .pdf) and prints their paths. With --no-run it draws the runs\n" +
+			"finished so far and warns how many are missing.\n\n" +
+			"   $ repro plot fig1 --scale smoke\n" +
+			"   $ repro plot fig1 --scale smoke --no-run --results /tmp/results\n\n" +
+			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
+			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and draws\n" +
+			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
+			"(seeds) at each x with a shaded ±1 std band, one panel per distinct --facet value. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
 			"dashed horizontal line per series. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
 			"prints their paths; warnings go to standard error.\n\n" +
 			"   $ repro plot results/fig1/runs.parquet --x epsilon_target --y acc --series method --facet task --out fig1 --log-x\n" +
 			"   $ repro plot runs.parquet --x epsilon_target --y acc --where task=shapes-vqa --factor 100 --ylabel 'accuracy (%)' --out shapes",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "x", Usage: "the numeric `column` on the horizontal axis, e.g. epsilon_target (required)"},
-			&cli.StringFlag{Name: "y", Usage: "the numeric `column` on the vertical axis, e.g. acc (required)"},
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "x", Usage: "the numeric `column` on the horizontal axis, e.g. epsilon_target (required with a FILE)"},
+			&cli.StringFlag{Name: "y", Usage: "the numeric `column` on the vertical axis, e.g. acc (required with a FILE)"},
 			&cli.StringSliceFlag{Name: "series", Value: cli.NewStringSlice("method"), Usage: "`columns` whose values make the lines, comma-separated; --series '' for one line"},
 			&cli.StringSliceFlag{Name: "facet", Usage: "`columns` whose values make side-by-side panels, comma-separated"},
 			&cli.StringFlag{Name: "kind", Value: "line", Usage: "plot `kind`: line (with shaded bands), scatter or bar (with error bars)"},
 			&cli.StringFlag{Name: "band", Value: "std", Usage: "error `band`: std (±1 sample std), sem (±1 standard error) or none"},
-			&cli.StringFlag{Name: "out", Usage: "output path `prefix`; the format's extension is added (required)"},
+			&cli.StringFlag{Name: "out", Usage: "output path `prefix`; the format's extension is added (required with a FILE)"},
 			&cli.StringSliceFlag{Name: "formats", Value: cli.NewStringSlice(reports.PlotFormats...), Usage: "output `formats`: png, svg, pdf, comma-separated"},
 			&cli.BoolFlag{Name: "log-x", Usage: "log scale on the horizontal axis"},
 			&cli.Float64Flag{Name: "factor", Value: 1, Usage: "multiply y by `factor` (100 for percent)"},
@@ -53,14 +62,18 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "title", Usage: "plot `title`"},
 			&cli.StringFlag{Name: "xlabel", Usage: "horizontal axis `label`; default the x column's label"},
 			&cli.StringFlag{Name: "ylabel", Usage: "vertical axis `label`; default the y column's label"},
-		},
+		}, expFlags(set)...),
 		Action: func(c *cli.Context) error {
 			f, err := parseFlagsAfterArgs(c)
 			if err != nil {
 				return fmt.Errorf("plot: %w", err)
 			}
 			if len(f.args) != 1 {
-				return errors.New("plot: want exactly one FILE.parquet argument")
+				return errors.New("plot: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
+			}
+			if !isPath(f.args[0]) {
+				o := expOptions{name: f.args[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: *set, noRun: f.Bool("no-run")}
+				return writeExperimentPlots(c.Context, c.App.Writer, c.App.ErrWriter, o)
 			}
 			for _, name := range []string{"x", "y", "out"} {
 				if f.String(name) == "" {
@@ -118,6 +131,21 @@ func plotCommand() *cli.Command {
 			return writePlot(c.App.Writer, c.App.ErrWriter, o)
 		},
 	}
+}
+
+// writeExperimentPlots runs what is missing of experiment o.name (unless
+// o.noRun), writes the plots of its spec and prints their paths to w; the
+// warnings go to wErr.
+func writeExperimentPlots(ctx context.Context, w, wErr io.Writer, o expOptions) error {
+	s, sweepErr, err := prepareExperiment(ctx, wErr, "plot", o)
+	if err != nil {
+		return err
+	}
+	paths, err := writeSpecOutputs(wErr, "plot", o.results, s, false)
+	for _, p := range paths {
+		fmt.Fprintln(w, p)
+	}
+	return errors.Join(sweepErr, err)
 }
 
 // writePlot reads the run table at o.path, saves o.plot under o.out, prints

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,13 +30,22 @@ type tableOptions struct {
 }
 
 func tableCommand() *cli.Command {
+	set := new(stringsValue)
 	return &cli.Command{
 		Name:      "table",
-		Usage:     "print a table of metrics, mean ± std over seeds, from a runs.parquet file",
-		ArgsUsage: "FILE.parquet|RESULTS-DIR",
-		Description: "Reads a run table (one row per run, such as results/EXP/runs.parquet, or the\n" +
-			"runs.parquet of a results directory) and prints one row per distinct --rows value\n" +
-			"and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
+		Usage:     "print an experiment's tables, or a table of metrics, mean ± std over seeds, from a runs.parquet file",
+		ArgsUsage: "EXP|FILE.parquet|RESULTS-DIR",
+		Description: "Given an experiment (an embedded spec such as table1, or a .yaml file), runs its\n" +
+			"runs that are not finished (as repro run does, with --scale, --results, --jobs and\n" +
+			"--set), unless --no-run, then writes the tables its spec asks for under\n" +
+			"RESULTS/EXP (.txt, .md and .tex) and prints them in --format. With --no-run it\n" +
+			"shows the runs finished so far and warns how many are missing.\n\n" +
+			"   $ repro table table1 --scale smoke\n" +
+			"   $ repro table table1 --scale smoke --no-run --format md\n" +
+			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n\n" +
+			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
+			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and prints\n" +
+			"one row per distinct --rows value and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
 			"sample std of --metric over the runs that share them, paper-style: text, Markdown or\n" +
 			"LaTeX (booktabs). --best marks the best method of each column, or the best cell of\n" +
 			"each column when method is not a key. Runs whose status is not ok are left out and\n" +
@@ -44,10 +54,10 @@ func tableCommand() *cli.Command {
 			"   $ repro table runs.parquet --rows method --cols task,epsilon_target --metric acc --format tex --factor 100 --precision 1\n" +
 			"   $ repro table runs.parquet --cols epsilon_target --metric mia_auc --best min --where task=fashion-vqa\n" +
 			"   $ repro table runs.parquet --rows epsilon_target --cols method,task --metric acc,img --best max",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "rows", Value: cli.NewStringSlice("method"), Usage: "row key `columns`, comma-separated"},
 			&cli.StringSliceFlag{Name: "cols", Value: cli.NewStringSlice("task", "epsilon_target"), Usage: "column key `columns`, comma-separated; --cols '' for a single column"},
-			&cli.StringSliceFlag{Name: "metric", Usage: "the numeric `columns` in the cells, e.g. acc, comma-separated; several become sub-columns (required)"},
+			&cli.StringSliceFlag{Name: "metric", Usage: "the numeric `columns` in the cells, e.g. acc, comma-separated; several become sub-columns (required with a FILE)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `format`: text, md or tex"},
 			&cli.StringFlag{Name: "best", Value: "none", Usage: "mark the best cells: max, min or none"},
 			&cli.StringSliceFlag{Name: "best-among", Usage: "key `columns` whose values compete for best (default: method if it is a key, else the rows)"},
@@ -57,14 +67,22 @@ func tableCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "where", Usage: "keep only runs with `column=value`; repeatable"},
 			&cli.StringFlag{Name: "title", Usage: "table `title`; default the metric"},
 			&cli.StringFlag{Name: "out", Usage: "write PREFIX.txt, PREFIX.md and PREFIX.tex and print their paths, instead of printing the table in --format"},
-		},
+		}, expFlags(set)...),
 		Action: func(c *cli.Context) error {
 			f, err := parseFlagsAfterArgs(c)
 			if err != nil {
 				return fmt.Errorf("table: %w", err)
 			}
 			if len(f.args) != 1 {
-				return errors.New("table: want exactly one FILE.parquet argument")
+				return errors.New("table: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
+			}
+			if !isPath(f.args[0]) {
+				format, err := reports.ParseFormat(f.String("format"))
+				if err != nil {
+					return err
+				}
+				o := expOptions{name: f.args[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: *set, noRun: f.Bool("no-run")}
+				return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
 			}
 			metrics := splitList(f.StringSlice("metric"))
 			if len(metrics) == 0 {
@@ -136,6 +154,35 @@ func writeTable(w io.Writer, o tableOptions) error {
 		fmt.Fprintln(w, p)
 	}
 	return err
+}
+
+// writeExperimentTables runs what is missing of experiment o.name (unless
+// o.noRun), writes the tables of its spec and prints them to w in format;
+// the paths written and the warnings go to wErr.
+func writeExperimentTables(ctx context.Context, w, wErr io.Writer, o expOptions, format reports.Format) error {
+	s, sweepErr, err := prepareExperiment(ctx, wErr, "table", o)
+	if err != nil {
+		return err
+	}
+	paths, err := writeSpecOutputs(wErr, "table", o.results, s, true)
+	n := 0
+	for _, p := range paths {
+		fmt.Fprintf(wErr, "wrote %s\n", p)
+		if !strings.HasSuffix(p, format.Ext()) {
+			continue
+		}
+		b, rerr := os.ReadFile(p)
+		if rerr != nil {
+			err = errors.Join(err, rerr)
+			continue
+		}
+		if n > 0 {
+			fmt.Fprintln(w)
+		}
+		w.Write(b)
+		n++
+	}
+	return errors.Join(sweepErr, err)
 }
 
 // readRuns reads the run table at path, or at path/runs.parquet when path

@@ -1,0 +1,135 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/runners"
+	"github.com/repro-dp/repro/runners/pipeline"
+)
+
+// expOptions holds the flags of repro table and repro plot that apply when
+// their argument is an experiment: what repro run takes to sweep it.
+type expOptions struct {
+	name    string
+	scale   string
+	results string
+	jobs    int
+	set     []string
+	noRun   bool
+}
+
+// expFlags returns the experiment flags of repro table and repro plot. The
+// values of --set are collected in set, whole: a value is never split at
+// commas (--set sweep.epsilon=[1,8]).
+func expFlags(set *stringsValue) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "scale", Usage: "EXP: run at preset `scale` (smoke, small or full) instead of the spec's"},
+		&cli.StringFlag{Name: "results", Value: "results", Usage: "EXP: results are under `dir`"},
+		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once (default: the number of CPUs)"},
+		&cli.GenericFlag{Name: "set", Value: set, Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
+		&cli.BoolFlag{Name: "no-run", Usage: "EXP: run nothing; render the finished runs and warn how many are missing"},
+	}
+}
+
+// isPath reports whether arg names an existing file or directory, or a
+// .parquet file, which repro table and repro plot read as a run table
+// rather than as an experiment; a .yaml or .yml file is an experiment.
+func isPath(arg string) bool {
+	switch {
+	case strings.HasSuffix(arg, ".parquet"):
+		return true
+	case strings.HasSuffix(arg, ".yaml"), strings.HasSuffix(arg, ".yml"):
+		return false
+	}
+	_, err := os.Stat(arg)
+	return err == nil
+}
+
+// prepareExperiment loads the experiment o.name and, unless o.noRun,
+// executes its runs that are not finished, as repro run does; with o.noRun
+// it rewrites the experiment's run table from the runs finished so far and
+// warns on wErr how many are missing, or fails if none is. It returns the
+// spec and the error of the sweep (a failed run), if any: the run table is
+// written even then.
+func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOptions) (s *experiments.Spec, sweepErr error, err error) {
+	if o.jobs < 0 {
+		return nil, nil, fmt.Errorf("%s: --jobs must be ≥ 0", cmd)
+	}
+	set, err := specOverrides(o.scale, "", o.set)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err = experiments.Load(o.name, &experiments.Options{Overrides: set})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Progress: wErr, Inputs: runInputs}
+	plan, err := runners.Plan(s, ropts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.noRun {
+		finished := 0
+		for _, r := range plan {
+			if results.Finished(r.Dir) {
+				finished++
+			}
+		}
+		if finished == 0 {
+			return nil, nil, fmt.Errorf("%s: %s: none of its %d runs is finished under %s (drop --no-run, or repro run %s)", cmd, s.Name, len(plan), o.results, o.name)
+		}
+		if missing := len(plan) - finished; missing > 0 {
+			fmt.Fprintf(wErr, "%s: warning: %d of %d runs are missing (--no-run); showing the %d finished\n", s.Name, missing, len(plan), finished)
+		}
+		if err := runners.WriteRuns(o.results, s.Name, plan); err != nil {
+			return nil, nil, err
+		}
+		return s, nil, nil
+	}
+	if err := runners.CheckExecutors(runners.Pending(plan, ropts), ropts); err != nil {
+		return nil, nil, err
+	}
+	_, sweepErr = runners.Sweep(ctx, s, ropts)
+	if ctx.Err() != nil {
+		return nil, nil, sweepErr
+	}
+	return s, sweepErr, nil
+}
+
+// writeSpecOutputs writes the outputs of s under root, keeping only its
+// tables (tables) or only its plots (!tables), and returns the paths
+// written; warnings go to wErr.
+func writeSpecOutputs(wErr io.Writer, cmd, root string, s *experiments.Spec, tables bool) ([]string, error) {
+	only := *s
+	if tables {
+		only.Plots = nil
+		if len(s.Tables) == 0 {
+			return nil, fmt.Errorf("%s: experiment %s has no tables", cmd, s.Name)
+		}
+	} else {
+		only.Tables = nil
+		if len(s.Plots) == 0 {
+			return nil, fmt.Errorf("%s: experiment %s has no plots", cmd, s.Name)
+		}
+	}
+	paths, warnings, err := pipeline.WriteOutputs(root, &only)
+	for _, warn := range warnings {
+		fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, warn)
+	}
+	if err != nil {
+		return paths, fmt.Errorf("%s: %s: %w", cmd, s.Name, err)
+	}
+	return paths, nil
+}

@@ -1,0 +1,142 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeOutputs are the tables and plots of the fake experiment of
+// fakeSpec.
+const fakeOutputs = "tables:\n  - {name: t1, title: fake accuracy, rows: [method], columns: [epsilon_target], metrics: [acc], best: max}\n" +
+	"plots:\n  - {name: f1, title: fake accuracy, kind: line, x: epsilon_target, y: acc, series: method}\n"
+
+func TestTableExperimentRunsThenRenders(t *testing.T) {
+	dir := t.TempDir()
+	spec := fakeSpec(t, fakeOutputs)
+	fakeCalls.Store(0)
+	out, stderr, err := run(t, "table", spec, "--results", dir, "--jobs", "2", "--format", "md")
+	if err != nil {
+		t.Fatalf("repro table %s: %v\nstderr:\n%s", spec, err, stderr)
+	}
+	if n := fakeCalls.Load(); n != 4 {
+		t.Errorf("repro table ran %d runs, want the 4 of the spec", n)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "fake", "t1.md"))
+	if err != nil {
+		t.Fatalf("repro table did not write the spec's table: %v", err)
+	}
+	if out != string(md) || !strings.Contains(out, fakeMethod) || !strings.Contains(out, "| ") {
+		t.Errorf("repro table printed:\n%s\nwant t1.md:\n%s", out, md)
+	}
+	for _, ext := range []string{".txt", ".tex"} {
+		if _, err := os.Stat(filepath.Join(dir, "fake", "t1"+ext)); err != nil {
+			t.Errorf("repro table: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fake", "f1.png")); err == nil {
+		t.Errorf("repro table drew the spec's plot")
+	}
+
+	// Again: every run is finished, nothing runs; --format text prints t1.txt.
+	fakeCalls.Store(0)
+	out, stderr, err = run(t, "table", spec, "--results", dir)
+	txt, _ := os.ReadFile(filepath.Join(dir, "fake", "t1.txt"))
+	if err != nil || fakeCalls.Load() != 0 || out != string(txt) || !strings.Contains(stderr, "4 cached") {
+		t.Errorf("repro table again: %v, %d runs, printed:\n%s\nstderr:\n%s", err, fakeCalls.Load(), out, stderr)
+	}
+}
+
+func TestPlotExperimentRunsThenDraws(t *testing.T) {
+	dir := t.TempDir()
+	spec := fakeSpec(t, fakeOutputs)
+	fakeCalls.Store(0)
+	out, stderr, err := run(t, "plot", spec, "--results", dir, "--jobs", "1")
+	if err != nil {
+		t.Fatalf("repro plot %s: %v\nstderr:\n%s", spec, err, stderr)
+	}
+	if n := fakeCalls.Load(); n != 4 {
+		t.Errorf("repro plot ran %d runs, want the 4 of the spec", n)
+	}
+	var want []string
+	for _, ext := range []string{".png", ".svg", ".pdf"} {
+		want = append(want, filepath.Join(dir, "fake", "f1"+ext))
+	}
+	if got := strings.Fields(out); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("repro plot printed %q, want %q", got, want)
+	}
+	for _, p := range want {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("repro plot: %s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fake", "t1.md")); err == nil {
+		t.Errorf("repro plot wrote the spec's table")
+	}
+}
+
+func TestTableExperimentNoRun(t *testing.T) {
+	dir := t.TempDir()
+	spec := fakeSpec(t, fakeOutputs)
+
+	// Nothing finished: --no-run has nothing to show.
+	fakeCalls.Store(0)
+	_, _, err := run(t, "table", spec, "--results", dir, "--no-run")
+	if err == nil || !strings.Contains(err.Error(), "none of its 4 runs is finished") {
+		t.Errorf("repro table --no-run with no results: got %v, want an error saying no run is finished", err)
+	}
+	if _, _, err := run(t, "plot", spec, "--no-run", "--results", dir); err == nil || !strings.Contains(err.Error(), "none of its 4 runs is finished") {
+		t.Errorf("repro plot --no-run with no results: got %v, want an error saying no run is finished", err)
+	}
+
+	// Half of the runs, by --set with commas in its value (never split).
+	if _, stderr, err := run(t, "run", spec, "--results", dir, "--set", "sweep.epsilon=[1,8]", "--set", "sweep.seed=[1]"); err != nil {
+		t.Fatalf("repro run: %v\n%s", err, stderr)
+	}
+	if n := fakeCalls.Load(); n != 2 {
+		t.Fatalf("repro run --set sweep.seed=[1] ran %d runs, want 2", n)
+	}
+	fakeCalls.Store(0)
+	out, stderr, err := run(t, "table", spec, "--no-run", "--results", dir, "--format", "tex")
+	if err != nil {
+		t.Fatalf("repro table --no-run: %v\n%s", err, stderr)
+	}
+	if n := fakeCalls.Load(); n != 0 {
+		t.Errorf("repro table --no-run ran %d runs", n)
+	}
+	if !strings.Contains(stderr, "fake: warning: 2 of 4 runs are missing") {
+		t.Errorf("repro table --no-run does not warn of the 2 missing runs; stderr:\n%s", stderr)
+	}
+	if !strings.Contains(out, `\toprule`) {
+		t.Errorf("repro table --no-run --format tex printed:\n%s", out)
+	}
+	out, stderr, err = run(t, "plot", spec, "--no-run", "--results", dir)
+	if err != nil || fakeCalls.Load() != 0 || !strings.Contains(stderr, "2 of 4 runs are missing") || !strings.Contains(out, "f1.png") {
+		t.Errorf("repro plot --no-run: %v, %d runs, printed:\n%s\nstderr:\n%s", err, fakeCalls.Load(), out, stderr)
+	}
+
+	// The results folder itself keeps its meaning: a run table to read.
+	out, _, err = run(t, "table", filepath.Join(dir, "fake"), "--metric", "acc", "--cols", "")
+	if err != nil || !strings.Contains(out, fakeMethod) || fakeCalls.Load() != 0 {
+		t.Errorf("repro table RESULTS-DIR: %v, printed:\n%s", err, out)
+	}
+}
+
+func TestTableUnknownExperiment(t *testing.T) {
+	for _, cmd := range []string{"table", "plot"} {
+		_, _, err := run(t, cmd, "table9", "--results", t.TempDir())
+		if err == nil {
+			t.Errorf("repro %s table9: got nil error", cmd)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, cmd+": ") || !strings.Contains(msg, `no experiment "table9"`) || !strings.Contains(msg, "table1") || !strings.Contains(msg, "fig1") {
+			t.Errorf("repro %s table9: %q, want it to name table9 and list table1 and fig1", cmd, msg)
+		}
+	}
+}
