@@ -14,12 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/internal/buildinfo"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -370,7 +370,7 @@ func (b *builder) write(m nn.Model, start time.Time) (*Result, error) {
 		Model: cfg, Plan: b.k.Plan, Data: b.k.Data, Vocab: b.k.Vocab, Engine: b.k.Engine,
 		Checkpoint: checkpointFile, Hash: h, Params: total,
 		Metrics: b.metrics, Chance: b.chance, Timings: b.timings,
-		Revision: revision(), GoVersion: runtime.Version(), Host: host, Created: time.Now().UTC(),
+		Revision: buildinfo.String(), GoVersion: runtime.Version(), Host: host, Created: time.Now().UTC(),
 	}
 	js, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
@@ -458,26 +458,4 @@ func writeAtomic(name string, data []byte) (err error) {
 		d.Close()
 	}
 	return nil
-}
-
-// revision returns the VCS revision of the binary ("+dirty" for a modified
-// tree), or "unknown".
-func revision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "unknown", false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return rev
 }

@@ -7,7 +7,8 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
+
+	"github.com/repro-dp/repro/internal/buildinfo"
 
 	"github.com/urfave/cli/v2"
 )
@@ -19,30 +20,8 @@ func versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print the code revision and Go version of this binary",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(c.App.Writer, "repro %s %s %s/%s\n", revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(c.App.Writer, "repro %s %s %s/%s\n", buildinfo.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}
-}
-
-// revision returns the VCS revision recorded in the build, with "+dirty" when
-// the tree had local changes, or "unknown" when the binary carries none.
-func revision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "unknown", false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return rev
 }

@@ -13,13 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/buildinfo"
 )
 
 // Format is the version of the on-disk format written by this package.
@@ -126,16 +126,7 @@ func CurrentProvenance() Provenance {
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 	}
 	p.Host, _ = os.Hostname()
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				p.Revision = s.Value
-			case "vcs.modified":
-				p.Modified = s.Value == "true"
-			}
-		}
-	}
+	p.Revision, p.Modified = buildinfo.Revision()
 	return p
 }
 
