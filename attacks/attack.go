@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
+	"github.com/repro-dp/repro/internal/registry"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/nn"
 )
@@ -64,41 +64,17 @@ type Report struct {
 	Warnings []string
 }
 
-var (
-	regMu    sync.Mutex
-	registry = map[string]Attack{}
-)
+var known = registry.New[Attack]("attacks: attack")
 
-// Register adds a to the registry under a.Name(); it panics if the name is
-// taken. It is meant to be called from init functions.
-func Register(a Attack) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := registry[a.Name()]; dup {
-		panic("attacks: attack registered twice: " + a.Name())
-	}
-	registry[a.Name()] = a
-}
+// Register adds a to the registry under a.Name(). It is meant to be called
+// from init functions; it panics if the name is taken.
+func Register(a Attack) { known.Register(a.Name(), a) }
 
 // Lookup returns the attack registered under name.
-func Lookup(name string) (Attack, bool) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	a, ok := registry[name]
-	return a, ok
-}
+func Lookup(name string) (Attack, bool) { return known.Lookup(name) }
 
 // Names returns the names of the registered attacks, sorted.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return known.Names() }
 
 // FPRs are the false-positive rates at which membership attacks report the
 // TPR, with the suffix of their result names.

@@ -9,10 +9,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
-	"sync"
 	"time"
 
+	"github.com/repro-dp/repro/internal/registry"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/nn"
 )
@@ -83,41 +82,17 @@ type Metric struct {
 	Value float64
 }
 
-var (
-	regMu    sync.Mutex
-	registry = map[string]Method{}
-)
+var known = registry.New[Method]("methods: method")
 
 // Register adds m to the registry under m.Name(). It is meant to be called
 // from init functions; it panics if the name is taken.
-func Register(m Method) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := registry[m.Name()]; dup {
-		panic("methods: method registered twice: " + m.Name())
-	}
-	registry[m.Name()] = m
-}
+func Register(m Method) { known.Register(m.Name(), m) }
 
 // Lookup returns the method registered under name.
-func Lookup(name string) (Method, bool) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	m, ok := registry[name]
-	return m, ok
-}
+func Lookup(name string) (Method, bool) { return known.Lookup(name) }
 
 // Names returns the names of the registered methods, sorted.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return known.Names() }
 
 // check returns an error for a job that no method can run.
 func (j *Job) check(name string) error {
