@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/repro-dp/repro/nn"
-	"github.com/repro-dp/repro/nn/optim"
 	"github.com/repro-dp/repro/privacy"
 )
 
@@ -126,17 +125,11 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		return nil, err
 	}
 	m := job.Model
-	layout, err := m.SetPEFT(h.peft(privacy.StreamID(StreamLoRA) ^ job.Seed))
+	t, err := newLoRATraining(name, job, steps, q)
 	if err != nil {
-		return nil, fmt.Errorf("methods: %s: %w", name, err)
+		return nil, err
 	}
-	params := optimParams(layout)
-	opt, err := optim.New(h.Optimizer, params, &optim.Settings{WeightDecay: h.WeightDecay})
-	if err != nil {
-		return nil, fmt.Errorf("methods: %s: %w", name, err)
-	}
-	sched := h.schedule(steps)
-	sampler := NewPoisson(n, q, job.Seed)
+	layout, params, opt, sched, sampler := t.layout, t.params, t.opt, t.sched, t.sampler
 	est := newZO(layout.Size, h.Phi, h.Clip, acc.Sigma, q*float64(n), job.Seed)
 	res := &Result{Privacy: acc.Record, EpsilonRDP: acc.EpsilonRDP, EpsilonPLD: acc.EpsilonPLD, Steps: steps, Warnings: acc.Warnings}
 	var meter nn.Meter

@@ -67,6 +67,40 @@ func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
 
 // optimParams returns the trainable tensors of l as the optimizer sees
 // them, sharing their Data and Grad.
+// loraTraining is what the gradient-based and zeroth-order methods set up
+// before their first step: LoRA on the job's model, the optimizer over its
+// tensors, the learning-rate schedule and the Poisson sampler.
+type loraTraining struct {
+	layout  *nn.Layout
+	params  []optim.Param
+	opt     optim.Optimizer
+	sched   optim.Schedule
+	sampler *Poisson
+}
+
+// newLoRATraining sets up training of job's model for steps steps at
+// sampling rate q, with the LoRA initialisation and sampler seeded from
+// job.Seed.
+func newLoRATraining(name string, job *Job, steps int, q float64) (*loraTraining, error) {
+	h := job.Hyper
+	layout, err := job.Model.SetPEFT(h.peft(privacy.StreamID(StreamLoRA) ^ job.Seed))
+	if err != nil {
+		return nil, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	params := optimParams(layout)
+	opt, err := optim.New(h.Optimizer, params, &optim.Settings{WeightDecay: h.WeightDecay})
+	if err != nil {
+		return nil, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	return &loraTraining{
+		layout:  layout,
+		params:  params,
+		opt:     opt,
+		sched:   h.schedule(steps),
+		sampler: NewPoisson(len(job.Train), q, job.Seed),
+	}, nil
+}
+
 func optimParams(l *nn.Layout) []optim.Param {
 	ps := make([]optim.Param, len(l.Params))
 	for i, p := range l.Params {
@@ -97,17 +131,11 @@ func firstOrder(ctx context.Context, job *Job, name string, private bool) (*Resu
 		return nil, err
 	}
 	m := job.Model
-	layout, err := m.SetPEFT(h.peft(privacy.StreamID(StreamLoRA) ^ job.Seed))
+	t, err := newLoRATraining(name, job, steps, q)
 	if err != nil {
-		return nil, fmt.Errorf("methods: %s: %w", name, err)
+		return nil, err
 	}
-	params := optimParams(layout)
-	opt, err := optim.New(h.Optimizer, params, &optim.Settings{WeightDecay: h.WeightDecay})
-	if err != nil {
-		return nil, fmt.Errorf("methods: %s: %w", name, err)
-	}
-	sched := h.schedule(steps)
-	sampler := NewPoisson(n, q, job.Seed)
+	layout, params, opt, sched, sampler := t.layout, t.params, t.opt, t.sched, t.sampler
 	noise := privacy.NewNoise(job.Seed, StreamNoise)
 	opts := &nn.Options{Workers: job.Workers}
 	res := &Result{Privacy: acc.Record, EpsilonRDP: acc.EpsilonRDP, EpsilonPLD: acc.EpsilonPLD, Steps: steps, Warnings: acc.Warnings}
