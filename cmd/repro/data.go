@@ -6,7 +6,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -36,20 +35,14 @@ func dataCommand() *cli.Command {
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.IntFlag{Name: "examples", Usage: "also print the first `N` examples of each split, decoded (not with --json)"},
 			},
-			Action: func(c *cli.Context) error {
-				o := dataInfoOptions{scale: c.String("scale"), dataDir: c.String("data-dir"), seed: c.Uint64("seed"), json: c.Bool("json"), examples: c.Int("examples")}
-				// urfave/cli stops at the first argument; accept the flags
-				// after TASK too, as the usage line shows them.
-				args, err := o.parseTail(c.Args().Slice())
-				if err != nil {
-					return err
+			SkipFlagParsing: true, // flags may follow TASK; see withArgs
+			Action: withArgs(func(c *cli.Context, a *cmdArgs) error {
+				if len(a.Args()) != 1 {
+					return fmt.Errorf("data info: want one TASK argument (one of %s), got %d", strings.Join(datasets.Tasks(), ", "), len(a.Args()))
 				}
-				if len(args) != 1 {
-					return fmt.Errorf("data info: want one TASK argument (one of %s), got %d", strings.Join(datasets.Tasks(), ", "), len(args))
-				}
-				o.task = args[0]
+				o := dataInfoOptions{task: a.Args()[0], scale: a.String("scale"), dataDir: a.String("data-dir"), seed: a.Uint64("seed"), json: a.Bool("json"), examples: a.Int("examples")}
 				return dataInfo(c.App.Writer, o)
-			},
+			}),
 		}},
 	}
 }
@@ -59,30 +52,6 @@ type dataInfoOptions struct {
 	seed                 uint64
 	json                 bool
 	examples             int
-}
-
-// parseTail parses the flags among args (after TASK) into o and returns the
-// remaining arguments.
-func (o *dataInfoOptions) parseTail(args []string) ([]string, error) {
-	fs := flag.NewFlagSet("data info", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.scale, "scale", o.scale, "")
-	fs.StringVar(&o.dataDir, "data-dir", o.dataDir, "")
-	fs.Uint64Var(&o.seed, "seed", o.seed, "")
-	fs.BoolVar(&o.json, "json", o.json, "")
-	fs.IntVar(&o.examples, "examples", o.examples, "")
-	var rest []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("data info: %v", err)
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			rest = append(rest, args[0])
-			args = args[1:]
-		}
-	}
-	return rest, nil
 }
 
 func dataInfo(w io.Writer, o dataInfoOptions) error {

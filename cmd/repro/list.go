@@ -6,7 +6,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -36,23 +35,13 @@ func listCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "look for runs under `dir`"},
 		},
-		SkipFlagParsing: true, // see parseInterleaved
-		Action: func(c *cli.Context) error {
-			var o listOptions
-			fs := flag.NewFlagSet("list", flag.ContinueOnError)
-			fs.StringVar(&o.results, "results", "results", "")
-			args, help, err := parseInterleaved(fs, c.Args().Slice())
-			if help {
-				return cli.ShowCommandHelp(c.Lineage()[1], "list")
+		SkipFlagParsing: true, // see withArgs
+		Action: withArgs(func(c *cli.Context, a *cmdArgs) error {
+			if len(a.Args()) > 0 {
+				return fmt.Errorf("list: unexpected argument %q", a.Args()[0])
 			}
-			if err != nil {
-				return err
-			}
-			if len(args) > 0 {
-				return fmt.Errorf("list: unexpected argument %q", args[0])
-			}
-			return list(c.App.Writer, c.App.ErrWriter, o)
-		},
+			return list(c.App.Writer, c.App.ErrWriter, listOptions{results: a.String("results")})
+		}),
 	}
 }
 

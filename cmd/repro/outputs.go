@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -31,15 +32,37 @@ type expOptions struct {
 }
 
 // expFlags returns the experiment flags of repro table and repro plot. The
-// values of --set are collected in set, whole: a value is never split at
-// commas (--set sweep.epsilon=[1,8]).
-func expFlags(set *stringsValue) []cli.Flag {
+// values of --set are kept whole: a value is never split at commas
+// (--set sweep.epsilon=[1,8]). Each call returns a fresh, empty --set
+// value, which one parse of the command's arguments fills.
+func expFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "scale", Usage: "EXP: run at preset `scale` (smoke, small or full) instead of the spec's"},
 		&cli.StringFlag{Name: "results", Value: "results", Usage: "EXP: results are under `dir`"},
 		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once (default: the number of CPUs)"},
-		&cli.GenericFlag{Name: "set", Value: set, Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
+		&cli.GenericFlag{Name: "set", Value: new(stringsValue), Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
 		&cli.BoolFlag{Name: "no-run", Usage: "EXP: run nothing; render the finished runs and warn how many are missing"},
+	}
+}
+
+// checkExpFlags returns a usage error of command cmd (table or plot) if a
+// holds flags other than the experiment flags (expFlags) and keep, when
+// its argument names an experiment: the other flags shape a table or plot
+// drawn from a run table, and an experiment's spec sets its own.
+func checkExpFlags(cmd string, a *cmdArgs, keep ...string) error {
+	var bad []string
+	for _, name := range a.Given() {
+		if !slices.Contains(keep, name) && !slices.ContainsFunc(expFlags(), func(f cli.Flag) bool { return f.Names()[0] == name }) {
+			bad = append(bad, "--"+name)
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s: flag %s applies only to a FILE.parquet or RESULTS-DIR argument; %q is neither, so it names an experiment, whose spec sets its %ss", cmd, bad[0], a.Args()[0], cmd)
+	default:
+		return fmt.Errorf("%s: flags %s apply only to a FILE.parquet or RESULTS-DIR argument; %q is neither, so it names an experiment, whose spec sets its %ss", cmd, strings.Join(bad, ", "), a.Args()[0], cmd)
 	}
 }
 

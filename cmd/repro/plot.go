@@ -26,7 +26,6 @@ type plotOptions struct {
 }
 
 func plotCommand() *cli.Command {
-	set := new(stringsValue)
 	return &cli.Command{
 		Name:      "plot",
 		Usage:     "draw an experiment's plots, or a metric against a numeric column from a runs.parquet file",
@@ -62,17 +61,17 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "title", Usage: "plot `title`"},
 			&cli.StringFlag{Name: "xlabel", Usage: "horizontal axis `label`; default the x column's label"},
 			&cli.StringFlag{Name: "ylabel", Usage: "vertical axis `label`; default the y column's label"},
-		}, expFlags(set)...),
-		Action: func(c *cli.Context) error {
-			f, err := parseFlagsAfterArgs(c)
-			if err != nil {
-				return fmt.Errorf("plot: %w", err)
-			}
-			if len(f.args) != 1 {
+		}, expFlags()...),
+		SkipFlagParsing: true, // flags may follow the argument; see withArgs
+		Action: withArgs(func(c *cli.Context, f *cmdArgs) error {
+			if len(f.Args()) != 1 {
 				return errors.New("plot: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
 			}
-			if !isPath(f.args[0]) {
-				o := expOptions{name: f.args[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: *set, noRun: f.Bool("no-run")}
+			if !isPath(f.Args()[0]) {
+				if err := checkExpFlags("plot", f); err != nil {
+					return err
+				}
+				o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
 				return writeExperimentPlots(c.Context, c.App.Writer, c.App.ErrWriter, o)
 			}
 			for _, name := range []string{"x", "y", "out"} {
@@ -109,7 +108,7 @@ func plotCommand() *cli.Command {
 				minSeeds = -1
 			}
 			o := plotOptions{
-				path: f.args[0],
+				path: f.Args()[0],
 				plot: reports.Plot{
 					X:        f.String("x"),
 					Y:        f.String("y"),
@@ -129,7 +128,7 @@ func plotCommand() *cli.Command {
 				formats: formats,
 			}
 			return writePlot(c.App.Writer, c.App.ErrWriter, o)
-		},
+		}),
 	}
 }
 

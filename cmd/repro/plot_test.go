@@ -69,3 +69,27 @@ func TestPlotCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotExperimentFileFlags checks that the flags that shape a plot drawn
+// from a run table are a usage error with an experiment, whose spec sets
+// its plots, and that the experiment flags are not.
+func TestPlotExperimentFileFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		desc string
+		args []string
+		want string
+	}{
+		{"one flag", []string{"fig1", "--log-x"},
+			`plot: flag --log-x applies only to a FILE.parquet or RESULTS-DIR argument; "fig1" is neither, so it names an experiment, whose spec sets its plots`},
+		{"several flags", []string{"--x", "epsilon_target", "fig1", "--y", "acc", "--out", "f", "--formats", "png"},
+			`plot: flags --x, --y, --out, --formats apply only to a FILE.parquet or RESULTS-DIR argument; "fig1" is neither`},
+		{"experiment flags", []string{"fig1", "--scale", "smoke", "--jobs", "1", "--set", "delta=1e-6", "--no-run", "--results", dir},
+			"plot: fig1: none of its"},
+	} {
+		_, _, err := run(t, append([]string{"plot"}, tc.args...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: repro plot %s: got error %v, want one starting %q", tc.desc, strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -41,15 +40,14 @@ type runOptions struct {
 	executor    string
 }
 
-// runFlags declares the flags of repro run for the help text; they are
-// parsed by parseRunFlags, which allows flags after the experiment names
-// and never splits a value at commas (--set sweep.seed=[1,2]).
+// runFlags are the flags of repro run. --set and --only keep their values
+// whole: a value is never split at commas (--set sweep.seed=[1,2]).
 var runFlags = []cli.Flag{
 	&cli.StringFlag{Name: "scale", Usage: "run at preset `scale` (smoke, small or full) instead of the spec's"},
 	&cli.IntFlag{Name: "jobs", Usage: "execute `n` runs at once (default: the number of CPUs)"},
 	&cli.StringFlag{Name: "seeds", Usage: "seeds: `n` for 1…n, or a comma-separated list (7, for seed 7 alone)"},
-	&cli.StringSliceFlag{Name: "set", Usage: "override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
-	&cli.StringSliceFlag{Name: "only", Usage: "run only the runs matching `filter`: an id prefix or key=value conditions joined by commas; repeatable"},
+	stringsFlag{&cli.StringSliceFlag{Name: "set", Usage: "override a spec value: `key=value`, a dotted path and a YAML value; repeatable"}},
+	stringsFlag{&cli.StringSliceFlag{Name: "only", Usage: "run only the runs matching `filter`: an id prefix or key=value conditions joined by commas; repeatable"}},
 	&cli.BoolFlag{Name: "dry-run", Usage: "print the runs with their ids and whether they are finished; run nothing"},
 	&cli.BoolFlag{Name: "fresh", Usage: "run the selected runs again even if they are finished"},
 	&cli.BoolFlag{Name: "fail-fast", Usage: "start no new run after the first failure"},
@@ -71,83 +69,43 @@ func runCommand() *cli.Command {
 			"   $ repro run table1 --scale smoke --jobs 2\n" +
 			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8",
 		Flags:           runFlags,
-		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			o, help, err := parseRunFlags(c.Args().Slice())
-			if help {
-				return cli.ShowCommandHelp(c.Lineage()[1], "run")
-			}
+		SkipFlagParsing: true, // see withArgs
+		Action: withArgs(func(c *cli.Context, a *cmdArgs) error {
+			o, err := runFlagOptions(a)
 			if err != nil {
 				return err
 			}
 			return runExperiments(c.Context, c.App.Writer, c.App.ErrWriter, o)
-		},
+		}),
 	}
 }
 
-// stringsValue is a repeatable string flag that keeps commas.
-type stringsValue []string
-
-func (s *stringsValue) String() string     { return strings.Join(*s, " ") }
-func (s *stringsValue) Set(v string) error { *s = append(*s, v); return nil }
-
-// parseRunFlags parses the arguments of repro run, flags and experiment
-// names in any order. help is true if -h or --help was given.
-func parseRunFlags(args []string) (o runOptions, help bool, err error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.StringVar(&o.scale, "scale", "", "")
-	fs.IntVar(&o.jobs, "jobs", 0, "")
-	fs.StringVar(&o.seeds, "seeds", "", "")
-	fs.Var((*stringsValue)(&o.set), "set", "")
-	fs.Var((*stringsValue)(&o.only), "only", "")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "")
-	fs.BoolVar(&o.fresh, "fresh", false, "")
-	fs.BoolVar(&o.failFast, "fail-fast", false, "")
-	fs.StringVar(&o.results, "results", "results", "")
-	fs.StringVar(&o.executor, "executor", "local", "")
-	o.experiments, help, err = parseInterleaved(fs, args)
-	if help || err != nil {
-		return o, help, err
+// runFlagOptions checks the arguments of repro run and returns its options.
+func runFlagOptions(a *cmdArgs) (runOptions, error) {
+	o := runOptions{
+		experiments: a.Args(),
+		scale:       a.String("scale"),
+		jobs:        a.Int("jobs"),
+		seeds:       a.String("seeds"),
+		set:         a.StringSlice("set"),
+		only:        a.StringSlice("only"),
+		dryRun:      a.Bool("dry-run"),
+		fresh:       a.Bool("fresh"),
+		failFast:    a.Bool("fail-fast"),
+		results:     a.String("results"),
+		executor:    a.String("executor"),
 	}
 	switch {
 	case len(o.experiments) == 0:
-		return o, false, errors.New("run: want at least one experiment (repro list shows them)")
+		return o, errors.New("run: want at least one experiment (repro list shows them)")
 	case o.jobs < 0:
-		return o, false, errors.New("run: --jobs must be ≥ 0")
+		return o, errors.New("run: --jobs must be ≥ 0")
 	case o.executor == "slurm":
-		return o, false, errors.New("run: the slurm executor is not built yet; use --executor local")
+		return o, errors.New("run: the slurm executor is not built yet; use --executor local")
 	case o.executor != "local":
-		return o, false, fmt.Errorf("run: unknown executor %q (local)", o.executor)
+		return o, fmt.Errorf("run: unknown executor %q (local)", o.executor)
 	}
-	return o, false, nil
-}
-
-// parseInterleaved parses args with fs, allowing flags after positional
-// arguments (`repro run table1 --scale smoke`), and returns the positional
-// arguments. An argument after "--" is positional. help is true if -h or
-// --help was given. urfave/cli stops at the first positional argument and
-// splits slice values at commas, so the commands that need either skip its
-// flag parsing and call this.
-func parseInterleaved(fs *flag.FlagSet, args []string) (pos []string, help bool, err error) {
-	fs.SetOutput(io.Discard)
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, true, nil
-			}
-			return nil, false, fmt.Errorf("%s: %w", fs.Name(), err)
-		}
-		rest := fs.Args()
-		if len(rest) > 0 {
-			if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
-				return append(pos, rest...), false, nil
-			}
-			pos = append(pos, rest[0])
-			rest = rest[1:]
-		}
-		args = rest
-	}
-	return pos, false, nil
+	return o, nil
 }
 
 // seedsOverride turns --seeds into a --set override of the seed axis.

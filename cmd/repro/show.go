@@ -7,7 +7,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -45,25 +44,13 @@ func showCommand() *cli.Command {
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "look for runs under `dir`"},
 			&cli.BoolFlag{Name: "json", Usage: "print the manifest as JSON"},
 		},
-		SkipFlagParsing: true, // flags may follow RUN; see parseInterleaved
-		Action: func(c *cli.Context) error {
-			var o showOptions
-			fs := flag.NewFlagSet("show", flag.ContinueOnError)
-			fs.StringVar(&o.results, "results", "results", "")
-			fs.BoolVar(&o.json, "json", false, "")
-			args, help, err := parseInterleaved(fs, c.Args().Slice())
-			if help {
-				return cli.ShowCommandHelp(c.Lineage()[1], "show")
-			}
-			if err != nil {
-				return err
-			}
-			if len(args) != 1 {
+		SkipFlagParsing: true, // flags may follow RUN; see withArgs
+		Action: withArgs(func(c *cli.Context, a *cmdArgs) error {
+			if len(a.Args()) != 1 {
 				return errors.New("show: want exactly one RUN argument")
 			}
-			o.run = args[0]
-			return show(c.App.Writer, o)
-		},
+			return show(c.App.Writer, showOptions{run: a.Args()[0], results: a.String("results"), json: a.Bool("json")})
+		}),
 	}
 }
 

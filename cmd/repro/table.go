@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -30,7 +29,6 @@ type tableOptions struct {
 }
 
 func tableCommand() *cli.Command {
-	set := new(stringsValue)
 	return &cli.Command{
 		Name:      "table",
 		Usage:     "print an experiment's tables, or a table of metrics, mean ± std over seeds, from a runs.parquet file",
@@ -67,21 +65,21 @@ func tableCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "where", Usage: "keep only runs with `column=value`; repeatable"},
 			&cli.StringFlag{Name: "title", Usage: "table `title`; default the metric"},
 			&cli.StringFlag{Name: "out", Usage: "write PREFIX.txt, PREFIX.md and PREFIX.tex and print their paths, instead of printing the table in --format"},
-		}, expFlags(set)...),
-		Action: func(c *cli.Context) error {
-			f, err := parseFlagsAfterArgs(c)
-			if err != nil {
-				return fmt.Errorf("table: %w", err)
-			}
-			if len(f.args) != 1 {
+		}, expFlags()...),
+		SkipFlagParsing: true, // flags may follow the argument; see withArgs
+		Action: withArgs(func(c *cli.Context, f *cmdArgs) error {
+			if len(f.Args()) != 1 {
 				return errors.New("table: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
 			}
-			if !isPath(f.args[0]) {
+			if !isPath(f.Args()[0]) {
+				if err := checkExpFlags("table", f, "format"); err != nil {
+					return err
+				}
 				format, err := reports.ParseFormat(f.String("format"))
 				if err != nil {
 					return err
 				}
-				o := expOptions{name: f.args[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: *set, noRun: f.Bool("no-run")}
+				o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
 				return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
 			}
 			metrics := splitList(f.StringSlice("metric"))
@@ -115,7 +113,7 @@ func tableCommand() *cli.Command {
 				minSeeds = -1
 			}
 			o := tableOptions{
-				path: f.args[0],
+				path: f.Args()[0],
 				table: reports.Table{
 					Title:     f.String("title"),
 					Rows:      splitList(f.StringSlice("rows")),
@@ -132,7 +130,7 @@ func tableCommand() *cli.Command {
 				out:    f.String("out"),
 			}
 			return writeTable(c.App.Writer, o)
-		},
+		}),
 	}
 }
 
@@ -222,88 +220,4 @@ func parseWhere(list []string) (map[string]string, error) {
 		where[strings.TrimSpace(k)] = v
 	}
 	return where, nil
-}
-
-// flagsAfterArgs gives the flags of a command whether they come before or
-// after its positional arguments: urfave/cli v2 stops parsing flags at the
-// first positional argument, but the usage lines show them after it
-// ("repro table FILE.parquet --metric acc").
-type flagsAfterArgs struct {
-	c    *cli.Context
-	tail *flag.FlagSet   // the flags found among the arguments
-	set  map[string]bool // the names set in tail
-	args []string        // the positional arguments
-}
-
-// parseFlagsAfterArgs parses the command's flags found among c's arguments,
-// with the command's own flag definitions.
-func parseFlagsAfterArgs(c *cli.Context) (*flagsAfterArgs, error) {
-	fs := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	for _, f := range c.Command.Flags {
-		if err := f.Apply(fs); err != nil {
-			return nil, err
-		}
-	}
-	a := &flagsAfterArgs{c: c, tail: fs, set: make(map[string]bool)}
-	rest := c.Args().Slice()
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return nil, err
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			a.args = append(a.args, rest[0])
-			rest = rest[1:]
-		}
-	}
-	fs.Visit(func(f *flag.Flag) { a.set[f.Name] = true })
-	return a, nil
-}
-
-func (a *flagsAfterArgs) get(name string) any { return a.tail.Lookup(name).Value.(flag.Getter).Get() }
-
-// String returns the value of a string flag.
-func (a *flagsAfterArgs) String(name string) string {
-	if a.set[name] {
-		return a.get(name).(string)
-	}
-	return a.c.String(name)
-}
-
-// StringSlice returns the values of a string slice flag, those given before
-// the arguments first.
-func (a *flagsAfterArgs) StringSlice(name string) []string {
-	if !a.set[name] {
-		return a.c.StringSlice(name)
-	}
-	v := a.get(name).(cli.StringSlice)
-	if a.c.IsSet(name) {
-		return append(a.c.StringSlice(name), v.Value()...)
-	}
-	return v.Value()
-}
-
-// Int returns the value of an int flag.
-func (a *flagsAfterArgs) Int(name string) int {
-	if a.set[name] {
-		return a.get(name).(int)
-	}
-	return a.c.Int(name)
-}
-
-// Float64 returns the value of a float64 flag.
-func (a *flagsAfterArgs) Float64(name string) float64 {
-	if a.set[name] {
-		return a.get(name).(float64)
-	}
-	return a.c.Float64(name)
-}
-
-// Bool returns the value of a bool flag.
-func (a *flagsAfterArgs) Bool(name string) bool {
-	if a.set[name] {
-		return a.get(name).(bool)
-	}
-	return a.c.Bool(name)
 }

@@ -166,3 +166,28 @@ func TestTableCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTableExperimentFileFlags checks that the flags that shape a table
+// drawn from a run table are a usage error with an experiment, whose spec
+// sets its tables, and that --format and the experiment flags are not.
+func TestTableExperimentFileFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		desc string
+		args []string
+		want string
+	}{
+		{"one flag", []string{"table1", "--metric", "acc"},
+			`table: flag --metric applies only to a FILE.parquet or RESULTS-DIR argument; "table1" is neither, so it names an experiment, whose spec sets its tables`},
+		{"several flags, before and after", []string{"--where", "method=dpsgd", "table1", "--best", "max", "--out", "t"},
+			`table: flags --best, --where, --out apply only to a FILE.parquet or RESULTS-DIR argument; "table1" is neither`},
+		{"a missing directory", []string{filepath.Join(dir, "none"), "--rows", "task"}, "table: flag --rows applies only to a FILE.parquet"},
+		{"format and experiment flags", []string{"table1", "--format", "md", "--scale", "smoke", "--jobs", "1", "--set", "delta=1e-6", "--no-run", "--results", dir},
+			"table: table1: none of its"},
+	} {
+		_, _, err := run(t, append([]string{"table"}, tc.args...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: repro table %s: got error %v, want one starting %q", tc.desc, strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
