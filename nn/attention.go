@@ -178,3 +178,73 @@ func (t *Tape) Mix(x *Node, m TokenMix) *Node {
 	})
 	return y
 }
+
+// RotaryBase is the base of the rotary embeddings' frequencies (RoFormer,
+// LLaMA).
+const RotaryBase = 10000
+
+// Rotary applies rotary position embeddings (Su et al. 2021, "RoFormer",
+// eq. 34, in the half-split pairing of GPT-NeoX and LLaMA) to x, shape
+// [T, D] with D = heads·dh and dh even: in every head, the pair of columns
+// (i, i + dh/2), i < dh/2, of row p is rotated by the angle p·θᵢ with
+// θᵢ = RotaryBase^(−2i/dh). Rotations preserve norms, and the dot product of
+// a rotated query at row p and a rotated key at row p′ depends on p − p′
+// only. The backward pass rotates the gradient back by −p·θᵢ.
+func (t *Tape) Rotary(x *Node, heads int) *Node {
+	T, D := x.Value.Rows(), x.Value.Cols()
+	if heads <= 0 || D%heads != 0 {
+		panic(errHeads)
+	}
+	dh := D / heads
+	if dh%2 != 0 {
+		panic(errShape)
+	}
+	half := dh / 2
+	cos, sin := rotaryTable(T, dh)
+	t.bytes += int64(8 * len(cos))
+	y := t.node(x.Value.Shape, x)
+	xd, yd := x.Value.Data, y.Value.Data
+	for p := 0; p < T; p++ {
+		c, s := cos[p*half:(p+1)*half], sin[p*half:(p+1)*half]
+		for h := 0; h < heads; h++ {
+			o := p*D + h*dh
+			a, b := xd[o:o+half], xd[o+half:o+dh]
+			ya, yb := yd[o:o+half], yd[o+half:o+dh]
+			for i := range half {
+				ya[i] = a[i]*c[i] - b[i]*s[i]
+				yb[i] = a[i]*s[i] + b[i]*c[i]
+			}
+		}
+	}
+	t.record(y, func(g []float32) {
+		gx := t.g(x)
+		for p := 0; p < T; p++ {
+			c, s := cos[p*half:(p+1)*half], sin[p*half:(p+1)*half]
+			for h := 0; h < heads; h++ {
+				o := p*D + h*dh
+				ga, gb := g[o:o+half], g[o+half:o+dh]
+				xa, xb := gx[o:o+half], gx[o+half:o+dh]
+				for i := range half {
+					xa[i] += ga[i]*c[i] + gb[i]*s[i]
+					xb[i] += gb[i]*c[i] - ga[i]*s[i]
+				}
+			}
+		}
+	})
+	return y
+}
+
+// rotaryTable returns cos(p·θᵢ) and sin(p·θᵢ) for p < T and i < dh/2,
+// computed in float64, row-major by p.
+func rotaryTable(T, dh int) (cos, sin []float32) {
+	half := dh / 2
+	cos, sin = make([]float32, T*half), make([]float32, T*half)
+	for i := range half {
+		theta := math.Pow(RotaryBase, -2*float64(i)/float64(dh))
+		for p := 0; p < T; p++ {
+			s, c := math.Sincos(float64(p) * theta)
+			cos[p*half+i], sin[p*half+i] = float32(c), float32(s)
+		}
+	}
+	return cos, sin
+}

@@ -49,6 +49,16 @@ type Config struct {
 	MLPRatio int `json:"mlp_ratio"`
 	// MaxLen is the longest token sequence, visual tokens included.
 	MaxLen int `json:"max_len"`
+	// Positions selects how TinyMLLM's language model sees token order:
+	// "" or "learned" (absolute position embeddings added to its inputs) or
+	// "rope" (rotary position embeddings, Su et al. 2021, on the queries
+	// and keys of every language-model block, as in the LLaMA/Vicuna
+	// models under LLaVA; no absolute embedding). With rotary embeddings
+	// attention scores depend on relative positions only, which makes
+	// "look k tokens back" and "match and copy" circuits (in-context
+	// learning) far easier to learn. The vision encoder and Fusion keep
+	// learned embeddings.
+	Positions string `json:"positions,omitempty"`
 	// CLSAttnLayer selects the vision block whose [CLS]→patch attention is
 	// exposed, counted from the end: 1 is the last block, 2 the
 	// penultimate. Default 2 (DESIGN §7), clamped to the first block.
@@ -124,6 +134,10 @@ func (c Config) checkText() error {
 		return fmt.Errorf("nn: max length must be positive, got %d", c.MaxLen)
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("nn: dropout %v not in [0, 1)", c.Dropout)
+	case c.Positions != "" && c.Positions != "learned" && c.Positions != "rope":
+		return fmt.Errorf("nn: unknown positions %q (want learned or rope)", c.Positions)
+	case c.Positions == "rope" && (c.Width/c.Heads)%2 != 0:
+		return fmt.Errorf("nn: rotary positions need an even head width, got %d", c.Width/c.Heads)
 	}
 	return nil
 }

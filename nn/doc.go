@@ -42,7 +42,9 @@
 //
 // [TinyMLLM] is a LLaVA-shaped multimodal model: a ViT vision encoder with a
 // [CLS] token, a visual-token transform slot, a 2-layer projector and a causal
-// decoder language model with a tied head. [ViT] is an image classifier and
+// decoder language model with a tied head; its token order comes from
+// learned absolute position embeddings or, with Config.Positions "rope",
+// from rotary embeddings on queries and keys ([Tape.Rotary]). [ViT] is an image classifier and
 // [Fusion] a two-encoder (CNN image, transformer text) classifier with early
 // or late fusion, built from the same layers. [Preset] returns the smoke,
 // small and full configurations. [PEFT] adds LoRA, Houlsby adapters, BitFit

@@ -128,6 +128,8 @@ func TestOpGradients(t *testing.T) {
 				o, _ := tp.Attention(in[0], in[1], in[2], 3, true)
 				return project(tp, o)
 			}},
+		{"rotary", []Tensor{randTensor(rng, 1, 5, 8)},
+			func(tp *Tape, in []*Node) *Node { return project(tp, tp.Rotary(in[0], 2)) }},
 		{"head patch", []Tensor{randTensor(rng, 1, 3, 4)},
 			func(tp *Tape, in []*Node) *Node {
 				return project(tp, tp.Patch(in[0], 2, []HeadPatch{{Pos: -1, Head: 1, Value: []float32{1, 2}}}))

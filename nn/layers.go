@@ -184,6 +184,9 @@ type Block struct {
 	Adapter1   *Adapter
 	Adapter2   *Adapter
 	Dropout    float64
+	// Rotary applies rotary position embeddings (Tape.Rotary) to the
+	// queries and keys.
+	Rotary bool
 }
 
 func newBlock(name string, d, heads, ratio int, rng *rand.Rand) *Block {
@@ -231,7 +234,11 @@ func (b *Block) Params() []*Param {
 func (b *Block) Forward(t *Tape, x *Node, causal bool, stack string, layer int, h *Hooks) (*Node, Tensor) {
 	h.observe(b.Name+".in", x)
 	a := b.LN1.Forward(t, x, h)
-	heads, probs := t.Attention(b.Q.Forward(t, a, h), b.K.Forward(t, a, h), b.V.Forward(t, a, h), b.Heads, causal)
+	q, k := b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
+	if b.Rotary {
+		q, k = t.Rotary(q, b.Heads), t.Rotary(k, b.Heads)
+	}
+	heads, probs := t.Attention(q, k, b.V.Forward(t, a, h), b.Heads, causal)
 	if h != nil && h.Observe != nil {
 		h.Observe(b.Name+".attn.probs", probs)
 		h.Observe(b.Name+".attn.heads", heads.Value)

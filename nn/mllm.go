@@ -43,10 +43,11 @@ type VisualTransform func(index int, tokens, clsAttn Tensor) TokenMix
 // model with token and position embeddings, a final LayerNorm and a head tied
 // to the token embedding.
 type TinyMLLM struct {
-	Config     Config
-	Vision     *VisionEncoder
-	Proj1      *Linear
-	Proj2      *Linear
+	Config Config
+	Vision *VisionEncoder
+	Proj1  *Linear
+	Proj2  *Linear
+	// Pos is nil with rotary positions (Config.Positions "rope").
 	Tok, Pos   *Param
 	LM         *Stack
 	clsLayerIx int
@@ -73,9 +74,15 @@ func NewTinyMLLM(cfg Config) (*TinyMLLM, error) {
 	m.Proj2 = newLinear("projector.fc2", cfg.Width, cfg.Width, true, KindWeight, rng, 0.02)
 	m.Tok = newParam("lm.tok", KindEmbedding, cfg.Vocab, cfg.Width)
 	m.Tok.initNormal(rng, 0.02)
-	m.Pos = newParam("lm.pos", KindEmbedding, cfg.MaxLen, cfg.Width)
-	m.Pos.initNormal(rng, 0.02)
+	rope := cfg.Positions == "rope"
+	if !rope {
+		m.Pos = newParam("lm.pos", KindEmbedding, cfg.MaxLen, cfg.Width)
+		m.Pos.initNormal(rng, 0.02)
+	}
 	m.LM = newStack("lm", cfg.Width, cfg.Layers, cfg.Heads, cfg.MLPRatio, true, cfg.Dropout, rng)
+	for _, b := range m.LM.Blocks {
+		b.Rotary = rope
+	}
 	m.clsLayerIx = max(cfg.VisionLayers-cfg.CLSAttnLayer, 0)
 	if _, err := m.SetPEFT(cfg.PEFT); err != nil {
 		return nil, err
@@ -92,7 +99,16 @@ func (m *TinyMLLM) Params() []*Param {
 	ps := m.Vision.Params()
 	ps = append(ps, m.Proj1.Params()...)
 	ps = append(ps, m.Proj2.Params()...)
-	ps = append(ps, m.Tok, m.Pos)
+	return append(ps, m.embeddings()...)
+}
+
+// embeddings returns the language model's tensors: the token and (with
+// learned positions) position embeddings, then the blocks.
+func (m *TinyMLLM) embeddings() []*Param {
+	ps := []*Param{m.Tok}
+	if m.Pos != nil {
+		ps = append(ps, m.Pos)
+	}
 	return append(ps, m.LM.Params()...)
 }
 
@@ -107,7 +123,7 @@ func (m *TinyMLLM) SetPEFT(p PEFT) (*Layout, error) {
 	parts := []part{
 		{name: "vision", stacks: []*Stack{m.Vision.Stack}, params: m.Vision.Params},
 		{name: "projector", params: func() []*Param { return append(m.Proj1.Params(), m.Proj2.Params()...) }},
-		{name: "lm", stacks: []*Stack{m.LM}, params: func() []*Param { return append([]*Param{m.Tok, m.Pos}, m.LM.Params()...) }},
+		{name: "lm", stacks: []*Stack{m.LM}, params: m.embeddings},
 	}
 	def := func(method string) []string {
 		if method == "lora" || method == "adapter" {
@@ -239,7 +255,9 @@ func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt Visua
 	if len(segs) > 1 {
 		x = t.Concat(segs...)
 	}
-	x = t.Add(x, t.Slice(t.Param(m.Pos), 0, T))
+	if m.Pos != nil {
+		x = t.Add(x, t.Slice(t.Param(m.Pos), 0, T))
+	}
 	out, _ := m.LM.Forward(t, x, -1, h)
 	return out, pos, nil
 }

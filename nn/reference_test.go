@@ -160,9 +160,32 @@ func refAdapter(x mat, a *Adapter) mat {
 	return refAdd(x, refLinear(refGELU(refLinear(x, a.Down)), a.Up))
 }
 
+// refRotary rotates, in every head of width dh and at every row p, the
+// column pair (i, i+dh/2) by the angle p·10000^(−2i/dh) (RoFormer with
+// LLaMA's half-split pairing).
+func refRotary(x mat, heads int) mat {
+	dh := x.c / heads
+	y := newMat(x.r, x.c)
+	for p := 0; p < x.r; p++ {
+		for h := 0; h < heads; h++ {
+			for i := 0; i < dh/2; i++ {
+				ang := float64(p) / math.Pow(10000, float64(2*i)/float64(dh))
+				a, b := x.at(p, h*dh+i), x.at(p, h*dh+i+dh/2)
+				y.d[p*x.c+h*dh+i] = a*math.Cos(ang) - b*math.Sin(ang)
+				y.d[p*x.c+h*dh+i+dh/2] = a*math.Sin(ang) + b*math.Cos(ang)
+			}
+		}
+	}
+	return y
+}
+
 func refBlock(x mat, b *Block, causal bool) (mat, [][][]float64) {
 	a := refLayerNorm(x, b.LN1)
-	heads, probs := refAttention(refLinear(a, b.Q), refLinear(a, b.K), refLinear(a, b.V), b.Heads, causal)
+	q, k := refLinear(a, b.Q), refLinear(a, b.K)
+	if b.Rotary {
+		q, k = refRotary(q, b.Heads), refRotary(k, b.Heads)
+	}
+	heads, probs := refAttention(q, k, refLinear(a, b.V), b.Heads, causal)
 	x = refAdd(x, refAdapter(refLinear(heads, b.O), b.Adapter1))
 	m := refLinear(refGELU(refLinear(refLayerNorm(x, b.LN2), b.MLP.FC1)), b.MLP.FC2)
 	return refAdd(x, refAdapter(m, b.Adapter2)), probs
@@ -217,7 +240,11 @@ func refVision(img []float32, v *VisionEncoder) (mat, [][][][]float64) {
 // every image's encoder tokens.
 func refTokenLosses(m *TinyMLLM, s *Sequence, mix *TokenMix) ([]float64, [][][]float64) {
 	W := m.Config.Width
-	tok, pos := paramMat(m.Tok), paramMat(m.Pos)
+	tok := paramMat(m.Tok)
+	pos := newMat(m.Config.MaxLen, W) // rotary: no absolute embedding
+	if m.Config.Positions != "rope" {
+		pos = paramMat(m.Pos)
+	}
 	var rows [][]float64
 	var cls [][][]float64
 	var posOf []int
@@ -298,13 +325,19 @@ func perturbAll(m Module, seed uint64) {
 
 func TestTinyMLLMMatchesReference(t *testing.T) {
 	t.Parallel()
-	for _, peft := range []PEFT{
-		{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, Alpha: 12, Parts: []string{"vision", "projector", "lm"}},
-		{Method: "adapter", Parts: []string{"vision", "lm"}},
+	for _, tc := range []struct {
+		peft      PEFT
+		positions string
+	}{
+		{PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, Alpha: 12, Parts: []string{"vision", "projector", "lm"}}, ""},
+		{PEFT{Method: "adapter", Parts: []string{"vision", "lm"}}, "learned"},
+		{PEFT{Method: "lora", Targets: []string{"q", "k", "v"}, Parts: []string{"lm"}}, "rope"},
 	} {
+		peft := tc.peft
+		name := peft.Method + "/" + tc.positions
 		c := smokeConfig(t)
 		c.VisionLayers, c.Layers = 3, 2 // the [CLS] map comes from block 1 of 3
-		c.PEFT = peft
+		c.PEFT, c.Positions = peft, tc.positions
 		m, err := NewTinyMLLM(c)
 		if err != nil {
 			t.Fatal(err)
@@ -354,7 +387,7 @@ func TestTinyMLLMMatchesReference(t *testing.T) {
 			for i := range want {
 				// float32 against float64 through 5 blocks: 1e-4 relative.
 				if math.Abs(got[i]-want[i]) > 1e-4*math.Max(1, want[i]) {
-					t.Errorf("%s, mix %v: token loss %d = %.7g, reference %.7g", peft.Method, withMix, i, got[i], want[i])
+					t.Errorf("%s, mix %v: token loss %d = %.7g, reference %.7g", name, withMix, i, got[i], want[i])
 				}
 				mean += want[i] / float64(len(want))
 			}
@@ -364,7 +397,7 @@ func TestTinyMLLMMatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			if l := float64(loss.Value.Data[0]); math.Abs(l-mean) > 1e-4*math.Max(1, mean) {
-				t.Errorf("%s, mix %v: loss %.7g, reference mean over answer tokens %.7g", peft.Method, withMix, l, mean)
+				t.Errorf("%s, mix %v: loss %.7g, reference mean over answer tokens %.7g", name, withMix, l, mean)
 			}
 			if !withMix {
 				continue
@@ -544,7 +577,11 @@ func refFusion(m *Fusion, img []float32, tokens []int) []float64 {
 	}
 	feat := refLinear(mat{1, len(x), x}, m.ImgProj)
 	W := m.Config.Width
-	tok, pos := paramMat(m.Tok), paramMat(m.Pos)
+	tok := paramMat(m.Tok)
+	pos := newMat(m.Config.MaxLen, W) // rotary: no absolute embedding
+	if m.Config.Positions != "rope" {
+		pos = paramMat(m.Pos)
+	}
 	var rows [][]float64
 	if m.Config.FusionMode == "early" {
 		rows = append(rows, feat.d)
