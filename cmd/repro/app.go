@@ -33,10 +33,9 @@ func newApp(w, wErr io.Writer) *cli.App {
 		Description: "repro fine-tunes a small shared multimodal transformer with five recent private\n" +
 			"fine-tuning methods and their baselines, attacks every trained model, and writes\n" +
 			"parquet results, paper-style tables and plots.",
-		Writer:          w,
-		ErrWriter:       wErr,
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // main prints the error and exits
-		Commands:        cmds,
+		Writer:         w,
+		ErrWriter:      wErr,
+		ExitErrHandler: func(*cli.Context, error) {}, // main prints the error and exits
+		Commands:       cmds,
 	}
 }

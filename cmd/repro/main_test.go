@@ -35,3 +35,21 @@ func TestUnknownCommand(t *testing.T) {
 		t.Errorf("repro no-such-command: got nil error, want one")
 	}
 }
+
+// TestHelpCommand checks that `repro help CMD` prints the command's help
+// like `repro CMD --help` (it used to fail with "No help topic").
+func TestHelpCommand(t *testing.T) {
+	for _, cmd := range []string{"run", "table", "account"} {
+		out, _, err := run(t, "help", cmd)
+		if err != nil {
+			t.Fatalf("repro help %s: %v", cmd, err)
+		}
+		want, _, err := run(t, cmd, "--help")
+		if err != nil {
+			t.Fatalf("repro %s --help: %v", cmd, err)
+		}
+		if out != want || !strings.Contains(out, "repro "+cmd) {
+			t.Errorf("repro help %s:\n%s\nwant the output of repro %s --help:\n%s", cmd, out, cmd, want)
+		}
+	}
+}
