@@ -81,19 +81,39 @@
 // episodes, accuracy with the demonstrations stays at chance, like zero-shot
 // accuracy (small: 0.18 with 8 demonstrations, 0.19 zero-shot, chance 0.20).
 // The models learn to copy one of the episode's words but not to match the
-// query image against the demonstrations within these budgets. Neither more
-// language-model blocks (3 at smoke), nor the named and aliased episodes,
-// nor sinusoidal position embeddings, nor training on text-only episodes got
-// past that plateau in up to 1500 steps, nor 6000 steps of an
-// episode-heavy smoke mixture (few-shot 0.32 against zero-shot 0.42 and
-// chance 0.33 on 200 held-out episodes), nor 1500 steps of 48 episodes
-// each (few-shot 0.36, zero-shot 0.33); a synthetic associative-recall
-// control (key-value pairs in text) shows the same plateau for LMs of width
-// 32 and 96 at 16 sequences a step. Escaping it probably takes well over
-// 10⁴ steps with larger batches (not verified here: more than two hours at
-// small scale on two cores), a wider smoke model, or a GPU backend for nn.
-// DP-MTV's mean activations will therefore carry little task signal on
-// these bases.
+// query image against the demonstrations within these budgets.
+//
+// What is known about why:
+//
+//   - The image features suffice. Choosing the word of the demonstration
+//     whose vision [CLS] output is nearest (cosine) to the query's gets 0.77
+//     on 200 held-out small episodes with the small recipe's stage-1
+//     encoder (chance 0.20), and 0.675 with the smoke base (chance 0.33);
+//     the manifest reports it for every base as icl_nn_acc.
+//   - The engine and optimizer form induction heads: on text, a 2-block LM of
+//     width 64 trained on repeated random word sequences (16 a step, AdamW
+//     1e-3) drops from 4.1 to 0.36 nats per repeated token between steps 200
+//     and 300.
+//   - What does not get past the plateau (episodes only, from the stage-1
+//     encoder, 600–1200 steps of 8–12 episodes, 150 held-out 8-shot 5-way
+//     episodes each, all within 0.16–0.27 few-shot): adding the text
+//     induction curriculum above and text key–word episodes (the induction
+//     circuit forms on them by step 300 but does not transfer to images); a
+//     longer vision stage (2000 steps), frozen or trained; rotary position
+//     embeddings (nn Config.Positions "rope"); rotary embeddings with [CLS]
+//     moved to the last visual token and the "means" token dropped, which
+//     makes the task exactly a two-block induction with fuzzy keys; training
+//     on 12-shot 3-way episodes, whose demonstration words are mostly
+//     in-context targets. Earlier attempts (session 1): 3 LM blocks, named
+//     and aliased episodes, sinusoidal positions, 6000 episode-heavy smoke
+//     steps (few-shot 0.32, zero-shot 0.42, chance 0.33), 1500 steps of 48
+//     episodes.
+//
+// So the gap is in learning the fuzzy match-and-copy circuit over images,
+// not in the features or the engine. The next things to try are far longer
+// runs (≥ 10⁴ steps of ≥ 32 episodes, hours on two cores) and curricula that
+// supervise the circuit's two halves on image keys. DP-MTV's mean
+// activations will carry little task signal on these bases until then.
 //
 // # Quality
 //
@@ -103,7 +123,8 @@
 // questions; perplexity on held-out public records; in-context accuracy on
 // held-out episodes of held-out images with fresh label words, scored among
 // the episode's label words, with and without the demonstrations
-// (icl_few_shot_acc, icl_zero_shot_acc, icl_gain); and a quick non-private
+// (icl_few_shot_acc, icl_zero_shot_acc, icl_gain), and the [CLS]
+// nearest-neighbour reference on the same episodes (icl_nn_acc); and a quick non-private
 // LoRA fine-tune on fashion-vqa's private train split, exact match on its
 // test split before and after (finetune_base_acc, finetune_acc), which shows
 // the private task is new to the base.

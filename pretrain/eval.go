@@ -166,6 +166,61 @@ func episodeAccuracy(m *nn.TinyMLLM, eps []episode, zero bool) (float64, error) 
 	return float64(n) / float64(len(eps)), nil
 }
 
+// nearestNeighbourAccuracy returns the fraction of episodes whose query
+// image's nearest demonstration, by cosine similarity of the vision
+// encoder's [CLS] outputs, carries the query's word. It needs no language
+// model: it measures how well the base's image features alone could support
+// in-context learning on the same episodes (a reference for
+// icl_few_shot_acc, which must also learn to match and copy in context).
+func (c *corpus) nearestNeighbourAccuracy(m *nn.TinyMLLM, eps []episode) float64 {
+	cls := func(px []float32) []float64 {
+		v, _ := m.EncodeImage(nn.NewTape(nil, nil), px, 0, false, nil, nil)
+		W := v.Encoder.Value.Cols()
+		f := make([]float64, W)
+		var n float64
+		for d := range f {
+			f[d] = float64(v.Encoder.Value.Data[d]) // row 0: [CLS]
+			n += f[d] * f[d]
+		}
+		n = math.Sqrt(n)
+		for d := range f {
+			f[d] /= n
+		}
+		return f
+	}
+	ok := make([]bool, len(eps))
+	parallel(len(eps), func(i int) {
+		e := &eps[i]
+		var words []int // the word after each demonstration's "means"
+		for j, tk := range e.seq.Tokens[:len(e.seq.Tokens)-1] {
+			if tk == c.tMeans {
+				words = append(words, e.seq.Tokens[j+1])
+			}
+		}
+		n := len(e.seq.Images) - 1
+		q := cls(e.seq.Images[n])
+		best, word := math.Inf(-1), -1
+		for j := range n {
+			f := cls(e.seq.Images[j])
+			var s float64
+			for d := range f {
+				s += f[d] * q[d]
+			}
+			if s > best {
+				best, word = s, words[j]
+			}
+		}
+		ok[i] = word == e.words[e.answer]
+	})
+	n := 0
+	for _, o := range ok {
+		if o {
+			n++
+		}
+	}
+	return float64(n) / float64(len(eps))
+}
+
 func argmax(x []float32) int {
 	b := 0
 	for i, v := range x {
@@ -226,6 +281,8 @@ func (b *builder) evaluate(ctx context.Context, m *nn.TinyMLLM) error {
 	b.metrics["icl_zero_shot_acc"], b.metrics["icl_few_shot_acc"] = zero, few
 	b.metrics["icl_gain"] = few - zero
 	b.metrics["icl_shots"] = float64(c.shots)
+	b.metrics["icl_nn_acc"] = c.nearestNeighbourAccuracy(m, eps)
+	b.chance["icl_nn_acc"] = 1 / float64(c.ways)
 	b.chance["icl_zero_shot_acc"] = 1 / float64(c.ways)
 	b.chance["icl_few_shot_acc"] = 1 / float64(c.ways)
 	if err := ctx.Err(); err != nil {
