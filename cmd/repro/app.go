@@ -27,15 +27,40 @@ func newApp(w, wErr io.Writer) *cli.App {
 		cmds = append(cmds, c())
 	}
 	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
+	cmds = append(cmds, helpCommand())
 	return &cli.App{
 		Name:  "repro",
 		Usage: "reproduce and benchmark differentially private fine-tuning of multimodal models",
 		Description: "repro fine-tunes a small shared multimodal transformer with five recent private\n" +
 			"fine-tuning methods and their baselines, attacks every trained model, and writes\n" +
 			"parquet results, paper-style tables and plots.",
-		Writer:         w,
-		ErrWriter:      wErr,
+		Writer:    w,
+		ErrWriter: wErr,
+		// urfave/cli adds its help flag only when there is no help
+		// command; repro has its own (helpCommand).
+		Flags:          []cli.Flag{cli.HelpFlag},
 		ExitErrHandler: func(*cli.Context, error) {}, // main prints the error and exits
 		Commands:       cmds,
+	}
+}
+
+// helpCommand returns repro help: repro help CMD... runs repro CMD... --help,
+// so it prints exactly the help that --help prints. It replaces the help
+// command of urfave/cli v2, which prints the help of a command with
+// subcommands (repro help data) before setting the command up, so without
+// its COMMANDS and OPTIONS, and prints the help of data for
+// repro help data info.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "help",
+		Aliases:         []string{"h"},
+		Usage:           "show the help of repro or of a command",
+		ArgsUsage:       "[COMMAND [SUBCOMMAND]]",
+		HideHelp:        true,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			args := append([]string{c.App.Name}, c.Args().Slice()...)
+			return c.App.RunContext(c.Context, append(args, "--help"))
+		},
 	}
 }

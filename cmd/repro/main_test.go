@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,20 +37,34 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
-// TestHelpCommand checks that `repro help CMD` prints the command's help
-// like `repro CMD --help` (it used to fail with "No help topic").
+// TestHelpCommand checks that `repro help CMD...` prints the help of the
+// command, or subcommand, like `repro CMD... --help` (it used to fail with
+// "No help topic"), and `repro help` that of repro, like `repro --help`.
+// A command with subcommands lists them (urfave/cli's help command printed
+// its help before setting it up, so without its COMMANDS and OPTIONS).
 func TestHelpCommand(t *testing.T) {
-	for _, cmd := range []string{"run", "table", "account"} {
-		out, _, err := run(t, "help", cmd)
+	for _, tc := range []struct {
+		cmd  []string
+		want string // a line of the help
+	}{
+		{[]string{"run"}, "   repro run [command options] EXP..."},
+		{[]string{"table"}, "   repro table [command options] EXP|FILE.parquet|RESULTS-DIR"},
+		{[]string{"account"}, "OPTIONS:"},
+		{[]string{"data"}, "   info     print a task's split sizes, vocabulary, class balance, canaries and fingerprint"},
+		{[]string{"data", "info"}, "   repro data info [command options] TASK"},
+		{nil, "   data      inspect the tasks' data"},
+	} {
+		name := strings.Join(tc.cmd, " ")
+		out, errOut, err := run(t, append([]string{"help"}, tc.cmd...)...)
 		if err != nil {
-			t.Fatalf("repro help %s: %v", cmd, err)
+			t.Fatalf("repro help %s: %v", name, err)
 		}
-		want, _, err := run(t, cmd, "--help")
+		want, _, err := run(t, append(tc.cmd[:len(tc.cmd):len(tc.cmd)], "--help")...)
 		if err != nil {
-			t.Fatalf("repro %s --help: %v", cmd, err)
+			t.Fatalf("repro %s --help: %v", name, err)
 		}
-		if out != want || !strings.Contains(out, "repro "+cmd) {
-			t.Errorf("repro help %s:\n%s\nwant the output of repro %s --help:\n%s", cmd, out, cmd, want)
+		if out != want || errOut != "" || !slices.Contains(strings.Split(out, "\n"), tc.want) {
+			t.Errorf("repro help %s:\n%s\n(standard error %q)\nwant the output of repro %s --help, with the line %q:\n%s", name, out, errOut, name, tc.want, want)
 		}
 	}
 }
