@@ -577,11 +577,7 @@ func refFusion(m *Fusion, img []float32, tokens []int) []float64 {
 	}
 	feat := refLinear(mat{1, len(x), x}, m.ImgProj)
 	W := m.Config.Width
-	tok := paramMat(m.Tok)
-	pos := newMat(m.Config.MaxLen, W) // rotary: no absolute embedding
-	if m.Config.Positions != "rope" {
-		pos = paramMat(m.Pos)
-	}
+	tok, pos := paramMat(m.Tok), paramMat(m.Pos) // learned, whatever Positions
 	var rows [][]float64
 	if m.Config.FusionMode == "early" {
 		rows = append(rows, feat.d)
@@ -612,8 +608,11 @@ func TestFusionMatchesReference(t *testing.T) {
 	t.Parallel()
 	c := smokeConfig(t)
 	c.Classes, c.Layers = 3, 2
-	for _, mode := range []string{"late", "early"} {
-		c.FusionMode = mode
+	// Positions "rope" is for TinyMLLM's language model only: Fusion keeps
+	// its learned position embedding (Config.Positions).
+	for _, tc := range []struct{ mode, positions string }{{"late", ""}, {"early", ""}, {"late", "rope"}} {
+		mode := tc.mode
+		c.FusionMode, c.Positions = mode, tc.positions
 		c.PEFT = PEFT{Method: "adapter"}
 		m, err := NewFusion(c)
 		if err != nil {
@@ -629,7 +628,7 @@ func TestFusionMatchesReference(t *testing.T) {
 		}
 		for k, w := range want {
 			if g := float64(z.Value.Data[k]); math.Abs(g-w) > 1e-4*(1+math.Abs(w)) {
-				t.Errorf("%s: logit %d = %v, reference %v", mode, k, g, w)
+				t.Errorf("%s/%s: logit %d = %v, reference %v", mode, tc.positions, k, g, w)
 			}
 		}
 	}
