@@ -54,10 +54,11 @@ type Config struct {
 	// "rope" (rotary position embeddings, Su et al. 2021, on the queries
 	// and keys of every language-model block, as in the LLaMA/Vicuna
 	// models under LLaVA; no absolute embedding). With rotary embeddings
-	// attention scores depend on relative positions only, which makes
-	// "look k tokens back" and "match and copy" circuits (in-context
-	// learning) far easier to learn. The vision encoder and Fusion keep
-	// learned embeddings.
+	// attention scores depend on relative positions only (on a text
+	// key-word recall task they trained somewhat faster than learned
+	// embeddings: 3.6 against 4.0 nats after 900 steps; package pretrain's
+	// documentation). The vision encoder and Fusion keep learned
+	// embeddings.
 	Positions string `json:"positions,omitempty"`
 	// CLSAttnLayer selects the vision block whose [CLS]→patch attention is
 	// exposed, counted from the end: 1 is the last block, 2 the
