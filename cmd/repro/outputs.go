@@ -66,6 +66,27 @@ func checkExpFlags(cmd string, a *cmdArgs, keep ...string) error {
 	}
 }
 
+// checkFileFlags returns a usage error of command cmd (table or plot) if a
+// holds experiment flags (expFlags) when its argument is a run table (a
+// FILE.parquet or RESULTS-DIR): they say how to run an experiment, and a
+// run table is only read.
+func checkFileFlags(cmd string, a *cmdArgs) error {
+	var bad []string
+	for _, name := range a.Given() {
+		if slices.ContainsFunc(expFlags(), func(f cli.Flag) bool { return f.Names()[0] == name }) {
+			bad = append(bad, "--"+name)
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s: flag %s applies only to an experiment argument; %q is a run table (FILE.parquet or RESULTS-DIR), which is only read", cmd, bad[0], a.Args()[0])
+	default:
+		return fmt.Errorf("%s: flags %s apply only to an experiment argument; %q is a run table (FILE.parquet or RESULTS-DIR), which is only read", cmd, strings.Join(bad, ", "), a.Args()[0])
+	}
+}
+
 // isPath reports whether arg names an existing file or directory, or a
 // .parquet file, which repro table and repro plot read as a run table
 // rather than as an experiment; a .yaml or .yml file is an experiment.

@@ -74,6 +74,9 @@ func plotCommand() *cli.Command {
 				o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
 				return writeExperimentPlots(c.Context, c.App.Writer, c.App.ErrWriter, o)
 			}
+			if err := checkFileFlags("plot", f); err != nil {
+				return err
+			}
 			for _, name := range []string{"x", "y", "out"} {
 				if f.String(name) == "" {
 					return fmt.Errorf("plot: --%s is required", name)

@@ -82,6 +82,9 @@ func tableCommand() *cli.Command {
 				o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
 				return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
 			}
+			if err := checkFileFlags("table", f); err != nil {
+				return err
+			}
 			metrics := splitList(f.StringSlice("metric"))
 			if len(metrics) == 0 {
 				return errors.New("table: --metric is required")

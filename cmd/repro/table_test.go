@@ -191,3 +191,30 @@ func TestTableExperimentFileFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestTableFileExperimentFlags checks the converse of
+// TestTableExperimentFileFlags: experiment flags with a run table argument
+// are a usage error, not silently ignored.
+func TestTableFileExperimentFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "runs.parquet")
+	if err := os.WriteFile(file, []byte("not read"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{file, "--metric", "acc", "--scale", "smoke"}, `table: flag --scale applies only to an experiment argument; "` + file + `" is a run table`},
+		{[]string{"--no-run", dir, "--metric", "acc", "--jobs", "2"}, "table: flags --jobs, --no-run apply only to an experiment argument"},
+	} {
+		_, _, err := run(t, append([]string{"table"}, tc.args...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("repro table %s: got error %v, want one starting %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+	_, _, err := run(t, "plot", file, "--x", "epsilon", "--y", "acc", "--out", filepath.Join(dir, "p"), "--set", "delta=1e-6")
+	if want := "plot: flag --set applies only to an experiment argument"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("repro plot FILE --set: got error %v, want one starting %q", err, want)
+	}
+}
