@@ -4,7 +4,10 @@
 
 package nn
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Attention computes multi-head scaled dot-product attention for one sequence.
 // q, k and v have shape [T, D] with D = heads·dh; head h uses columns
@@ -199,52 +202,62 @@ func (t *Tape) Rotary(x *Node, heads int) *Node {
 	if dh%2 != 0 {
 		panic(errShape)
 	}
-	half := dh / 2
 	cos, sin := rotaryTable(T, dh)
-	t.bytes += int64(8 * len(cos))
 	y := t.node(x.Value.Shape, x)
-	xd, yd := x.Value.Data, y.Value.Data
-	for p := 0; p < T; p++ {
-		c, s := cos[p*half:(p+1)*half], sin[p*half:(p+1)*half]
-		for h := 0; h < heads; h++ {
-			o := p*D + h*dh
-			a, b := xd[o:o+half], xd[o+half:o+dh]
-			ya, yb := yd[o:o+half], yd[o+half:o+dh]
-			for i := range half {
-				ya[i] = a[i]*c[i] - b[i]*s[i]
-				yb[i] = a[i]*s[i] + b[i]*c[i]
-			}
-		}
-	}
-	t.record(y, func(g []float32) {
-		gx := t.g(x)
-		for p := 0; p < T; p++ {
-			c, s := cos[p*half:(p+1)*half], sin[p*half:(p+1)*half]
-			for h := 0; h < heads; h++ {
-				o := p*D + h*dh
-				ga, gb := g[o:o+half], g[o+half:o+dh]
-				xa, xb := gx[o:o+half], gx[o+half:o+dh]
-				for i := range half {
-					xa[i] += ga[i]*c[i] + gb[i]*s[i]
-					xb[i] += gb[i]*c[i] - ga[i]*s[i]
-				}
-			}
-		}
-	})
+	rotate(y.Value.Data, x.Value.Data, cos, sin, T, D, dh, 1)
+	t.record(y, func(g []float32) { rotate(t.g(x), g, cos, sin, T, D, dh, -1) })
 	return y
 }
 
-// rotaryTable returns cos(p·θᵢ) and sin(p·θᵢ) for p < T and i < dh/2,
-// computed in float64, row-major by p.
-func rotaryTable(T, dh int) (cos, sin []float32) {
+// rotate adds to dst the rotation of src ([T, D], heads of width dh) by
+// p·θᵢ (sign 1) or by −p·θᵢ (sign −1, the transpose) in every head's column
+// pairs (i, i + dh/2) at row p.
+func rotate(dst, src, cos, sin []float32, T, D, dh int, sign float32) {
 	half := dh / 2
-	cos, sin = make([]float32, T*half), make([]float32, T*half)
-	for i := range half {
-		theta := math.Pow(RotaryBase, -2*float64(i)/float64(dh))
-		for p := 0; p < T; p++ {
-			s, c := math.Sincos(float64(p) * theta)
-			cos[p*half+i], sin[p*half+i] = float32(c), float32(s)
+	for p := 0; p < T; p++ {
+		c, s := cos[p*half:(p+1)*half], sin[p*half:(p+1)*half]
+		for o := p * D; o < (p+1)*D; o += dh {
+			a, b := src[o:o+half], src[o+half:o+dh]
+			da, db := dst[o:o+half], dst[o+half:o+dh]
+			for i := range half {
+				si := sign * s[i]
+				da[i] += a[i]*c[i] - b[i]*si
+				db[i] += a[i]*si + b[i]*c[i]
+			}
 		}
 	}
-	return cos, sin
+}
+
+// rotaryTables caches, by head width, cos(p·θᵢ) and sin(p·θᵢ) for the
+// rows seen so far: a row does not depend on the sequence length, so a
+// shorter sequence uses a prefix. Cached slices are never written.
+var rotaryTables struct {
+	sync.Mutex
+	byWidth map[int][2][]float32
+}
+
+// rotaryTable returns cos(p·θᵢ) and sin(p·θᵢ) for p < T and i < dh/2,
+// computed in float64, row-major by p. The slices are shared: read only.
+func rotaryTable(T, dh int) (cos, sin []float32) {
+	half := dh / 2
+	rt := &rotaryTables
+	rt.Lock()
+	defer rt.Unlock()
+	tab := rt.byWidth[dh]
+	if len(tab[0]) < T*half {
+		n := max(T, 2*len(tab[0])/max(half, 1))
+		tab = [2][]float32{make([]float32, n*half), make([]float32, n*half)}
+		for i := range half {
+			theta := math.Pow(RotaryBase, -2*float64(i)/float64(dh))
+			for p := range n {
+				s, c := math.Sincos(float64(p) * theta)
+				tab[0][p*half+i], tab[1][p*half+i] = float32(c), float32(s)
+			}
+		}
+		if rt.byWidth == nil {
+			rt.byWidth = map[int][2][]float32{}
+		}
+		rt.byWidth[dh] = tab
+	}
+	return tab[0][:T*half], tab[1][:T*half]
 }
