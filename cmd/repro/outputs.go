@@ -45,46 +45,31 @@ func expFlags() []cli.Flag {
 	}
 }
 
-// checkExpFlags returns a usage error of command cmd (table or plot) if a
-// holds flags other than the experiment flags (expFlags) and keep, when
-// its argument names an experiment: the other flags shape a table or plot
-// drawn from a run table, and an experiment's spec sets its own.
-func checkExpFlags(cmd string, a *cmdArgs, keep ...string) error {
+// checkArgFlags returns a usage error of command cmd (table or plot) if a
+// holds flags that do not apply to its argument. With an experiment
+// argument only the experiment flags (expFlags) and keep apply: the others
+// shape a table or plot drawn from a run table, and an experiment's spec
+// sets its own. With a run table (FILE.parquet or RESULTS-DIR) the
+// experiment flags do not apply: a run table is only read.
+func checkArgFlags(cmd string, a *cmdArgs, experiment bool, keep ...string) error {
 	var bad []string
 	for _, name := range a.Given() {
-		if !slices.Contains(keep, name) && !slices.ContainsFunc(expFlags(), func(f cli.Flag) bool { return f.Names()[0] == name }) {
+		exp := slices.ContainsFunc(expFlags(), func(f cli.Flag) bool { return f.Names()[0] == name })
+		if exp != experiment && !slices.Contains(keep, name) {
 			bad = append(bad, "--"+name)
 		}
 	}
-	switch len(bad) {
-	case 0:
+	if len(bad) == 0 {
 		return nil
-	case 1:
-		return fmt.Errorf("%s: flag %s applies only to a FILE.parquet or RESULTS-DIR argument; %q is neither, so it names an experiment, whose spec sets its %ss", cmd, bad[0], a.Args()[0], cmd)
-	default:
-		return fmt.Errorf("%s: flags %s apply only to a FILE.parquet or RESULTS-DIR argument; %q is neither, so it names an experiment, whose spec sets its %ss", cmd, strings.Join(bad, ", "), a.Args()[0], cmd)
 	}
-}
-
-// checkFileFlags returns a usage error of command cmd (table or plot) if a
-// holds experiment flags (expFlags) when its argument is a run table (a
-// FILE.parquet or RESULTS-DIR): they say how to run an experiment, and a
-// run table is only read.
-func checkFileFlags(cmd string, a *cmdArgs) error {
-	var bad []string
-	for _, name := range a.Given() {
-		if slices.ContainsFunc(expFlags(), func(f cli.Flag) bool { return f.Names()[0] == name }) {
-			bad = append(bad, "--"+name)
-		}
+	flags := "flag " + bad[0] + " applies"
+	if len(bad) > 1 {
+		flags = "flags " + strings.Join(bad, ", ") + " apply"
 	}
-	switch len(bad) {
-	case 0:
-		return nil
-	case 1:
-		return fmt.Errorf("%s: flag %s applies only to an experiment argument; %q is a run table (FILE.parquet or RESULTS-DIR), which is only read", cmd, bad[0], a.Args()[0])
-	default:
-		return fmt.Errorf("%s: flags %s apply only to an experiment argument; %q is a run table (FILE.parquet or RESULTS-DIR), which is only read", cmd, strings.Join(bad, ", "), a.Args()[0])
+	if experiment {
+		return fmt.Errorf("%s: %s only to a FILE.parquet or RESULTS-DIR argument; %q is neither, so it names an experiment, whose spec sets its %ss", cmd, flags, a.Args()[0], cmd)
 	}
+	return fmt.Errorf("%s: %s only to an experiment argument; %q is a run table (FILE.parquet or RESULTS-DIR), which is only read", cmd, flags, a.Args()[0])
 }
 
 // isPath reports whether arg names an existing file or directory, or a

@@ -67,15 +67,13 @@ func plotCommand() *cli.Command {
 			if len(f.Args()) != 1 {
 				return errors.New("plot: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
 			}
-			if !isPath(f.Args()[0]) {
-				if err := checkExpFlags("plot", f); err != nil {
-					return err
-				}
+			experiment := !isPath(f.Args()[0])
+			if err := checkArgFlags("plot", f, experiment); err != nil {
+				return err
+			}
+			if experiment {
 				o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
 				return writeExperimentPlots(c.Context, c.App.Writer, c.App.ErrWriter, o)
-			}
-			if err := checkFileFlags("plot", f); err != nil {
-				return err
 			}
 			for _, name := range []string{"x", "y", "out"} {
 				if f.String(name) == "" {

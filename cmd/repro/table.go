@@ -71,19 +71,17 @@ func tableCommand() *cli.Command {
 			if len(f.Args()) != 1 {
 				return errors.New("table: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
 			}
-			if !isPath(f.Args()[0]) {
-				if err := checkExpFlags("table", f, "format"); err != nil {
-					return err
-				}
+			experiment := !isPath(f.Args()[0])
+			if err := checkArgFlags("table", f, experiment, "format"); err != nil {
+				return err
+			}
+			if experiment {
 				format, err := reports.ParseFormat(f.String("format"))
 				if err != nil {
 					return err
 				}
 				o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
 				return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
-			}
-			if err := checkFileFlags("table", f); err != nil {
-				return err
 			}
 			metrics := splitList(f.StringSlice("metric"))
 			if len(metrics) == 0 {
