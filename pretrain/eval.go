@@ -173,20 +173,9 @@ func episodeAccuracy(m *nn.TinyMLLM, eps []episode, zero bool) (float64, error) 
 // in-context learning on the same episodes (a reference for
 // icl_few_shot_acc, which must also learn to match and copy in context).
 func (c *corpus) nearestNeighbourAccuracy(m *nn.TinyMLLM, eps []episode) float64 {
-	cls := func(px []float32) []float64 {
+	cls := func(px []float32) []float32 { // the [CLS] row of the encoder output
 		v, _ := m.EncodeImage(nn.NewTape(nil, nil), px, 0, false, nil, nil)
-		W := v.Encoder.Value.Cols()
-		f := make([]float64, W)
-		var n float64
-		for d := range f {
-			f[d] = float64(v.Encoder.Value.Data[d]) // row 0: [CLS]
-			n += f[d] * f[d]
-		}
-		n = math.Sqrt(n)
-		for d := range f {
-			f[d] /= n
-		}
-		return f
+		return v.Encoder.Value.Data[:v.Encoder.Value.Cols()]
 	}
 	ok := make([]bool, len(eps))
 	parallel(len(eps), func(i int) {
@@ -201,12 +190,9 @@ func (c *corpus) nearestNeighbourAccuracy(m *nn.TinyMLLM, eps []episode) float64
 		q := cls(e.seq.Images[n])
 		best, word := math.Inf(-1), -1
 		for j := range n {
+			// cosine similarity up to the query's norm, the same for every j
 			f := cls(e.seq.Images[j])
-			var s float64
-			for d := range f {
-				s += f[d] * q[d]
-			}
-			if s > best {
+			if s := nn.Dot(f, q) / nn.Norm(f); s > best {
 				best, word = s, words[j]
 			}
 		}
