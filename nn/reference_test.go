@@ -233,6 +233,18 @@ func refVision(img []float32, v *VisionEncoder) (mat, [][][][]float64) {
 	return refStack(x, v.Stack)
 }
 
+// refAddRows returns the matrix whose row i is rows[i] + pos row i (the
+// input embeddings plus their position embeddings).
+func refAddRows(rows [][]float64, pos mat) mat {
+	x := newMat(len(rows), pos.c)
+	for i, r := range rows {
+		for d := range pos.c {
+			x.d[i*pos.c+d] = r[d] + pos.at(i, d)
+		}
+	}
+	return x
+}
+
 // refTokenLosses returns the cross-entropy of every marked token of s
 // (predicted from the hidden state of the position before it, logits
 // h·Tokᵀ with the tied head) and the [CLS]→token attention of the
@@ -282,13 +294,7 @@ func refTokenLosses(m *TinyMLLM, s *Sequence, mix *TokenMix) ([]float64, [][][]f
 			rows = append(rows, v.d[i*W:(i+1)*W])
 		}
 	}
-	x := newMat(len(rows), W)
-	for i, r := range rows {
-		for d := 0; d < W; d++ {
-			x.d[i*W+d] = r[d] + pos.at(i, d)
-		}
-	}
-	hid, _ := refStack(x, m.LM)
+	hid, _ := refStack(refAddRows(rows, pos), m.LM)
 	var losses []float64
 	for i, l := range s.Loss {
 		if !l {
@@ -585,13 +591,7 @@ func refFusion(m *Fusion, img []float32, tokens []int) []float64 {
 	for _, id := range tokens {
 		rows = append(rows, tok.d[id*W:(id+1)*W])
 	}
-	e := newMat(len(rows), W)
-	for i, r := range rows {
-		for d := 0; d < W; d++ {
-			e.d[i*W+d] = r[d] + pos.at(i, d)
-		}
-	}
-	enc, _ := refStack(e, m.Text)
+	enc, _ := refStack(refAddRows(rows, pos), m.Text)
 	pooled := make([]float64, W)
 	for i := 0; i < enc.r; i++ {
 		for d := 0; d < W; d++ {
