@@ -261,3 +261,77 @@ func rotaryTable(T, dh int) (cos, sin []float32) {
 	}
 	return tab[0][:T*half], tab[1][:T*half]
 }
+
+// SmearKeys mixes every row of x (shape [T, D], D = heads·dh) with the row
+// before it, per head: in head h's columns, row j becomes
+//
+//	s_h·x_j + (1 − s_h)·x_{j−1},  s_h = σ(logit_h),  x_{−1} = 0,
+//
+// where logit has one entry per head. Applied to the keys of a causal
+// attention layer this is the "smeared key" of Olsson et al. 2022 ("In-context
+// Learning and Induction Heads", §Model analysis, smeared keys): a key also
+// describes the token before it, so a single layer can attend to "the token
+// after one like mine" — the induction step that otherwise needs a
+// previous-token head in an earlier layer to compose with. It is causal: row
+// j depends on rows j and j−1 only.
+func (t *Tape) SmearKeys(x, logit *Node, heads int) *Node {
+	T, D := x.Value.Rows(), x.Value.Cols()
+	if heads <= 0 || D%heads != 0 {
+		panic(errHeads)
+	}
+	if len(logit.Value.Data) != heads {
+		panic(errShape)
+	}
+	dh := D / heads
+	s := make([]float32, heads)
+	for h, l := range logit.Value.Data {
+		s[h] = float32(1 / (1 + math.Exp(-float64(l))))
+	}
+	y := t.node(x.Value.Shape, x, logit)
+	xd, yd := x.Value.Data, y.Value.Data
+	for j := 0; j < T; j++ {
+		for h := 0; h < heads; h++ {
+			o := j*D + h*dh
+			cur, out := xd[o:o+dh], yd[o:o+dh]
+			for c := range out {
+				out[c] = s[h] * cur[c]
+			}
+			if j > 0 {
+				axpy(1-s[h], xd[o-D:o-D+dh], out)
+			}
+		}
+	}
+	t.record(y, func(g []float32) {
+		if x.needs {
+			gx := t.g(x)
+			for j := 0; j < T; j++ {
+				for h := 0; h < heads; h++ {
+					o := j*D + h*dh
+					axpy(s[h], g[o:o+dh], gx[o:o+dh])
+					if j > 0 {
+						axpy(1-s[h], g[o:o+dh], gx[o-D:o-D+dh])
+					}
+				}
+			}
+		}
+		if logit.needs {
+			gl := t.g(logit)
+			for h := 0; h < heads; h++ {
+				// dy_j/ds_h = x_j − x_{j−1}; ds/dlogit = s(1 − s).
+				var sum float64
+				for j := 0; j < T; j++ {
+					o := j*D + h*dh
+					for c := 0; c < dh; c++ {
+						d := xd[o+c]
+						if j > 0 {
+							d -= xd[o-D+c]
+						}
+						sum += float64(g[o+c]) * float64(d)
+					}
+				}
+				gl[h] += float32(sum * float64(s[h]) * float64(1-s[h]))
+			}
+		}
+	})
+	return y
+}

@@ -23,6 +23,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	c := smokeConfig(t)
 	c.Classes = 4
 	c.PEFT = PEFT{Method: "lora", BInitStd: 0.1}
+	c.SmearKeys = true
 	mllm, err := NewTinyMLLM(c)
 	if err != nil {
 		t.Fatal(err)

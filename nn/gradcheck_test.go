@@ -130,6 +130,8 @@ func TestOpGradients(t *testing.T) {
 			}},
 		{"rotary", []Tensor{randTensor(rng, 1, 5, 8)},
 			func(tp *Tape, in []*Node) *Node { return project(tp, tp.Rotary(in[0], 2)) }},
+		{"smear keys", []Tensor{randTensor(rng, 1, 5, 6), randTensor(rng, 1, 3)},
+			func(tp *Tape, in []*Node) *Node { return project(tp, tp.SmearKeys(in[0], in[1], 3)) }},
 		{"head patch", []Tensor{randTensor(rng, 1, 3, 4)},
 			func(tp *Tape, in []*Node) *Node {
 				return project(tp, tp.Patch(in[0], 2, []HeadPatch{{Pos: -1, Head: 1, Value: []float32{1, 2}}}))

@@ -187,6 +187,9 @@ type Block struct {
 	// Rotary applies rotary position embeddings (Tape.Rotary) to the
 	// queries and keys.
 	Rotary bool
+	// Smear, when not nil, holds one logit per head that mixes every key
+	// with the key before it (Tape.SmearKeys), after any rotation.
+	Smear *Param
 }
 
 func newBlock(name string, d, heads, ratio int, rng *rand.Rand) *Block {
@@ -218,6 +221,9 @@ func (b *Block) Params() []*Param {
 	for _, l := range []*Linear{b.Q, b.K, b.V, b.O} {
 		ps = append(ps, l.Params()...)
 	}
+	if b.Smear != nil {
+		ps = append(ps, b.Smear)
+	}
 	if b.Adapter1 != nil {
 		ps = append(ps, b.Adapter1.Params()...)
 	}
@@ -237,6 +243,9 @@ func (b *Block) Forward(t *Tape, x *Node, causal bool, stack string, layer int, 
 	q, k := b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
 	if b.Rotary {
 		q, k = t.Rotary(q, b.Heads), t.Rotary(k, b.Heads)
+	}
+	if b.Smear != nil {
+		k = t.SmearKeys(k, t.Param(b.Smear), b.Heads)
 	}
 	heads, probs := t.Attention(q, k, b.V.Forward(t, a, h), b.Heads, causal)
 	if h != nil && h.Observe != nil {

@@ -82,6 +82,11 @@ func NewTinyMLLM(cfg Config) (*TinyMLLM, error) {
 	m.LM = newStack("lm", cfg.Width, cfg.Layers, cfg.Heads, cfg.MLPRatio, true, cfg.Dropout, rng)
 	for _, b := range m.LM.Blocks {
 		b.Rotary = rope
+		if cfg.SmearKeys {
+			// Logit 0: every key starts as the mean of its own and the
+			// previous token's.
+			b.Smear = newParam(b.Name+".attn.smear", KindSmear, cfg.Heads)
+		}
 	}
 	m.clsLayerIx = max(cfg.VisionLayers-cfg.CLSAttnLayer, 0)
 	if _, err := m.SetPEFT(cfg.PEFT); err != nil {

@@ -26,6 +26,7 @@ const (
 	KindLoRAA     Kind = "lora_a"    // LoRA down-projection A, [rank, in]
 	KindLoRAB     Kind = "lora_b"    // LoRA up-projection B, [out, rank]
 	KindAdapter   Kind = "adapter"   // Houlsby adapter weights and biases
+	KindSmear     Kind = "smear"     // per-head key-smearing logits (Tape.SmearKeys)
 )
 
 // Param is one named tensor of a model. Name is unique within its model.

@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -179,11 +180,33 @@ func refRotary(x mat, heads int) mat {
 	return y
 }
 
+// refSmear mixes, in every head h, row j of x with row j−1 (zero before
+// the first) by σ(logit_h) and 1 − σ(logit_h) (Olsson et al. 2022's smeared
+// keys).
+func refSmear(x mat, logit *Param) mat {
+	heads := len(logit.Data)
+	dh := x.c / heads
+	y := newMat(x.r, x.c)
+	for j := 0; j < x.r; j++ {
+		for c := 0; c < x.c; c++ {
+			s := 1 / (1 + math.Exp(-float64(logit.Data[c/dh])))
+			y.d[j*x.c+c] = s * x.at(j, c)
+			if j > 0 {
+				y.d[j*x.c+c] += (1 - s) * x.at(j-1, c)
+			}
+		}
+	}
+	return y
+}
+
 func refBlock(x mat, b *Block, causal bool) (mat, [][][]float64) {
 	a := refLayerNorm(x, b.LN1)
 	q, k := refLinear(a, b.Q), refLinear(a, b.K)
 	if b.Rotary {
 		q, k = refRotary(q, b.Heads), refRotary(k, b.Heads)
+	}
+	if b.Smear != nil {
+		k = refSmear(k, b.Smear)
 	}
 	heads, probs := refAttention(q, k, refLinear(a, b.V), b.Heads, causal)
 	x = refAdd(x, refAdapter(refLinear(heads, b.O), b.Adapter1))
@@ -334,16 +357,19 @@ func TestTinyMLLMMatchesReference(t *testing.T) {
 	for _, tc := range []struct {
 		peft      PEFT
 		positions string
+		smear     bool
 	}{
-		{PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, Alpha: 12, Parts: []string{"vision", "projector", "lm"}}, ""},
-		{PEFT{Method: "adapter", Parts: []string{"vision", "lm"}}, "learned"},
-		{PEFT{Method: "lora", Targets: []string{"q", "k", "v"}, Parts: []string{"lm"}}, "rope"},
+		{PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, Alpha: 12, Parts: []string{"vision", "projector", "lm"}}, "", false},
+		{PEFT{Method: "adapter", Parts: []string{"vision", "lm"}}, "learned", false},
+		{PEFT{Method: "lora", Targets: []string{"q", "k", "v"}, Parts: []string{"lm"}}, "rope", false},
+		{PEFT{Method: "full", Parts: []string{"lm"}}, "", true},
+		{PEFT{Method: "lora", Targets: []string{"k"}, Parts: []string{"lm"}}, "rope", true},
 	} {
 		peft := tc.peft
-		name := peft.Method + "/" + tc.positions
+		name := fmt.Sprintf("%s/%s/smear=%v", peft.Method, tc.positions, tc.smear)
 		c := smokeConfig(t)
 		c.VisionLayers, c.Layers = 3, 2 // the [CLS] map comes from block 1 of 3
-		c.PEFT, c.Positions = peft, tc.positions
+		c.PEFT, c.Positions, c.SmearKeys = peft, tc.positions, tc.smear
 		m, err := NewTinyMLLM(c)
 		if err != nil {
 			t.Fatal(err)

@@ -40,7 +40,7 @@ func newTrainer(l *nn.Layout, lr, minLR float64, warmup, steps int, wd, clip flo
 	params := make([]optim.Param, len(l.Params))
 	for i, p := range l.Params {
 		params[i] = optim.Param{Name: p.Name, Data: p.Data, Grad: p.Grad,
-			NoDecay: p.Kind == nn.KindBias || p.Kind == nn.KindNorm || p.Kind == nn.KindEmbedding}
+			NoDecay: p.Kind == nn.KindBias || p.Kind == nn.KindNorm || p.Kind == nn.KindEmbedding || p.Kind == nn.KindSmear}
 	}
 	opt, err := optim.New("adamw", params, &optim.Settings{WeightDecay: wd})
 	if err != nil {
