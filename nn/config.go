@@ -70,6 +70,16 @@ type Config struct {
 	// episodes, where the same model without them is still at 4.2 (and at
 	// 2.0 after 19 000 steps). The vision encoder and Fusion do not use it.
 	SmearKeys bool `json:"smear_keys,omitempty"`
+	// CLSLast moves the first visual token of every image (the [CLS]
+	// token, unless a visual transform put another row first) after the
+	// image's other visual tokens in TinyMLLM's language-model input, so
+	// the text that follows an image follows its summary. With SmearKeys,
+	// the key of a word right after an image then describes that image,
+	// and one attention layer can match a query image against the words
+	// of earlier images: in-context learning (package pretrain). Visual
+	// transforms and Visual.Tokens keep the encoder's order; only the
+	// language model sees the rotation.
+	CLSLast bool `json:"cls_last,omitempty"`
 	// CLSAttnLayer selects the vision block whose [CLS]→patch attention is
 	// exposed, counted from the end: 1 is the last block, 2 the
 	// penultimate. Default 2 (DESIGN §7), clamped to the first block.

@@ -245,7 +245,7 @@ func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt Visua
 		if id == TokenImage {
 			flush(i)
 			start = i + 1
-			segs = append(segs, vis[img])
+			segs = append(segs, m.lmVisual(t, vis[img]))
 			T += vis[img].Value.Rows()
 			img++
 			continue
@@ -265,6 +265,21 @@ func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt Visua
 	}
 	out, _ := m.LM.Forward(t, x, -1, h)
 	return out, pos, nil
+}
+
+// lmVisual returns one image's visual tokens in the order the language
+// model reads them: as they are, or with the first row moved to the end
+// (Config.CLSLast).
+func (m *TinyMLLM) lmVisual(t *Tape, v *Node) *Node {
+	n := v.Value.Rows()
+	if !m.Config.CLSLast || n < 2 {
+		return v
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = (i + 1) % n
+	}
+	return t.Gather(v, idx)
 }
 
 // Logits returns the next-token logits, shape [len(rows), vocab], at the

@@ -314,7 +314,11 @@ func refTokenLosses(m *TinyMLLM, s *Sequence, mix *TokenMix) ([]float64, [][][]f
 		}
 		v := refLinear(refGELU(refLinear(enc, m.Proj1)), m.Proj2)
 		for i := 0; i < v.r; i++ {
-			rows = append(rows, v.d[i*W:(i+1)*W])
+			j := i
+			if m.Config.CLSLast {
+				j = (i + 1) % v.r // the first row last
+			}
+			rows = append(rows, v.d[j*W:(j+1)*W])
 		}
 	}
 	hid, _ := refStack(refAddRows(rows, pos), m.LM)
@@ -358,18 +362,19 @@ func TestTinyMLLMMatchesReference(t *testing.T) {
 		peft      PEFT
 		positions string
 		smear     bool
+		clsLast   bool
 	}{
-		{PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, Alpha: 12, Parts: []string{"vision", "projector", "lm"}}, "", false},
-		{PEFT{Method: "adapter", Parts: []string{"vision", "lm"}}, "learned", false},
-		{PEFT{Method: "lora", Targets: []string{"q", "k", "v"}, Parts: []string{"lm"}}, "rope", false},
-		{PEFT{Method: "full", Parts: []string{"lm"}}, "", true},
-		{PEFT{Method: "lora", Targets: []string{"k"}, Parts: []string{"lm"}}, "rope", true},
+		{PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, Alpha: 12, Parts: []string{"vision", "projector", "lm"}}, "", false, false},
+		{PEFT{Method: "adapter", Parts: []string{"vision", "lm"}}, "learned", false, true},
+		{PEFT{Method: "lora", Targets: []string{"q", "k", "v"}, Parts: []string{"lm"}}, "rope", false, false},
+		{PEFT{Method: "full", Parts: []string{"lm"}}, "", true, true},
+		{PEFT{Method: "lora", Targets: []string{"k"}, Parts: []string{"lm"}}, "rope", true, false},
 	} {
 		peft := tc.peft
-		name := fmt.Sprintf("%s/%s/smear=%v", peft.Method, tc.positions, tc.smear)
+		name := fmt.Sprintf("%s/%s/smear=%v/clslast=%v", peft.Method, tc.positions, tc.smear, tc.clsLast)
 		c := smokeConfig(t)
 		c.VisionLayers, c.Layers = 3, 2 // the [CLS] map comes from block 1 of 3
-		c.PEFT, c.Positions, c.SmearKeys = peft, tc.positions, tc.smear
+		c.PEFT, c.Positions, c.SmearKeys, c.CLSLast = peft, tc.positions, tc.smear, tc.clsLast
 		m, err := NewTinyMLLM(c)
 		if err != nil {
 			t.Fatal(err)
