@@ -479,11 +479,11 @@ func TestICLEpisodes(t *testing.T) {
 			if len(ex.Images) != d.Shots+1 || len(ex.Items) != d.Shots+1 {
 				t.Fatalf("%s: %d images, want %d shots + 1", ex.ID, len(ex.Images), d.Shots)
 			}
-			// Words after each "means", in order: demos then the answer.
+			// Words after each image, in order: demos then the answer.
 			var words []string
 			pw := strings.Fields(v.Decode(ex.Prompt))
 			for i, w := range pw {
-				if w == "means" && i+1 < len(pw) {
+				if w == "<image>" && i+1 < len(pw) {
 					words = append(words, pw[i+1])
 				}
 			}

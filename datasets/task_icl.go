@@ -14,9 +14,11 @@ import (
 // buildICL builds icl, in-context episodes of N demonstrations and a query,
 // each a Fashion-MNIST image (DP-MTV at small scale). An episode's prompt is
 //
-//	<bos> <image> means w₁ ; … <image> means w_N ; <image> means
+//	<bos> <image> w₁ ; … <image> w_N ; <image>
 //
-// with the answer "w <eos>", and its images are the N demonstrations then
+// with the answer "w <eos>": each label word follows its image directly (a
+// TinyMLLM reads an image's [CLS] token last, so the word follows the
+// image's summary; see package pretrain), and its images are the N demonstrations then
 // the query (N is Options.Shots: by default 4 at smoke scale, 8 otherwise).
 // An episode has K classes (Options.Ways: by default 3 at smoke scale, 5
 // otherwise), each shown at least once among the demonstrations; the other
@@ -92,12 +94,12 @@ func buildICL(d *Dataset, b *buildCtx) error {
 			idx := take(cls[k])
 			ex.Images = append(ex.Images, b.image(f, idx))
 			ex.Items = append(ex.Items, fashionItem(f, idx))
-			p.WriteString(" <image> means " + lw[k] + " ;")
+			p.WriteString(" <image> " + lw[k] + " ;")
 		}
 		idx := take(cls[q])
 		ex.Images = append(ex.Images, b.image(f, idx))
 		ex.Items = append(ex.Items, fashionItem(f, idx))
-		p.WriteString(" <image> means")
+		p.WriteString(" <image>")
 		ex.Prompt = b.vocab.Encode(nil, p.String())
 		ex.Answer = b.vocab.Encode(nil, lw[q]+" <eos>")
 		ex.Label = q
@@ -181,10 +183,10 @@ func buildICL(d *Dataset, b *buildCtx) error {
 		p.WriteString("<bos>")
 		for range shots {
 			ex.Images = append(ex.Images, noiseImage(rng))
-			p.WriteString(" <image> means " + s + " ;")
+			p.WriteString(" <image> " + s + " ;")
 		}
 		ex.Images = append(ex.Images, noiseImage(rng))
-		p.WriteString(" <image> means")
+		p.WriteString(" <image>")
 		ex.Items = []string{"canary:" + s}
 		ex.Prompt = b.vocab.Encode(nil, p.String())
 		ex.Answer = b.vocab.Encode(nil, s+" <eos>")

@@ -176,6 +176,9 @@ func (c Config) Patches() int {
 // Preset returns the configuration of a named scale with the given
 // vocabulary size:
 //
+// Every preset's TinyMLLM smears its language model's keys and puts each
+// image's [CLS] token after its patches (SmearKeys, CLSLast).
+//
 //   - "smoke": CI; a fine-tuning run takes seconds. Width 32, one vision
 //     and one LM block, 2 heads, patch 14 (4 patches), max length 64, LoRA
 //     rank 4.
@@ -210,6 +213,10 @@ func Preset(name string, vocab int) (Config, error) {
 	c.Vocab = vocab
 	c.ImageSize, c.Channels, c.MLPRatio, c.CLSAttnLayer = 28, 3, 4, 2
 	c.FusionMode = "late"
+	// TinyMLLM's language model: smeared keys and [CLS] after the patches,
+	// the two pieces that let it learn in context within the pretraining
+	// budgets (package pretrain).
+	c.SmearKeys, c.CLSLast = true, true
 	c.Seed = 1
 	return c, nil
 }

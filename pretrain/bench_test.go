@@ -66,7 +66,7 @@ func BenchmarkEpisode(b *testing.B) {
 		b.Run(scale, func(b *testing.B) {
 			bd, m, l := benchBuilder(b, scale)
 			c := bd.corpus
-			ep := c.newEpisode(newRand(1), c.iclTrain, c.shots, true, false)
+			ep := c.newEpisode(newRand(1), c.iclTrain, c.shots, true)
 			g := make([]float32, l.Size)
 			for b.Loop() {
 				t := nn.NewTape(l, g)

@@ -70,10 +70,8 @@ type corpus struct {
 	iclTrain, iclEval [][]image
 	shots, ways       int
 	// tokens used to build episodes
-	tMeans, tSemi int
-	words         []int
-	// names are the token ids of the fine class names.
-	names []int
+	tSemi int
+	words []int
 	vocab *datasets.Vocabulary
 }
 
@@ -104,12 +102,9 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 		}
 		return i
 	}
-	c.tMeans, c.tSemi = id("means"), id(";")
+	c.tSemi = id(";")
 	for _, w := range datasets.LabelWords() {
 		c.words = append(c.words, id(w))
-	}
-	for _, w := range datasets.FashionClasses {
-		c.names = append(c.names, id(w))
 	}
 	c.shots, c.ways = c.data[srcICL].Shots, len(c.data[srcICL].Classes)
 
@@ -223,7 +218,7 @@ type episode struct {
 // newEpisode draws an episode of shots demonstrations and a query from
 // imgs, in the format of the icl task of package datasets:
 //
-//	<bos> <image> means W₁ ; … <image> means W_N ; <image> means W <eos>
+//	<bos> <image> W₁ ; … <image> W_N ; <image> W <eos>
 //
 // Its ways classes and their label words are drawn afresh, so a word means
 // nothing outside its episode. With shots ≥ ways every class is shown at
@@ -231,33 +226,13 @@ type episode struct {
 // each demonstration's word whose class was already shown earlier in the
 // episode (those are predictable in context too, which gives the model
 // several in-context targets per episode).
-//
-// A named episode uses the class names as its words ("<image> means
-// sneaker ;"), so every word can be read off its image and all are marked.
-// Such episodes teach the model to look at the image just before "means"
-// (not at all images of the context), the first half of the in-context
-// circuit, with a direct training signal.
-//
-// An aliased episode names each demonstration's class after its word
-// ("<image> means xox sneaker ;"), with the name marked: predicting it at
-// the word's position makes the word's own representation pick up its
-// image's class, the half of the in-context circuit that the plain format
-// never trains directly (the other half, matching the query against those
-// words, then has something to match).
-func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every, named bool) episode {
-	return c.newEpisodeAlias(rng, imgs, shots, every, named, false)
-}
-
-func (c *corpus) newEpisodeAlias(rng *rand.Rand, imgs [][]image, shots int, every, named, alias bool) episode {
+func (c *corpus) newEpisode(rng *rand.Rand, imgs [][]image, shots int, every bool) episode {
 	ways := c.ways
 	cls := rng.Perm(len(imgs))[:ways]
 	wi := rng.Perm(len(c.words))[:ways]
 	words := make([]int, ways)
 	for k := range words {
 		words[k] = c.words[wi[k]]
-		if named {
-			words[k] = c.names[cls[k]]
-		}
 	}
 	demo := make([]int, shots)
 	for i := range demo {
@@ -285,30 +260,24 @@ func (c *corpus) newEpisodeAlias(rng *rand.Rand, imgs [][]image, shots int, ever
 	shown := make([]bool, ways)
 	for _, k := range demo {
 		s.Images = append(s.Images, take(k))
-		s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, words[k])
-		s.Loss = append(s.Loss, false, false, every && (shown[k] || named))
-		if alias {
-			s.Tokens = append(s.Tokens, c.names[cls[k]])
-			s.Loss = append(s.Loss, true)
-		}
-		s.Tokens = append(s.Tokens, c.tSemi)
-		s.Loss = append(s.Loss, false)
+		s.Tokens = append(s.Tokens, datasets.Image, words[k], c.tSemi)
+		s.Loss = append(s.Loss, false, every && shown[k], false)
 		shown[k] = true
 	}
 	q := rng.IntN(ways)
 	s.Images = append(s.Images, take(q))
-	s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, words[q], datasets.EOS)
-	s.Loss = append(s.Loss, false, false, true, true)
+	s.Tokens = append(s.Tokens, datasets.Image, words[q], datasets.EOS)
+	s.Loss = append(s.Loss, false, true, true)
 	return episode{seq: s, words: words, answer: q}
 }
 
-// zeroShot returns the episode's query alone: <bos> <image> means W <eos>.
+// zeroShot returns the episode's query alone: <bos> <image> W <eos>.
 func (e episode) zeroShot() nn.Sequence {
 	n := len(e.seq.Tokens)
 	return nn.Sequence{
-		Tokens: append([]int{datasets.BOS}, e.seq.Tokens[n-4:]...),
+		Tokens: append([]int{datasets.BOS}, e.seq.Tokens[n-3:]...),
 		Images: e.seq.Images[len(e.seq.Images)-1:],
-		Loss:   []bool{false, false, false, true, true},
+		Loss:   []bool{false, false, true, true},
 	}
 }
 
@@ -318,13 +287,10 @@ func (e episode) zeroShot() nn.Sequence {
 type mixer struct {
 	c     *corpus
 	shots int
-	named int
-	// alias episodes and their demonstrations (fewer: they are longer)
-	alias, aliasShots int
-	mix               []mixPart
-	rng               *rand.Rand
-	order             map[string][]int
-	next              map[string]int
+	mix   []mixPart
+	rng   *rand.Rand
+	order map[string][]int
+	next  map[string]int
 }
 
 type mixPart struct {
@@ -336,11 +302,6 @@ func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
 	m := &mixer{c: c, shots: c.shots, rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
 	if p.TrainShots > 0 {
 		m.shots = p.TrainShots
-	}
-	m.named, m.alias = p.NamedEpisodes, p.AliasEpisodes
-	m.aliasShots = m.shots
-	if p.AliasShots > 0 {
-		m.aliasShots = p.AliasShots
 	}
 	for _, src := range []string{srcFashion, srcShapes, srcCoarse, srcRecords, srcICL} {
 		if n := p.Mix[src]; n > 0 {
@@ -354,13 +315,8 @@ func (m *mixer) batch() []nn.Sequence {
 	var b []nn.Sequence
 	for _, part := range m.mix {
 		if part.src == srcICL {
-			for i := range part.n {
-				named, alias := i < m.named, i >= m.named && i < m.named+m.alias
-				shots := m.shots
-				if alias {
-					shots = m.aliasShots
-				}
-				b = append(b, m.c.newEpisodeAlias(m.rng, m.c.iclTrain, shots, true, named, alias).seq)
+			for range part.n {
+				b = append(b, m.c.newEpisode(m.rng, m.c.iclTrain, m.shots, true).seq)
 			}
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/repro-dp/repro/datasets"
+
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -180,9 +182,9 @@ func (c *corpus) nearestNeighbourAccuracy(m *nn.TinyMLLM, eps []episode) float64
 	ok := make([]bool, len(eps))
 	parallel(len(eps), func(i int) {
 		e := &eps[i]
-		var words []int // the word after each demonstration's "means"
+		var words []int // the word after each image: demonstrations, then the answer
 		for j, tk := range e.seq.Tokens[:len(e.seq.Tokens)-1] {
-			if tk == c.tMeans {
+			if tk == datasets.Image {
 				words = append(words, e.seq.Tokens[j+1])
 			}
 		}
@@ -254,7 +256,7 @@ func (b *builder) evaluate(ctx context.Context, m *nn.TinyMLLM) error {
 	rng := rand.New(rand.NewPCG(b.seed, streamEval))
 	eps := make([]episode, p.Eval)
 	for i := range eps {
-		eps[i] = c.newEpisode(rng, c.iclEval, c.shots, false, false)
+		eps[i] = c.newEpisode(rng, c.iclEval, c.shots, false)
 	}
 	zero, err := episodeAccuracy(m, eps, true)
 	if err != nil {

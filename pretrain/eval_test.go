@@ -27,7 +27,7 @@ func TestNearestNeighbourAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &corpus{tMeans: 20, tSemi: 21}
+	c := &corpus{tSemi: 21}
 	rng := rand.New(rand.NewPCG(4, 4))
 	img := func() []float32 {
 		px := make([]float32, 3*28*28)
@@ -42,10 +42,10 @@ func TestNearestNeighbourAccuracy(t *testing.T) {
 		s.Tokens = []int{datasets.BOS}
 		for j := range 3 {
 			s.Images = append(s.Images, img())
-			s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, 30+j, c.tSemi)
+			s.Tokens = append(s.Tokens, datasets.Image, 30+j, c.tSemi)
 		}
 		s.Images = append(s.Images, s.Images[k])
-		s.Tokens = append(s.Tokens, datasets.Image, c.tMeans, 30+answer, datasets.EOS)
+		s.Tokens = append(s.Tokens, datasets.Image, 30+answer, datasets.EOS)
 		return episode{seq: s, words: []int{30, 31, 32}, answer: answer}
 	}
 	right := []episode{ep(0, 0), ep(1, 1), ep(2, 2), ep(1, 1)}

@@ -29,8 +29,20 @@ type Plan struct {
 	VisionSteps int     `json:"vision_steps"`
 	VisionBatch int     `json:"vision_batch"`
 	VisionLR    float64 `json:"vision_lr"`
-	// Steps is the number of optimizer steps of stage 2, when every tensor
-	// trains on the mixture.
+	// ICLSteps is the length of stage 2, the in-context stage: the
+	// projector and the language model learn from ICLBatch in-context
+	// episodes per step (AdamW at ICLLR), each image entering as its [CLS]
+	// token alone, with the vision encoder frozen. Short episodes (about
+	// 3 tokens a demonstration instead of 19) let the language model find
+	// the match-and-copy circuit in a few hundred steps; with every visual
+	// token it stays on the plateau far longer, and training the vision
+	// encoder at the same time keeps it there (package documentation).
+	ICLSteps int     `json:"icl_steps"`
+	ICLBatch int     `json:"icl_batch"`
+	ICLLR    float64 `json:"icl_lr"`
+	// Steps is the number of optimizer steps of stage 3, when the
+	// projector and the language model train on the mixture with every
+	// visual token (the vision encoder stays frozen, as LLaVA's does).
 	Steps int `json:"steps"`
 	// Mix is the number of examples of each source in every batch:
 	// fashion-vqa (captions and class questions), shapes-vqa (captions,
@@ -42,14 +54,6 @@ type Plan struct {
 	// demonstrations than classes repeat classes, and each repeated word is
 	// an in-context target.
 	TrainShots int `json:"train_shots,omitempty"`
-	// NamedEpisodes is how many of the Mix["icl"] episodes of a batch use
-	// the class names as label words (see corpus.newEpisode).
-	NamedEpisodes int `json:"named_episodes,omitempty"`
-	// AliasEpisodes is how many of the Mix["icl"] episodes of a batch,
-	// after the named ones, are aliased (see corpus.newEpisodeAlias), each
-	// with AliasShots demonstrations (0: as TrainShots).
-	AliasEpisodes int `json:"alias_episodes,omitempty"`
-	AliasShots    int `json:"alias_shots,omitempty"`
 	// LR is AdamW's peak learning rate; the schedule is a linear warm-up
 	// over Warmup steps then a cosine decay to MinLR.
 	LR     float64 `json:"lr"`
@@ -90,27 +94,28 @@ var plans = map[datasets.Scale]Plan{
 	datasets.Smoke: {
 		LMLayers:    2,
 		VisionSteps: 150, VisionBatch: 16, VisionLR: 3e-3,
-		Steps:         400,
-		Mix:           map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 2, srcRecords: 2},
-		TrainShots:    6,
-		NamedEpisodes: 2, AliasEpisodes: 2, AliasShots: 5,
-		LR: 3e-3, MinLR: 3e-4, Warmup: 20,
+		ICLSteps: 300, ICLBatch: 16, ICLLR: 3e-3,
+		Steps:      400,
+		Mix:        map[string]int{srcICL: 8, srcFashion: 4, srcCoarse: 2, srcShapes: 2, srcRecords: 2},
+		TrainShots: 6,
+		LR:         3e-3, MinLR: 3e-4, Warmup: 20,
 		WeightDecay: 0.01, ClipNorm: 1,
 		Eval:     200,
 		FineTune: FineTune{Steps: 60, Batch: 16, LR: 1e-2, Targets: []string{"q", "v", "fc1", "fc2"}},
 	},
 	datasets.Small: {
 		VisionSteps: 300, VisionBatch: 32, VisionLR: 2e-3,
-		Steps:         1000,
-		Mix:           map[string]int{srcICL: 6, srcFashion: 4, srcCoarse: 2, srcShapes: 3, srcRecords: 2},
-		NamedEpisodes: 1, AliasEpisodes: 2, AliasShots: 6,
-		LR: 2e-3, MinLR: 2e-4, Warmup: 50,
+		ICLSteps: 600, ICLBatch: 16, ICLLR: 2e-3,
+		Steps: 1000,
+		Mix:   map[string]int{srcICL: 6, srcFashion: 4, srcCoarse: 2, srcShapes: 3, srcRecords: 2},
+		LR:    2e-3, MinLR: 2e-4, Warmup: 50,
 		WeightDecay: 0.01, ClipNorm: 1,
 		Eval:     300,
 		FineTune: FineTune{Steps: 100, Batch: 16, LR: 5e-3, Targets: []string{"q", "v", "fc1", "fc2"}},
 	},
 	datasets.Full: {
 		VisionSteps: 3000, VisionBatch: 64, VisionLR: 1e-3,
+		ICLSteps: 3000, ICLBatch: 32, ICLLR: 1e-3,
 		Steps: 20000,
 		Mix:   map[string]int{srcICL: 16, srcFashion: 8, srcCoarse: 4, srcShapes: 6, srcRecords: 6},
 		LR:    5e-4, MinLR: 5e-5, Warmup: 500,

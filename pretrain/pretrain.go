@@ -26,7 +26,7 @@ import (
 // FormatVersion is hashed into every cache key. Bump it when a change to
 // this package changes what a given configuration trains, so that old
 // checkpoints are not taken for new ones.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Architectures are the base models Base builds.
 var Architectures = []string{"tinymllm", "vit", "fusion"}
@@ -143,9 +143,10 @@ type Manifest struct {
 // Timings are the wall times of a build, in seconds.
 type Timings struct {
 	Data       float64 `json:"data"`
-	Vision     float64 `json:"vision"` // stage 1 (TinyMLLM)
-	Train      float64 `json:"train"`  // stage 2, or the classifier's training
-	Eval       float64 `json:"eval"`   // held-out measures and the fine-tuning check
+	Vision     float64 `json:"vision"`        // stage 1 (TinyMLLM)
+	ICL        float64 `json:"icl,omitempty"` // stage 2 (TinyMLLM)
+	Train      float64 `json:"train"`         // stage 3, or the classifier's training
+	Eval       float64 `json:"eval"`          // held-out measures and the fine-tuning check
 	FineTune   float64 `json:"finetune"`
 	Total      float64 `json:"total"`
 	Steps      int     `json:"steps"`

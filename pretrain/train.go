@@ -24,6 +24,7 @@ const (
 	streamEval     = 102 // held-out episodes
 	streamFineTune = 103 // fine-tuning check
 	streamVision   = 104 // stage 1 image order
+	streamICL      = 105 // stage 2 episodes
 )
 
 // trainer runs AdamW with a cosine schedule and global-norm clipping over a
@@ -119,9 +120,14 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		return nil, err
 	}
 	b.timings.Vision = time.Since(tv).Seconds()
+	ti := time.Now()
+	if err := b.iclStage(ctx, m); err != nil {
+		return nil, err
+	}
+	b.timings.ICL = time.Since(ti).Seconds()
 	base := cfg.PEFT
 	full := base
-	full.Method, full.Parts = "full", []string{"vision", "projector", "lm"}
+	full.Method, full.Parts = "full", []string{"projector", "lm"}
 	layout, err := m.SetPEFT(full)
 	if err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
@@ -230,6 +236,54 @@ func (b *builder) visionStage(ctx context.Context, m *nn.TinyMLLM) error {
 		prog.update(step+1, mean(losses))
 	}
 	return copyParams(m, v, "vision.")
+}
+
+// clsOnly is the visual transform of the in-context stage: an image enters
+// the language model as its [CLS] token alone.
+func clsOnly(int, nn.Tensor, nn.Tensor) nn.TokenMix { return clsOnlyMix }
+
+var clsOnlyMix = nn.TokenMix{Rows: []nn.MixRow{{Src: []int{0}, Weight: []float32{1}}}}
+
+// iclStage trains m's projector and language model on in-context episodes
+// whose images enter as their [CLS] token alone, with the vision encoder
+// frozen (stage 2, see Plan.ICLSteps).
+func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
+	p := b.plan
+	if p.ICLSteps == 0 {
+		return nil
+	}
+	pe := b.cfg.PEFT
+	pe.Method, pe.Parts = "full", []string{"projector", "lm"}
+	layout, err := m.SetPEFT(pe)
+	if err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	tr, err := newTrainer(layout, p.ICLLR, p.ICLLR/10, max(1, p.ICLSteps/20), p.ICLSteps, p.WeightDecay, p.ClipNorm)
+	if err != nil {
+		return err
+	}
+	shots := b.corpus.shots
+	if p.TrainShots > 0 {
+		shots = p.TrainShots
+	}
+	rng := rand.New(rand.NewPCG(b.seed, streamICL))
+	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: in-context", b.arch, b.scale), p.ICLSteps)
+	batch := make([]nn.Sequence, p.ICLBatch)
+	for step := range p.ICLSteps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i := range batch {
+			batch[i] = b.corpus.newEpisode(rng, b.corpus.iclTrain, shots, true).seq
+		}
+		g, losses, _, err := m.Gradient(layout, batch, nil, clsOnly, nil)
+		if err != nil {
+			return fmt.Errorf("pretrain: in-context step %d: %w", step, err)
+		}
+		tr.step(step, g, len(batch))
+		prog.update(step+1, mean(losses))
+	}
+	return nil
 }
 
 // copyParams copies the values of src's tensors whose names start with
