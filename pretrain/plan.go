@@ -15,9 +15,8 @@ import (
 // seed. It is part of the cache key.
 type Plan struct {
 	// LMLayers, when positive, replaces the preset's number of language
-	// model blocks (smoke: 2 instead of 1, since in-context learning needs
-	// an attention layer that moves the query image's class to the last
-	// position before one that matches it against the demonstrations).
+	// model blocks (smoke: 2 instead of 1; the smoke recipe was measured
+	// with two).
 	LMLayers int `json:"lm_layers,omitempty"`
 	// VisionSteps is the length of stage 1: the vision encoder, with a
 	// linear head on its [CLS] token, is trained to classify the public
