@@ -24,7 +24,7 @@ func benchBuilder(b *testing.B, scale string) (*builder, *nn.TinyMLLM, *nn.Layou
 		b.Fatal(err)
 	}
 	p := bd.cfg.PEFT
-	p.Method, p.Parts = "full", []string{"vision", "projector", "lm"}
+	p.Method, p.Parts = "full", []string{"projector", "lm"} // as stages 2 and 3
 	l, err := m.SetPEFT(p)
 	if err != nil {
 		b.Fatal(err)
@@ -32,7 +32,7 @@ func benchBuilder(b *testing.B, scale string) (*builder, *nn.TinyMLLM, *nn.Layou
 	return bd, m, l
 }
 
-// BenchmarkStep measures one stage-2 training step (a whole mixture batch,
+// BenchmarkStep measures one stage-3 training step (a whole mixture batch,
 // forward, backward and AdamW) at each scale; Plan.Steps times it is the
 // bulk of a build's training time.
 func BenchmarkStep(b *testing.B) {
@@ -53,6 +53,36 @@ func BenchmarkStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				tr.step(step%p.Steps, g, len(batch))
+				step++
+			}
+		})
+	}
+}
+
+// BenchmarkICLStep measures one stage-2 training step (Plan.ICLBatch
+// episodes whose images enter as their [CLS] token alone, forward, backward
+// and AdamW) at each scale.
+func BenchmarkICLStep(b *testing.B) {
+	for _, scale := range []string{"smoke", "small"} {
+		b.Run(scale, func(b *testing.B) {
+			bd, m, l := benchBuilder(b, scale)
+			p := bd.plan
+			tr, err := newTrainer(l, p.ICLLR, p.ICLLR/10, 1, p.ICLSteps, p.WeightDecay, p.ClipNorm)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, rng := bd.corpus, newRand(1)
+			batch := make([]nn.Sequence, p.ICLBatch)
+			step := 0
+			for b.Loop() {
+				for i := range batch {
+					batch[i] = c.newEpisode(rng, c.iclTrain, c.trainShots(&p), true).seq
+				}
+				g, _, _, err := m.Gradient(l, batch, nil, clsOnly, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tr.step(step%p.ICLSteps, g, len(batch))
 				step++
 			}
 		})

@@ -281,6 +281,15 @@ func (e episode) zeroShot() nn.Sequence {
 	}
 }
 
+// trainShots returns the number of demonstrations of p's training
+// episodes: Plan.TrainShots, or the icl task's.
+func (c *corpus) trainShots(p *Plan) int {
+	if p.TrainShots > 0 {
+		return p.TrainShots
+	}
+	return c.shots
+}
+
 // mixer deals the training batches: each batch holds a fixed number of
 // examples of every source (Plan.Mix), taken in a per-source order that is
 // reshuffled after every pass; in-context episodes are drawn afresh.
@@ -299,10 +308,7 @@ type mixPart struct {
 }
 
 func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
-	m := &mixer{c: c, shots: c.shots, rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
-	if p.TrainShots > 0 {
-		m.shots = p.TrainShots
-	}
+	m := &mixer{c: c, shots: c.trainShots(p), rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
 	for _, src := range []string{srcFashion, srcShapes, srcCoarse, srcRecords, srcICL} {
 		if n := p.Mix[src]; n > 0 {
 			m.mix = append(m.mix, mixPart{src, n})

@@ -262,10 +262,7 @@ func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
 	if err != nil {
 		return err
 	}
-	shots := b.corpus.shots
-	if p.TrainShots > 0 {
-		shots = p.TrainShots
-	}
+	shots := b.corpus.trainShots(&p)
 	rng := rand.New(rand.NewPCG(b.seed, streamICL))
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: in-context", b.arch, b.scale), p.ICLSteps)
 	batch := make([]nn.Sequence, p.ICLBatch)
