@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	c := smokeConfig(t)
 	c.Classes = 4
 	c.PEFT = PEFT{Method: "lora", BInitStd: 0.1}
-	c.SmearKeys = true
+	c.SmearKeys, c.CLSLast = true, true
 	mllm, err := NewTinyMLLM(c)
 	if err != nil {
 		t.Fatal(err)
@@ -62,8 +63,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		}
 		a2, c2 := got.Describe()
 		_, c1 := m.Describe()
-		if a2 != arch || c2.PEFT.Method != c1.PEFT.Method {
-			t.Errorf("%s: loaded %s with PEFT %q", arch, a2, c2.PEFT.Method)
+		if a2 != arch || !reflect.DeepEqual(c2, c1) {
+			t.Errorf("%s: loaded %s with configuration\n%+v\nwant\n%+v", arch, a2, c2, c1)
 		}
 		p1, p2 := m.Params(), got.Params()
 		if len(p1) != len(p2) {

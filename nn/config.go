@@ -176,9 +176,6 @@ func (c Config) Patches() int {
 // Preset returns the configuration of a named scale with the given
 // vocabulary size:
 //
-// Every preset's TinyMLLM smears its language model's keys and puts each
-// image's [CLS] token after its patches (SmearKeys, CLSLast).
-//
 //   - "smoke": CI; a fine-tuning run takes seconds. Width 32, one vision
 //     and one LM block, 2 heads, patch 14 (4 patches), max length 64, LoRA
 //     rank 4.
@@ -191,7 +188,9 @@ func (c Config) Patches() int {
 //     256, 6 blocks each, 8 heads, patch 4 (49 patches), max length 640,
 //     LoRA rank 16.
 //
-// It returns an error for an unknown name.
+// Every preset's TinyMLLM smears its language model's keys and puts each
+// image's [CLS] token after its patches (SmearKeys, CLSLast). It returns an
+// error for an unknown name.
 func Preset(name string, vocab int) (Config, error) {
 	var c Config
 	switch name {

@@ -78,7 +78,11 @@
 // placeholder becomes the image's visual tokens: [CLS] and the patch
 // tokens of the vision encoder, passed through the VisualTransform (which
 // may prune and merge them, given the [CLS]→patch attention of the
-// configured vision block) and the projector.
+// configured vision block) and the projector. With Config.CLSLast (every
+// preset) the language model reads the first of them, [CLS], after the
+// others; with Config.SmearKeys (every preset) each of its attention keys
+// is mixed with the key before it, so a word right after an image is found
+// by what the image shows.
 //
 // Hooks read every linear map's input and output, every block's input,
 // attention probabilities and per-head outputs (Observe), and read and

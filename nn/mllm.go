@@ -191,7 +191,9 @@ type Visual struct {
 	// CLSAttn is the [CLS] row of the attention of the configured block,
 	// [heads, n+1].
 	CLSAttn Tensor
-	// Tokens are the projected tokens the language model sees, [k, width].
+	// Tokens are the projected visual tokens, [k, width], in the encoder's
+	// order; the language model reads them in this order, or with the
+	// first row last under Config.CLSLast.
 	Tokens *Node
 }
 
@@ -217,7 +219,8 @@ func (m *TinyMLLM) EncodeImage(t *Tape, img []float32, index int, needGrad bool,
 // Forward runs the whole model on s and returns the final hidden states of
 // the expanded sequence, shape [T, width] after the final LayerNorm, and
 // pos, where pos[i] is the expanded position of token i (for a placeholder,
-// the position of its first visual token). vis, when not nil, holds
+// the position of its first visual token in the language model's order:
+// with Config.CLSLast the first patch, not [CLS]). vis, when not nil, holds
 // precomputed visual tokens (one per image; see EncodeImage), so generation
 // does not encode the images again. It returns an error if s is invalid or
 // the expanded sequence is longer than MaxLen.

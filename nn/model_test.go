@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -654,6 +655,9 @@ func TestConfigRoundTrip(t *testing.T) {
 	m2, err := NewTinyMLLM(c2)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !m2.Config.SmearKeys || !m2.Config.CLSLast || !reflect.DeepEqual(m2.Config, m1.Config) {
+		t.Errorf("configuration after JSON\n%+v\nwant (with SmearKeys and CLSLast, as every preset)\n%+v", m2.Config, m1.Config)
 	}
 	p1, p2 := m1.Params(), m2.Params()
 	if len(p1) != len(p2) {
