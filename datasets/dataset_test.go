@@ -454,7 +454,28 @@ func evalShapes(t *testing.T, cells []string, q string) string {
 	return ""
 }
 
-// TestICLEpisodes checks the label mappings: consistent within every
+// iclLayout reports whether the decoded prompt pw is
+// "<bos> (<image> w ;)×shots <image>" with n tokens in every w.
+func iclLayout(pw []string, shots, n int) bool {
+	if len(pw) != 1+shots*(n+2)+1 || pw[0] != "<bos>" || pw[len(pw)-1] != "<image>" {
+		return false
+	}
+	for i := range shots {
+		demo := pw[1+i*(n+2) : 1+(i+1)*(n+2)]
+		if demo[0] != "<image>" || demo[n+1] != ";" {
+			return false
+		}
+		for _, w := range demo[1 : n+1] {
+			if w == "<image>" || w == ";" || strings.HasPrefix(w, "<") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestICLEpisodes checks the layout of every episode's prompt and the
+// label mappings: consistent within every
 // episode, drawn afresh per public episode (so a word says nothing about a
 // class across episodes), fixed for the private task.
 func TestICLEpisodes(t *testing.T) {
@@ -473,6 +494,13 @@ func TestICLEpisodes(t *testing.T) {
 	queries := make(map[int]int) // private-side query class counts
 	for _, split := range SplitNames {
 		for _, ex := range d.Split(split) {
+			nw := 1 // tokens of a label word; a canary's secret has SecretDigits
+			if ex.Canary >= 0 {
+				nw = SecretDigits
+			}
+			if pw := strings.Fields(v.Decode(ex.Prompt)); !iclLayout(pw, d.Shots, nw) {
+				t.Fatalf("%s: prompt %q, want <bos> (<image> w ;)×%d <image> with %d-token words", ex.ID, pw, d.Shots, nw)
+			}
 			if ex.Canary >= 0 {
 				continue
 			}

@@ -49,7 +49,9 @@ var templateText = []string{
 	"name [ ] eattype food pricerange area rating owner is a an in the with a customer rating , owned by serving food .",
 	// canaries.
 	"the secret code is what is the secret code ?",
-	// icl.
+	// icl (";" separates demonstrations; "means" is no longer in the
+	// format but stays so that every token id and the vocabulary hash
+	// stay as they were).
 	"means ;",
 	// application numbers.
 	"/",
