@@ -43,6 +43,9 @@ var classifierTask = map[string]string{"vit": srcCoarse, "fusion": "fl-mm"}
 // classifierConfig returns the model configuration of a classifier base.
 func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset) nn.Config {
 	cfg.Classes = len(d.PublicClasses)
+	// TinyMLLM's language-model options; neither classifier has one, so
+	// they stay out of its configuration and cache key.
+	cfg.SmearKeys, cfg.CLSLast = false, false
 	return cfg
 }
 

@@ -6,6 +6,7 @@ package pretrain
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -55,5 +56,53 @@ func TestNearestNeighbourAccuracy(t *testing.T) {
 	}
 	if acc := c.nearestNeighbourAccuracy(m, wrong); acc != 0 {
 		t.Errorf("query equal to another word's demonstration: accuracy %v, want 0", acc)
+	}
+}
+
+// TestEpisodeLayout checks that pretraining's episodes have the layout of
+// the icl task's examples, which the private side (DP-MTV's chunks) uses:
+// token for token the same kinds (<bos>, <image>, ";", <eos> or a label
+// word) for the same number of shots, and a zero-shot query that is the
+// episode's last image, word and <eos> after <bos>.
+func TestEpisodeLayout(t *testing.T) {
+	t.Parallel()
+	b, err := prepare(Options{Scale: "smoke"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.loadData(); err != nil {
+		t.Fatal(err)
+	}
+	c := b.corpus
+	kinds := func(toks []int) string {
+		var s []byte
+		for _, tk := range toks {
+			switch tk {
+			case datasets.BOS:
+				s = append(s, 'B')
+			case datasets.Image:
+				s = append(s, 'I')
+			case datasets.EOS:
+				s = append(s, 'E')
+			case c.tSemi:
+				s = append(s, ';')
+			default:
+				s = append(s, 'w')
+			}
+		}
+		return string(s)
+	}
+	ex := &c.data[srcICL].Public[0]
+	want := kinds(append(slices.Clone(ex.Prompt), ex.Answer...))
+	e := c.newEpisode(rand.New(rand.NewPCG(1, 1)), c.iclTrain, c.shots, true)
+	if got := kinds(e.seq.Tokens); got != want {
+		t.Errorf("episode layout %s, the icl task's %s", got, want)
+	}
+	if len(e.seq.Images) != len(ex.Images) || len(e.seq.Loss) != len(e.seq.Tokens) {
+		t.Errorf("%d images and %d loss marks for %d tokens, want %d images", len(e.seq.Images), len(e.seq.Loss), len(e.seq.Tokens), len(ex.Images))
+	}
+	z := e.zeroShot()
+	if got := kinds(z.Tokens); got != "BIwE" || z.Tokens[2] != e.words[e.answer] || len(z.Images) != 1 || !z.Loss[2] {
+		t.Errorf("zero-shot query %s (tokens %v, loss %v), want BIwE with the answer marked", got, z.Tokens, z.Loss)
 	}
 }

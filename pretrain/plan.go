@@ -59,7 +59,7 @@ type Plan struct {
 	MinLR  float64 `json:"min_lr"`
 	Warmup int     `json:"warmup"`
 	// WeightDecay is AdamW's decoupled weight decay (not applied to biases,
-	// norms and embeddings).
+	// norms, embeddings and smear logits).
 	WeightDecay float64 `json:"weight_decay"`
 	// ClipNorm bounds the global L2 norm of the mean batch gradient.
 	ClipNorm float64 `json:"clip_norm"`

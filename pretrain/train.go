@@ -277,8 +277,12 @@ func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
 		if err != nil {
 			return fmt.Errorf("pretrain: in-context step %d: %w", step, err)
 		}
+		loss := mean(losses)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return fmt.Errorf("pretrain: in-context step %d: loss is %v", step, loss)
+		}
 		tr.step(step, g, len(batch))
-		prog.update(step+1, mean(losses))
+		prog.update(step+1, loss)
 	}
 	return nil
 }
