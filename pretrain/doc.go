@@ -100,12 +100,16 @@
 //     the query a copy of a demonstration image; frozen, the same runs
 //     learn within 200 steps.
 //   - Short episodes first. With all 17 visual tokens an image, the words
-//     are 8 of about 180 positions and attention to them starts diluted: a
-//     text version with 16 filler tokens before each key was still at 4.6
-//     nats after 600 steps. With [CLS] tokens only, few-shot accuracy is
-//     0.69 after 200 steps and 0.75 after 400 (the [CLS] nearest-neighbour
-//     reference: 0.77), but on full-token episodes the same model is still
-//     at chance (0.17–0.25 at step 600). Stage 3 then carries the circuit
+//     are 8 of about 180 positions and attention to them starts diluted:
+//     stage 2 on full-token episodes (encoder frozen, 16 episodes a step,
+//     7.5 minutes on one core) is at chance after 600 steps (0.13–0.26;
+//     loss 2.6–2.8, not even copying an episode's words), and a text
+//     version with 16 filler tokens before each key was still at 4.6 nats
+//     after 600 steps. With [CLS] tokens only, few-shot accuracy is 0.69
+//     after 200 steps and 0.75 after 400 (the [CLS] nearest-neighbour
+//     reference: 0.77; 2 minutes for 600 steps on one core), but on
+//     full-token episodes that model is still at chance (0.19–0.25 at
+//     step 600). Stage 3 then carries the circuit
 //     over to every visual token through its in-context episodes.
 //
 // The manifest reports the result for every base (icl_few_shot_acc,
