@@ -24,7 +24,7 @@ func benchBuilder(b *testing.B, scale string) (*builder, *nn.TinyMLLM, *nn.Layou
 		b.Fatal(err)
 	}
 	p := bd.cfg.PEFT
-	p.Method, p.Parts = "full", []string{"projector", "lm"} // as stages 2 and 3
+	p.Method, p.Parts = "full", trainedParts
 	l, err := m.SetPEFT(p)
 	if err != nil {
 		b.Fatal(err)
@@ -47,12 +47,9 @@ func BenchmarkStep(b *testing.B) {
 			mix := newMixer(bd.corpus, &p, 1)
 			step := 0
 			for b.Loop() {
-				batch := mix.batch()
-				g, _, _, err := m.Gradient(l, batch, nil, nil, nil)
-				if err != nil {
+				if _, err := tr.gradStep(m, step%p.Steps, mix.batch(), nil); err != nil {
 					b.Fatal(err)
 				}
-				tr.step(step%p.Steps, g, len(batch))
 				step++
 			}
 		})
@@ -78,11 +75,9 @@ func BenchmarkICLStep(b *testing.B) {
 				for i := range batch {
 					batch[i] = c.newEpisode(rng, c.iclTrain, c.trainShots(&p), true).seq
 				}
-				g, _, _, err := m.Gradient(l, batch, nil, clsOnly, nil)
-				if err != nil {
+				if _, err := tr.gradStep(m, step%p.ICLSteps, batch, clsOnly); err != nil {
 					b.Fatal(err)
 				}
-				tr.step(step%p.ICLSteps, g, len(batch))
 				step++
 			}
 		})

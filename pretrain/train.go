@@ -69,6 +69,26 @@ func (t *trainer) step(step int, g []float32, n int) {
 	t.opt.Step(t.params, t.sched.LR(step), nil)
 }
 
+// gradStep computes the summed gradient of batch on m (images through the
+// visual transform vt, nil for every visual token), checks that the mean
+// loss is finite, makes one optimizer step and returns that loss.
+func (t *trainer) gradStep(m *nn.TinyMLLM, step int, batch []nn.Sequence, vt nn.VisualTransform) (float64, error) {
+	g, losses, _, err := m.Gradient(t.layout, batch, nil, vt, nil)
+	if err != nil {
+		return 0, err
+	}
+	loss := mean(losses)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, fmt.Errorf("loss is %v", loss)
+	}
+	t.step(step, g, len(batch))
+	return loss, nil
+}
+
+// trainedParts are the parts of the TinyMLLM that stages 2 and 3 train; the
+// vision encoder stays as stage 1 left it.
+var trainedParts = []string{"projector", "lm"}
+
 // progress prints training progress at most every interval.
 type progress struct {
 	w        io.Writer
@@ -127,7 +147,7 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 	b.timings.ICL = time.Since(ti).Seconds()
 	base := cfg.PEFT
 	full := base
-	full.Method, full.Parts = "full", []string{"projector", "lm"}
+	full.Method, full.Parts = "full", trainedParts
 	layout, err := m.SetPEFT(full)
 	if err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
@@ -147,16 +167,10 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		batch := mix.batch()
-		g, losses, _, err := m.Gradient(layout, batch, nil, nil, nil)
+		loss, err := tr.gradStep(m, step, mix.batch(), nil)
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
 		}
-		loss := mean(losses)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return nil, fmt.Errorf("pretrain: step %d: loss is %v", step, loss)
-		}
-		tr.step(step, g, len(batch))
 		if step == 0 {
 			ema = loss
 		}
@@ -253,7 +267,7 @@ func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
 		return nil
 	}
 	pe := b.cfg.PEFT
-	pe.Method, pe.Parts = "full", []string{"projector", "lm"}
+	pe.Method, pe.Parts = "full", trainedParts
 	layout, err := m.SetPEFT(pe)
 	if err != nil {
 		return fmt.Errorf("pretrain: %w", err)
@@ -273,15 +287,10 @@ func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
 		for i := range batch {
 			batch[i] = b.corpus.newEpisode(rng, b.corpus.iclTrain, shots, true).seq
 		}
-		g, losses, _, err := m.Gradient(layout, batch, nil, clsOnly, nil)
+		loss, err := tr.gradStep(m, step, batch, clsOnly)
 		if err != nil {
 			return fmt.Errorf("pretrain: in-context step %d: %w", step, err)
 		}
-		loss := mean(losses)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return fmt.Errorf("pretrain: in-context step %d: loss is %v", step, loss)
-		}
-		tr.step(step, g, len(batch))
 		prog.update(step+1, loss)
 	}
 	return nil
