@@ -8,9 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/repro-dp/repro/internal/registry"
 	"github.com/repro-dp/repro/internal/results"
@@ -122,46 +120,20 @@ func Membership(rep *Report, prefix string, members, nonMembers []float64, bound
 }
 
 // losses returns the loss of every example's sequence (the mean next-token
-// cross-entropy over its answer tokens), computed on up to workers
-// goroutines, each example on its own so the result does not depend on
-// workers.
+// cross-entropy over its answer tokens, nn.MeanLosses), computed on up to
+// workers goroutines, each example on its own so the result does not
+// depend on workers.
 func losses(ctx context.Context, m *nn.TinyMLLM, exs []Example, workers int) ([]float64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	seqs := make([]nn.Sequence, len(exs))
+	for i := range exs {
+		seqs[i] = exs[i].Seq
+	}
 	out := make([]float64, len(exs))
-	errs := make([]error, len(exs))
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = max(1, min(workers, len(exs)))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(exs); i += workers {
-				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
-					continue
-				}
-				ls, _, err := m.TokenLosses(&exs[i].Seq, nil, nil)
-				if err != nil {
-					errs[i] = fmt.Errorf("attacks: example %d: %w", exs[i].ID, err)
-					continue
-				}
-				if len(ls) == 0 {
-					errs[i] = fmt.Errorf("attacks: example %d has no answer token", exs[i].ID)
-					continue
-				}
-				s := 0.0
-				for _, l := range ls {
-					s += l
-				}
-				out[i] = s / float64(len(ls))
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := nn.MeanLosses(m, seqs, workers, out); err != nil {
+		return nil, fmt.Errorf("attacks: %w", err)
 	}
 	return out, nil
 }

@@ -57,11 +57,14 @@ func TestLossMIAOverfit(t *testing.T) {
 	target := &Target{Model: m, Members: members, NonMembers: non}
 	h, _ := methods.Defaults("nonprivate", "smoke")
 	h.Epochs, h.BatchSize, h.LR = 150, 16, 1e-2
-	train := make([]nn.Sequence, len(members))
-	for i, e := range members {
-		train[i] = e.Seq
+	sub := *d
+	sub.Private = nil // the members: the same 16 examples as members
+	for _, ex := range d.Private {
+		if ex.Canary < 0 && len(sub.Private) < 16 {
+			sub.Private = append(sub.Private, ex)
+		}
 	}
-	job := &methods.Job{Model: m, Train: train, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: 1}
+	job := &methods.Job{Model: m, Data: &sub, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: 1}
 	if _, err := (methods.NonPrivate{}).FineTune(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}

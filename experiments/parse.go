@@ -17,10 +17,10 @@ import (
 )
 
 // Options configures [Parse] and [Load]. A nil *Options means the zero
-// value: no overrides, the names in [Known].
+// value: no overrides, the names of [Registered].
 type Options struct {
-	// Names holds the known methods, tasks, attacks and scales; nil
-	// means [Known].
+	// Names holds the known methods, tasks, attacks and scales and the
+	// checks of params; nil means [Registered].
 	Names *Names
 	// Overrides are `key=value` settings applied to the YAML before it is
 	// decoded, in order. A key is a dotted path (`delta`, `sweep.seed`,
@@ -38,7 +38,7 @@ func Parse(fileName string, data []byte, opts *Options) (spec *Spec, err error) 
 	}
 	names := opts.Names
 	if names == nil {
-		names = &Known
+		names = Registered()
 	}
 	defer func() {
 		// The YAML library is fuzzed but not ours; a panic in it is a
@@ -597,10 +597,10 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 			s.Delta = x
 			return nil
 		},
-		"tasks": func(v *yaml.Node) (err error) {
+		"tasks": keep("tasks", func(v *yaml.Node) (err error) {
 			s.Tasks, err = d.nameList(v, "task", d.names.Tasks, false)
 			return err
-		},
+		}),
 		"attacks": func(v *yaml.Node) (err error) {
 			s.Attacks, err = d.nameList(v, "attack", d.names.Attacks, true)
 			return err
@@ -668,7 +668,7 @@ func (d *decoder) method(n *yaml.Node, s *Spec) (Method, error) {
 		"params": func(v *yaml.Node) (err error) {
 			m.Params, err = d.params(v, "params")
 			if err == nil {
-				err = d.knownParams(v, m.Name, m.Params)
+				err = d.checkParams(v, m.Name, m.Params)
 			}
 			return err
 		},
@@ -812,8 +812,18 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 		return d.errorf(at("sweep"), "the spec expands into more than %d runs", MaxRuns)
 	}
 	for _, m := range s.Methods {
-		if err := d.knownParams(at("params"), m.Name, s.Params); err != nil {
+		if err := d.checkParams(at("params"), m.Name, s.Params); err != nil {
 			return err
+		}
+		if err := d.checkAxes(at("sweep"), s, m); err != nil {
+			return err
+		}
+		if d.names.Compatible != nil {
+			for _, t := range s.Tasks {
+				if err := d.names.Compatible(m.Name, t); err != nil {
+					return d.errorf(at("tasks"), "%v", err)
+				}
+			}
 		}
 	}
 	global := s.Sweep.names()
@@ -890,19 +900,60 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 	return nil
 }
 
-// knownParams checks params against the hyperparameters of method, if
-// the names registry lists them; n is the params node.
-func (d *decoder) knownParams(n *yaml.Node, method string, params map[string]any) error {
-	known, ok := d.names.Params[method]
-	if !ok {
+// checkParams checks params against the hyperparameters of method with
+// the names' CheckParam; n is the params node, and an error points at the
+// offending key's line.
+func (d *decoder) checkParams(n *yaml.Node, method string, params map[string]any) error {
+	if d.names.CheckParam == nil {
 		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(params)) {
-		if !has(known, k) {
-			return d.errorf(n, "method %s has no hyperparameter %q (known: %s)", method, k, strings.Join(known, ", "))
+		if err := d.names.CheckParam(method, k, params[k]); err != nil {
+			return d.errorf(keyNode(n, k), "%v", err)
 		}
 	}
 	return nil
+}
+
+// checkAxes checks every value of every sweep axis that reaches method
+// (the spec's axes, replaced by the method's own), except epsilon and seed,
+// against the method's hyperparameters; n is the sweep node.
+func (d *decoder) checkAxes(n *yaml.Node, s *Spec, m Method) error {
+	if d.names.CheckParam == nil {
+		return nil
+	}
+	for _, name := range sortedUnique(slices.Concat(s.Sweep.names(), m.Sweep.names())) {
+		if name == "epsilon" || name == "seed" {
+			continue
+		}
+		vals, ok := m.Sweep.Lookup(name)
+		if !ok {
+			vals, _ = s.Sweep.Lookup(name)
+		}
+		kind, _, _ := axisKind(name)
+		for _, v := range vals {
+			var x any = v
+			if kind.Int {
+				x = int64(v)
+			}
+			if err := d.names.CheckParam(m.Name, name, x); err != nil {
+				return d.errorf(keyNode(n, name), "sweep axis %s: %v", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// keyNode returns the key node of name in the mapping n, or n.
+func keyNode(n *yaml.Node, name string) *yaml.Node {
+	if n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				return n.Content[i]
+			}
+		}
+	}
+	return n
 }
 
 func sortedUnique(s []string) []string {

@@ -199,21 +199,30 @@ func TestNames(t *testing.T) {
 }
 
 func TestKnownParams(t *testing.T) {
-	names := Known
-	names.Params = map[string][]string{"dpsgd": {"lr", "peft", "lora_rank"}, "nonprivate": {"lr", "peft"}}
-	if _, err := Parse("t.yaml", []byte(base), &Options{Names: &names}); err != nil {
+	names := withParams(map[string][]string{
+		"dpsgd":      {"lr", "peft", "lora_rank", "clip"},
+		"nonprivate": {"lr", "peft", "clip"},
+		"dpzo":       {"lr", "peft", "lora_rank"},
+	})
+	if _, err := Parse("t.yaml", []byte(base), &Options{Names: names}); err != nil {
 		t.Errorf("Parse with known params: %v", err)
 	}
 	for _, tc := range []struct {
-		set  string
-		line int
+		set  []string
 		want string
 	}{
-		{"methods.dpsgd.params.lora_rnak=8", 0, `method dpsgd has no hyperparameter "lora_rnak" (known: lr, peft, lora_rank)`},
-		{"params.lora_rank=8", 0, `method nonprivate has no hyperparameter "lora_rank"`},
-		{"methods.nonprivate.params.lr=0.1", 0, ""},
+		{[]string{"methods.dpsgd.params.lora_rnak=8"}, `method dpsgd has no hyperparameter "lora_rnak" (known: lr, peft, lora_rank, clip)`},
+		{[]string{"params.lora_rank=8"}, `method nonprivate has no hyperparameter "lora_rank"`},
+		{[]string{"methods.nonprivate.params.lr=0.1"}, ""},
+		// Sweep values reach the methods too, and are checked.
+		{[]string{"sweep.clip=[0.5, 1]"}, ""},
+		{[]string{"sweep.beta=[0.5]"}, `sweep axis beta: method nonprivate has no hyperparameter "beta"`},
+		{[]string{"methods.1.params.lr=-1"}, `lr = -1: want a value ≥ 0`},
+		// A method and a task of different architectures.
+		{[]string{"methods.1.name=dpzo"}, ""},
+		{[]string{"methods.1.name=dpzo", "tasks=[fashion-cls]"}, "method dpzo fine-tunes a tinymllm; task fashion-cls is posed to a vit"},
 	} {
-		_, err := Parse("t.yaml", []byte(base), &Options{Names: &names, Overrides: []string{tc.set}})
+		_, err := Parse("t.yaml", []byte(base), &Options{Names: names, Overrides: tc.set})
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("Parse with --set %s: %v", tc.set, err)
@@ -224,10 +233,16 @@ func TestKnownParams(t *testing.T) {
 			t.Errorf("Parse with --set %s: got %v, want %q", tc.set, err, tc.want)
 		}
 	}
+	// The error points at the offending key's line.
 	src := strings.Replace(base, "params: {lora_rank: 8}", "params: {lora_rank: 8, alpha: 16}", 1)
-	_, err := Parse("t.yaml", []byte(src), &Options{Names: &names})
-	if err == nil || err.Error() != `t.yaml:10: method dpsgd has no hyperparameter "alpha" (known: lr, peft, lora_rank)` {
+	_, err := Parse("t.yaml", []byte(src), &Options{Names: names})
+	if err == nil || err.Error() != `t.yaml:10: method dpsgd has no hyperparameter "alpha" (known: lr, peft, lora_rank, clip)` {
 		t.Errorf("Parse with an unknown method param: got %v", err)
+	}
+	src = strings.Replace(base, "sweep:\n  epsilon", "sweep:\n  beta: [0.1]\n  epsilon", 1)
+	_, err = Parse("t.yaml", []byte(src), &Options{Names: names})
+	if err == nil || !strings.HasPrefix(err.Error(), `t.yaml:13: sweep axis beta: method nonprivate has no hyperparameter "beta"`) {
+		t.Errorf("Parse with a sweep axis no method declares: got %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // A Spec is a parsed and validated experiment spec. Its fields map 1:1 to
@@ -177,27 +178,54 @@ func FormatFloat(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
-// Names holds the names a spec may use. A nil *Names in [Options] means
-// [Known].
+// Names holds the names a spec may use and the checks that tie them
+// together. A nil *Names in [Options] means [Registered].
 type Names struct {
 	Methods []string
 	Tasks   []string
 	Attacks []string
 	Scales  []string
-	// Params maps a method to the hyperparameters it accepts. The
-	// params a spec gives a method (its own and the spec's) must be in
-	// its list; a method without an entry accepts any. Sweep axes are
-	// not checked: they are one vocabulary for all methods.
-	Params map[string][]string
+	// CheckParam, when not nil, returns an error if method has no
+	// hyperparameter name or v is not a valid value of it. Every param a
+	// method receives (its own, the spec's, and every sweep value other
+	// than epsilon and seed) is checked, so a misspelt or mistyped one is
+	// a file:line error before anything runs.
+	CheckParam func(method, name string, v any) error
+	// Compatible, when not nil, returns an error if method cannot run
+	// task (a method fine-tunes one model architecture; each task is
+	// posed to one).
+	Compatible func(method, task string) error
 }
 
-// Known holds the names in use in repro. Packages that add a method, task
-// or attack add its name here from an init function.
-var Known = Names{
-	Methods: []string{"nonprivate", "dpsgd", "dpzo"},
-	Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "icl", "fl-mm"},
-	Attacks: []string{"loss-mia"},
-	Scales:  []string{"smoke", "small", "full"},
+var registered struct {
+	sync.Mutex
+	f func() *Names
+}
+
+// RegisterNames makes f the source of [Registered]. The package that joins
+// the registries to the runner (runners/pipeline, which sees the methods,
+// tasks and attacks packages) calls it from an init function, so that the
+// registries are the only lists of names. It panics if called twice.
+func RegisterNames(f func() *Names) {
+	registered.Lock()
+	defer registered.Unlock()
+	if registered.f != nil {
+		panic("experiments: RegisterNames called twice")
+	}
+	registered.f = f
+}
+
+// Registered returns the names the registries hold now, through the
+// function given to [RegisterNames]; before that, no names at all (every
+// method, task, attack and scale is unknown).
+func Registered() *Names {
+	registered.Lock()
+	f := registered.f
+	registered.Unlock()
+	if f == nil {
+		return &Names{}
+	}
+	return f()
 }
 
 func has(names []string, s string) bool { return slices.Contains(names, s) }

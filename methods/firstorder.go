@@ -8,11 +8,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/repro-dp/repro/nn"
-	"github.com/repro-dp/repro/nn/optim"
-	"github.com/repro-dp/repro/privacy"
 )
 
 func init() {
@@ -28,13 +25,51 @@ type NonPrivate struct{}
 // Name implements Method.
 func (NonPrivate) Name() string { return "nonprivate" }
 
+// Arch implements Method.
+func (NonPrivate) Arch() string { return "tinymllm" }
+
+// Params implements Method: the shared LoRA recipe.
+func (NonPrivate) Params() []Param { return loraParams() }
+
 // FineTune implements Method. The job's ε must be +Inf: the run has no
 // guarantee.
 func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
+	const name = "nonprivate"
 	if !math.IsInf(job.Epsilon, 1) {
 		return nil, fmt.Errorf("methods: nonprivate: target ε = %v: the non-private baseline runs at ε = inf only", job.Epsilon)
 	}
-	return firstOrder(ctx, job, "nonprivate", false)
+	m, train, err := job.lm(name)
+	if err != nil {
+		return nil, err
+	}
+	l, err := newLoRALoop(name, job, m, len(train))
+	if err != nil {
+		return nil, err
+	}
+	acc, err := nonPrivateAccounting(job.Epsilon, job.Delta, l.q, l.steps)
+	if err != nil {
+		return nil, err
+	}
+	opts := &nn.Options{Workers: job.Workers}
+	inv := 1 / l.expectedBatch()
+	var batch []nn.Sequence
+	l.bytes = int64(4 * l.layout.Size)
+	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
+		clear(g)
+		if len(idx) == 0 {
+			return stepInfo{}, nil
+		}
+		batch = gather(batch[:0], train, idx)
+		grad, losses, stats, err := m.Gradient(l.layout, batch, nil, nil, opts)
+		if err != nil {
+			return stepInfo{}, err
+		}
+		for j, v := range grad {
+			g[j] = float32(float64(v) * inv)
+		}
+		return stepInfo{loss: mean(losses), stats: stats}, nil
+	}
+	return l.run(ctx, acc)
 }
 
 // DPSGD is DP-SGD (Abadi et al. 2016; Dual-Priv Algorithm 2) on LoRA
@@ -42,10 +77,10 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 //
 //  1. samples a batch by Poisson sampling at rate q = B/N (Poisson);
 //  2. computes every example's exact gradient g_i (nn.PerSample);
-//  3. clips it to ℓ₂ norm C: ĝ_i = g_i / max(1, ‖g_i‖/C);
-//  4. adds Gaussian noise N(0, σ²C² I) to the sum Σĝ_i and divides by the
-//     expected batch size q·N = B (not the realised one);
-//  5. hands the result to the optimizer (Adam by default).
+//  3. privatises them (Privatizer): clips each to ℓ₂ norm C, adds Gaussian
+//     noise N(0, σ²C² I) to the sum and divides by the expected batch size
+//     q·N = B (not the realised one);
+//  4. hands the result to the optimizer (Adam by default).
 //
 // σ is calibrated by the accountant of Hyper to the target (ε, δ) over the
 // run's q and ⌈Epochs·N/B⌉ steps, so that the achieved ε never exceeds the
@@ -60,150 +95,67 @@ type DPSGD struct{}
 // Name implements Method.
 func (DPSGD) Name() string { return "dpsgd" }
 
+// Arch implements Method.
+func (DPSGD) Arch() string { return "tinymllm" }
+
+// Params implements Method: the shared LoRA recipe.
+func (DPSGD) Params() []Param { return loraParams() }
+
 // FineTune implements Method.
 func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
-	return firstOrder(ctx, job, "dpsgd", true)
-}
-
-// optimParams returns the trainable tensors of l as the optimizer sees
-// them, sharing their Data and Grad.
-// loraTraining is what the gradient-based and zeroth-order methods set up
-// before their first step: LoRA on the job's model, the optimizer over its
-// tensors, the learning-rate schedule and the Poisson sampler.
-type loraTraining struct {
-	layout  *nn.Layout
-	params  []optim.Param
-	opt     optim.Optimizer
-	sched   optim.Schedule
-	sampler *Poisson
-}
-
-// newLoRATraining sets up training of job's model for steps steps at
-// sampling rate q, with the LoRA initialisation and sampler seeded from
-// job.Seed.
-func newLoRATraining(name string, job *Job, steps int, q float64) (*loraTraining, error) {
-	h := job.Hyper
-	layout, err := job.Model.SetPEFT(h.peft(privacy.StreamID(StreamLoRA) ^ job.Seed))
+	l, acc, err := newDPSGDLoop(ctx, "dpsgd", job)
 	if err != nil {
-		return nil, fmt.Errorf("methods: %s: %w", name, err)
-	}
-	params := optimParams(layout)
-	opt, err := optim.New(h.Optimizer, params, &optim.Settings{WeightDecay: h.WeightDecay})
-	if err != nil {
-		return nil, fmt.Errorf("methods: %s: %w", name, err)
-	}
-	return &loraTraining{
-		layout:  layout,
-		params:  params,
-		opt:     opt,
-		sched:   h.schedule(steps),
-		sampler: NewPoisson(len(job.Train), q, job.Seed),
-	}, nil
-}
-
-func optimParams(l *nn.Layout) []optim.Param {
-	ps := make([]optim.Param, len(l.Params))
-	for i, p := range l.Params {
-		if p.Grad == nil {
-			p.Grad = make([]float32, len(p.Data))
-		}
-		ps[i] = optim.Param{Name: p.Name, Data: p.Data, Grad: p.Grad}
-	}
-	return ps
-}
-
-// firstOrder runs the shared loop of NonPrivate (private false) and DPSGD.
-func firstOrder(ctx context.Context, job *Job, name string, private bool) (*Result, error) {
-	if err := job.check(name); err != nil {
 		return nil, err
+	}
+	return l.run(ctx, acc)
+}
+
+// newDPSGDLoop returns DP-SGD's loop on job, calibrated and with its
+// update set, for DPSGD and the methods that add hooks to it (a mask, a
+// visual transform).
+func newDPSGDLoop(_ context.Context, name string, job *Job) (*loop, accounting, error) {
+	m, train, err := job.lm(name)
+	if err != nil {
+		return nil, accounting{}, err
+	}
+	l, err := newLoRALoop(name, job, m, len(train))
+	if err != nil {
+		return nil, accounting{}, err
 	}
 	h := job.Hyper
-	n := len(job.Train)
-	steps, q := h.steps(n)
-	var acc accounting
-	var err error
-	if private {
-		acc, err = sampledGaussianAccounting(name, h, job.Epsilon, job.Delta, q, steps)
-	} else {
-		acc, err = nonPrivateAccounting(job.Epsilon, job.Delta, q, steps)
-	}
+	acc, err := sampledGaussianAccounting(name, h, job.Epsilon, job.Delta, l.q, l.steps)
 	if err != nil {
-		return nil, err
+		return nil, accounting{}, err
 	}
-	m := job.Model
-	t, err := newLoRATraining(name, job, steps, q)
+	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma}, l.expectedBatch(), job.Seed)
 	if err != nil {
-		return nil, err
+		return nil, accounting{}, err
 	}
-	layout, params, opt, sched, sampler := t.layout, t.params, t.opt, t.sched, t.sampler
-	noise := privacy.NewNoise(job.Seed, StreamNoise)
 	opts := &nn.Options{Workers: job.Workers}
-	res := &Result{Privacy: acc.Record, EpsilonRDP: acc.EpsilonRDP, EpsilonPLD: acc.EpsilonPLD, Steps: steps, Warnings: acc.Warnings}
-	var meter nn.Meter
-	g := make([]float32, layout.Size)
-	var idx []int
-	batch := make([]nn.Sequence, 0, 2*h.BatchSize)
-	for step := range steps {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("methods: %s: stopped at step %d of %d: %w", name, step, steps, err)
-		}
-		start := time.Now()
-		idx = sampler.Next(idx[:0])
-		batch = batch[:0]
-		for _, i := range idx {
-			batch = append(batch, job.Train[i])
-		}
-		clear(g)
-		var stats nn.Stats
-		loss, clipped := 0.0, 0
+	var batch []nn.Sequence
+	l.bytes = int64(4 * l.layout.Size)
+	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
+		batch = gather(batch[:0], train, idx)
+		var grads [][]float32
+		var info stepInfo
 		if len(batch) > 0 {
-			var losses []float64
-			if private {
-				r, err := m.PerSample(layout, batch, nil, nil, opts)
-				if err != nil {
-					return nil, fmt.Errorf("methods: %s: step %d: %w", name, step, err)
-				}
-				for _, ns := range nn.ClipAll(r.Grads, nn.Flat(h.Clip)) {
-					if ns[0] > h.Clip {
-						clipped++
-					}
-				}
-				nn.Sum(g, r.Grads)
-				losses, stats = r.Losses, r.Stats
-			} else {
-				var grad []float32
-				grad, losses, stats, err = m.Gradient(layout, batch, nil, nil, opts)
-				if err != nil {
-					return nil, fmt.Errorf("methods: %s: step %d: %w", name, step, err)
-				}
-				copy(g, grad)
+			r, err := m.PerSample(l.layout, batch, nil, nil, opts)
+			if err != nil {
+				return stepInfo{}, err
 			}
-			for _, l := range losses {
-				loss += l
-			}
-			loss /= float64(len(losses))
+			grads, info.loss, info.stats = r.Grads, mean(r.Losses), r.Stats
 		}
-		if acc.Sigma > 0 {
-			noise.AddGaussian32(g, acc.Sigma*h.Clip)
-		}
-		inv := 1 / (q * float64(n)) // the expected batch size
-		for j, v := range g {
-			g[j] = float32(float64(v) * inv)
-		}
-		layout.SetGrad(g)
-		opt.Step(params, sched.LR(step), nil)
-		meter.Add(time.Since(start), stats, nn.ModelBytes(m)+opt.Bytes()+int64(4*len(g)))
-		res.Metrics = append(res.Metrics, Metric{step, "batch_size", float64(len(batch))})
-		if len(batch) > 0 {
-			res.Metrics = append(res.Metrics, Metric{step, "loss", loss})
-			if private {
-				res.Metrics = append(res.Metrics, Metric{step, "clipped_fraction", float64(clipped) / float64(len(batch))})
-			}
-		}
-		if job.Progress != nil {
-			job.Progress(step+1, steps)
-		}
+		rep := priv.Privatize(g, grads)
+		info.report = &rep
+		return info, nil
 	}
-	res.StepTime, res.PeakBytes = meter.PerStep(), meter.PeakBytes
-	return res, nil
+	return l, acc, nil
+}
+
+// gather appends the examples of train at idx to dst.
+func gather(dst, train []nn.Sequence, idx []int) []nn.Sequence {
+	for _, i := range idx {
+		dst = append(dst, train[i])
+	}
+	return dst
 }

@@ -10,53 +10,87 @@ import (
 	"testing"
 )
 
-func TestParse(t *testing.T) {
+// TestParamTables checks every method's declaration: unique names, a
+// default of the declared kind at every scale that passes its own check.
+func TestParamTables(t *testing.T) {
 	for _, method := range Names() {
-		for _, scale := range []string{"smoke", "small", "full"} {
-			h, err := Defaults(method, scale)
-			if err != nil {
-				t.Fatal(err)
+		m, _ := Lookup(method)
+		seen := map[string]bool{}
+		for _, p := range m.Params() {
+			if seen[p.Name] {
+				t.Errorf("%s declares %s twice", method, p.Name)
 			}
-			if err := h.Validate(); err != nil {
-				t.Errorf("Defaults(%s, %s) invalid: %v", method, scale, err)
+			seen[p.Name] = true
+			if p.Doc == "" {
+				t.Errorf("%s.%s has no doc", method, p.Name)
+			}
+			for _, scale := range Scales {
+				v := p.Default(scale)
+				if kindOf(v) != p.Kind {
+					t.Errorf("%s.%s at %s: default %v (%T) is not %v", method, p.Name, scale, v, v, p.Kind)
+					continue
+				}
+				if p.Check != nil {
+					if err := p.Check(v); err != nil {
+						t.Errorf("%s.%s at %s: default %v fails its check: %v", method, p.Name, scale, v, err)
+					}
+				}
+			}
+		}
+		for _, scale := range Scales {
+			if _, err := Defaults(method, scale); err != nil {
+				t.Errorf("Defaults(%s, %s): %v", method, scale, err)
 			}
 		}
 	}
 	if _, err := Defaults("dpsgd", "huge"); err == nil {
 		t.Error("Defaults with an unknown scale: no error")
 	}
-	h, _ := Defaults("dpsgd", "smoke")
-	got, ignored, err := h.Parse(map[string]any{
+}
+
+func TestResolve(t *testing.T) {
+	got, err := Resolve("dpzo", "smoke", map[string]any{
 		"lr": 0.01, "batch_size": int64(16), "epochs": int64(3), "lora_targets": "q, v",
-		"accountant": "pld", "retention": 0.4, "phi": 0.1,
+		"accountant": "pld", "phi": 0.1, "diagnostics": "off",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.LR != 0.01 || got.BatchSize != 16 || got.Epochs != 3 || !slices.Equal(got.LoRATargets, []string{"q", "v"}) || got.Accountant != "pld" || got.Phi != 0.1 {
-		t.Errorf("Parse: got %+v", got)
+	if got.LR != 0.01 || got.BatchSize != 16 || got.Epochs != 3 || !slices.Equal(got.LoRATargets, []string{"q", "v"}) ||
+		got.Accountant != "pld" || got.Float("phi") != 0.1 || got.Diagnostics || got.Int("batch_size") != 16 {
+		t.Errorf("Resolve: got %+v", got)
 	}
-	if !slices.Equal(ignored, []string{"retention"}) {
-		t.Errorf("ignored = %v, want [retention]", ignored)
+	if len(got.Caveats) != 0 {
+		t.Errorf("lr given: caveats %v, want none", got.Caveats)
+	}
+	def, _ := Defaults("dpsgd", "small")
+	if len(def.Caveats) != 1 || !strings.Contains(def.Caveats[0], "test accuracy") {
+		t.Errorf("default lr at small: caveats %q, want one about test accuracy", def.Caveats)
 	}
 	for _, tc := range []struct {
+		method string
 		params map[string]any
 		want   string
 	}{
-		{map[string]any{"lr": "fast"}, "lr"},
-		{map[string]any{"lr": -1.0}, "lr"},
-		{map[string]any{"batch_size": 2.5}, "batch_size"},
-		{map[string]any{"batch_size": int64(0)}, "batch_size"},
-		{map[string]any{"optimizer": "lion"}, "optimizer"},
-		{map[string]any{"accountant": "gdp"}, "accountant"},
-		{map[string]any{"schedule": "linear"}, "schedule"},
-		{map[string]any{"warmup": 2.0}, "warmup"},
-		{map[string]any{"clip": 0.0}, "clip"},
-		{map[string]any{"lora_targets": " , "}, "lora_targets"},
-		{map[string]any{"epochs": true}, "epochs"},
+		{"dpsgd", map[string]any{"lr": "fast"}, "lr = fast: want a number"},
+		{"dpsgd", map[string]any{"lrr": 0.1}, `method dpsgd has no hyperparameter "lrr"`},
+		{"dpsgd", map[string]any{"phi": 0.1}, `no hyperparameter "phi"`}, // dpzo's, not dpsgd's
+		{"dpsgd", map[string]any{"lr": -1.0}, "lr"},
+		{"dpsgd", map[string]any{"batch_size": 2.5}, "batch_size"},
+		{"dpsgd", map[string]any{"batch_size": int64(0)}, "batch_size"},
+		{"dpsgd", map[string]any{"optimizer": "lion"}, "optimizer"},
+		{"dpsgd", map[string]any{"accountant": "gdp"}, "accountant"},
+		{"dpsgd", map[string]any{"schedule": "linear"}, "schedule"},
+		{"dpsgd", map[string]any{"warmup": 2.0}, "warmup"},
+		{"dpsgd", map[string]any{"clip": 0.0}, "clip"},
+		{"dpsgd", map[string]any{"lora_targets": " , "}, "lora_targets"},
+		{"dpsgd", map[string]any{"epochs": true}, "epochs"},
+		{"dpsgd", map[string]any{"diagnostics": "maybe"}, "diagnostics"},
+		{"dpzo", map[string]any{"phi": 0.0}, "phi"},
+		{"nosuch", nil, "unknown method"},
 	} {
-		if _, _, err := h.Parse(tc.params); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Parse(%v): error %v, want one naming %s", tc.params, err, tc.want)
+		if _, err := Resolve(tc.method, "smoke", tc.params); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Resolve(%s, %v): error %v, want one containing %q", tc.method, tc.params, err, tc.want)
 		}
 	}
 }

@@ -7,35 +7,51 @@ package methods
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
+	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/internal/registry"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/privacy"
 )
 
 // A Method fine-tunes a pretrained model on private data.
+//
+// Adding a method is one file in this package: a type with these methods
+// and an init function that registers it. The spec checker, Resolve and the
+// pipeline read the method's Arch and Params; nothing else lists methods.
 type Method interface {
 	// Name returns the method's registry name (nonprivate, dpsgd, ...).
 	Name() string
+	// Arch returns the architecture of the base model the method
+	// fine-tunes: "tinymllm" (the generative tasks), "vit" (image
+	// classification) or "fusion" (the federated multimodal classifier).
+	// The pipeline gives the job a fresh copy of that base, and a spec
+	// may pair the method only with tasks of that architecture.
+	Arch() string
+	// Params declares the method's hyperparameters: names, kinds,
+	// defaults per scale and ranges (see Param).
+	Params() []Param
 	// FineTune trains job.Model in place and returns what it did. It
 	// returns an error for invalid hyperparameters or privacy parameters
 	// (before any step), a failing model, or a cancelled ctx.
 	FineTune(ctx context.Context, job *Job) (*Result, error)
 }
 
-// A Job is one fine-tuning task.
+// A Job is one fine-tuning task: a fresh copy of a pretrained base and the
+// task's data.
 type Job struct {
-	// Model is the model to fine-tune. FineTune adds the PEFT modules of
-	// Hyper (LoRA) and trains them in place; the model's PEFT must be the
-	// zero value (a fresh copy of the pretrained base).
-	Model *nn.TinyMLLM
-	// Train is the private training set (the members). FineTune does not
-	// modify it.
-	Train []nn.Sequence
-	// Hyper holds the resolved hyperparameters; see Defaults and Parse.
+	// Model is the model to fine-tune, of the method's Arch: a
+	// *nn.TinyMLLM, *nn.ViT or *nn.Fusion. Its PEFT must be the zero value
+	// (a fresh copy of the pretrained base); FineTune adds its own.
+	Model nn.Model
+	// Data is the task's dataset. The members are Data.Private (canary
+	// copies included); methods may also read Data.Public, which is not
+	// private. FineTune does not modify it.
+	Data *datasets.Dataset
+	// Hyper holds the resolved hyperparameters; see Resolve.
 	Hyper Hyper
 	// Epsilon is the target ε (> 0, or +Inf for no privacy) and Delta the
 	// target δ of the run.
@@ -94,27 +110,54 @@ func Lookup(name string) (Method, bool) { return known.Lookup(name) }
 // Names returns the names of the registered methods, sorted.
 func Names() []string { return known.Names() }
 
-// check returns an error for a job that no method can run.
-func (j *Job) check(name string) error {
+// Sequence returns ex as a TinyMLLM input: prompt and answer, the loss on
+// the answer tokens.
+func Sequence(ex *datasets.Example) nn.Sequence {
+	s, mask := ex.Sequence()
+	return nn.Sequence{Tokens: s, Images: ex.Images, Loss: mask}
+}
+
+// lm returns the job's TinyMLLM and its private examples as sequences,
+// after checking the job: a method of Arch "tinymllm" calls it first.
+func (j *Job) lm(name string) (*nn.TinyMLLM, []nn.Sequence, error) {
+	m, ok := j.Model.(*nn.TinyMLLM)
 	switch {
 	case j.Model == nil:
-		return fmt.Errorf("methods: %s: no model", name)
-	case len(j.Train) == 0:
-		return fmt.Errorf("methods: %s: empty training set", name)
-	case j.Model.Config.PEFT.Method != "" && j.Model.Config.PEFT.Method != "none":
-		return fmt.Errorf("methods: %s: the model already has PEFT %q; give a fresh copy of the base", name, j.Model.Config.PEFT.Method)
-	case math.IsNaN(j.Epsilon) || j.Epsilon <= 0:
-		return fmt.Errorf("methods: %s: ε = %v, want ε > 0 or +Inf", name, j.Epsilon)
-	case math.IsNaN(j.Delta) || j.Delta < 0 || j.Delta >= 1:
-		return fmt.Errorf("methods: %s: δ = %v, want 0 ≤ δ < 1", name, j.Delta)
+		return nil, nil, fmt.Errorf("methods: %s: no model", name)
+	case !ok:
+		arch, _ := j.Model.Describe()
+		return nil, nil, fmt.Errorf("methods: %s fine-tunes a tinymllm, not a %s", name, arch)
+	case j.Data == nil || len(j.Data.Private) == 0:
+		return nil, nil, fmt.Errorf("methods: %s: empty training set", name)
+	case !j.Data.Generative:
+		return nil, nil, fmt.Errorf("methods: %s: task %s has no answers to generate", name, j.Data.Task)
+	case m.Config.PEFT.Method != "" && m.Config.PEFT.Method != "none":
+		return nil, nil, fmt.Errorf("methods: %s: the model already has PEFT %q; give a fresh copy of the base", name, m.Config.PEFT.Method)
 	}
-	for i := range j.Train {
-		if err := j.Model.Check(&j.Train[i]); err != nil {
-			return fmt.Errorf("methods: %s: training example %d: %w", name, i, err)
+	if err := checkPrivacy(name, j.Epsilon, j.Delta); err != nil {
+		return nil, nil, err
+	}
+	train := make([]nn.Sequence, len(j.Data.Private))
+	for i := range j.Data.Private {
+		train[i] = Sequence(&j.Data.Private[i])
+		if err := m.Check(&train[i]); err != nil {
+			return nil, nil, fmt.Errorf("methods: %s: training example %d: %w", name, i, err)
 		}
-		if !slices.Contains(j.Train[i].Loss, true) {
-			return fmt.Errorf("methods: %s: training example %d has no answer token", name, i)
+		if !slices.Contains(train[i].Loss, true) {
+			return nil, nil, fmt.Errorf("methods: %s: training example %d has no answer token", name, i)
 		}
 	}
-	return j.Hyper.Validate()
+	return m, train, nil
+}
+
+// checkPrivacy returns an error for a target (ε, δ) that no run can have:
+// the checks of package privacy (ε = +Inf is no privacy).
+func checkPrivacy(name string, eps, delta float64) error {
+	if err := privacy.CheckEpsilon(eps); err != nil {
+		return fmt.Errorf("methods: %s: %w", name, err)
+	}
+	if err := privacy.CheckDelta(delta); err != nil {
+		return fmt.Errorf("methods: %s: %w", name, err)
+	}
+	return nil
 }

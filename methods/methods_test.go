@@ -31,16 +31,36 @@ func tinyJob(t testing.TB, method string, n int, eps float64) *Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var train []nn.Sequence
-	for _, ex := range d.Private[:n] {
-		s, mask := ex.Sequence()
-		train = append(train, nn.Sequence{Tokens: s, Images: ex.Images, Loss: mask})
-	}
+	sub := *d
+	sub.Private = d.Private[:n]
 	h, err := Defaults(method, "smoke")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Job{Model: m, Train: train, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 7}
+	return &Job{Model: m, Data: &sub, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 7}
+}
+
+// lmOf returns the job's model as a TinyMLLM.
+func lmOf(job *Job) *nn.TinyMLLM { return job.Model.(*nn.TinyMLLM) }
+
+// trainOf returns the job's private examples as sequences.
+func trainOf(job *Job) []nn.Sequence {
+	var train []nn.Sequence
+	for i := range job.Data.Private {
+		train = append(train, Sequence(&job.Data.Private[i]))
+	}
+	return train
+}
+
+// testZO returns a zeroth-order estimator over d coordinates whose
+// Privatizer clips to c, adds noise σ·c and normalises by b.
+func testZO(t testing.TB, d int, phi, c, sigma, b float64, seed uint64) *zo {
+	t.Helper()
+	p, err := NewPrivatizer(nn.Flat(c), []float64{sigma}, b, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newZO(d, phi, p, seed)
 }
 
 func TestRegistry(t *testing.T) {
@@ -109,8 +129,8 @@ func TestEveryMethod(t *testing.T) {
 			if res.StepTime <= 0 || res.PeakBytes <= 0 {
 				t.Errorf("step time %v, peak bytes %d", res.StepTime, res.PeakBytes)
 			}
-			if job.Model.Config.PEFT.Method != "lora" {
-				t.Errorf("PEFT %q, want lora", job.Model.Config.PEFT.Method)
+			if lmOf(job).Config.PEFT.Method != "lora" {
+				t.Errorf("PEFT %q, want lora", lmOf(job).Config.PEFT.Method)
 			}
 		})
 	}

@@ -93,13 +93,14 @@ func TestDPSGDReference(t *testing.T) {
 	job.Hyper.BatchSize, job.Hyper.Epochs = 3, 1 // q = 0.5, 2 steps
 	job.Hyper.Optimizer, job.Hyper.LR = "sgd", 0.5
 	job.Hyper.LoRATargets = []string{"q", "v", "fc2"}
-	ref := cloneModel(t, job.Model)
+	ref := cloneModel(t, lmOf(job))
+	train := trainOf(job)
 	layout, err := ref.SetPEFT(job.Hyper.peft(privacy.StreamID(StreamLoRA) ^ job.Seed))
 	if err != nil {
 		t.Fatal(err)
 	}
 	grad := func(i int) []float64 {
-		g, _, _, err := ref.Gradient(layout, job.Train[i:i+1], nil, nil, nil)
+		g, _, _, err := ref.Gradient(layout, train[i:i+1], nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func TestDPSGDReference(t *testing.T) {
 	// Clip at the median norm of the first gradients, so some are clipped
 	// and some are not.
 	var norms []float64
-	for i := range job.Train {
+	for i := range train {
 		norms = append(norms, norm(grad(i)))
 	}
 	slices.Sort(norms)
@@ -133,7 +134,7 @@ func TestDPSGDReference(t *testing.T) {
 	c := job.Hyper.Clip
 	for range 2 {
 		sum := make([]float64, layout.Size)
-		for i := range job.Train {
+		for i := range train {
 			if !(rng.Float64() < 0.5) {
 				continue
 			}
@@ -171,7 +172,7 @@ func TestDPSGDReference(t *testing.T) {
 // with the job's LoRA added (its initial trainable values).
 func cloneModelPEFT(t *testing.T, job *Job) *nn.TinyMLLM {
 	t.Helper()
-	cfg := job.Model.Config
+	cfg := lmOf(job).Config
 	cfg.PEFT = nn.PEFT{}
 	m, err := nn.NewTinyMLLM(cfg)
 	if err != nil {
@@ -272,10 +273,10 @@ func TestZOUnbiased(t *testing.T) {
 		return nil
 	}
 	const phi = 0.15
-	o := newZO(d, phi, 1e9, 0, nb, 5)
+	o := testZO(t, d, phi, 1e9, 0, nb, 5)
 	mean := make([]float64, d)
 	for range draws {
-		s, _, err := o.step(theta, nb, losses)
+		s, _, _, err := o.step(theta, nb, losses)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +303,7 @@ func TestZOClipAndNoise(t *testing.T) {
 	// Losses ±(3, 0.2, −5)·zᵀ1 make the differences 2φ·(3, 0.2, −5)·Σz;
 	// with C = 0.1·|Σz|·2φ... simpler: use losses that ignore θ on the
 	// minus side, so l_i = L_i(θ+φz) − L_i(θ−φz) = c_i·sign.
-	o := newZO(2, 0.5, 1, 0, 4, 1)
+	o := testZO(t, 2, 0.5, 1, 0, 4, 1)
 	plus := true
 	losses := func(v []float32, out []float64) error {
 		vals := []float64{3, 0.2, -5}
@@ -316,7 +317,7 @@ func TestZOClipAndNoise(t *testing.T) {
 		plus = !plus
 		return nil
 	}
-	s, _, err := o.step([]float32{0, 0}, 3, losses)
+	s, _, _, err := o.step([]float32{0, 0}, 3, losses)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,10 +327,10 @@ func TestZOClipAndNoise(t *testing.T) {
 	}
 	// Noise only: an empty batch releases N(0, (σC/B)²).
 	const sigma, c, b, n = 2.0, 0.5, 4, 20000
-	o = newZO(2, 0.5, c, sigma, b, 2)
+	o = testZO(t, 2, 0.5, c, sigma, b, 2)
 	v := 0.0
 	for range n {
-		s, _, err := o.step([]float32{0, 0}, 0, nil)
+		s, _, _, err := o.step([]float32{0, 0}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/runners"
 )
 
@@ -41,7 +42,8 @@ var fakeCalls atomic.Int64
 func init() {
 	// Runs get zero inputs: the tests never build data or a base model.
 	runInputs = func(*experiments.Config) (experiments.Inputs, error) { return experiments.Inputs{}, nil }
-	experiments.Known.Methods = append(experiments.Known.Methods, fakeMethod, unimplemented)
+	methods.Register(fakeCLIMethod(fakeMethod))
+	methods.Register(fakeCLIMethod(unimplemented))
 	runners.Register(fakeMethod, func(ctx context.Context, r *runners.Run, rec *runners.Recorder) error {
 		fakeCalls.Add(1)
 		if d := os.Getenv(slowEnv); d != "" {
@@ -61,6 +63,20 @@ func init() {
 		rec.Privacy(results.Privacy{Accountant: "rdp", Epsilon: results.Float(r.Config.Epsilon) / 2, Sigma: 1, SampleRate: 0.1, Steps: 1, Sampling: "poisson", Neighbouring: "add-remove", ClipNorm: 1})
 		return nil
 	})
+}
+
+// fakeCLIMethod is a registered method whose runs go to the executor the
+// tests register (or to none), never to FineTune.
+type fakeCLIMethod string
+
+func (m fakeCLIMethod) Name() string { return string(m) }
+func (fakeCLIMethod) Arch() string   { return "tinymllm" }
+func (fakeCLIMethod) Params() []methods.Param {
+	p, _ := methods.Lookup("dpsgd")
+	return p.Params()
+}
+func (fakeCLIMethod) FineTune(context.Context, *methods.Job) (*methods.Result, error) {
+	return nil, errors.New("fake method: not for fine-tuning")
 }
 
 // fakeSpec writes a spec of the fake method to a temporary file.

@@ -9,11 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -45,36 +44,22 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, test, train []datasets.Exampl
 	if len(test) == 0 {
 		return nil, errors.New("pipeline: empty test split")
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, len(test))
 	ok := make([]bool, len(test))
-	errs := make([]error, len(test))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(test); i += workers {
-				if err := ctx.Err(); err != nil {
-					errs[i] = err
-					continue
-				}
-				ex := &test[i]
-				p := nn.Sequence{Tokens: ex.Prompt, Images: ex.Images}
-				out, err := m.Generate(&p, len(ex.Answer), nn.Sampler{}, nil, nil, nil)
-				if err != nil {
-					errs[i] = fmt.Errorf("pipeline: test example %s: %w", ex.ID, err)
-					continue
-				}
-				ok[i] = slices.Equal(out, ex.Answer)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	err := parallel.For(len(test), workers, func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		ex := &test[i]
+		p := nn.Sequence{Tokens: ex.Prompt, Images: ex.Images}
+		out, err := m.Generate(&p, len(ex.Answer), nn.Sampler{}, nil, nil, nil)
+		if err != nil {
+			return fmt.Errorf("pipeline: test example %s: %w", ex.ID, err)
+		}
+		ok[i] = slices.Equal(out, ex.Answer)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The most frequent training answer per question kind.
 	counts := map[string]map[string]int{}
@@ -128,4 +113,50 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, test, train []datasets.Exampl
 	}
 	e.Acc, e.Img, e.Text, e.Majority = pct(hit, e.N), pct(hitImg, e.NImg), pct(hitText, e.N-e.NImg), pct(hitMaj, e.N)
 	return &e, nil
+}
+
+// classifierAccuracy returns the accuracy (%) of a classifier (*nn.ViT or
+// *nn.Fusion) on test: the share of examples whose most probable class is
+// their label. Examples are predicted in parallel, each on its own, so the
+// result does not depend on the number of goroutines.
+func classifierAccuracy(ctx context.Context, model nn.Model, test []datasets.Example) (float64, error) {
+	if len(test) == 0 {
+		return 0, errors.New("pipeline: empty test split")
+	}
+	hit := make([]bool, len(test))
+	err := parallel.For(len(test), 0, func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ex := &test[i]
+		if len(ex.Images) == 0 {
+			return fmt.Errorf("pipeline: test example %s has no image", ex.ID)
+		}
+		var pred int
+		var err error
+		switch m := model.(type) {
+		case *nn.ViT:
+			pred, _, err = m.Predict(ex.Images[0])
+		case *nn.Fusion:
+			pred, _, err = m.Predict(ex.Images[0], ex.Prompt)
+		default:
+			arch, _ := model.Describe()
+			return fmt.Errorf("pipeline: a %s is not a classifier", arch)
+		}
+		if err != nil {
+			return fmt.Errorf("pipeline: test example %s: %w", ex.ID, err)
+		}
+		hit[i] = pred == ex.Label
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, h := range hit {
+		if h {
+			n++
+		}
+	}
+	return 100 * float64(n) / float64(len(test)), nil
 }

@@ -11,12 +11,15 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/pretrain"
 	"github.com/repro-dp/repro/privacy"
 	"github.com/repro-dp/repro/runners"
 )
@@ -34,25 +37,51 @@ func clone(m *nn.TinyMLLM) (*nn.TinyMLLM, error) {
 	return c, nil
 }
 
-// sequence returns ex as a model input: prompt and answer, the loss on the
-// answer tokens.
-func sequence(ex *datasets.Example) nn.Sequence {
-	s, mask := ex.Sequence()
-	return nn.Sequence{Tokens: s, Images: ex.Images, Loss: mask}
+func init() { experiments.RegisterNames(names) }
+
+// names returns the names the registries hold, for the spec checker: the
+// methods with their hyperparameter declarations and architectures, the
+// tasks, the attacks and the scales.
+func names() *experiments.Names {
+	return &experiments.Names{
+		Methods: methods.Names(),
+		Tasks:   datasets.Tasks(),
+		Attacks: attacks.Names(),
+		Scales:  slices.Clone(methods.Scales),
+		CheckParam: func(method, name string, v any) error {
+			_, err := methods.CheckParam(method, name, v)
+			return err
+		},
+		Compatible: func(method, task string) error {
+			m, ok := methods.Lookup(method)
+			if !ok {
+				return fmt.Errorf("unknown method %q", method)
+			}
+			if arch, _ := datasets.Arch(task); arch != m.Arch() {
+				return fmt.Errorf("method %s fine-tunes a %s; task %s is posed to a %s", method, m.Arch(), task, arch)
+			}
+			return nil
+		},
+	}
 }
 
-// Execute is the runners.Executor of every method in the methods registry:
+// Execute is the runners.Executor of every method in the methods registry.
+// It runs the named stages of a run in order, each marked on rec:
 //
-//  1. base: the scale's pretrained base (Base), copied;
+//  1. base: a fresh copy of the scale's pretrained base of the method's
+//     architecture (baseStage);
 //  2. data: the task's dataset at the run's scale and seed (Data);
 //  3. fine-tune: the method on the private split (canary copies included),
-//     with the hyperparameters of methods.Defaults overridden by the run's
-//     params, seeded by the run's seed; per-step metrics and the privacy
-//     record are recorded;
-//  4. eval: Acc and IMG on the test split (Evaluate);
+//     with the hyperparameters methods.Resolve gives for the run's params,
+//     seeded by the run's seed; per-step metrics and the privacy record are
+//     recorded (fineTuneStage);
+//  4. eval: the test metrics of the task's kind: Acc and IMG of greedy
+//     decoding for generative tasks (Evaluate), accuracy for classifiers
+//     (evalStage);
 //  5. attacks: each of the run's attacks on the trained model, members the
 //     private examples that are not canary copies, non-members as many
-//     holdout examples; results, scores and warnings are recorded.
+//     holdout examples; results, scores and warnings are recorded
+//     (attackStage).
 func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error {
 	cfg := &run.Config
 	method, ok := methods.Lookup(cfg.Method)
@@ -60,66 +89,97 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return fmt.Errorf("pipeline: unknown method %q", cfg.Method)
 	}
 	rec.Stage("base")
-	dir := BaseDir
-	if dir == "" {
-		// run.Dir is <root>/<experiment>/runs/<id>.
-		dir = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(run.Dir))), "pretrain")
-	}
-	base, err := Base(ctx, dir, cfg.Scale)
+	model, err := baseStage(ctx, run, method.Arch())
 	if err != nil {
 		return err
 	}
-	model, err := clone(base.TinyMLLM())
-	if err != nil {
-		return err
-	}
-	bj, err := json.MarshalIndent(struct {
-		ID         string `json:"id"`
-		Hash       string `json:"hash"`
-		Checkpoint string `json:"checkpoint"`
-	}{run.Inputs.Base, base.Hash, base.Checkpoint}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := results.WriteFile(filepath.Join(run.Dir, "base.json"), append(bj, '\n')); err != nil {
-		return err
-	}
-
 	rec.Stage("data")
 	d, err := Data(cfg.Task, cfg.Scale, cfg.Seed)
 	if err != nil {
 		return err
 	}
-	if !d.Generative {
-		return fmt.Errorf("pipeline: task %s is not generative; %s fine-tunes TinyMLLM on VQA tasks", cfg.Task, cfg.Method)
+	if arch, _ := datasets.Arch(cfg.Task); arch != method.Arch() {
+		return fmt.Errorf("pipeline: method %s fine-tunes a %s; task %s is posed to a %s", cfg.Method, method.Arch(), cfg.Task, arch)
 	}
-	train := make([]nn.Sequence, len(d.Private))
-	for i := range d.Private {
-		train[i] = sequence(&d.Private[i])
-	}
-
 	rec.Stage("fine-tune")
-	h, err := methods.Defaults(cfg.Method, cfg.Scale)
+	res, h, err := fineTuneStage(ctx, cfg, method, model, d, rec)
 	if err != nil {
 		return err
 	}
-	h, ignored, err := h.Parse(cfg.Params)
-	if err != nil {
+	rec.Stage("eval")
+	if err := evalStage(ctx, model, d, h.Diagnostics, int64(res.Steps), rec); err != nil {
 		return err
 	}
-	for _, k := range ignored {
-		rec.Warn("param %s is not a hyperparameter of %s; ignored", k, cfg.Method)
+	rec.Stage("attacks")
+	return attackStage(ctx, cfg, model, d, res.Privacy, rec)
+}
+
+// baseStage returns a fresh copy of the pretrained base of arch at the
+// run's scale and writes its identity to base.json in the run's folder.
+// The bases are cached in BaseDir, or in the folder pretrain of the results
+// root the run writes under.
+func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, error) {
+	dir := BaseDir
+	if dir == "" {
+		// run.Dir is <root>/<experiment>/runs/<id>.
+		dir = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(run.Dir))), "pretrain")
+	}
+	var model nn.Model
+	var hash, checkpoint string
+	if arch == "tinymllm" {
+		base, err := Base(ctx, dir, run.Config.Scale)
+		if err != nil {
+			return nil, err
+		}
+		m, err := clone(base.TinyMLLM())
+		if err != nil {
+			return nil, err
+		}
+		model, hash, checkpoint = m, base.Hash, base.Checkpoint
+	} else {
+		base, err := pretrain.Base(ctx, pretrain.Options{Scale: run.Config.Scale, Arch: arch, Dir: dir})
+		if err != nil {
+			return nil, err
+		}
+		if model, err = base.Load(); err != nil {
+			return nil, err
+		}
+		hash, checkpoint = base.Hash, base.Checkpoint
+	}
+	bj, err := json.MarshalIndent(struct {
+		ID         string `json:"id"`
+		Arch       string `json:"arch"`
+		Hash       string `json:"hash"`
+		Checkpoint string `json:"checkpoint"`
+	}{run.Inputs.Base, arch, hash, checkpoint}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return model, results.WriteFile(filepath.Join(run.Dir, "base.json"), append(bj, '\n'))
+}
+
+// fineTuneStage resolves the run's hyperparameters, fine-tunes model with
+// method and records the privacy record, the per-step metrics and the
+// training results. It returns the method's result and the
+// hyperparameters.
+func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.Method, model nn.Model, d *datasets.Dataset, rec *runners.Recorder) (*methods.Result, methods.Hyper, error) {
+	h, err := methods.Resolve(cfg.Method, cfg.Scale, cfg.Params)
+	if err != nil {
+		return nil, h, fmt.Errorf("pipeline: %w", err)
 	}
 	res, err := method.FineTune(ctx, &methods.Job{
 		Model:   model,
-		Train:   train,
+		Data:    d,
 		Hyper:   h,
 		Epsilon: float64(cfg.Epsilon),
 		Delta:   cfg.Delta,
 		Seed:    uint64(cfg.Seed),
 	})
 	if err != nil {
-		return err
+		return nil, h, err
+	}
+	if h.Diagnostics {
+		res.Privacy.Caveats = append(res.Privacy.Caveats, majorityCaveat)
 	}
 	rec.Steps(int64(res.Steps))
 	rec.Privacy(res.Privacy)
@@ -133,37 +193,72 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 	rec.Result("epsilon_pld", res.EpsilonPLD)
 	rec.Result("step_seconds", res.StepTime.Seconds())
 	rec.Result("train_peak_bytes", float64(res.PeakBytes))
+	return res, h, nil
+}
 
-	rec.Stage("eval")
-	ev, err := Evaluate(ctx, model, d.Test, d.Private, 0)
-	if err != nil {
-		return err
+// majorityCaveat labels acc_majority in the privacy record.
+const majorityCaveat = "non-private diagnostic outside the guarantee: acc_majority is the test accuracy of the most frequent private training answer per question kind (diagnostics=off drops it)"
+
+// evalStage records the test metrics of model on d's test split at step
+// final, as results and test metrics: for TinyMLLM those of Evaluate
+// (acc_majority only with diagnostics, since it reads the private
+// answers), for classifiers the accuracy (%).
+func evalStage(ctx context.Context, model nn.Model, d *datasets.Dataset, diagnostics bool, final int64, rec *runners.Recorder) error {
+	var evr map[string]float64
+	if m, ok := model.(*nn.TinyMLLM); ok {
+		ev, err := Evaluate(ctx, m, d.Test, d.Private, 0)
+		if err != nil {
+			return err
+		}
+		evr = ev.results()
+		if !diagnostics {
+			delete(evr, "acc_majority")
+		}
+	} else {
+		acc, err := classifierAccuracy(ctx, model, d.Test)
+		if err != nil {
+			return err
+		}
+		evr = map[string]float64{"acc": acc}
 	}
-	final := int64(res.Steps)
-	evr := ev.results()
 	for _, name := range slices.Sorted(maps.Keys(evr)) {
 		rec.Result(name, evr[name])
 		rec.Metric(final, "test", name, evr[name])
 	}
+	return nil
+}
 
-	rec.Stage("attacks")
+// attackStage runs the run's attacks on model: members are the private
+// examples that are not canary copies, non-members as many holdout
+// examples; each attack's results, scores and warnings are recorded. A DP
+// run's attacks are checked against the PLD bound of its mechanism.
+func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, d *datasets.Dataset, p results.Privacy, rec *runners.Recorder) error {
+	if len(cfg.Attacks) == 0 {
+		return nil
+	}
+	m, ok := model.(*nn.TinyMLLM)
+	if !ok {
+		arch, _ := model.Describe()
+		return fmt.Errorf("pipeline: the attacks %s need a tinymllm, not a %s", strings.Join(cfg.Attacks, ", "), arch)
+	}
 	var bound func(float64) (float64, error)
-	if res.Privacy.Sigma > 0 {
-		if bound, err = tprBound(res.Privacy); err != nil {
+	if p.Sigma > 0 {
+		var err error
+		if bound, err = tprBound(p); err != nil {
 			return err
 		}
 	}
 	var members, non []attacks.Example
 	for i := range d.Private {
 		if d.Private[i].Canary < 0 {
-			members = append(members, attacks.Example{ID: int64(i), Seq: train[i]})
+			members = append(members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i])})
 		}
 	}
 	for i := range d.Holdout {
-		non = append(non, attacks.Example{ID: int64(i), Seq: sequence(&d.Holdout[i])})
+		non = append(non, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
 	}
 	n := min(len(members), len(non))
-	target := &attacks.Target{Model: model, Members: members[:n], NonMembers: non[:n], TPRBound: bound}
+	target := &attacks.Target{Model: m, Members: members[:n], NonMembers: non[:n], TPRBound: bound}
 	for _, name := range cfg.Attacks {
 		a, ok := attacks.Lookup(name)
 		if !ok {

@@ -207,11 +207,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	h, _ := methods.Defaults("nonprivate", "smoke")
 	h.LR = 1e-2
-	train := make([]nn.Sequence, len(d.Private))
-	for i := range d.Private {
-		train[i] = sequence(&d.Private[i])
-	}
-	job := &methods.Job{Model: m, Train: train, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: 3}
+	job := &methods.Job{Model: m, Data: d, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: 3}
 	if _, err := (methods.NonPrivate{}).FineTune(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +218,7 @@ func TestEvaluate(t *testing.T) {
 	test := make([]nn.Sequence, len(d.Test))
 	var img []nn.Sequence
 	for i := range d.Test {
-		test[i] = sequence(&d.Test[i])
+		test[i] = methods.Sequence(&d.Test[i])
 		if !d.Test[i].TextOnly {
 			img = append(img, test[i])
 		}
