@@ -40,6 +40,7 @@
 //	  zip:                            # paired values: one dimension per group
 //	    - {prune_ratio: [0.1, 0.5], update_ratio: [0.2, 0.6]}
 //	attacks: [loss-mia]
+//	diagnostics: on                   # off: no non-private per-step diagnostics
 //	tables:
 //	  - name: table1
 //	    rows: [epsilon_target]
@@ -57,6 +58,11 @@
 //
 // A run's config merges, from weakest to strongest, the spec's params, the
 // method's params and the run's sweep values; ε, δ and the seed have
-// fields of their own. The names of methods, tasks, attacks and scales are
-// checked against a [Names] registry ([Known] by default).
+// fields of their own. The names of methods, tasks, attacks and scales,
+// every param and sweep value a method receives, and every method × task
+// pair are checked against [Names] ([Registered] by default: the methods,
+// datasets and attacks registries, with each method's hyperparameter
+// declarations), so a misspelt or mistyped hyperparameter is a file:line
+// error before anything runs. diagnostics: off sets the param
+// diagnostics=false of every method.
 package experiments

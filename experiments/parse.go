@@ -570,6 +570,7 @@ func reserved(name string) bool { return has(fixedColumns, name) }
 
 func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 	s := &Spec{Scale: "small", Delta: 1e-5}
+	diagnostics := true
 	var nodes = make(map[string]*yaml.Node)
 	keep := func(key string, f func(*yaml.Node) error) func(*yaml.Node) error {
 		return func(v *yaml.Node) error { nodes[key] = v; return f(v) }
@@ -627,6 +628,20 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 			}
 			return err
 		},
+		"diagnostics": keep("diagnostics", func(v *yaml.Node) error {
+			if err := d.scalar(v, "diagnostics"); err != nil {
+				return err
+			}
+			switch v.Value {
+			case "on", "true":
+				diagnostics = true
+			case "off", "false":
+				diagnostics = false
+			default:
+				return d.errorf(v, "diagnostics must be on or off, not %q", v.Value)
+			}
+			return nil
+		}),
 		"tables": keep("tables", func(v *yaml.Node) error {
 			return d.list(v, "tables", func(e *yaml.Node) error {
 				nodes[fmt.Sprint("tables.", len(s.Tables))] = e
@@ -646,6 +661,17 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 	}, "name", "description", "tasks", "methods")
 	if err != nil {
 		return nil, err
+	}
+	if !diagnostics {
+		// diagnostics: off is the param diagnostics=false of every method
+		// (on is every method's default, and leaves run ids unchanged).
+		if _, dup := s.Params["diagnostics"]; dup {
+			return nil, d.errorf(nodes["diagnostics"], "diagnostics is set both here and in params")
+		}
+		if s.Params == nil {
+			s.Params = map[string]any{}
+		}
+		s.Params["diagnostics"] = false
 	}
 	return s, d.check(s, n, nodes)
 }

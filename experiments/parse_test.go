@@ -290,3 +290,34 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestDiagnostics(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want any // params["diagnostics"], nil for absent
+		err  string
+	}{
+		{"", nil, ""},
+		{"diagnostics=on", nil, ""},
+		{"diagnostics=off", false, ""},
+		{"diagnostics=maybe", nil, `diagnostics must be on or off, not "maybe"`},
+	} {
+		var opts Options
+		if tc.set != "" {
+			opts.Overrides = []string{tc.set}
+		}
+		s, err := Parse("t.yaml", []byte(base), &opts)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("--set %s: error %v, want %q", tc.set, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("--set %s: %v", tc.set, err)
+		}
+		if got := s.Params["diagnostics"]; got != tc.want {
+			t.Errorf("--set %s: params.diagnostics = %v, want %v", tc.set, got, tc.want)
+		}
+	}
+}

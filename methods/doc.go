@@ -9,18 +9,37 @@
 //
 // # Usage
 //
-// A Job holds a fresh copy of the pretrained base model, the private training
-// sequences, the hyperparameters, the privacy target and a seed:
+// A Job holds a fresh copy of the pretrained base model of the method's
+// architecture, the task's dataset (the members are its private split),
+// the resolved hyperparameters, the privacy target and a seed:
 //
-//	h, _ := methods.Defaults("dpsgd", "smoke")
-//	h, ignored, err := h.Parse(cfg.Params) // a spec's params override defaults
+//	h, err := methods.Resolve("dpsgd", "smoke", cfg.Params) // defaults, then the spec's params
 //	m, _ := methods.Lookup("dpsgd")
-//	res, err := m.FineTune(ctx, &methods.Job{Model: model, Train: train, Hyper: h,
+//	res, err := m.FineTune(ctx, &methods.Job{Model: model, Data: data, Hyper: h,
 //		Epsilon: 8, Delta: 1e-5, Seed: 1})
 //
-// FineTune adds LoRA to the model, trains it in place and returns a Result:
-// the privacy record (DESIGN §5), the ε of the executed mechanism under both
-// accountants, per-step metrics, and the time and memory of a step.
+// FineTune trains the model in place and returns a Result: the privacy
+// record, the ε of the executed mechanism under both accountants, per-step
+// metrics, and the time and memory of a step.
+//
+// # Adding a method
+//
+// A method is one file: a type with Name, Arch (the base it fine-tunes:
+// tinymllm, vit or fusion), Params (its hyperparameters: name, kind,
+// default per scale, range; the LoRA recipe is loraParams) and FineTune,
+// registered from an init function. The spec checker, Resolve and the
+// pipeline read nothing else. Methods that train build on the shared
+// pieces:
+//
+//   - a Privatizer, the only code that clips and adds noise: per-example
+//     contributions clipped jointly or per group, summed, noised per group
+//     and divided by the expected batch size, with a Report of what it did;
+//   - the training loop (loop): Poisson batch → update (privatised or
+//     plain) → optional mask hook after the noise (Dual-Priv's top-K%
+//     blocks, SPARTA's rows: optim.Mask, whose Reset zeroes the masked
+//     moments) → optimizer step → metrics;
+//   - the accounting (sampledGaussianAccounting): σ calibrated to the
+//     target so that the achieved ε never exceeds it.
 //
 // # Privacy
 //
@@ -44,8 +63,15 @@
 //   - The loss of an example is the mean cross-entropy over its answer
 //     tokens (nn.TinyMLLM.Loss), not the sum of Dual-Priv's Eq. (3), so the
 //     clip norm C = 1 means the same for short and long answers.
-//   - Hyperparameters by scale are in Defaults; the spec's params override
-//     them (ParamNames).
+//   - Hyperparameters by scale are in each method's Params; the spec's
+//     params override them (Resolve). The smoke and small learning rates
+//     were chosen by comparing test accuracy, and runs that keep them say
+//     so in their privacy record's caveats.
+//   - Per-step metrics computed from private data without noise (realised
+//     batch size, batch loss, clipped fraction) are diagnostics outside the
+//     guarantee; the privacy record says so, and diagnostics=off drops
+//     them. A non-finite per-example contribution counts as zero, so a NaN
+//     loss never makes the sensitivity unbounded.
 //
 // # Determinism
 //

@@ -6,23 +6,28 @@
 // experiments: the runners.Executor that takes a resolved run from its
 // pretrained base through fine-tuning, evaluation and attacks to its
 // recorded results. Importing it registers Execute for every method of the
-// methods registry and Inputs as the runners' inputs function:
+// methods registry, Inputs as the runners' inputs function, and the
+// registries' names (methods with their hyperparameters and architectures,
+// tasks, attacks) as the spec checker's (experiments.RegisterNames):
 //
 //	import _ "github.com/repro-dp/repro/runners/pipeline"
 //
 // The steps of a run are, in order (each a Recorder stage):
 //
-//  1. base: the scale's pretrained TinyMLLM (package pretrain, cached in
+//  1. base: the scale's pretrained base of the method's architecture
+//     (TinyMLLM, ViT or fusion classifier; package pretrain, cached in
 //     <results>/pretrain or BaseDir), copied so the run owns its model;
 //  2. data: the task's dataset at the run's scale and seed (package
 //     datasets); the seed also seeds the method, so methods compared at
 //     one seed see the same members;
 //  3. fine-tune: the run's method (package methods) on the private split,
-//     with methods.Defaults overridden by the run's params;
-//  4. eval: exact-match accuracy of greedy decoding on the test split, acc
-//     on every example and img on those whose answer needs the image
-//     (Dual-Priv §3.3's IMG), in percent, with acc_text and the majority
-//     baseline acc_majority;
+//     with the hyperparameters methods.Resolve gives for the run's params;
+//  4. eval: for generative tasks, exact-match accuracy of greedy decoding
+//     on the test split, acc on every example and img on those whose
+//     answer needs the image (Dual-Priv §3.3's IMG), in percent, with
+//     acc_text and, with diagnostics on, the majority baseline acc_majority
+//     (it reads the private answers: a non-private diagnostic, labelled so
+//     in the privacy record); for classifiers, acc;
 //  5. attacks: the run's attacks (package attacks), members the private
 //     examples that are not canary copies, non-members as many holdout
 //     examples.
@@ -36,6 +41,6 @@
 // mia_balanced_accuracy, mia_advantage, mia_tpr_at_fpr_0_01,
 // mia_fpr_achieved_0_01, ..., and for private runs mia_tpr_bound_0_01,
 // the accountant's bound). metrics.parquet gets the per-step training loss,
-// batch size and clipped fraction (split train) and the final test metrics
-// (split test).
+// batch size and clipped fraction (split train; non-private diagnostics,
+// dropped with diagnostics=off) and the final test metrics (split test).
 package pipeline
