@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -150,18 +151,18 @@ func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 	t1 := time.Now()
 	eval = eval[:min(len(eval), p.Eval)]
 	ok := make([]bool, len(eval))
-	errs := make([]error, len(eval))
-	parallel(len(eval), func(i int) {
+	err = parallel.For(len(eval), 0, func(i int) error {
 		c, err := pred(eval[i])
-		ok[i], errs[i] = c == eval[i].Label, err
+		ok[i] = c == eval[i].Label
+		return err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
 	n := 0
 	count := map[int]int{}
 	maj := 0
 	for i := range eval {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("pretrain: %w", errs[i])
-		}
 		if ok[i] {
 			n++
 		}
