@@ -90,7 +90,7 @@ func Encode(w io.Writer, ts []Tensor, meta map[string]string) error {
 }
 
 // Sum returns the SHA-256 of the bytes that Encode writes for ts and meta, in
-// lower-case hexadecimal. For a file written by WriteFile or Save it equals
+// lower-case hexadecimal. For a file that holds what Encode wrote it equals
 // HashFile of that file.
 func Sum(ts []Tensor, meta map[string]string) (string, error) {
 	h := sha256.New()
