@@ -18,8 +18,9 @@ import (
 //
 // with the answer "w <eos>": each label word follows its image directly (a
 // TinyMLLM reads an image's [CLS] token last, so the word follows the
-// image's summary; see package pretrain), and its images are the N demonstrations then
-// the query (N is Options.Shots: by default 4 at smoke scale, 8 otherwise).
+// image's summary; see package pretrain), and its images are the N
+// demonstrations then the query (N is Options.Shots: by default 4 at smoke
+// scale, 8 otherwise).
 // An episode has K classes (Options.Ways: by default 3 at smoke scale, 5
 // otherwise), each shown at least once among the demonstrations; the other
 // demonstrations' classes and the query class are uniform among them
