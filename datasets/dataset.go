@@ -311,6 +311,79 @@ func needImages(task string, scale Scale, f *Fashion, role string, have, need in
 	return fmt.Errorf("datasets: %s at scale %s needs %d %s Fashion-MNIST images, the %s pool has %d%s", task, scale, need, role, f.Source, have, hint)
 }
 
+// privateSide are the splits drawn from the private side of the data, in
+// the order they are built.
+var privateSide = []string{"private", "holdout", "test"}
+
+// splitRef returns a pointer to d's split named name; name must be one of
+// SplitNames.
+func (d *Dataset) splitRef(name string) *[]Example {
+	switch name {
+	case "public":
+		return &d.Public
+	case "private":
+		return &d.Private
+	case "holdout":
+		return &d.Holdout
+	case "test":
+		return &d.Test
+	}
+	panic("datasets: unknown split " + name)
+}
+
+// size returns the number of examples of the split named name.
+func (s Sizes) size(name string) int {
+	switch name {
+	case "public":
+		return s.Public
+	case "private":
+		return s.Private
+	case "holdout":
+		return s.Holdout
+	case "test":
+		return s.Test
+	}
+	panic("datasets: unknown split " + name)
+}
+
+// buildSplits appends to each split of d named in names, in that order, as
+// many examples as b.sizes gives it: mk(split, i) makes example i of split.
+// mk is called in that order, split by split and i increasing, so it may
+// draw from random streams and consume items as it goes.
+func (b *buildCtx) buildSplits(d *Dataset, names []string, mk func(split string, i int) Example) {
+	for _, name := range names {
+		dst := d.splitRef(name)
+		for i := range b.sizes.size(name) {
+			*dst = append(*dst, mk(name, i))
+		}
+	}
+}
+
+// buildPoolSplits builds the four splits of an image task from the
+// Fashion-MNIST pool f, one image per example: public from the first images
+// of pub, then private, holdout and test from consecutive runs of priv (so
+// they share no image). mk(split, i, idx) makes example i of split from pool
+// image idx, in the order of buildSplits. It returns an error, before
+// calling mk, if pub or priv holds too few images for b.sizes.
+func (b *buildCtx) buildPoolSplits(d *Dataset, task string, f *Fashion, pub, priv []int, mk func(split string, i, idx int) Example) error {
+	sz := b.sizes
+	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
+		return err
+	}
+	if err := needImages(task, d.Scale, f, "private-side", len(priv), sz.Private+sz.Holdout+sz.Test); err != nil {
+		return err
+	}
+	next := 0
+	b.buildSplits(d, SplitNames, func(split string, i int) Example {
+		if split == "public" {
+			return mk(split, i, pub[i])
+		}
+		next++
+		return mk(split, i, priv[next-1])
+	})
+	return nil
+}
+
 func fashionItem(f *Fashion, i int) string { return fmt.Sprintf("fmnist:%d", f.Origin[i]) }
 
 func exampleID(task, split string, i int) string { return fmt.Sprintf("%s/%s/%d", task, split, i) }

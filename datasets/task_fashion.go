@@ -79,56 +79,38 @@ func buildFashionVQA(d *Dataset, b *buildCtx) error {
 	}
 	d.Source, d.PoolImages, d.Generative = f.Source, f.Len(), true
 	pub, priv := fashionRoles(f, b.rng(task, "split"))
-	sz := b.sizes
-	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
-		return err
-	}
-	if err := needImages(task, d.Scale, f, "private-side", len(priv), sz.Private+sz.Holdout+sz.Test); err != nil {
-		return err
-	}
 	rng := b.rng(task, "questions")
-	for i, idx := range pub[:sz.Public] {
-		ex := newExample(exampleID(task, "public", i))
-		ex.Items = []string{fashionItem(f, idx)}
-		ex.Images = [][]float32{b.image(f, idx)}
-		name := FashionClasses[f.Labels[idx]]
-		if rng.IntN(2) == 0 {
-			ex.Kind = "caption"
-			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the item .")
-			ex.Answer = b.vocab.Encode(nil, "a photo of a "+name+" <eos>")
-		} else {
-			ex.Kind = "class"
-			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+fashionQuestions["class"])
-			ex.Answer = b.vocab.Encode(nil, name+" <eos>")
-		}
-		d.Public = append(d.Public, ex)
-	}
-	mk := func(split string, i, idx int) Example {
+	err = b.buildPoolSplits(d, task, f, pub, priv, func(split string, i, idx int) Example {
 		ex := newExample(exampleID(task, split, i))
 		ex.Items = []string{fashionItem(f, idx)}
 		ex.Images = [][]float32{b.image(f, idx)}
+		name := FashionClasses[f.Labels[idx]]
+		if split == "public" {
+			if rng.IntN(2) == 0 {
+				ex.Kind = "caption"
+				ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the item .")
+				ex.Answer = b.vocab.Encode(nil, "a photo of a "+name+" <eos>")
+			} else {
+				ex.Kind = "class"
+				ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+fashionQuestions["class"])
+				ex.Answer = b.vocab.Encode(nil, name+" <eos>")
+			}
+			return ex
+		}
 		prompt := "<bos> <image> "
 		if rng.Float64() < 0.25 {
 			ex.TextOnly = true
 			ex.Kind = pick(rng, []string{"class", "coarse", "feet"})
-			prompt += "the item is a " + FashionClasses[f.Labels[idx]] + " . "
+			prompt += "the item is a " + name + " . "
 		} else {
 			ex.Kind = pick(rng, []string{"class", "class", "coarse", "feet", "shade", "shade"})
 		}
 		ex.Prompt = b.vocab.Encode(nil, prompt+fashionQuestions[ex.Kind])
 		ex.Answer = b.vocab.Encode(nil, fashionAnswer(f, idx, ex.Kind)+" <eos>")
 		return ex
-	}
-	rest := priv
-	for _, s := range []struct {
-		name string
-		n    int
-		dst  *[]Example
-	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
-		for i, idx := range rest[:s.n] {
-			*s.dst = append(*s.dst, mk(s.name, i, idx))
-		}
-		rest = rest[s.n:]
+	})
+	if err != nil {
+		return err
 	}
 	b.addCanaries(d, b.imageSecretCanary)
 	return nil
@@ -149,34 +131,19 @@ func buildFashionCls(d *Dataset, b *buildCtx) error {
 	d.Source, d.PoolImages = f.Source, f.Len()
 	d.Classes, d.PublicClasses = FashionClasses, FashionCoarse
 	pub, priv := fashionRoles(f, b.rng(task, "split"))
-	sz := b.sizes
-	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
-		return err
-	}
-	if err := needImages(task, d.Scale, f, "private-side", len(priv), sz.Private+sz.Holdout+sz.Test); err != nil {
-		return err
-	}
-	mk := func(split string, i, idx int, label int) Example {
+	err = b.buildPoolSplits(d, task, f, pub, priv, func(split string, i, idx int) Example {
 		ex := newExample(exampleID(task, split, i))
 		ex.Items = []string{fashionItem(f, idx)}
 		ex.Images = [][]float32{b.image(f, idx)}
-		ex.Label = label
+		ex.Label = int(f.Labels[idx])
+		if split == "public" {
+			ex.Label = FashionCoarseOf[f.Labels[idx]]
+		}
 		ex.Kind = "image"
 		return ex
-	}
-	for i, idx := range pub[:sz.Public] {
-		d.Public = append(d.Public, mk("public", i, idx, FashionCoarseOf[f.Labels[idx]]))
-	}
-	rest := priv
-	for _, s := range []struct {
-		name string
-		n    int
-		dst  *[]Example
-	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
-		for i, idx := range rest[:s.n] {
-			*s.dst = append(*s.dst, mk(s.name, i, idx, int(f.Labels[idx])))
-		}
-		rest = rest[s.n:]
+	})
+	if err != nil {
+		return err
 	}
 	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) { return labelCanary(rng, len(FashionClasses)), nil })
 	return nil

@@ -51,14 +51,8 @@ func buildFLMM(d *Dataset, b *buildCtx) error {
 		return fmt.Errorf("datasets: fl-mm at scale %s has %d private examples, too few for %d clients", d.Scale, sz.Private, d.Clients)
 	}
 	pub, priv := fashionRoles(f, b.rng(task, "split"))
-	if err := needImages(task, d.Scale, f, "public", len(pub), sz.Public); err != nil {
-		return err
-	}
-	if err := needImages(task, d.Scale, f, "private-side", len(priv), sz.Private+sz.Holdout+sz.Test); err != nil {
-		return err
-	}
 	rng := b.rng(task, "captions")
-	mk := func(split string, i, idx int) Example {
+	err = b.buildPoolSplits(d, task, f, pub, priv, func(split string, i, idx int) Example {
 		ex := newExample(exampleID(task, split, i))
 		ex.Items = []string{fashionItem(f, idx)}
 		ex.Images = [][]float32{b.image(f, idx)}
@@ -67,20 +61,9 @@ func buildFLMM(d *Dataset, b *buildCtx) error {
 		ex.Kind, ex.TextOnly = kind, kind == "fine"
 		ex.Prompt = b.vocab.Encode(nil, "<bos> "+text)
 		return ex
-	}
-	for i, idx := range pub[:sz.Public] {
-		d.Public = append(d.Public, mk("public", i, idx))
-	}
-	rest := priv
-	for _, s := range []struct {
-		name string
-		n    int
-		dst  *[]Example
-	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
-		for i, idx := range rest[:s.n] {
-			*s.dst = append(*s.dst, mk(s.name, i, idx))
-		}
-		rest = rest[s.n:]
+	})
+	if err != nil {
+		return err
 	}
 	labels := make([]int, len(d.Private))
 	for i, ex := range d.Private {

@@ -18,8 +18,9 @@ import (
 //
 // with the answer "w <eos>": each label word follows its image directly (a
 // TinyMLLM reads an image's [CLS] token last, so the word follows the
-// image's summary; see package pretrain), and its images are the N demonstrations then
-// the query (N is Options.Shots: by default 4 at smoke scale, 8 otherwise).
+// image's summary; see package pretrain), and its images are the N
+// demonstrations then the query (N is Options.Shots: by default 4 at smoke
+// scale, 8 otherwise).
 // An episode has K classes (Options.Ways: by default 3 at smoke scale, 5
 // otherwise), each shown at least once among the demonstrations; the other
 // demonstrations' classes and the query class are uniform among them
@@ -56,105 +57,135 @@ func buildICL(d *Dataset, b *buildCtx) error {
 	d.Source, d.PoolImages, d.Generative, d.Shots = f.Source, f.Len(), true, shots
 	pub, priv := fashionRoles(f, b.rng(task, "split"))
 	pubBy, privBy := byClass(f, pub), byClass(f, priv)
-	words := lists().labels
-
-	// The fixed private task.
-	mrng := b.rng(task, "mapping")
-	classes := mrng.Perm(len(FashionClasses))[:ways]
-	slices.Sort(classes)
-	wordIdx := mrng.Perm(len(words))[:ways]
-	for k, c := range classes {
-		d.Classes = append(d.Classes, FashionClasses[c])
-		d.Mapping = append(d.Mapping, words[wordIdx[k]])
-	}
-	sz := b.sizes
+	e := &episodes{b: b, f: f, shots: shots, ways: ways, words: lists().labels}
+	classes := e.fixedTask(d, b.rng(task, "mapping"))
 	for c, idx := range pubBy {
 		if len(idx) < shots+1 {
 			return fmt.Errorf("datasets: icl with %d shots needs %d public images of class %s, the %s pool has %d", shots, shots+1, FashionClasses[c], f.Source, len(idx))
 		}
 	}
+	e.rng = b.rng(task, "episodes")
+	b.buildSplits(d, []string{"public"}, func(split string, i int) Example {
+		return e.public(exampleID(task, split, i), pubBy)
+	})
+	if err := e.privateSide(d, task, privBy, classes); err != nil {
+		return err
+	}
+	b.addCanaries(d, e.canary)
+	return nil
+}
 
-	rng := b.rng(task, "episodes")
-	// episode builds one episode over the given classes (fashion labels) and
-	// their words: each class once, then the extra demonstrations' class
-	// positions, in a random order, then the query's class position q. take
-	// returns an unused image index of a class.
-	episode := func(id string, cls []int, lw []string, extra []int, q int, take func(c int) int) Example {
-		ex := newExample(id)
-		ex.Kind = "episode"
-		demo := make([]int, 0, shots)
-		for k := range cls {
-			demo = append(demo, k)
-		}
-		demo = append(demo, extra...)
-		rng.Shuffle(len(demo), func(i, j int) { demo[i], demo[j] = demo[j], demo[i] })
-		var p strings.Builder
-		p.WriteString("<bos>")
-		for _, k := range demo {
-			idx := take(cls[k])
-			ex.Images = append(ex.Images, b.image(f, idx))
-			ex.Items = append(ex.Items, fashionItem(f, idx))
-			p.WriteString(" <image> " + lw[k] + " ;")
-		}
-		idx := take(cls[q])
+// episodes builds the episodes of one icl dataset.
+type episodes struct {
+	b           *buildCtx
+	f           *Fashion
+	rng         *rand.Rand // the "episodes" stream: classes, words, order
+	shots, ways int
+	words       []string // LabelWords
+}
+
+// fixedTask draws the private task from rng, sets d.Classes and d.Mapping,
+// and returns the task's fashion classes, sorted.
+func (e *episodes) fixedTask(d *Dataset, rng *rand.Rand) []int {
+	classes := rng.Perm(len(FashionClasses))[:e.ways]
+	slices.Sort(classes)
+	wordIdx := rng.Perm(len(e.words))[:e.ways]
+	for k, c := range classes {
+		d.Classes = append(d.Classes, FashionClasses[c])
+		d.Mapping = append(d.Mapping, e.words[wordIdx[k]])
+	}
+	return classes
+}
+
+// episode builds one episode over the given classes (fashion labels) and
+// their words: each class once, then the extra demonstrations' class
+// positions, in a random order, then the query's class position q. take
+// returns an unused image index of a class.
+func (e *episodes) episode(id string, cls []int, lw []string, extra []int, q int, take func(c int) int) Example {
+	b, f := e.b, e.f
+	ex := newExample(id)
+	ex.Kind = "episode"
+	demo := make([]int, 0, e.shots)
+	for k := range cls {
+		demo = append(demo, k)
+	}
+	demo = append(demo, extra...)
+	e.rng.Shuffle(len(demo), func(i, j int) { demo[i], demo[j] = demo[j], demo[i] })
+	var p strings.Builder
+	p.WriteString("<bos>")
+	for _, k := range demo {
+		idx := take(cls[k])
 		ex.Images = append(ex.Images, b.image(f, idx))
 		ex.Items = append(ex.Items, fashionItem(f, idx))
-		p.WriteString(" <image>")
-		ex.Prompt = b.vocab.Encode(nil, p.String())
-		ex.Answer = b.vocab.Encode(nil, lw[q]+" <eos>")
-		ex.Label = q
-		return ex
+		p.WriteString(" <image> " + lw[k] + " ;")
 	}
+	idx := take(cls[q])
+	ex.Images = append(ex.Images, b.image(f, idx))
+	ex.Items = append(ex.Items, fashionItem(f, idx))
+	p.WriteString(" <image>")
+	ex.Prompt = b.vocab.Encode(nil, p.String())
+	ex.Answer = b.vocab.Encode(nil, lw[q]+" <eos>")
+	ex.Label = q
+	return ex
+}
 
-	for i := range sz.Public {
-		cls := rng.Perm(len(FashionClasses))[:ways]
-		lw := make([]string, ways)
-		for k, w := range rng.Perm(len(words))[:ways] {
-			lw[k] = words[w]
-		}
-		extra := make([]int, shots-ways)
-		for j := range extra {
-			extra[j] = rng.IntN(ways)
-		}
-		used := make(map[int]bool)
-		take := func(c int) int {
-			for {
-				idx := pick(rng, pubBy[c])
-				if !used[idx] {
-					used[idx] = true
-					return idx
-				}
+// public builds a public episode: its classes and label words are drawn
+// afresh, and its images from pubBy without repeats within the episode.
+func (e *episodes) public(id string, pubBy [][]int) Example {
+	rng, ways := e.rng, e.ways
+	cls := rng.Perm(len(FashionClasses))[:ways]
+	lw := make([]string, ways)
+	for k, w := range rng.Perm(len(e.words))[:ways] {
+		lw[k] = e.words[w]
+	}
+	extra := make([]int, e.shots-ways)
+	for j := range extra {
+		extra[j] = rng.IntN(ways)
+	}
+	used := make(map[int]bool)
+	take := func(c int) int {
+		for {
+			idx := pick(rng, pubBy[c])
+			if !used[idx] {
+				used[idx] = true
+				return idx
 			}
 		}
-		ex := episode(exampleID(task, "public", i), cls, lw, extra, rng.IntN(ways), take)
-		ex.Label = -1 // classes differ per episode
-		d.Public = append(d.Public, ex)
 	}
+	ex := e.episode(id, cls, lw, extra, rng.IntN(ways), take)
+	ex.Label = -1 // classes differ per episode
+	return ex
+}
 
-	// Private-side episodes use balanced designs, so every class is the
-	// query equally often and no class runs out of images by chance: the
-	// query classes and the extra demonstrations' classes are each a
-	// shuffled sequence with every class equally often (±1). Images are
-	// consumed without replacement across the three splits.
-	episodes := sz.Private + sz.Holdout + sz.Test
+// privateSide builds the private, holdout and test episodes of the fixed
+// task (classes, d.Mapping) from privBy.
+//
+// They use balanced designs, so every class is the query equally often and
+// no class runs out of images by chance: the query classes and the extra
+// demonstrations' classes are each a shuffled sequence with every class
+// equally often (±1). Images are consumed without replacement across the
+// three splits.
+func (e *episodes) privateSide(d *Dataset, task string, privBy [][]int, classes []int) error {
+	sz, ways, extraN := e.b.sizes, e.ways, e.shots-e.ways
+	n := sz.Private + sz.Holdout + sz.Test
 	balanced := func(n int) []int {
 		s := make([]int, n)
 		for i := range s {
 			s[i] = i % ways
 		}
-		rng.Shuffle(n, func(i, j int) { s[i], s[j] = s[j], s[i] })
+		e.rng.Shuffle(n, func(i, j int) { s[i], s[j] = s[j], s[i] })
 		return s
 	}
-	queries, extras := balanced(episodes), balanced(episodes*(shots-ways))
+	queries, extras := balanced(n), balanced(n*extraN)
 	need := make([]int, ways)
 	for k := range need {
-		need[k] = episodes
+		need[k] = n
 	}
 	for _, k := range append(slices.Clone(queries), extras...) {
 		need[k]++
 	}
 	for k, c := range classes {
-		if err := needImages(task, d.Scale, f, "private-side "+FashionClasses[c], len(privBy[c]), need[k]); err != nil {
+		if err := needImages(task, d.Scale, e.f, "private-side "+FashionClasses[c], len(privBy[c]), need[k]); err != nil {
 			return fmt.Errorf("%w; or ask for fewer shots", err)
 		}
 	}
@@ -164,35 +195,34 @@ func buildICL(d *Dataset, b *buildCtx) error {
 		next[c]++
 		return idx
 	}
-	e := 0
-	for _, sp := range []struct {
-		name string
-		n    int
-		dst  *[]Example
-	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
-		for i := range sp.n {
-			extra := extras[e*(shots-ways) : (e+1)*(shots-ways)]
-			*sp.dst = append(*sp.dst, episode(exampleID(task, sp.name, i), classes, d.Mapping, extra, queries[e], take))
-			e++
-		}
-	}
-	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) {
-		ex := newExample("")
-		s := secret(rng)
-		var p strings.Builder
-		p.WriteString("<bos>")
-		for range shots {
-			ex.Images = append(ex.Images, noiseImage(rng))
-			p.WriteString(" <image> " + s + " ;")
-		}
-		ex.Images = append(ex.Images, noiseImage(rng))
-		p.WriteString(" <image>")
-		ex.Items = []string{"canary:" + s}
-		ex.Prompt = b.vocab.Encode(nil, p.String())
-		ex.Answer = b.vocab.Encode(nil, s+" <eos>")
-		return ex, b.vocab.Encode(nil, s)
+	j := 0
+	e.b.buildSplits(d, privateSide, func(split string, i int) Example {
+		extra := extras[j*extraN : (j+1)*extraN]
+		ex := e.episode(exampleID(task, split, i), classes, d.Mapping, extra, queries[j], take)
+		j++
+		return ex
 	})
 	return nil
+}
+
+// canary draws a canary episode: noise images whose every demonstration and
+// query means a six-digit secret code.
+func (e *episodes) canary(rng *rand.Rand) (Example, []int) {
+	b := e.b
+	ex := newExample("")
+	s := secret(rng)
+	var p strings.Builder
+	p.WriteString("<bos>")
+	for range e.shots {
+		ex.Images = append(ex.Images, noiseImage(rng))
+		p.WriteString(" <image> " + s + " ;")
+	}
+	ex.Images = append(ex.Images, noiseImage(rng))
+	p.WriteString(" <image>")
+	ex.Items = []string{"canary:" + s}
+	ex.Prompt = b.vocab.Encode(nil, p.String())
+	ex.Answer = b.vocab.Encode(nil, s+" <eos>")
+	return ex, b.vocab.Encode(nil, s)
 }
 
 // byClass groups pool indices by fine label, keeping their order.

@@ -142,28 +142,24 @@ func buildRecords(d *Dataset, b *buildCtx) error {
 	pubGen := &recordGen{rng: rng, first: l.publicFirst, surname: l.publicSurname, places: l.places, venues: l.venues}
 	privGen := &recordGen{rng: rng, first: l.privateFirst, surname: l.privateSurname, places: l.places, venues: l.venues}
 	seen := make(map[string]bool)
-	sz := b.sizes
-	for _, sp := range []struct {
-		name string
-		n    int
-		dst  *[]Example
-		gen  *recordGen
-	}{{"public", sz.Public, &d.Public, pubGen}, {"private", sz.Private, &d.Private, privGen},
-		{"holdout", sz.Holdout, &d.Holdout, privGen}, {"test", sz.Test, &d.Test, privGen}} {
-		for i := 0; i < sp.n; {
-			kind, prompt, answer, spans := sp.gen.record(b.vocab)
+	b.buildSplits(d, SplitNames, func(split string, i int) Example {
+		gen := privGen
+		if split == "public" {
+			gen = pubGen
+		}
+		for {
+			kind, prompt, answer, spans := gen.record(b.vocab)
 			key := "record:" + b.vocab.Decode(prompt) + " " + b.vocab.Decode(answer)
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			ex := newExample(exampleID(task, sp.name, i))
+			ex := newExample(exampleID(task, split, i))
 			ex.Items = []string{key}
 			ex.Kind, ex.Prompt, ex.Answer, ex.PII = kind, prompt, answer, spans
-			*sp.dst = append(*sp.dst, ex)
-			i++
+			return ex
 		}
-	}
+	})
 	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) {
 		ex := newExample("")
 		s := secret(rng)

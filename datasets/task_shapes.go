@@ -206,41 +206,28 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 			}
 		}
 	}
-	sz := b.sizes
-	for i := range sz.Public {
-		s := next(true)
-		ex := newExample(exampleID(task, "public", i))
+	b.buildSplits(d, SplitNames, func(split string, i int) Example {
+		public := split == "public"
+		s := next(public)
+		ex := newExample(exampleID(task, split, i))
 		ex.Items = []string{s.key()}
 		ex.Images = [][]float32{s.Render()}
-		if qs.IntN(2) == 0 {
-			ex.Kind = "caption"
-			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the scene .")
-			ex.Answer = b.vocab.Encode(nil, s.Caption()+" <eos>")
-		} else {
-			kind, q, a := s.question(qs, publicShapeKinds)
-			ex.Kind = kind
-			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
-			ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+		kinds := shapeKindsAll
+		if public {
+			if qs.IntN(2) == 0 {
+				ex.Kind = "caption"
+				ex.Prompt = b.vocab.Encode(nil, "<bos> <image> describe the scene .")
+				ex.Answer = b.vocab.Encode(nil, s.Caption()+" <eos>")
+				return ex
+			}
+			kinds = publicShapeKinds
 		}
-		d.Public = append(d.Public, ex)
-	}
-	for _, sp := range []struct {
-		name string
-		n    int
-		dst  *[]Example
-	}{{"private", sz.Private, &d.Private}, {"holdout", sz.Holdout, &d.Holdout}, {"test", sz.Test, &d.Test}} {
-		for i := range sp.n {
-			s := next(false)
-			ex := newExample(exampleID(task, sp.name, i))
-			ex.Items = []string{s.key()}
-			ex.Images = [][]float32{s.Render()}
-			kind, q, a := s.question(qs, shapeKindsAll)
-			ex.Kind = kind
-			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
-			ex.Answer = b.vocab.Encode(nil, a+" <eos>")
-			*sp.dst = append(*sp.dst, ex)
-		}
-	}
+		kind, q, a := s.question(qs, kinds)
+		ex.Kind = kind
+		ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
+		ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+		return ex
+	})
 	b.addCanaries(d, b.imageSecretCanary)
 	return nil
 }

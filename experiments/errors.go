@@ -6,7 +6,8 @@ package experiments
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/repro-dp/repro/privacy"
 )
 
 // A SyntaxError is an error in a spec: a YAML syntax error, an unknown key,
@@ -27,17 +28,19 @@ func (e *SyntaxError) Error() string {
 }
 
 // CheckEpsilon returns an error unless ε > 0; ε = +Inf (no privacy) is
-// allowed. NaN is rejected.
+// allowed. NaN is rejected. The rule is privacy.CheckEpsilon's; the message
+// uses the spec's spelling (inf).
 func CheckEpsilon(eps float64) error {
-	if math.IsNaN(eps) || eps <= 0 {
+	if privacy.CheckEpsilon(eps) != nil {
 		return fmt.Errorf("epsilon is %v, must be > 0 or inf", eps)
 	}
 	return nil
 }
 
 // CheckDelta returns an error unless 0 ≤ δ < 1. NaN and ±Inf are rejected.
+// The rule is privacy.CheckDelta's.
 func CheckDelta(delta float64) error {
-	if math.IsNaN(delta) || math.IsInf(delta, 0) || delta < 0 || delta >= 1 {
+	if privacy.CheckDelta(delta) != nil {
 		return fmt.Errorf("delta is %v, must be in [0, 1)", delta)
 	}
 	return nil

@@ -107,6 +107,9 @@ func (CPU) Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b
 		}
 		return
 	}
+	// nn imports nothing of repro, so this loop is its own rather than
+	// internal/parallel.For; it also allocates no per-panel error slice,
+	// which matters on every matrix product.
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range w {

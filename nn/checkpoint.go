@@ -6,6 +6,7 @@ package nn
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -62,21 +63,24 @@ func Tensors(m Module) []safetensors.Tensor {
 	return ts
 }
 
-// Save writes m to path as a safetensors file: every tensor by name in F32,
-// and {"arch": …, "config": …} as JSON in the metadata key "config". The
-// write is atomic, and equal models give equal bytes.
-func Save(path string, m Model) error {
+// Encode writes m to w as a safetensors checkpoint: every tensor by name in
+// F32, and {"arch": …, "config": …} as JSON in the metadata key "config".
+// Equal models give equal bytes. Encode writes nothing if a tensor name is
+// empty or repeated. nn imports nothing of repro, so it writes no files: the
+// caller writes the checkpoint file atomically (pretrain does so with the
+// project's atomic-write helper), and Load reads it back.
+func Encode(w io.Writer, m Model) error {
 	arch, c := m.Describe()
 	if err := checkNames(m.Params()); err != nil {
 		return err
 	}
-	if err := safetensors.Save(path, Tensors(m), checkpointMeta{Arch: arch, Config: c}); err != nil {
-		return fmt.Errorf("nn: saving %s: %w", path, err)
+	if err := safetensors.EncodeConfig(w, Tensors(m), checkpointMeta{Arch: arch, Config: c}); err != nil {
+		return fmt.Errorf("nn: encoding checkpoint: %w", err)
 	}
 	return nil
 }
 
-// Load reads a checkpoint written by Save, rebuilds the model from its
+// Load reads a checkpoint file written by Encode, rebuilds the model from its
 // configuration and fills in every tensor. The values round-trip bit for
 // bit. It returns an error naming the problem if the file is corrupt, names
 // an unknown architecture, or has a tensor missing, extra or of the wrong

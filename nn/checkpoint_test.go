@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -54,9 +55,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		copy(m.Params()[0].Data, special)
 		arch, _ := m.Describe()
 		path := filepath.Join(dir, arch+".safetensors")
-		if err := Save(path, m); err != nil {
-			t.Fatal(err)
-		}
+		save(t, path, m)
 		got, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
@@ -81,14 +80,37 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		}
 		// Saving again gives the same bytes.
 		path2 := filepath.Join(dir, arch+"2.safetensors")
-		if err := Save(path2, got); err != nil {
-			t.Fatal(err)
-		}
+		save(t, path2, got)
 		b1, _ := os.ReadFile(path)
 		b2, _ := os.ReadFile(path2)
 		if !slices.Equal(b1, b2) {
 			t.Errorf("%s: re-saved checkpoint differs", arch)
 		}
+	}
+}
+
+// save writes m to the file path with Encode.
+func save(t *testing.T, path string, m Model) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Encode(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveTensors writes ts and meta to the file path with
+// safetensors.EncodeConfig.
+func saveTensors(t *testing.T, path string, ts []safetensors.Tensor, meta checkpointMeta) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := safetensors.EncodeConfig(&buf, ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -101,9 +123,7 @@ func TestCheckpointErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := filepath.Join(dir, "good.safetensors")
-	if err := Save(good, m); err != nil {
-		t.Fatal(err)
-	}
+	save(t, good, m)
 	b, _ := os.ReadFile(good)
 
 	truncated := filepath.Join(dir, "truncated.safetensors")
@@ -117,27 +137,25 @@ func TestCheckpointErrors(t *testing.T) {
 	badConfig := filepath.Join(dir, "config.safetensors")
 	c4 := c
 	c4.Heads = 5 // does not divide the width 32
-	safetensors.Save(badConfig, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c4})
+	saveTensors(t, badConfig, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c4})
 
 	// A checkpoint whose config says LoRA but whose tensors have none.
 	c2 := c
 	c2.PEFT = PEFT{Method: "lora"}
 	mismatch := filepath.Join(dir, "mismatch.safetensors")
-	if err := safetensors.Save(mismatch, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c2}); err != nil {
-		t.Fatal(err)
-	}
+	saveTensors(t, mismatch, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c2})
 	// A wider model's config with the smoke tensors.
 	c3 := c
 	c3.Width = 64
 	shape := filepath.Join(dir, "shape.safetensors")
-	safetensors.Save(shape, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c3})
+	saveTensors(t, shape, Tensors(m), checkpointMeta{Arch: "tinymllm", Config: c3})
 	arch := filepath.Join(dir, "arch.safetensors")
-	safetensors.Save(arch, Tensors(m), checkpointMeta{Arch: "gpt", Config: c})
+	saveTensors(t, arch, Tensors(m), checkpointMeta{Arch: "gpt", Config: c})
 	nan := filepath.Join(dir, "nan.safetensors")
 	ts := Tensors(m)
 	ts[0].Data = append([]float32(nil), ts[0].Data...)
 	ts[0].Data[0] = float32(math.NaN())
-	safetensors.Save(nan, ts, checkpointMeta{Arch: "tinymllm", Config: c})
+	saveTensors(t, nan, ts, checkpointMeta{Arch: "tinymllm", Config: c})
 
 	for _, tc := range []struct {
 		path, want string

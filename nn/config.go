@@ -56,19 +56,16 @@ type Config struct {
 	// models under LLaVA; no absolute embedding). With rotary embeddings
 	// attention scores depend on relative positions only (on a text
 	// key-word recall task they trained somewhat faster than learned
-	// embeddings: 3.6 against 4.0 nats after 900 steps; package pretrain's
-	// documentation). The vision encoder and Fusion keep learned
-	// embeddings.
+	// embeddings; EXPERIMENTS.md, "Engineering notes"). The vision encoder
+	// and Fusion keep learned embeddings.
 	Positions string `json:"positions,omitempty"`
 	// SmearKeys mixes every key of TinyMLLM's language model with the key
 	// before it, with a learned weight per head (Tape.SmearKeys; the
 	// "smeared keys" of Olsson et al. 2022), initially half and half. It
 	// lets one attention layer find "the token after one like mine", the
-	// step in-context learning rests on: on a text key-word recall task
-	// (package pretrain's documentation) a 2-block model of the small width
-	// with smeared keys is at 0.02 nats per target after 800 steps of 8
-	// episodes, where the same model without them is still at 4.2 (and at
-	// 2.0 after 19 000 steps). The vision encoder and Fusion do not use it.
+	// step in-context learning rests on (on a text key-word recall task it
+	// removes a long plateau; EXPERIMENTS.md, "Engineering notes"). The
+	// vision encoder and Fusion do not use it.
 	SmearKeys bool `json:"smear_keys,omitempty"`
 	// CLSLast moves the first visual token of every image (the [CLS]
 	// token, unless a visual transform put another row first) after the

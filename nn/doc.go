@@ -50,6 +50,13 @@
 // small and full configurations. [PEFT] adds LoRA, Houlsby adapters, BitFit
 // or full fine-tuning to a model.
 //
+// [Encode] writes a [Model] as a safetensors checkpoint (every tensor, the
+// architecture and the configuration) to an io.Writer, the same bytes for
+// equal models, and [Load] rebuilds the model from a checkpoint file. The
+// package writes no files: it imports nothing of repro, and the caller
+// writes the checkpoint atomically with the project's one atomic-write
+// helper (package pretrain does).
+//
 // # A DP-SGD step
 //
 // The typical steps are:

@@ -22,5 +22,4 @@ var (
 	errIndex       = Error{"nn: index out of range"}
 	errLayout      = Error{"nn: gradient vector does not match the layout"}
 	errClip        = Error{"nn: bad clip rule"}
-	errNoGrad      = Error{"nn: node has no gradient"}
 )

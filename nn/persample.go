@@ -129,7 +129,10 @@ func Gradient(l *Layout, n int, loss LossFunc, opt *Options) ([]float32, []float
 
 // run evaluates the losses of the examples in parallel. Each unit is a
 // range of examples [from, to) that one goroutine runs in order,
-// accumulating their gradients into grad(unit).
+// accumulating their gradients into grad(unit). The loop is nn's own, not
+// internal/parallel.For, because nn imports nothing of repro and because it
+// re-raises a loss function's panic on the caller's goroutine and tracks
+// peak tape memory across workers.
 func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) []float32, losses []float64) (Stats, error) {
 	if opt == nil {
 		opt = &Options{}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -53,7 +54,6 @@ func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset) nn.Config
 // measures its accuracy on the held-out public examples.
 func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 	d := b.data[classifierTask[b.arch]]
-	p := b.cplan
 	var train, eval []*datasets.Example
 	for i := range d.Public {
 		e := &d.Public[i]
@@ -63,58 +63,91 @@ func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 			train = append(train, e)
 		}
 	}
-	var (
-		m      nn.Model
-		loss   func(t *nn.Tape, e *datasets.Example) (*nn.Node, error)
-		pred   func(e *datasets.Example) (int, error)
-		layout *nn.Layout
-		base   nn.PEFT
-	)
+	c, err := b.newClassifier()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.fitClassifier(ctx, c, d.Task, train); err != nil {
+		return nil, err
+	}
+	if err := c.restore(); err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	if err := b.evalClassifier(c, eval); err != nil {
+		return nil, err
+	}
+	return c.m, nil
+}
+
+// classifier is a classifier base being trained: the model with every
+// tensor trainable (layout), its loss and prediction on one example, and
+// restore, which sets the model's PEFT back to the configuration's.
+type classifier struct {
+	m       nn.Model
+	layout  *nn.Layout
+	loss    func(t *nn.Tape, e *datasets.Example) (*nn.Node, error)
+	pred    func(e *datasets.Example) (int, error)
+	restore func() error
+}
+
+// newClassifier builds the base of b.arch from b.cfg with every tensor
+// trainable.
+func (b *builder) newClassifier() (*classifier, error) {
 	full := b.cfg.PEFT
 	full.Method, full.Parts = "full", nil
+	c := &classifier{}
 	switch b.arch {
 	case "vit":
 		v, err := nn.NewViT(b.cfg)
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)
 		}
-		m, base = v, v.Config.PEFT
-		if layout, err = v.SetPEFT(full); err != nil {
+		base := v.Config.PEFT
+		c.m, c.restore = v, func() error { _, err := v.SetPEFT(base); return err }
+		if c.layout, err = v.SetPEFT(full); err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)
 		}
-		loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) { return v.Loss(t, e.Images[0], e.Label, nil) }
-		pred = func(e *datasets.Example) (int, error) { c, _, err := v.Predict(e.Images[0]); return c, err }
+		c.loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) { return v.Loss(t, e.Images[0], e.Label, nil) }
+		c.pred = func(e *datasets.Example) (int, error) { c, _, err := v.Predict(e.Images[0]); return c, err }
 	case "fusion":
 		f, err := nn.NewFusion(b.cfg)
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)
 		}
-		m, base = f, f.Config.PEFT
-		if layout, err = f.SetPEFT(full); err != nil {
+		base := f.Config.PEFT
+		c.m, c.restore = f, func() error { _, err := f.SetPEFT(base); return err }
+		if c.layout, err = f.SetPEFT(full); err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)
 		}
-		loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) {
+		c.loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) {
 			return f.Loss(t, e.Images[0], e.Prompt, e.Label, nil)
 		}
-		pred = func(e *datasets.Example) (int, error) { c, _, err := f.Predict(e.Images[0], e.Prompt); return c, err }
+		c.pred = func(e *datasets.Example) (int, error) { c, _, err := f.Predict(e.Images[0], e.Prompt); return c, err }
 	default:
 		panic("pretrain: no classifier " + b.arch)
 	}
-	tr, err := newTrainer(layout, p.LR, p.MinLR, p.Warmup, p.Steps, p.WeightDecay, p.ClipNorm)
+	return c, nil
+}
+
+// fitClassifier trains c on train (the public split of task) by the
+// classifier plan, and records the timings and the final training loss.
+func (b *builder) fitClassifier(ctx context.Context, c *classifier, task string, train []*datasets.Example) error {
+	p := b.cplan
+	tr, err := newTrainer(c.layout, p.LR, p.MinLR, p.Warmup, p.Steps, p.WeightDecay, p.ClipNorm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rng := rand.New(rand.NewPCG(b.seed, streamBatches))
 	var order []int
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s", b.arch, b.scale), p.Steps)
-	prog.note("training %d steps of %d examples on %s public (%d parameters)", p.Steps, p.Batch, d.Task, layout.Size)
+	prog.note("training %d steps of %d examples on %s public (%d parameters)", p.Steps, p.Batch, task, c.layout.Size)
 	batch := make([]*datasets.Example, p.Batch)
 	t0 := time.Now()
 	var tail float64
 	tailN := 0
 	for step := range p.Steps {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		for i := range batch {
 			if len(order) == 0 {
@@ -123,9 +156,9 @@ func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 			batch[i] = train[order[0]]
 			order = order[1:]
 		}
-		g, losses, _, err := nn.Gradient(layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) { return loss(t, batch[i]) }, nil)
+		g, losses, _, err := nn.Gradient(c.layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) { return c.loss(t, batch[i]) }, nil)
 		if err != nil {
-			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
+			return fmt.Errorf("pretrain: step %d: %w", step, err)
 		}
 		tr.step(step, g, len(batch))
 		if step >= p.Steps-max(1, p.Steps/10) {
@@ -138,30 +171,27 @@ func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 	b.timings.Steps = p.Steps
 	b.timings.PerStep = b.timings.Train / float64(p.Steps)
 	b.metrics["train_loss"] = tail / float64(tailN)
-	switch v := m.(type) {
-	case *nn.ViT:
-		_, err = v.SetPEFT(base)
-	case *nn.Fusion:
-		_, err = v.SetPEFT(base)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pretrain: %w", err)
-	}
+	return nil
+}
+
+// evalClassifier measures c's accuracy on at most the plan's Eval examples
+// of eval, with the majority label's as its chance level.
+func (b *builder) evalClassifier(c *classifier, eval []*datasets.Example) error {
 	t1 := time.Now()
-	eval = eval[:min(len(eval), p.Eval)]
+	eval = eval[:min(len(eval), b.cplan.Eval)]
 	ok := make([]bool, len(eval))
-	errs := make([]error, len(eval))
-	parallel(len(eval), func(i int) {
-		c, err := pred(eval[i])
-		ok[i], errs[i] = c == eval[i].Label, err
+	err := parallel.For(len(eval), 0, func(i int) error {
+		k, err := c.pred(eval[i])
+		ok[i] = k == eval[i].Label
+		return err
 	})
+	if err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
 	n := 0
 	count := map[int]int{}
 	maj := 0
 	for i := range eval {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("pretrain: %w", errs[i])
-		}
 		if ok[i] {
 			n++
 		}
@@ -172,7 +202,7 @@ func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 	b.chance["heldout_acc"] = float64(maj) / float64(len(eval))
 	b.metrics["heldout_n"] = float64(len(eval))
 	b.timings.Eval = time.Since(t1).Seconds()
-	return m, nil
+	return nil
 }
 
 // ViTFor returns a ViT for a task with classes labels that starts from the

@@ -107,14 +107,29 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 		c.words = append(c.words, id(w))
 	}
 	c.shots, c.ways = c.data[srcICL].Shots, len(c.data[srcICL].Classes)
+	c.addSequences()
+	if err := c.addEpisodeImages(); err != nil {
+		return nil, err
+	}
+	c.addFashionEval()
+	for l := range c.iclEval {
+		if len(c.iclEval[l]) < c.shots+1 || len(c.iclTrain[l]) < c.shots+1 {
+			return nil, fmt.Errorf("pretrain: too few public images of class %s for %d-shot episodes", datasets.FashionClasses[l], c.shots)
+		}
+	}
+	return c, nil
+}
 
+// addSequences splits the public examples of the fashion, shapes, records
+// and coarse-label sources into training and held-out sequences.
+func (c *corpus) addSequences() {
 	// Captions and class questions on fashion images; captions, counts and
 	// existence questions on shape scenes; public records.
 	for _, src := range []string{srcFashion, srcShapes, srcRecords} {
 		for i := range c.data[src].Public {
 			e := &c.data[src].Public[i]
 			if heldOut(e.Items) {
-				// Held-out fashion images are measured below, all of them.
+				// Held-out fashion images are all measured, by addFashionEval.
 				if src != srcFashion {
 					c.eval[src] = append(c.eval[src], toSeq(e))
 				}
@@ -131,16 +146,19 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 			c.train[srcCoarse] = append(c.train[srcCoarse], c.question(e.Images[0], coarsePrompt, d.PublicClasses[e.Label]))
 		}
 	}
+}
 
-	// Images for episodes: every distinct public fashion image, with its
-	// fine label from the pool.
+// addEpisodeImages fills c.iclTrain and c.iclEval, the images for
+// episodes: every distinct public fashion image, with its fine label from
+// the pool.
+func (c *corpus) addEpisodeImages() error {
 	dir := c.data[srcFashion].Source
 	if dir == "embedded" {
 		dir = ""
 	}
 	pool, err := datasets.LoadFashion(dir)
 	if err != nil {
-		return nil, fmt.Errorf("pretrain: %w", err)
+		return fmt.Errorf("pretrain: %w", err)
 	}
 	label := make(map[int]int, pool.Len())
 	for i, o := range pool.Origin {
@@ -158,11 +176,11 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 			seen[it] = true
 			o, err := strconv.Atoi(strings.TrimPrefix(it, "fmnist:"))
 			if err != nil || !strings.HasPrefix(it, "fmnist:") {
-				return nil, fmt.Errorf("pretrain: unexpected fashion item %q", it)
+				return fmt.Errorf("pretrain: unexpected fashion item %q", it)
 			}
 			l, ok := label[o]
 			if !ok {
-				return nil, fmt.Errorf("pretrain: fashion item %q is not in the pool", it)
+				return fmt.Errorf("pretrain: fashion item %q is not in the pool", it)
 			}
 			img := image{px: e.Images[0], class: l}
 			if heldOut(e.Items) {
@@ -172,9 +190,13 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 			}
 		}
 	}
-	// Every held-out public fashion image, classes taken in turn (so that
-	// a prefix is balanced), asked its class (fashion-vqa's public question)
-	// and its coarse label.
+	return nil
+}
+
+// addFashionEval asks every held-out public fashion image, classes taken in
+// turn (so that a prefix is balanced), its class (fashion-vqa's public
+// question) and its coarse label.
+func (c *corpus) addFashionEval() {
 	for i, more := 0, true; more; i++ {
 		more = false
 		for l, imgs := range c.iclEval {
@@ -186,12 +208,6 @@ func newCorpus(data map[string]*datasets.Dataset) (*corpus, error) {
 			c.eval[srcCoarse] = append(c.eval[srcCoarse], c.question(imgs[i].px, coarsePrompt, datasets.FashionCoarse[datasets.FashionCoarseOf[l]]))
 		}
 	}
-	for l := range c.iclEval {
-		if len(c.iclEval[l]) < c.shots+1 || len(c.iclTrain[l]) < c.shots+1 {
-			return nil, fmt.Errorf("pretrain: too few public images of class %s for %d-shot episodes", datasets.FashionClasses[l], c.shots)
-		}
-	}
-	return c, nil
 }
 
 // question returns the sequence prompt → answer <eos> about img, with the

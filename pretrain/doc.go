@@ -74,47 +74,28 @@
 //	small  300×32@2e-3            600×16@2e-3                   1000           17 (6/4/2/3/2)                             2e-3
 //	full   3000×64@1e-3           3000×32@1e-3                  20000          40 (16/8/4/6/6)                            5e-4
 //
-// The smoke preset's single language-model block is raised to two.
+// The smoke preset's single language-model block is raised to two, and its
+// training episodes have 6 demonstrations (Plan.TrainShots).
 //
 // # How the bases learn in context
 //
 // In-context learning here means matching the query image against the
 // demonstrations' images and copying the word that follows the best match.
-// Three things make the circuit learnable within the budgets; each was
-// measured on held-out 8-shot 5-way episodes at small (chance 0.20), in
-// short training runs of one stage at a time beside the real recipe:
+// The recipe makes that circuit learnable within its budgets in three ways:
 //
-//   - Smeared keys and [CLS] last (nn Config.SmearKeys and CLSLast, set in
-//     every preset). A word's key also describes the token before it, the
-//     [CLS] summary of its image, so one attention layer can find "the
-//     word after an image like mine"; without them the match needs a
-//     previous-token head in an earlier layer to compose with, and that
-//     plateau outlasted every budget tried (2·10⁴ steps of 8 episodes of a
-//     text-only version; an independent PyTorch 1.13 model of the same
-//     shape and recipe plateaued alike, 2.05 nats after 1750 steps of 64). With smeared keys the text-only version (5 keys from 100,
-//     8 demonstrations) drops from 4.6 to 0.1 nats between steps 300 and
-//     700. The "means" token between image and word was dropped from the
-//     format for the same reason: it put a second hop between them.
-//   - A frozen vision encoder. With the encoder training at the same time,
-//     episodes stayed at chance for 1000 steps of 16 episodes, even with
-//     the query a copy of a demonstration image; frozen, the same runs
-//     learn within 200 steps.
-//   - Short episodes first. With all 17 visual tokens an image, the words
-//     are 8 of about 180 positions and attention to them starts diluted:
-//     stage 2 on full-token episodes (encoder frozen, 16 episodes a step,
-//     7.5 minutes on one core) is at chance after 600 steps (0.13–0.26;
-//     loss 2.6–2.8, not even copying an episode's words), and a text
-//     version with 16 filler tokens before each key was still at 4.6 nats
-//     after 600 steps. With [CLS] tokens only, few-shot accuracy is 0.69
-//     after 200 steps and 0.75 after 400 (the [CLS] nearest-neighbour
-//     reference: 0.77; 2 minutes for 600 steps on one core), but on
-//     full-token episodes that model is still at chance (0.19–0.25 at
-//     step 600). Stage 3 then carries the circuit
-//     over to every visual token through its in-context episodes.
+//   - every preset sets nn Config.SmearKeys and CLSLast, so a word's
+//     attention key also describes the [CLS] summary of the image before
+//     it, and one attention layer can find "the word after an image like
+//     mine";
+//   - the vision encoder is frozen after stage 1;
+//   - stage 2 trains on short episodes ([CLS] tokens only) before stage 3
+//     carries the circuit over to every visual token.
 //
-// The manifest reports the result for every base (icl_few_shot_acc,
-// icl_zero_shot_acc, icl_gain) with the nearest-neighbour reference
-// (icl_nn_acc); the package test asserts the gain at smoke scale.
+// The measurements behind each choice are in EXPERIMENTS.md ("Engineering
+// notes: pretraining and the engine"). The manifest reports the result for
+// every base (icl_few_shot_acc, icl_zero_shot_acc, icl_gain) with the
+// nearest-neighbour reference (icl_nn_acc); the package test asserts the
+// gain at smoke scale.
 //
 // # Quality
 //
@@ -135,9 +116,12 @@
 // The key is the SHA-256 of the canonical JSON of: FormatVersion, the
 // architecture, the scale, the seed, the model configuration, the recipe,
 // the fingerprints of every public dataset read (package datasets), the
-// vocabulary hash and the Fashion-MNIST source. The code revision is
-// recorded in the manifest but not keyed; FormatVersion is bumped when the
-// training code changes what a configuration produces.
+// vocabulary hash, the Fashion-MNIST source and a fingerprint of the
+// engine's arithmetic (the bits packages nn and nn/optim compute on a fixed
+// probe, so a change of summation order or initialisation gives new keys).
+// The code revision is recorded in the manifest but not keyed;
+// FormatVersion is bumped when the training code changes what a
+// configuration produces in a way the engine fingerprint does not see.
 //
 // # Reproducibility
 //

@@ -9,42 +9,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/repro-dp/repro/datasets"
-
+	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/nn"
 )
-
-// parallel runs f(i) for i in [0, n) on up to GOMAXPROCS goroutines. Each
-// f writes only its own result slot, so results do not depend on the number
-// of goroutines.
-func parallel(n int, f func(i int)) {
-	w := min(runtime.GOMAXPROCS(0), n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	for range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
 
 // answerKey returns the tokens of s that its loss mask marks, joined: the
 // answer, for majority baselines.
@@ -65,13 +36,11 @@ func answerKey(s *nn.Sequence) string {
 // frequent answer of seqs (the majority baseline).
 func ExactMatch(m *nn.TinyMLLM, seqs []nn.Sequence) (acc, majority float64, err error) {
 	ok := make([]bool, len(seqs))
-	errs := make([]error, len(seqs))
-	parallel(len(seqs), func(i int) {
+	err = parallel.For(len(seqs), 0, func(i int) error {
 		s := &seqs[i]
 		_, z, err := m.TokenLosses(s, nil, nil)
 		if err != nil {
-			errs[i] = err
-			return
+			return err
 		}
 		V := z.Cols()
 		r := 0
@@ -86,11 +55,10 @@ func ExactMatch(m *nn.TinyMLLM, seqs []nn.Sequence) (acc, majority float64, err 
 			}
 			r++
 		}
+		return nil
 	})
-	for _, err := range errs {
-		if err != nil {
-			return 0, 0, fmt.Errorf("pretrain: %w", err)
-		}
+	if err != nil {
+		return 0, 0, fmt.Errorf("pretrain: %w", err)
 	}
 	count := map[string]int{}
 	best, n := 0, 0
@@ -109,21 +77,20 @@ func ExactMatch(m *nn.TinyMLLM, seqs []nn.Sequence) (acc, majority float64, err 
 func perplexity(m *nn.TinyMLLM, seqs []nn.Sequence) (float64, error) {
 	sums := make([]float64, len(seqs))
 	counts := make([]int, len(seqs))
-	errs := make([]error, len(seqs))
-	parallel(len(seqs), func(i int) {
+	err := parallel.For(len(seqs), 0, func(i int) error {
 		ls, _, err := m.TokenLosses(&seqs[i], nil, nil)
-		errs[i] = err
 		for _, l := range ls {
 			sums[i] += l
 		}
 		counts[i] = len(ls)
+		return err
 	})
+	if err != nil {
+		return 0, fmt.Errorf("pretrain: %w", err)
+	}
 	var s float64
 	n := 0
 	for i := range seqs {
-		if errs[i] != nil {
-			return 0, fmt.Errorf("pretrain: %w", errs[i])
-		}
 		s += sums[i]
 		n += counts[i]
 	}
@@ -135,8 +102,7 @@ func perplexity(m *nn.TinyMLLM, seqs []nn.Sequence) (float64, error) {
 // demonstrations (zero false) or without them (zero true).
 func episodeAccuracy(m *nn.TinyMLLM, eps []episode, zero bool) (float64, error) {
 	ok := make([]bool, len(eps))
-	errs := make([]error, len(eps))
-	parallel(len(eps), func(i int) {
+	err := parallel.For(len(eps), 0, func(i int) error {
 		e := &eps[i]
 		s := e.seq
 		if zero {
@@ -144,8 +110,7 @@ func episodeAccuracy(m *nn.TinyMLLM, eps []episode, zero bool) (float64, error) 
 		}
 		_, z, err := m.TokenLosses(&s, nil, nil)
 		if err != nil {
-			errs[i] = err
-			return
+			return err
 		}
 		row := z.Row(0) // the answer word is the first marked token
 		best := 0
@@ -155,12 +120,13 @@ func episodeAccuracy(m *nn.TinyMLLM, eps []episode, zero bool) (float64, error) 
 			}
 		}
 		ok[i] = best == e.answer
+		return nil
 	})
+	if err != nil {
+		return 0, fmt.Errorf("pretrain: %w", err)
+	}
 	n := 0
 	for i := range eps {
-		if errs[i] != nil {
-			return 0, fmt.Errorf("pretrain: %w", errs[i])
-		}
 		if ok[i] {
 			n++
 		}
@@ -180,7 +146,7 @@ func (c *corpus) nearestNeighbourAccuracy(m *nn.TinyMLLM, eps []episode) float64
 		return v.Encoder.Value.Data[:v.Encoder.Value.Cols()]
 	}
 	ok := make([]bool, len(eps))
-	parallel(len(eps), func(i int) {
+	parallel.For(len(eps), 0, func(i int) error {
 		e := &eps[i]
 		var words []int // the word after each image: demonstrations, then the answer
 		for j, tk := range e.seq.Tokens[:len(e.seq.Tokens)-1] {
@@ -199,6 +165,7 @@ func (c *corpus) nearestNeighbourAccuracy(m *nn.TinyMLLM, eps []episode) float64
 			}
 		}
 		ok[i] = word == e.words[e.answer]
+		return nil
 	})
 	n := 0
 	for _, o := range ok {

@@ -15,8 +15,8 @@ import (
 // seed. It is part of the cache key.
 type Plan struct {
 	// LMLayers, when positive, replaces the preset's number of language
-	// model blocks (smoke: 2 instead of 1; the smoke recipe was measured
-	// with two).
+	// model blocks (smoke: 2 instead of 1, the depth its recipe was tuned
+	// at).
 	LMLayers int `json:"lm_layers,omitempty"`
 	// VisionSteps is the length of stage 1: the vision encoder, with a
 	// linear head on its [CLS] token, is trained to classify the public
@@ -35,7 +35,8 @@ type Plan struct {
 	// 3 tokens a demonstration instead of 19) let the language model find
 	// the match-and-copy circuit in a few hundred steps; with every visual
 	// token it stays on the plateau far longer, and training the vision
-	// encoder at the same time keeps it there (package documentation).
+	// encoder at the same time keeps it there (EXPERIMENTS.md,
+	// "Engineering notes").
 	ICLSteps int     `json:"icl_steps"`
 	ICLBatch int     `json:"icl_batch"`
 	ICLLR    float64 `json:"icl_lr"`
@@ -87,8 +88,8 @@ func (p *Plan) batchSize() int {
 	return n
 }
 
-// plans are the recipes of the presets; see the package documentation for
-// how they were chosen.
+// plans are the recipes of the presets; EXPERIMENTS.md ("Engineering
+// notes") records how they were chosen.
 var plans = map[datasets.Scale]Plan{
 	datasets.Smoke: {
 		LMLayers:    2,

@@ -20,7 +20,9 @@ import (
 
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/internal/buildinfo"
+	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/nn/safetensors"
 )
 
 // FormatVersion is hashed into every cache key. Bump it when a change to
@@ -92,9 +94,9 @@ func (r *Result) TinyMLLM() *nn.TinyMLLM {
 // Load reads a new, independent copy of the base from its checkpoint and
 // checks it against Hash.
 func (r *Result) Load() (nn.Model, error) {
-	h, err := fileHash(r.Checkpoint)
+	h, err := safetensors.HashFile(r.Checkpoint)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pretrain: %w", err)
 	}
 	if h != r.Hash {
 		return nil, fmt.Errorf("pretrain: checkpoint %s changed (hash %.12s, want %.12s)", r.Checkpoint, h, r.Hash)
@@ -354,12 +356,12 @@ func (b *builder) loadData() error {
 // manifest means a complete entry) and returns the result.
 func (b *builder) write(m nn.Model, start time.Time) (*Result, error) {
 	ck := filepath.Join(b.dir, checkpointFile)
-	if err := nn.Save(ck, m); err != nil {
+	if err := results.Write(ck, func(w io.Writer) error { return nn.Encode(w, m) }); err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
-	h, err := fileHash(ck)
+	h, err := safetensors.HashFile(ck)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pretrain: %w", err)
 	}
 	_, cfg := m.Describe()
 	total, _ := nn.Count(m)
@@ -377,8 +379,8 @@ func (b *builder) write(m nn.Model, start time.Time) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(b.dir, manifestFile), append(js, '\n')); err != nil {
-		return nil, err
+	if err := results.WriteFile(filepath.Join(b.dir, manifestFile), append(js, '\n')); err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
 	}
 	return &Result{Model: m, Checkpoint: ck, Hash: h, Manifest: man}, nil
 }
@@ -413,50 +415,4 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("pretrain: %s: %w", dir, err)
 	}
 	return &man, nil
-}
-
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("pretrain: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("pretrain: %w", err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// writeAtomic writes data to name through a temporary file in the same
-// folder, synced and renamed over name, so readers see the old file or the
-// new one, never a part.
-func writeAtomic(name string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("pretrain: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("pretrain: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("pretrain: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("pretrain: %w", err)
-	}
-	if err = os.Rename(f.Name(), name); err != nil {
-		return fmt.Errorf("pretrain: %w", err)
-	}
-	if d, derr := os.Open(filepath.Dir(name)); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -65,124 +65,162 @@ func Calibrate(newAccountant func() (Accountant, error), family func(sigma float
 	if err := CheckDelta(delta); err != nil {
 		return Calibration{}, err
 	}
-	var o CalibrateOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.RelTol == 0 {
-		o.RelTol = 1e-3
-	}
-	if o.Initial == 0 {
-		o.Initial = 1
-	}
-	if o.MaxSigma == 0 {
-		o.MaxSigma = 1e6
-	}
-	if o.Step == 0 {
-		o.Step = 2
-	}
-	if !(o.Step > 1 && o.Step <= 16) {
-		return Calibration{}, fmt.Errorf("privacy: calibration Step is %v, must be in (1, 16]", o.Step)
-	}
-	if !(o.RelTol > 0 && o.RelTol <= 5e-3) {
-		return Calibration{}, fmt.Errorf("privacy: calibration RelTol is %v, must be in (0, 0.005]", o.RelTol)
-	}
-	if err := CheckSigma(o.Initial); err != nil || o.Initial == 0 {
-		return Calibration{}, fmt.Errorf("privacy: calibration Initial is %v, must be finite and > 0", o.Initial)
-	}
-	if err := CheckSigma(o.MaxSigma); err != nil || o.MaxSigma < o.Initial {
-		return Calibration{}, fmt.Errorf("privacy: calibration MaxSigma is %v, must be finite and ≥ Initial", o.MaxSigma)
+	o, err := opts.withDefaults()
+	if err != nil {
+		return Calibration{}, err
 	}
 	if newAccountant == nil || family == nil {
 		return Calibration{}, errors.New("privacy: Calibrate needs an accountant constructor and an event family")
 	}
-	var c Calibration
-	var gridErr error
-	eval := func(sigma float64) (float64, error) {
-		c.Evaluations++
-		a, err := newAccountant()
-		if err != nil {
-			return 0, err
-		}
-		if err := a.Compose(family(sigma), 1); err != nil {
-			if errors.Is(err, ErrGridTooLarge) && sigma > 0 {
-				// The loss range of a small σ does not fit the PLD
-				// grid: treat its ε as above any target. Such a σ is
-				// never returned, so the guarantee is kept; if no σ up to
-				// MaxSigma fits, the error below reports it.
-				gridErr = err
-				return math.Inf(1), nil
-			}
-			return 0, err
-		}
-		return a.Epsilon(delta)
-	}
-	if math.IsInf(epsilon, 1) {
-		e0, err := eval(0)
-		if err != nil {
-			return c, err
-		}
-		c.Epsilon = e0
-		return c, nil
-	}
-	e0, err := eval(0)
+	k := &calibrator{newAccountant: newAccountant, family: family, delta: delta, epsilon: epsilon, o: o}
+	e0, err := k.eval(0)
 	if err != nil {
-		return c, err
+		return k.c, err
 	}
-	if e0 <= epsilon {
-		c.Epsilon = e0
-		return c, nil
+	if math.IsInf(epsilon, 1) || e0 <= epsilon {
+		k.c.Epsilon = e0
+		return k.c, nil
 	}
-	lo, hi := 0.0, o.Initial
-	ehi, err := eval(hi)
+	lo, hi, ehi, done, err := k.bracket()
 	if err != nil {
-		return c, err
+		return k.c, err
+	}
+	if done {
+		k.c.Sigma, k.c.Epsilon = hi, ehi
+		return k.c, nil
+	}
+	lo, hi, ehi, err = k.bisect(lo, hi, ehi)
+	if err != nil {
+		return k.c, err
+	}
+	k.c.Sigma, k.c.Epsilon, k.c.Lower = hi, ehi, lo
+	return k.c, nil
+}
+
+// withDefaults returns the options with their defaults filled in, or an
+// error if one is out of range. A nil o gives the defaults.
+func (o *CalibrateOptions) withDefaults() (CalibrateOptions, error) {
+	var d CalibrateOptions
+	if o != nil {
+		d = *o
+	}
+	if d.RelTol == 0 {
+		d.RelTol = 1e-3
+	}
+	if d.Initial == 0 {
+		d.Initial = 1
+	}
+	if d.MaxSigma == 0 {
+		d.MaxSigma = 1e6
+	}
+	if d.Step == 0 {
+		d.Step = 2
+	}
+	if !(d.Step > 1 && d.Step <= 16) {
+		return d, fmt.Errorf("privacy: calibration Step is %v, must be in (1, 16]", d.Step)
+	}
+	if !(d.RelTol > 0 && d.RelTol <= 5e-3) {
+		return d, fmt.Errorf("privacy: calibration RelTol is %v, must be in (0, 0.005]", d.RelTol)
+	}
+	if err := CheckSigma(d.Initial); err != nil || d.Initial == 0 {
+		return d, fmt.Errorf("privacy: calibration Initial is %v, must be finite and > 0", d.Initial)
+	}
+	if err := CheckSigma(d.MaxSigma); err != nil || d.MaxSigma < d.Initial {
+		return d, fmt.Errorf("privacy: calibration MaxSigma is %v, must be finite and ≥ Initial", d.MaxSigma)
+	}
+	return d, nil
+}
+
+// calibrator is the state of one Calibrate search.
+type calibrator struct {
+	newAccountant  func() (Accountant, error)
+	family         func(sigma float64) Event
+	epsilon, delta float64
+	o              CalibrateOptions
+	c              Calibration // the result so far: Evaluations
+	// gridErr is the last ErrGridTooLarge of an accountant, for the error
+	// when no σ meets the target.
+	gridErr error
+}
+
+// eval returns ε(δ) of family(sigma) on a fresh accountant.
+func (k *calibrator) eval(sigma float64) (float64, error) {
+	k.c.Evaluations++
+	a, err := k.newAccountant()
+	if err != nil {
+		return 0, err
+	}
+	if err := a.Compose(k.family(sigma), 1); err != nil {
+		if errors.Is(err, ErrGridTooLarge) && sigma > 0 {
+			// The loss range of a small σ does not fit the PLD grid:
+			// treat its ε as above any target. Such a σ is never
+			// returned, so the guarantee is kept; if no σ up to MaxSigma
+			// fits, bracket reports it.
+			k.gridErr = err
+			return math.Inf(1), nil
+		}
+		return 0, err
+	}
+	return a.Epsilon(k.delta)
+}
+
+// bracket returns lo < hi with ε(lo) above the target and ε(hi) = ehi
+// within it, multiplying or dividing σ by Step from Initial. done reports
+// that ε stays within the target down to a tiny σ = hi, which is then the
+// answer.
+func (k *calibrator) bracket() (lo, hi, ehi float64, done bool, err error) {
+	o, epsilon := k.o, k.epsilon
+	lo, hi = 0.0, o.Initial
+	if ehi, err = k.eval(hi); err != nil {
+		return 0, 0, 0, false, err
 	}
 	if ehi > epsilon {
 		for ehi > epsilon {
 			if hi >= o.MaxSigma {
-				if math.IsInf(ehi, 1) && gridErr != nil {
-					return c, fmt.Errorf("privacy: epsilon %g not reached with sigma up to %g: %w", epsilon, o.MaxSigma, gridErr)
+				if math.IsInf(ehi, 1) && k.gridErr != nil {
+					return 0, 0, 0, false, fmt.Errorf("privacy: epsilon %g not reached with sigma up to %g: %w", epsilon, o.MaxSigma, k.gridErr)
 				}
-				return c, fmt.Errorf("privacy: epsilon %g not reached with sigma up to %g (ε = %g); the budget is too small", epsilon, o.MaxSigma, ehi)
+				return 0, 0, 0, false, fmt.Errorf("privacy: epsilon %g not reached with sigma up to %g (ε = %g); the budget is too small", epsilon, o.MaxSigma, ehi)
 			}
 			lo, hi = hi, math.Min(o.Step*hi, o.MaxSigma)
-			if ehi, err = eval(hi); err != nil {
-				return c, err
+			if ehi, err = k.eval(hi); err != nil {
+				return 0, 0, 0, false, err
 			}
 		}
-	} else {
-		for {
-			s := hi / o.Step
-			e, err := eval(s)
-			if err != nil {
-				return c, err
-			}
-			if e > epsilon {
-				lo = s
-				break
-			}
-			hi, ehi = s, e
-			if s < 1e-12 {
-				// ε stays below the target as σ → 0 but not at 0: return
-				// the tiny σ found.
-				c.Sigma, c.Epsilon = hi, ehi
-				return c, nil
-			}
-		}
+		return lo, hi, ehi, false, nil
 	}
-	for hi > lo*(1+o.RelTol) {
-		mid := math.Sqrt(lo * hi)
-		e, err := eval(mid)
+	for {
+		s := hi / o.Step
+		e, err := k.eval(s)
 		if err != nil {
-			return c, err
+			return 0, 0, 0, false, err
 		}
 		if e > epsilon {
+			return s, hi, ehi, false, nil
+		}
+		hi, ehi = s, e
+		if s < 1e-12 {
+			// ε stays below the target as σ → 0 but not at 0: return the
+			// tiny σ found.
+			return 0, hi, ehi, true, nil
+		}
+	}
+}
+
+// bisect narrows the bracket (lo, hi], ehi = ε(hi), by bisecting log σ
+// until hi ≤ lo·(1+RelTol).
+func (k *calibrator) bisect(lo, hi, ehi float64) (float64, float64, float64, error) {
+	for hi > lo*(1+k.o.RelTol) {
+		mid := math.Sqrt(lo * hi)
+		e, err := k.eval(mid)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if e > k.epsilon {
 			lo = mid
 		} else {
 			hi, ehi = mid, e
 		}
 	}
-	c.Sigma, c.Epsilon, c.Lower = hi, ehi, lo
-	return c, nil
+	return lo, hi, ehi, nil
 }

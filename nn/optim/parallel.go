@@ -43,7 +43,9 @@ func (s *scheduler) add(j, n int) {
 }
 
 // run calls f on every queued span, from several goroutines when the step is
-// large enough, and empties the queue.
+// large enough, and empties the queue. The loop is the package's own, not
+// internal/parallel.For, because nn and its sub-packages import nothing of
+// repro.
 func (s *scheduler) run(f func(sp span)) {
 	defer func() { s.spans, s.total = s.spans[:0], 0 }()
 	w := s.workers

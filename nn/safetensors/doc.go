@@ -23,16 +23,20 @@
 //
 // # Writing
 //
-// Encode, WriteFile and Save write F32 and I64 tensors. Writing is
-// deterministic: header keys are sorted in byte order, the JSON has no
+// Encode and EncodeConfig write F32 and I64 tensors to an io.Writer. Writing
+// is deterministic: header keys are sorted in byte order, the JSON has no
 // insignificant white space, the header is padded with spaces so that the
 // data start at a multiple of 8 bytes, and the data are laid out by
 // decreasing element size and then by name, so that every tensor is aligned
-// to its element size. Equal
-// content therefore gives equal bytes, and Sum or HashFile give a content hash
-// for manifests. WriteFile is atomic: it writes a temporary file in the target
-// directory, syncs it, renames it over the target and syncs the directory, so
-// a crash leaves either the old file or the new one, never half a file.
+// to its element size. Equal content therefore gives equal bytes, and Sum or
+// HashFile give a content hash for manifests.
+//
+// The package writes no files itself: it imports nothing of repro, and a
+// checkpoint file must be written atomically (a temporary file in the target
+// folder, synced and renamed over the target, then the folder synced), which
+// the caller does with the one atomic-write helper of the program that
+// writes it, passing Encode or EncodeConfig as the function that fills the
+// temporary file.
 //
 // # Reading
 //
@@ -58,10 +62,10 @@
 //
 // # Checkpoints
 //
-// Save and Load store a set of named tensors with a JSON configuration in the
-// metadata key "config":
+// EncodeConfig and Load store a set of named tensors with a JSON
+// configuration in the metadata key "config":
 //
-//	err := safetensors.Save("model.safetensors", tensors, cfg)
+//	err := safetensors.EncodeConfig(w, tensors, cfg) // w: an atomic file writer
 //	...
 //	f, err := safetensors.Load("model.safetensors", &cfg) // decodes the config
 //	model := build(cfg)

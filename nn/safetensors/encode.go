@@ -90,7 +90,7 @@ func Encode(w io.Writer, ts []Tensor, meta map[string]string) error {
 }
 
 // Sum returns the SHA-256 of the bytes that Encode writes for ts and meta, in
-// lower-case hexadecimal. For a file written by WriteFile or Save it equals
+// lower-case hexadecimal. For a file that holds what Encode wrote it equals
 // HashFile of that file.
 func Sum(ts []Tensor, meta map[string]string) (string, error) {
 	h := sha256.New()
@@ -103,7 +103,25 @@ func Sum(ts []Tensor, meta map[string]string) (string, error) {
 // encodeHeader checks ts and meta and returns the padded header and the order
 // in which the tensors' data follow it.
 func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
-	order := make([]int, len(ts))
+	order, keys, err := checkHeader(ts, meta)
+	if err != nil {
+		return nil, nil, err
+	}
+	dataOrder, begin := dataLayout(ts, order)
+	b := appendHeader(nil, ts, order, begin, meta, keys)
+	for (8+len(b))%headerAlign != 0 {
+		b = append(b, ' ')
+	}
+	if len(b) > MaxHeader {
+		return nil, nil, errorf(ErrHeader, "", "header of %d bytes exceeds the limit of %d bytes", len(b), MaxHeader)
+	}
+	return b, dataOrder, nil
+}
+
+// checkHeader checks ts and meta and returns the indices of ts in byte order
+// of their names and the metadata keys in byte order.
+func checkHeader(ts []Tensor, meta map[string]string) (order []int, keys []string, err error) {
+	order = make([]int, len(ts))
 	for i := range order {
 		order[i] = i
 	}
@@ -137,7 +155,7 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 	if least > MaxHeader {
 		return nil, nil, errorf(ErrHeader, "", "header of more than %d bytes exceeds the limit of %d bytes", least, MaxHeader)
 	}
-	keys := make([]string, 0, len(meta))
+	keys = make([]string, 0, len(meta))
 	for k, v := range meta {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return nil, nil, errorf(ErrHeader, "", "metadata key %q or its value is not valid UTF-8", k)
@@ -145,10 +163,32 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	return order, keys, nil
+}
 
-	// Top-level keys in byte order; "__metadata__" takes its place among the
-	// tensor names.
-	b := []byte{'{'}
+// dataLayout returns the order of the tensors' data and where each tensor's
+// data begin in the data buffer. The data go in order of decreasing element
+// size, then of name (order), so that every tensor is aligned to its element
+// size in the file (the data start at a multiple of 8), as zero-copy readers
+// want.
+func dataLayout(ts []Tensor, order []int) (dataOrder []int, begin []uint64) {
+	dataOrder = slices.Clone(order)
+	slices.SortStableFunc(dataOrder, func(a, b int) int { return dtypeOf(&ts[b]).Size() - dtypeOf(&ts[a]).Size() })
+	begin = make([]uint64, len(ts))
+	var off uint64
+	for _, i := range dataOrder {
+		begin[i] = off
+		off += uint64(ts[i].Len()) * uint64(dtypeOf(&ts[i]).Size())
+	}
+	return dataOrder, begin
+}
+
+// appendHeader appends the header's JSON object to b, unpadded: top-level
+// keys in byte order, "__metadata__" (with meta's keys in the order of keys)
+// taking its place among the tensor names (in order), each tensor's data at
+// begin.
+func appendHeader(b []byte, ts []Tensor, order []int, begin []uint64, meta map[string]string, keys []string) []byte {
+	b = append(b, '{')
 	wroteMeta := len(meta) == 0
 	first := true
 	comma := func() {
@@ -171,17 +211,6 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 		}
 		b = append(b, '}')
 		wroteMeta = true
-	}
-	// The data go in order of decreasing element size, then of name, so
-	// that every tensor is aligned to its element size in the file (the
-	// data start at a multiple of 8), as zero-copy readers want.
-	dataOrder := slices.Clone(order)
-	slices.SortStableFunc(dataOrder, func(a, b int) int { return dtypeOf(&ts[b]).Size() - dtypeOf(&ts[a]).Size() })
-	begin := make([]uint64, len(ts))
-	var off uint64
-	for _, i := range dataOrder {
-		begin[i] = off
-		off += uint64(ts[i].Len()) * uint64(dtypeOf(&ts[i]).Size())
 	}
 	for _, i := range order {
 		t := &ts[i]
@@ -209,14 +238,7 @@ func encodeHeader(ts []Tensor, meta map[string]string) ([]byte, []int, error) {
 	if !wroteMeta {
 		writeMeta()
 	}
-	b = append(b, '}')
-	for (8+len(b))%headerAlign != 0 {
-		b = append(b, ' ')
-	}
-	if len(b) > MaxHeader {
-		return nil, nil, errorf(ErrHeader, "", "header of %d bytes exceeds the limit of %d bytes", len(b), MaxHeader)
-	}
-	return b, dataOrder, nil
+	return append(b, '}')
 }
 
 // dtypeOf returns the dtype t is written with.

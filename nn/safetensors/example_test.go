@@ -12,9 +12,11 @@ import (
 	"github.com/repro-dp/repro/nn/safetensors"
 )
 
-// ExampleSave saves two tensors with a configuration, loads the
-// configuration, builds destinations from it and fills them.
-func ExampleSave() {
+// ExampleEncodeConfig writes two tensors with a configuration to a file,
+// loads the configuration, builds destinations from it and fills them.
+// (repro writes checkpoint files atomically; the example uses os.Create for
+// brevity.)
+func ExampleEncodeConfig() {
 	dir, err := os.MkdirTemp("", "example")
 	if err != nil {
 		fmt.Println(err)
@@ -29,10 +31,18 @@ func ExampleSave() {
 	}
 	w := []float32{1, 2, 3, 4, 5, 6}
 	b := []float32{0.5, -0.5}
-	err = safetensors.Save(path, []safetensors.Tensor{
+	out, err := os.Create(path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = safetensors.EncodeConfig(out, []safetensors.Tensor{
 		{Name: "linear.weight", Shape: []int{2, 3}, Data: w},
 		{Name: "linear.bias", Shape: []int{2}, Data: b},
 	}, config{In: 3, Out: 2})
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -11,65 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 )
 
-// ConfigKey is the metadata key under which Save stores the configuration.
+// ConfigKey is the metadata key under which EncodeConfig stores the
+// configuration.
 const ConfigKey = "config"
-
-// WriteFile writes tensors ts and metadata meta to the file path, atomically:
-// the data go to a temporary file in the same directory, which is synced,
-// given mode 0644 and renamed over path; the directory is then synced. On
-// error path is left as it was and the temporary file is removed.
-func WriteFile(path string, ts []Tensor, meta map[string]string) (err error) {
-	// Check the tensors before creating anything.
-	if _, _, err := encodeHeader(ts, meta); err != nil {
-		return withPath(err, path)
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := Encode(tmp, ts, meta); err != nil {
-		return fmt.Errorf("safetensors: writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("safetensors: syncing %s: %w", dir, err)
-	}
-	return nil
-}
 
 // ReadFile reads and validates the safetensors file path. See Decode.
 func ReadFile(path string) (*File, error) {
@@ -84,19 +30,21 @@ func ReadFile(path string) (*File, error) {
 	return f, nil
 }
 
-// Save writes the tensors ts to path atomically (see WriteFile), with config
-// encoded as JSON by encoding/json in metadata key "config". A nil config
-// writes no metadata.
-func Save(path string, ts []Tensor, config any) error {
+// EncodeConfig writes the tensors ts to w as Encode does, with config
+// encoded as JSON by encoding/json in the metadata key "config". A nil
+// config writes no metadata. EncodeConfig writes to w only; a caller that
+// wants a file writes it atomically (temporary file, sync, rename), as repro
+// writes every file, so that a crash never leaves half a checkpoint.
+func EncodeConfig(w io.Writer, ts []Tensor, config any) error {
 	var meta map[string]string
 	if config != nil {
 		b, err := json.Marshal(config)
 		if err != nil {
-			return fmt.Errorf("safetensors: encoding config for %s: %w", path, err)
+			return fmt.Errorf("safetensors: encoding config: %w", err)
 		}
 		meta = map[string]string{ConfigKey: string(b)}
 	}
-	return WriteFile(path, ts, meta)
+	return Encode(w, ts, meta)
 }
 
 // Load reads the safetensors file path and, if config is not nil, decodes
