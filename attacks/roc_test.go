@@ -201,9 +201,10 @@ func TestMembershipBoundWarning(t *testing.T) {
 	}
 }
 
-// gaussianTPR is the trade-off of μ-GDP (Dong, Roth & Su 2022, Gaussian
-// differential privacy, JRSS B, eq. 2.4, as a TPR):
-// TPR(FPR) = 1 − Φ(Φ⁻¹(1 − FPR) − μ) = Φ(Φ⁻¹(FPR) + μ), the largest TPR of
+// gaussianTPR is the trade-off function G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) of μ-GDP
+// (Dong, Roth & Su, Gaussian differential privacy, JRSS B 2022,
+// arXiv:1905.02383) as a TPR:
+// TPR(FPR) = 1 − G_μ(FPR) = Φ(Φ⁻¹(FPR) + μ), the largest TPR of
 // any test between N(0, 1) and N(μ, 1), that is of one Gaussian release
 // with noise multiplier σ = 1/μ.
 func gaussianTPR(mu float64) func(float64) (float64, error) {

@@ -85,7 +85,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // maxScanLines bounds the spec length for which yamlError looks for the
 // line of a syntax error itself; no spec comes near it.
-const maxScanLines = 5000
+const maxScanLines = 1000
 
 // yamlError returns err, the error of yaml.Unmarshal on data, as a
 // *SyntaxError at the line where data stops being YAML.
