@@ -151,8 +151,8 @@ func Membership(rep *Report, prefix string, members, nonMembers []float64, bound
 		rep.Results[prefix+"tpr_bound_"+f.Suffix] = b
 		if tprLo > b {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"%s: TPR %.4g (%d of %d members; ≥ %.4g at confidence 1−%.2g) at FPR %.4g (%d of %d non-members; ≤ %.4g), target FPR %g, exceeds the accountant's bound %.4g at FPR %.4g: the privacy guarantee may not hold (false-alarm rate ≤ %g a report)",
-				strings.TrimSuffix(prefix, "_"), tpr, t, n, tprLo, alpha, achieved, k, m, fprHi, f.FPR, b, fprHi, float64(BoundAlpha)))
+				"%s: at target FPR %g, TPR %.4g (%d of %d members) at FPR %.4g (%d of %d non-members) exceeds the accountant's bound: TPR ≥ %.4g and FPR ≤ %.4g at %.5g%% confidence each, bound %.4g at that FPR; the privacy guarantee may not hold (false-alarm rate ≤ %g a report)",
+				strings.TrimSuffix(prefix, "_"), f.FPR, tpr, t, n, achieved, k, m, tprLo, fprHi, 100*(1-alpha), b, float64(BoundAlpha)))
 		}
 	}
 	return nil
