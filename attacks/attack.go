@@ -75,20 +75,50 @@ func Lookup(name string) (Attack, bool) { return known.Lookup(name) }
 func Names() []string { return known.Names() }
 
 // FPRs are the false-positive rates at which membership attacks report the
-// TPR, with the suffix of their result names.
+// TPR, with the suffix of their result names. Membership checks the TPR
+// against the accountant's bound at each of them.
 var FPRs = []struct {
 	FPR    float64
 	Suffix string
 }{{1e-2, "0_01"}, {1e-3, "0_001"}}
 
+// BoundAlpha is the false-alarm rate of Membership's check of the measured
+// TPRs against the accountant's bound: the probability, over the draw of
+// members and non-members, that a report warns although the accountant is
+// right. It is shared among the len(FPRs) checks and their two confidence
+// limits (Bonferroni), so each limit has level BoundAlpha/(2·len(FPRs)):
+// 2.5e-4 with the two FPRs.
+const BoundAlpha = 1e-3
+
 // Membership computes the metrics of membership scores (higher: member) and
 // adds them to rep.Results with the given prefix: auc, balanced_accuracy,
-// advantage and, for each of FPRs, tpr_at_fpr_S and fpr_achieved_S. If bound
-// is not nil it also records tpr_bound_S, the accountant's bound at the
-// achieved FPR, and warns when the measured TPR exceeds it by more than
-// sampling error: 3 binomial standard deviations of a TPR over the members
-// plus 1/n (a one-sided false alarm rate of about 0.1% per FPR for a correct
-// accountant, before the choice of threshold, which this ignores).
+// advantage and, for each of FPRs, tpr_at_fpr_S and fpr_achieved_S (ROC.TPRAt).
+//
+// If bound is not nil (the accountant's largest TPR of any attack at an FPR,
+// privacy.PLD.TPR), Membership checks each TPR against it with confidence
+// limits rather than point estimates. At the chosen threshold, k of the m
+// non-members and t of the n members score above it; it records
+//
+//   - fpr_upper_S, the Clopper–Pearson upper limit of the FPR from k of m;
+//   - tpr_lower_S, the Clopper–Pearson lower limit of the TPR from t of n;
+//   - tpr_bound_S, the bound at fpr_upper_S;
+//
+// each limit of level 1 − BoundAlpha/(2·len(FPRs)), and warns when
+// tpr_lower_S > tpr_bound_S: the privacy guarantee may not hold. The bound
+// is non-decreasing in the FPR, so when both limits hold the true TPR is at
+// most the bound at the true FPR, which is at most tpr_bound_S, and no
+// warning is raised; a correct accountant therefore gets a warning in a
+// report with probability at most BoundAlpha (union bound over the
+// 2·len(FPRs) limits). This holds although the threshold is chosen from the
+// data: it is set by the non-members' scores alone (just above the
+// (k+1)-th highest), so with continuous scores the true FPR there is the
+// (k+1)-th smallest of m uniforms, Beta(k+1, m−k), whose upper quantile is
+// exactly the Clopper–Pearson limit; the members are independent of it, so
+// t is Binomial(n, TPR) given the threshold. (Comparing the TPR with the
+// bound at the achieved FPR itself fails when k = 0: the bound at FPR 0 is
+// about δ, and any member above every non-member looks like a breach.)
+//
+// Membership panics as NewROC does.
 func Membership(rep *Report, prefix string, members, nonMembers []float64, bound func(float64) (float64, error)) error {
 	roc := NewROC(members, nonMembers)
 	if rep.Results == nil {
@@ -97,7 +127,8 @@ func Membership(rep *Report, prefix string, members, nonMembers []float64, bound
 	rep.Results[prefix+"auc"] = roc.AUC()
 	rep.Results[prefix+"balanced_accuracy"] = roc.BalancedAccuracy()
 	rep.Results[prefix+"advantage"] = roc.Advantage()
-	n := float64(len(members))
+	n, m := len(members), len(nonMembers)
+	alpha := BoundAlpha / float64(2*len(FPRs))
 	for _, f := range FPRs {
 		tpr, achieved := roc.TPRAt(f.FPR)
 		rep.Results[prefix+"tpr_at_fpr_"+f.Suffix] = tpr
@@ -105,15 +136,21 @@ func Membership(rep *Report, prefix string, members, nonMembers []float64, bound
 		if bound == nil {
 			continue
 		}
-		b, err := bound(achieved)
+		// TPRAt's rates are counts over n and m; round back to them.
+		t, k := int(math.Round(tpr*float64(n))), int(math.Round(achieved*float64(m)))
+		tprLo, _ := ClopperPearson(t, n, alpha)
+		_, fprHi := ClopperPearson(k, m, alpha)
+		b, err := bound(fprHi)
 		if err != nil {
-			return fmt.Errorf("attacks: TPR bound at FPR %v: %w", achieved, err)
+			return fmt.Errorf("attacks: TPR bound at FPR %v: %w", fprHi, err)
 		}
+		rep.Results[prefix+"fpr_upper_"+f.Suffix] = fprHi
+		rep.Results[prefix+"tpr_lower_"+f.Suffix] = tprLo
 		rep.Results[prefix+"tpr_bound_"+f.Suffix] = b
-		if slack := 3*math.Sqrt(b*(1-b)/n) + 1/n; tpr > b+slack {
+		if tprLo > b {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"%s: TPR %.4g at FPR %.4g (target %g) exceeds the accountant's bound %.4g by more than sampling error (%.3g): the privacy guarantee may not hold",
-				strings.TrimSuffix(prefix, "_"), tpr, achieved, f.FPR, b, slack))
+				"%s: at target FPR %g, TPR %.4g (%d of %d members) at FPR %.4g (%d of %d non-members) exceeds the accountant's bound: TPR ≥ %.4g and FPR ≤ %.4g at %.5g%% confidence each, bound %.4g at that FPR; the privacy guarantee may not hold (false-alarm rate ≤ %g a report)",
+				strings.TrimSuffix(prefix, "_"), f.FPR, tpr, t, n, achieved, k, m, tprLo, fprHi, 100*(1-alpha), b, float64(BoundAlpha)))
 		}
 	}
 	return nil

@@ -10,7 +10,7 @@
 // # Metrics
 //
 // Membership attacks give every candidate a score (higher: more likely a
-// member) and report, from the ROC of the scores (ANCHORS §2.8):
+// member) and report, from the ROC of the scores (NewROC, Membership):
 //
 //   - AUC, ties counted ½;
 //   - balanced accuracy, max over thresholds of 1 − (FPR + FNR)/2;
@@ -18,9 +18,11 @@
 //   - TPR at FPR 1e-2 and 1e-3: the largest TPR whose FPR is at most the
 //     target, with the FPR achieved (with m non-members it is a multiple of
 //     1/m, so 1e-3 needs m ≥ 1000 to be met exactly);
-//   - for a private run, the accountant's upper bound on the TPR at the
-//     achieved FPR (privacy.PLD.TPR), with a warning when the measured TPR
-//     exceeds it beyond sampling error.
+//   - for a private run, the accountant's upper bound on the TPR
+//     (privacy.PLD.TPR) at the Clopper–Pearson upper limit of the FPR,
+//     with a warning when the Clopper–Pearson lower limit of the TPR
+//     exceeds it: a correct accountant is flagged in at most BoundAlpha
+//     (1e-3) of reports.
 //
 // Per-example scores are returned for scores.parquet.
 package attacks

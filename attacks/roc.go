@@ -107,9 +107,15 @@ func (r ROC) Advantage() float64 {
 }
 
 // TPRAt returns the largest TPR among the points whose FPR is at most fpr,
-// and the FPR that point achieves (ANCHORS §2.8: tpr[last index with
-// fpr ≤ t], the achieved FPR reported beside it). With m non-members the
+// and the FPR that point achieves: the TPR at a low FPR that Carlini et al.
+// (2022) advocate, read as tpr[last index with FPR ≤ fpr] of the curve,
+// with the achieved FPR reported beside it. With m non-members the
 // achieved FPR is a multiple of 1/m, so a target below 1/m achieves 0.
+//
+// References:
+//   - N. Carlini, S. Chien, M. Nasr, S. Song, A. Terzis, F. Tramèr,
+//     Membership inference attacks from first principles, IEEE S&P 2022,
+//     arXiv:2112.03570.
 func (r ROC) TPRAt(fpr float64) (tpr, achieved float64) {
 	for i := range r.FPR {
 		if r.FPR[i] <= fpr {

@@ -28,6 +28,11 @@ type Options struct {
 	// selected by its index or by its `name`. The value is YAML
 	// (`[1, 2]`, `inf`, `0.1`), typed by the field it lands in.
 	Overrides []string
+	// Sources name the overrides in errors: Sources[i], when there and not
+	// empty, is what the user typed for Overrides[i] (`--scale bogus` for
+	// `scale=bogus`), and errors in Overrides[i] start with it. Otherwise
+	// they start with `--set` and the override (`--set scale=bogus`).
+	Sources []string
 }
 
 // Parse parses and validates the spec in data, read from fileName (used in
@@ -49,7 +54,7 @@ func Parse(fileName string, data []byte, opts *Options) (spec *Spec, err error) 
 	}()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(fileName, err)
+		return nil, yamlError(fileName, data, err)
 	}
 	d := &decoder{file: fileName, origin: make(map[*yaml.Node]string), names: names}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -59,8 +64,12 @@ func Parse(fileName string, data []byte, opts *Options) (spec *Spec, err error) 
 	if err := d.noAliases(root, 0); err != nil {
 		return nil, err
 	}
-	for _, ov := range opts.Overrides {
-		if err := d.override(root, ov); err != nil {
+	for i, ov := range opts.Overrides {
+		src := "--set " + ov
+		if i < len(opts.Sources) && opts.Sources[i] != "" {
+			src = opts.Sources[i]
+		}
+		if err := d.override(root, ov, src); err != nil {
 			return nil, err
 		}
 	}
@@ -74,13 +83,42 @@ func Parse(fileName string, data []byte, opts *Options) (spec *Spec, err error) 
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func yamlError(fileName string, err error) error {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &SyntaxError{FileName: fileName, Line: line, Msg: m[2]}
+// maxScanLines bounds the spec length for which yamlError looks for the
+// line of a syntax error itself; no spec comes near it.
+const maxScanLines = 1000
+
+// yamlError returns err, the error of yaml.Unmarshal on data, as a
+// *SyntaxError at the line where data stops being YAML.
+//
+// It does not take yaml.v3's line: for a parser error that is the 0-based
+// line of the context mark, where the construct that failed began (the
+// line of the `[` of an unclosed list, or of the mapping or list that a
+// badly indented line breaks), so one or more lines above the error; only
+// scanner errors get the 1-based line of the problem (yaml.v3
+// parser.fail). It reports instead the first line L such that no prefix
+// of data of L or more whole lines parses, one past the longest prefix
+// that does: the line of an unclosed bracket or quote, of a badly
+// indented key, of a tab. Each prefix is parsed once, from the longest
+// down, so an error near the end of the spec costs a few parses. Above
+// maxScanLines lines it keeps yaml.v3's line.
+func yamlError(fileName string, data []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return &SyntaxError{FileName: fileName, Msg: strings.TrimPrefix(msg, "yaml: ")}
+	if lines := strings.SplitAfter(string(data), "\n"); len(lines) <= maxScanLines {
+		line = len(lines)
+		for l := len(lines) - 1; l >= 0; l-- {
+			var n yaml.Node
+			if yaml.Unmarshal([]byte(strings.Join(lines[:l], "")), &n) == nil {
+				line = l + 1
+				break
+			}
+		}
+	}
+	return &SyntaxError{FileName: fileName, Line: line, Msg: msg}
 }
 
 // A decoder turns a YAML node tree into a Spec. We decode yaml.v3 nodes
@@ -90,7 +128,8 @@ func yamlError(fileName string, err error) error {
 // keys only, as untyped text), overrides can be applied to the tree before
 // decoding and typed by the field they land in, and aliases, duplicate
 // keys and excessive nesting are rejected before they cost anything. origin maps the nodes that
-// came from an override to the override's text, for errors.
+// came from an override to what the user typed for it (`--set delta=2`,
+// `--scale bogus`), for errors.
 type decoder struct {
 	file   string
 	origin map[*yaml.Node]string
@@ -99,7 +138,7 @@ type decoder struct {
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) error {
 	if o, ok := d.origin[n]; ok {
-		return &SyntaxError{FileName: "--set " + o, Msg: fmt.Sprintf(format, args...)}
+		return &SyntaxError{FileName: o, Msg: fmt.Sprintf(format, args...)}
 	}
 	return &SyntaxError{FileName: d.file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
 }
@@ -122,10 +161,11 @@ func (d *decoder) noAliases(n *yaml.Node, depth int) error {
 	return nil
 }
 
-// override applies one key=value override to the tree under root.
-func (d *decoder) override(root *yaml.Node, ov string) error {
+// override applies one key=value override to the tree under root; src
+// names it in errors (`--set delta=2`, `--scale bogus`).
+func (d *decoder) override(root *yaml.Node, ov, src string) error {
 	errorf := func(format string, args ...any) error {
-		return &SyntaxError{FileName: "--set " + ov, Msg: fmt.Sprintf(format, args...)}
+		return &SyntaxError{FileName: src, Msg: fmt.Sprintf(format, args...)}
 	}
 	key, value, ok := strings.Cut(ov, "=")
 	if !ok || key == "" {
@@ -149,7 +189,7 @@ func (d *decoder) override(root *yaml.Node, ov string) error {
 		if n.Kind == yaml.AliasNode {
 			return errorf("YAML aliases are not supported in specs")
 		}
-		d.origin[n] = ov
+		d.origin[n] = src
 		for _, c := range n.Content {
 			if err := mark(c, depth+1); err != nil {
 				return err
@@ -178,11 +218,11 @@ func (d *decoder) override(root *yaml.Node, ov string) error {
 			}
 			if j < 0 {
 				k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: seg}
-				d.origin[k] = ov
+				d.origin[k] = src
 				next := v
 				if !last {
 					next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-					d.origin[next] = ov
+					d.origin[next] = src
 				}
 				n.Content = append(n.Content, k, next)
 				n = next

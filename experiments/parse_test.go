@@ -111,7 +111,9 @@ func TestParseErrors(t *testing.T) {
 		{"table epsilon", "columns: [method]", "columns: [epsilon]", 17, `"epsilon" is not a run column`},
 		{"alias", "tasks: [fashion-vqa]", "tasks: &t [fashion-vqa]\nattack2: *t", 6, "aliases are not supported"},
 		{"yaml syntax", "scale: smoke", "scale: smoke\n  - x: [", 4, ""},
-		{"tabs", "scale: smoke", "scale:\tsmoke\n\tdelta: 1", 3, ""},
+		// A tab may separate a value from its key (line 3), not indent
+		// one (line 4); yaml.v3 says line 3.
+		{"tabs", "scale: smoke", "scale:\tsmoke\n\tdelta: 1", 4, "tab character"},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			src := strings.Replace(base, tc.old, tc.new, 1)
@@ -119,6 +121,65 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("test case does not change the spec: %q not found", tc.old)
 			}
 			_, err := Parse("bad.yaml", []byte(src), nil)
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse: got error %v (%T), want a *SyntaxError", err, err)
+			}
+			if se.FileName != "bad.yaml" || se.Line != tc.line || !strings.Contains(se.Msg, tc.msg) {
+				t.Errorf("Parse: got %q, want bad.yaml:%d: ...%s...", err, tc.line, tc.msg)
+			}
+		})
+	}
+}
+
+// TestParseYAMLLines checks the line of YAML syntax errors against the
+// line a reader points at, derived by hand for each spec: the line of the
+// unclosed bracket or quote, of the badly indented key, of the tab.
+// yaml.v3 itself reports the 0-based line where the enclosing construct
+// began (given beside each case), one or more lines too early.
+func TestParseYAMLLines(t *testing.T) {
+	for _, tc := range []struct {
+		desc string
+		src  string
+		line int
+		msg  string
+	}{
+		{"unclosed list", // yaml.v3: line 4
+			"name: t\ndescription: x\nscale: smoke\ndelta: 1e-5\ntasks: [fashion-vqa\nmethods:\n  - name: dpsgd\nsweep:\n  epsilon: [1]\n",
+			5, "did not find expected ',' or ']'"},
+		{"unclosed mapping", // yaml.v3: line 4
+			"name: t\ndescription: x\nscale: smoke\ndelta: 1e-5\nparams: {lr: 1, peft: lora\nmethods:\n  - name: dpsgd\n",
+			5, "did not find expected ',' or '}'"},
+		{"unclosed list on the first line", // yaml.v3: line 1
+			"name: [t\nscale: smoke\n",
+			1, ""},
+		{"unclosed list in a nested mapping", // yaml.v3: line 2
+			"methods:\n  - name: dpsgd\n    params: {lora_rank: 8}\nsweep:\n  epsilon: [1, 3, 8\n  seed: [1]\n",
+			5, ""},
+		{"unclosed list over several lines", // the line of the `[`
+			"name: t\nsweep:\n  epsilon: [1,\n    3,\n    8\n  seed: [1]\n",
+			3, ""},
+		{"unclosed quote", // yaml.v3: line 2
+			"name: t\ndescription: \"a spec\nscale: smoke\n",
+			2, "end of stream"},
+		{"key indented one too far", // yaml.v3: line 8
+			"name: t\ndescription: x\nscale: smoke\ndelta: 1e-5\ntasks: [fashion-vqa]\nmethods:\n  - name: dpsgd\nsweep:\n  epsilon: [1]\n   seed: [1]\n",
+			10, "did not find expected key"},
+		{"key indented one too little", // yaml.v3: line 6
+			"name: t\ndescription: x\nscale: smoke\ndelta: 1e-5\ntasks: [fashion-vqa]\nmethods:\n  - name: dpsgd\n    params:\n      lr: 1\n     lora_rank: 2\nattacks: [loss-mia]\n",
+			10, ""},
+		{"list item indented one too little", // yaml.v3: line 3
+			"name: t\nmethods:\n  - name: nonprivate\n - name: dpsgd\n",
+			4, ""},
+		{"tab indentation", // yaml.v3: line 3
+			"name: t\nsweep:\n\tseed: [1]\n",
+			3, "cannot start any token"},
+		{"stray text after a list", // a line that is neither key nor item
+			"name: t\ntasks:\n  - fashion-vqa\noops\nscale: smoke\n",
+			4, ""},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(tc.src), nil)
 			var se *SyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("Parse: got error %v (%T), want a *SyntaxError", err, err)
@@ -187,6 +248,27 @@ func TestOverrideErrors(t *testing.T) {
 				t.Errorf("Parse with --set %s: got %q, want \"--set %s: ...%s...\"", tc.set, err, tc.set, tc.msg)
 			}
 		})
+	}
+}
+
+// TestOverrideSources checks that errors name an override by what the
+// user typed when Sources says so, and by --set otherwise.
+func TestOverrideSources(t *testing.T) {
+	for _, tc := range []struct {
+		desc     string
+		set, src []string
+		want     string
+	}{
+		{"decoded value", []string{"scale=bogus"}, []string{"--scale bogus"}, `--scale bogus: unknown scale "bogus"`},
+		{"value in a list", []string{"sweep.seed=[1, 1]"}, []string{"--seeds 1,1"}, "--seeds 1,1: sweep.seed: duplicate value 1"},
+		{"override itself", []string{"scale.x=1"}, []string{"--scale x"}, "--scale x: scale is not a mapping or a list"},
+		{"second of two", []string{"scale=smoke", "delta=2"}, []string{"--scale smoke"}, "--set delta=2: delta is 2"},
+		{"empty source", []string{"delta=2"}, []string{""}, "--set delta=2: delta is 2"},
+	} {
+		_, err := Parse("t.yaml", []byte(base), &Options{Overrides: tc.set, Sources: tc.src})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: Parse with %q from %q: got %v, want an error starting %q", tc.desc, tc.set, tc.src, err, tc.want)
+		}
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/repro-dp/repro/attacks"
+	"github.com/repro-dp/repro/methods"
 )
 
 // commands holds the subcommands; each subcommand's file registers its
@@ -29,19 +32,29 @@ func newApp(w, wErr io.Writer) *cli.App {
 	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
 	cmds = append(cmds, helpCommand())
 	return &cli.App{
-		Name:  "repro",
-		Usage: "reproduce and benchmark differentially private fine-tuning of multimodal models",
-		Description: "repro fine-tunes a small shared multimodal transformer with five recent private\n" +
-			"fine-tuning methods and their baselines, attacks every trained model, and writes\n" +
-			"parquet results, paper-style tables and plots.",
-		Writer:    w,
-		ErrWriter: wErr,
+		Name:        "repro",
+		Usage:       "reproduce and benchmark differentially private fine-tuning of multimodal models",
+		Description: description(),
+		Writer:      w,
+		ErrWriter:   wErr,
 		// urfave/cli adds its help flag only when there is no help
 		// command; repro has its own (helpCommand).
 		Flags:          []cli.Flag{cli.HelpFlag},
 		ExitErrHandler: func(*cli.Context, error) {}, // main prints the error and exits
 		Commands:       cmds,
 	}
+}
+
+// description returns the description in repro --help. It lists the
+// methods and attacks from their registries, so it says what this build
+// has, whatever is added later.
+func description() string {
+	return "repro fine-tunes a small shared multimodal transformer with differentially private\n" +
+		"fine-tuning methods and their baselines, attacks every trained model, and writes\n" +
+		"parquet results, paper-style tables and plots.\n\n" +
+		"Methods: " + strings.Join(methods.Names(), ", ") + ".\n" +
+		"Attacks: " + strings.Join(attacks.Names(), ", ") + ".\n" +
+		"Experiments: repro list."
 }
 
 // helpCommand returns repro help: repro help CMD... runs repro CMD... --help,

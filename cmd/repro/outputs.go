@@ -96,11 +96,11 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 	if o.jobs < 0 {
 		return nil, nil, fmt.Errorf("%s: --jobs must be ≥ 0", cmd)
 	}
-	set, err := specOverrides(o.scale, "", o.set)
+	specOpts, err := specOverrides(o.scale, "", o.set)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err = experiments.Load(o.name, &experiments.Options{Overrides: set})
+	s, err = experiments.Load(o.name, specOpts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", cmd, err)
 	}

@@ -133,22 +133,25 @@ func seedsOverride(s string) (string, error) {
 	return "sweep.seed=[" + strings.Join(seeds, ", ") + "]", nil
 }
 
-// specOverrides returns the spec overrides of --scale, --seeds and --set:
-// "scale=SCALE", then the seed axis of --seeds, then set, so that --set
-// wins over both. Empty scale or seeds add nothing.
-func specOverrides(scale, seeds string, set []string) ([]string, error) {
-	set = slices.Clone(set)
-	if scale != "" {
-		set = append([]string{"scale=" + scale}, set...)
-	}
+// specOverrides returns the spec options of --scale, --seeds and --set:
+// the seed axis of --seeds, then "scale=SCALE", then set, so that --set
+// wins over both. Errors in the first two name the flag as the user typed
+// it (--scale bogus), not the override it becomes. Empty scale or seeds
+// add nothing.
+func specOverrides(scale, seeds string, set []string) (*experiments.Options, error) {
+	o := &experiments.Options{}
 	if seeds != "" {
 		ov, err := seedsOverride(seeds)
 		if err != nil {
 			return nil, err
 		}
-		set = append([]string{ov}, set...)
+		o.Overrides, o.Sources = append(o.Overrides, ov), append(o.Sources, "--seeds "+seeds)
 	}
-	return set, nil
+	if scale != "" {
+		o.Overrides, o.Sources = append(o.Overrides, "scale="+scale), append(o.Sources, "--scale "+scale)
+	}
+	o.Overrides = append(o.Overrides, set...)
+	return o, nil
 }
 
 // runInputs, if not nil, replaces the inputs function registered with the
@@ -159,7 +162,7 @@ var runInputs func(*experiments.Config) (experiments.Inputs, error)
 // runExperiments loads every experiment first (so that a bad spec or a
 // missing executor fails before any run starts), then sweeps them in turn.
 func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error {
-	set, err := specOverrides(o.scale, o.seeds, o.set)
+	specOpts, err := specOverrides(o.scale, o.seeds, o.set)
 	if err != nil {
 		return err
 	}
@@ -167,7 +170,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 	var specs []*experiments.Spec
 	var plans [][]*runners.Run
 	for _, name := range o.experiments {
-		s, err := experiments.Load(name, &experiments.Options{Overrides: set})
+		s, err := experiments.Load(name, specOpts)
 		if err != nil {
 			return err
 		}
