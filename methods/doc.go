@@ -45,7 +45,8 @@
 //
 // Batches are drawn by Poisson sampling at rate q = B/N and gradients are
 // normalised by the expected batch size q·N, exactly the mechanism the
-// accountant's PoissonGaussian event describes (ANCHORS §1.7, pitfall 1).
+// accountant's PoissonGaussian event describes (dividing by the realised
+// batch size, a common pitfall, would make the batch size itself leak).
 // σ is calibrated by the accountant named in Hyper (RDP by default, as the
 // paper) to the run's target ε over its (q, steps); the achieved ε never
 // exceeds the target, and FineTune fails rather than record one that does.

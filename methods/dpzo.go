@@ -35,8 +35,8 @@ func init() { Register(DPZO{}) }
 //   - X. Tang, A. Panda, M. Nasr, S. Mahloujifar, P. Mittal, Private
 //     fine-tuning of large language models with zeroth-order optimization,
 //     2024, arXiv:2401.04343.
-//   - Dual-Priv Pruning, Appendix L, Algorithm 3
-//     (shared/papers/000-dual-priv-pruning.md §1.5).
+//   - Dual-Priv Pruning (anonymous ICLR submission, under review),
+//     Appendix L, Algorithm 3.
 type DPZO struct{}
 
 // Name implements Method.

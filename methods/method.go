@@ -71,7 +71,7 @@ type Job struct {
 // A Result is what a fine-tuning run did.
 type Result struct {
 	// Privacy is the privacy record of the mechanism the run executed
-	// (DESIGN §5): accountant, target and achieved ε, δ, σ, q, steps,
+	// (see results.Privacy): accountant, target and achieved ε, δ, σ, q, steps,
 	// sampling scheme, neighbouring relation, clip norm, events, caveats.
 	Privacy results.Privacy
 	// EpsilonRDP and EpsilonPLD are the ε of the executed mechanism under

@@ -79,7 +79,8 @@ type Config struct {
 	CLSLast bool `json:"cls_last,omitempty"`
 	// CLSAttnLayer selects the vision block whose [CLS]→patch attention is
 	// exposed, counted from the end: 1 is the last block, 2 the
-	// penultimate. Default 2 (DESIGN §7), clamped to the first block.
+	// penultimate. Default 2 (Dual-Priv takes the [CLS] attention of the
+	// penultimate layer), clamped to the first block.
 	CLSAttnLayer int `json:"cls_attn_layer"`
 	// Classes is the number of labels of the classifiers.
 	Classes int `json:"classes"`

@@ -37,7 +37,7 @@ type Sequence struct {
 // again by the backward pass, so it must not be changed afterwards.
 type VisualTransform func(index int, tokens, clsAttn Tensor) TokenMix
 
-// TinyMLLM is the shared LLaVA-shaped model (DESIGN §3): a ViT vision
+// TinyMLLM is the shared LLaVA-shaped model: a ViT vision
 // encoder with [CLS], a visual-token transform slot, a 2-layer MLP projector
 // from vision to LM width (LLaVA-1.5), and a causal pre-LN decoder language
 // model with token and position embeddings, a final LayerNorm and a head tied

@@ -12,7 +12,7 @@ import (
 )
 
 // This file is a slow, independent reference implementation of the models'
-// forward passes in float64, written from their definitions (DESIGN §3, the
+// forward passes in float64, written from their definitions (the
 // doc comments of TinyMLLM, ViT, Block, Linear and Adapter) without the tape
 // or the backend. Gradient checks only test that a backward pass matches its
 // own forward pass; these tests pin the forward pass itself: where [CLS]

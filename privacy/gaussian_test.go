@@ -10,7 +10,8 @@ import (
 )
 
 // TestAnalyticGaussianSigma reproduces the σ/Δ table of the DP-MTV note
-// (papers/003-dp-mtv.md §1.1, δ = 1e-5, derived from Balle & Wang 2018,
+// (DP-MTV, Differentially private multimodal task vectors, §1.1; δ = 1e-5,
+// derived from Balle & Wang 2018,
 // Theorem 8; 3 decimals).
 func TestAnalyticGaussianSigma(t *testing.T) {
 	t.Parallel()

@@ -131,8 +131,7 @@ func TestDefaultOrdersContainOpacus(t *testing.T) {
 }
 
 // TestRDPReferenceValues checks dp_accounting's rdp_privacy_accountant_test
-// (test_compute_rdp_poisson_subsampled_gaussian, as listed in ANCHORS.md
-// §1.6): PoissonSampled(q=0.01, Gaussian σ=2.5) composed 50 times, rtol
+// (test_compute_rdp_poisson_subsampled_gaussian): PoissonSampled(q=0.01, Gaussian σ=2.5) composed 50 times, rtol
 // 1e-4. At order 1.5 dp_accounting lists 6.70579741e-4, the value of its
 // fractional series summed with |C(α,i)| (an upper bound on A_α); the exact
 // RDP, which the defining integral confirms (logAQuad), is 6.50070897e-4,

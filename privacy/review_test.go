@@ -42,7 +42,7 @@ func logAFracAbs(q, sigma, alpha float64) float64 {
 	return math.Inf(1)
 }
 
-// TestDPAccountingFractionalOrders settles the two ANCHORS.md §1.6 vectors
+// TestDPAccountingFractionalOrders settles the two dp_accounting test vectors
 // that the exact RDP does not reproduce. Both come from dp_accounting's
 // absolute-value series (logAFracAbs), not from a transcription error:
 //

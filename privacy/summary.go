@@ -11,7 +11,7 @@ import (
 )
 
 // Summary is the privacy record of a mechanism at one δ: its ε by both
-// accountants, as every run records it (DESIGN §5).
+// accountants, as every run records it.
 type Summary struct {
 	Event    Event
 	Relation Relation
