@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestAnalyticGaussianSigma reproduces the σ/Δ table of the DP-MTV note
-// (DP-MTV, Differentially private multimodal task vectors, §1.1; δ = 1e-5,
+// TestAnalyticGaussianSigma reproduces the σ/Δ table of DP-MTV
+// ("Differentially Private Multimodal In-Context Learning"; δ = 1e-5,
 // derived from Balle & Wang 2018,
 // Theorem 8; 3 decimals).
 func TestAnalyticGaussianSigma(t *testing.T) {
