@@ -28,6 +28,9 @@ type Attack interface {
 // examples.
 type Target struct {
 	Model *nn.TinyMLLM
+	// Visual, when not nil, is the visual-token transform the model runs
+	// with (the method's, e.g. Dual-Priv's token pruning).
+	Visual nn.VisualTransform
 	// Members are training examples (private train) and NonMembers
 	// examples from the same distribution never trained on (holdout).
 	// Membership inference wants them equally many; see Balance.
@@ -157,10 +160,11 @@ func Membership(rep *Report, prefix string, members, nonMembers []float64, bound
 }
 
 // losses returns the loss of every example's sequence (the mean next-token
-// cross-entropy over its answer tokens, nn.MeanLosses), computed on up to
+// cross-entropy over its answer tokens, nn.MeanLosses, with the visual
+// transform vt), computed on up to
 // workers goroutines, each example on its own so the result does not
 // depend on workers.
-func losses(ctx context.Context, m *nn.TinyMLLM, exs []Example, workers int) ([]float64, error) {
+func losses(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Example, workers int) ([]float64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -169,7 +173,7 @@ func losses(ctx context.Context, m *nn.TinyMLLM, exs []Example, workers int) ([]
 		seqs[i] = exs[i].Seq
 	}
 	out := make([]float64, len(exs))
-	if err := nn.MeanLosses(m, seqs, workers, out); err != nil {
+	if err := nn.MeanLosses(m, seqs, vt, workers, out); err != nil {
 		return nil, fmt.Errorf("attacks: %w", err)
 	}
 	return out, nil

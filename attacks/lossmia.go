@@ -35,11 +35,11 @@ func (LossMIA) Run(ctx context.Context, t *Target) (*Report, error) {
 	if len(t.Members) == 0 || len(t.NonMembers) == 0 {
 		return nil, errors.New("attacks: loss-mia: no members or no non-members")
 	}
-	lm, err := losses(ctx, t.Model, t.Members, t.Workers)
+	lm, err := losses(ctx, t.Model, t.Visual, t.Members, t.Workers)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := losses(ctx, t.Model, t.NonMembers, t.Workers)
+	ln, err := losses(ctx, t.Model, t.Visual, t.NonMembers, t.Workers)
 	if err != nil {
 		return nil, err
 	}

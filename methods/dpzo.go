@@ -140,7 +140,7 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	var batch []nn.Sequence
 	losses := func(v []float32, out []float64) error {
 		l.layout.SetValues(v)
-		return nn.MeanLosses(m, batch, job.Workers, out)
+		return nn.MeanLosses(m, batch, nil, job.Workers, out)
 	}
 	l.bytes = int64(4 * 3 * l.layout.Size)
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {

@@ -139,7 +139,15 @@ func newDPSGDLoop(_ context.Context, name string, job *Job) (*loop, accounting, 
 		var grads [][]float32
 		var info stepInfo
 		if len(batch) > 0 {
-			r, err := m.PerSample(l.layout, batch, nil, nil, opts)
+			var r *nn.Result
+			var err error
+			if l.visual == nil {
+				r, err = m.PerSample(l.layout, batch, nil, nil, opts)
+			} else {
+				r, err = nn.PerSample(l.layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) {
+					return m.Loss(t, &batch[i], nil, l.visual(step, idx[i]))
+				}, opts)
+			}
 			if err != nil {
 				return stepInfo{}, err
 			}

@@ -49,6 +49,10 @@ type loop struct {
 	// mask, when not nil, returns the optimizer mask of the step given its
 	// update; nil updates every element.
 	mask func(step int, g []float32) *optim.Mask
+	// visual, when not nil, returns the visual-token transform of an
+	// example (its index in the training set) at a step, for the
+	// gradient-based updates (Dual-Priv's Mechanism 1).
+	visual func(step, example int) nn.VisualTransform
 	// bytes is the memory a step holds besides the model and the
 	// optimizer state (update buffers), for the meter.
 	bytes int64

@@ -89,6 +89,13 @@ type Result struct {
 	PeakBytes int64
 	// Warnings are things to show beside the results.
 	Warnings []string
+	// Visual, when not nil, is the visual-token transform the released
+	// model runs with (Dual-Priv's token pruning, without training
+	// noise): evaluation and attacks must use it.
+	Visual nn.VisualTransform
+	// VisualTokens, when not 0, is the number of visual tokens per image
+	// that reach the language model.
+	VisualTokens float64
 }
 
 // A Metric is the value of a named training metric at a step.

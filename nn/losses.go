@@ -13,7 +13,8 @@ import (
 
 // MeanLosses writes the loss of every sequence of batch under m to out (len
 // batch): the mean next-token cross-entropy over the tokens its Loss marks,
-// as Loss computes it, without gradients. It computes them on up to workers
+// as Loss computes it with the visual transform vt (nil: none), without
+// gradients. It computes them on up to workers
 // goroutines (0 means GOMAXPROCS), each sequence on its own, so the results
 // do not depend on workers. It returns the error of the lowest-indexed
 // sequence that fails, and an error for a sequence that marks no token. It
@@ -21,7 +22,7 @@ import (
 //
 // This is the one per-example loss of the project: zeroth-order training,
 // membership inference and evaluation all call it.
-func MeanLosses(m *TinyMLLM, batch []Sequence, workers int, out []float64) error {
+func MeanLosses(m *TinyMLLM, batch []Sequence, vt VisualTransform, workers int, out []float64) error {
 	if len(out) != len(batch) {
 		panic("nn: MeanLosses: len(out) != len(batch)")
 	}
@@ -31,7 +32,7 @@ func MeanLosses(m *TinyMLLM, batch []Sequence, workers int, out []float64) error
 	workers = max(1, min(workers, len(batch)))
 	errs := make([]error, len(batch))
 	one := func(i int) {
-		ls, _, err := m.TokenLosses(&batch[i], nil, nil)
+		ls, _, err := m.TokenLosses(&batch[i], nil, vt)
 		if err == nil && len(ls) == 0 {
 			err = fmt.Errorf("nn: sequence %d marks no loss token", i)
 		}

@@ -37,10 +37,11 @@ func (e *Eval) results() map[string]float64 {
 
 // Evaluate decodes every test example's prompt greedily (up to the length
 // of its answer, which ends with EOS) and counts exact matches of the
-// answer. train gives the majority baseline. Examples are decoded on up to
+// answer, with the visual transform vt (nil: none) the trained model runs
+// with. train gives the majority baseline. Examples are decoded on up to
 // workers goroutines (0: GOMAXPROCS), each on its own, so the result does
 // not depend on workers.
-func Evaluate(ctx context.Context, m *nn.TinyMLLM, test, train []datasets.Example, workers int) (*Eval, error) {
+func Evaluate(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test, train []datasets.Example, workers int) (*Eval, error) {
 	if len(test) == 0 {
 		return nil, errors.New("pipeline: empty test split")
 	}
@@ -51,7 +52,7 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, test, train []datasets.Exampl
 		}
 		ex := &test[i]
 		p := nn.Sequence{Tokens: ex.Prompt, Images: ex.Images}
-		out, err := m.Generate(&p, len(ex.Answer), nn.Sampler{}, nil, nil, nil)
+		out, err := m.Generate(&p, len(ex.Answer), nn.Sampler{}, nil, nil, vt)
 		if err != nil {
 			return fmt.Errorf("pipeline: test example %s: %w", ex.ID, err)
 		}

@@ -107,11 +107,11 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return err
 	}
 	rec.Stage("eval")
-	if err := evalStage(ctx, model, d, h.Diagnostics, int64(res.Steps), rec); err != nil {
+	if err := evalStage(ctx, model, res.Visual, d, h.Diagnostics, int64(res.Steps), rec); err != nil {
 		return err
 	}
 	rec.Stage("attacks")
-	return attackStage(ctx, cfg, model, d, res.Privacy, rec)
+	return attackStage(ctx, cfg, model, res.Visual, d, res.Privacy, rec)
 }
 
 // baseStage returns a fresh copy of the pretrained base of arch at the
@@ -193,6 +193,9 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	rec.Result("epsilon_pld", res.EpsilonPLD)
 	rec.Result("step_seconds", res.StepTime.Seconds())
 	rec.Result("train_peak_bytes", float64(res.PeakBytes))
+	if res.VisualTokens > 0 {
+		rec.Result("visual_tokens", res.VisualTokens)
+	}
 	return res, h, nil
 }
 
@@ -203,10 +206,10 @@ const majorityCaveat = "non-private diagnostic outside the guarantee: acc_majori
 // final, as results and test metrics: for TinyMLLM those of Evaluate
 // (acc_majority only with diagnostics, since it reads the private
 // answers), for classifiers the accuracy (%).
-func evalStage(ctx context.Context, model nn.Model, d *datasets.Dataset, diagnostics bool, final int64, rec *runners.Recorder) error {
+func evalStage(ctx context.Context, model nn.Model, vt nn.VisualTransform, d *datasets.Dataset, diagnostics bool, final int64, rec *runners.Recorder) error {
 	var evr map[string]float64
 	if m, ok := model.(*nn.TinyMLLM); ok {
-		ev, err := Evaluate(ctx, m, d.Test, d.Private, 0)
+		ev, err := Evaluate(ctx, m, vt, d.Test, d.Private, 0)
 		if err != nil {
 			return err
 		}
@@ -232,7 +235,7 @@ func evalStage(ctx context.Context, model nn.Model, d *datasets.Dataset, diagnos
 // examples that are not canary copies, non-members as many holdout
 // examples; each attack's results, scores and warnings are recorded. A DP
 // run's attacks are checked against the PLD bound of its mechanism.
-func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, d *datasets.Dataset, p results.Privacy, rec *runners.Recorder) error {
+func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy, rec *runners.Recorder) error {
 	if len(cfg.Attacks) == 0 {
 		return nil
 	}
@@ -258,7 +261,7 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, d
 		non = append(non, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
 	}
 	n := min(len(members), len(non))
-	target := &attacks.Target{Model: m, Members: members[:n], NonMembers: non[:n], TPRBound: bound}
+	target := &attacks.Target{Model: m, Visual: vt, Members: members[:n], NonMembers: non[:n], TPRBound: bound}
 	for _, name := range cfg.Attacks {
 		a, ok := attacks.Lookup(name)
 		if !ok {

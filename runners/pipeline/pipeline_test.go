@@ -211,7 +211,7 @@ func TestEvaluate(t *testing.T) {
 	if _, err := (methods.NonPrivate{}).FineTune(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Evaluate(context.Background(), m, d.Test, d.Private, 0)
+	ev, err := Evaluate(context.Background(), m, nil, d.Test, d.Private, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func TestToyMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := Evaluate(context.Background(), base.TinyMLLM(), d.Test, d.Private, 0)
+	ev, err := Evaluate(context.Background(), base.TinyMLLM(), nil, d.Test, d.Private, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
