@@ -117,8 +117,8 @@ func apply(m nn.TokenMix, x [][]float64) [][]float64 {
 func TestTokenPrunerReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 5))
 	for _, tc := range []struct {
-		n, width, heads     int
-		retention, share    float64
+		n, width, heads      int
+		retention, share     float64
 		dominant, contextual int
 	}{
 		{16, 4, 4, 0.4, 30.0 / 221, 5, 1},
