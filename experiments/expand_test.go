@@ -137,7 +137,7 @@ func TestTable1(t *testing.T) {
 		}
 	}
 	// nonprivate: 2 tasks × 3 seeds at ε = ∞; the DP methods: 2 tasks × 4 ε × 3 seeds.
-	if diff := cmp.Diff(map[string]int{"nonprivate": 6, "dpsgd": 24, "dpzo": 24}, count); diff != "" {
+	if diff := cmp.Diff(map[string]int{"nonprivate": 6, "dpsgd": 24, "dpzo": 24, "dualpriv": 24}, count); diff != "" {
 		t.Errorf("table1 runs per method (-want +got):\n%s", diff)
 	}
 	f, err := Load("fig1", nil)

@@ -16,7 +16,7 @@ import (
 func init() {
 	RegisterNames(func() *Names {
 		return &Names{
-			Methods: []string{"nonprivate", "dpsgd", "dpzo"},
+			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv"},
 			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "icl", "fl-mm"},
 			Attacks: []string{"loss-mia"},
 			Scales:  []string{"smoke", "small", "full"},

@@ -12,7 +12,7 @@ import "github.com/repro-dp/repro/experiments"
 func init() {
 	experiments.RegisterNames(func() *experiments.Names {
 		return &experiments.Names{
-			Methods: []string{"nonprivate", "dpsgd", "dpzo"},
+			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv"},
 			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "icl", "fl-mm"},
 			Attacks: []string{"loss-mia"},
 			Scales:  []string{"smoke", "small", "full"},
