@@ -668,20 +668,7 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 			}
 			return err
 		},
-		"diagnostics": keep("diagnostics", func(v *yaml.Node) error {
-			if err := d.scalar(v, "diagnostics"); err != nil {
-				return err
-			}
-			switch v.Value {
-			case "on", "true":
-				diagnostics = true
-			case "off", "false":
-				diagnostics = false
-			default:
-				return d.errorf(v, "diagnostics must be on or off, not %q", v.Value)
-			}
-			return nil
-		}),
+		"diagnostics": keep("diagnostics", func(v *yaml.Node) error { return d.onOff(v, "diagnostics", &diagnostics) }),
 		"tables": keep("tables", func(v *yaml.Node) error {
 			return d.list(v, "tables", func(e *yaml.Node) error {
 				nodes[fmt.Sprint("tables.", len(s.Tables))] = e
@@ -714,6 +701,22 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 		s.Params["diagnostics"] = false
 	}
 	return s, d.check(s, n, nodes)
+}
+
+// onOff decodes a switch: on or true, off or false.
+func (d *decoder) onOff(n *yaml.Node, what string, dst *bool) error {
+	if err := d.scalar(n, what); err != nil {
+		return err
+	}
+	switch n.Value {
+	case "on", "true":
+		*dst = true
+	case "off", "false":
+		*dst = false
+	default:
+		return d.errorf(n, "%s must be on or off, not %q", what, n.Value)
+	}
+	return nil
 }
 
 func (d *decoder) method(n *yaml.Node, s *Spec) (Method, error) {
