@@ -17,6 +17,8 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/repro-dp/repro/internal/results"
 )
 
 // Format is an output format of a table.
@@ -451,7 +453,7 @@ func (g *Grid) Save(prefix string, formats ...Format) ([]string, error) {
 			return paths, err
 		}
 		path := prefix + f.Ext()
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		if err := results.WriteFile(path, buf.Bytes()); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)
