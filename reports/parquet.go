@@ -15,6 +15,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/repro-dp/repro/internal/parquetcheck"
 )
 
 // ReadRuns reads the run table in the parquet file at path, such as an
@@ -41,7 +43,10 @@ func ReadRuns(path string) (*Runs, error) {
 }
 
 // DecodeRuns reads a run table from the parquet data of the given size in r;
-// see [ReadRuns]. Malformed input is an error, never a panic.
+// see [ReadRuns]. Malformed input is an error, never a panic, and never an
+// allocation larger than the file's structure can justify: every length in
+// the footer and the page headers is checked first (package
+// internal/parquetcheck), and a run table holds at most 1<<24 rows.
 func DecodeRuns(r io.ReaderAt, size int64) (runs *Runs, err error) {
 	// The parquet decoder may panic on corrupt input; this is the boundary
 	// where that becomes an error.
@@ -50,7 +55,8 @@ func DecodeRuns(r io.ReaderAt, size int64) (runs *Runs, err error) {
 			runs, err = nil, fmt.Errorf("reports: malformed parquet: %v", e)
 		}
 	}()
-	f, err := parquet.OpenFile(r, size)
+	// Lengths in the file are checked before the decoder allocates by them.
+	f, err := parquetcheck.Open(r, size, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
