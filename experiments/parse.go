@@ -801,7 +801,7 @@ func (d *decoder) plot(n *yaml.Node) (Plot, error) {
 		"logx":    at("logx", func(v *yaml.Node) error { return d.boolean(v, "plot logx", &p.LogX) }),
 		"metrics": at("metrics", func(v *yaml.Node) (err error) { p.Metrics, err = d.identList(v, "plot metrics"); return err }),
 		"rows":    at("rows", func(v *yaml.Node) error { return d.ident(v, "plot rows", &p.Rows) }),
-		"attack":  at("attack", func(v *yaml.Node) error { return d.ident(v, "plot attack", &p.Attack) }),
+		"attack":  at("attack", func(v *yaml.Node) error { return d.str(v, "plot attack", &p.Attack) }),
 		"images":  at("images", func(v *yaml.Node) (err error) { p.Images, err = d.imageList(v); return err }),
 	}, "name")
 	if err != nil {

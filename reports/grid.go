@@ -96,8 +96,13 @@ func (p *Plot) buildGrid(runs *Runs) (*Figure, error) {
 	}
 	var grid []gridRow
 	missing := 0
+	labels := make(map[string]int)
 	for _, i := range order {
 		row := gridRow{label: Key(rows.header(p.Labels, i)).String()}
+		if n := labels[row.label]; n == 1 {
+			fig.Warnings = append(fig.Warnings, fmt.Errorf("row %s has several runs of its seed: a swept column is neither a series key nor the seed", row.label))
+		}
+		labels[row.label]++
 		for _, name := range images {
 			img, err := readImage(filepath.Join(p.RunDirs, ids.Strings[i], ImagesDir, name+".png"))
 			switch {
@@ -113,13 +118,19 @@ func (p *Plot) buildGrid(runs *Runs) (*Figure, error) {
 	if missing > 0 {
 		fig.Warnings = append(fig.Warnings, fmt.Errorf("%d %s missing", missing, plural(missing, "image is", "images are")))
 	}
-	fig.Panels = []Panel{{Plot: drawGrid(grid, images)}}
+	plt := drawGrid(grid, images)
+	fig.Panels = []Panel{{Plot: plt}}
 	fig.Legend = plot.NewLegend()
 	if p.Width == 0 && p.Height == 0 {
-		fig.Width = 2*vg.Inch + vg.Length(len(images))*gridCell
-		fig.Height = 0.8*vg.Inch + vg.Length(len(grid))*gridCell
+		// Square cells: the row labels' width, then one cell per image.
+		var labelW vg.Length
+		for _, row := range grid {
+			labelW = max(labelW, plt.Y.Tick.Label.Width(row.label))
+		}
+		fig.Width = labelW + plt.Y.Tick.Label.Font.Size + vg.Length(len(images))*gridCell
+		fig.Height = 2*plt.X.Tick.Label.Font.Size + vg.Length(len(grid))*gridCell
 		if p.Title != "" {
-			fig.Height += 0.3 * vg.Inch
+			fig.Height += 2 * plt.Title.TextStyle.Font.Size
 		}
 	}
 	return fig, nil

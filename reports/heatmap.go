@@ -148,6 +148,7 @@ func (p *Plot) drawHeatmap(g heatGrid, zmin, zmax float64, xticks, yticks plot.C
 	hm.Min, hm.Max, hm.NaN = zmin, zmax, heatmapMissing
 	plt.Add(hm)
 	var text plotter.XYLabels
+	var dark []bool
 	for r, row := range g.cells {
 		for c, s := range row {
 			if s.N == 0 {
@@ -155,6 +156,8 @@ func (p *Plot) drawHeatmap(g heatGrid, zmin, zmax float64, xticks, yticks plot.C
 			}
 			text.XYs = append(text.XYs, plotter.XY{X: float64(c), Y: float64(r)})
 			text.Labels = append(text.Labels, shortFloat(s.Mean))
+			col, err := cmap.At(s.Mean)
+			dark = append(dark, err == nil && luminance(col) < 0.5)
 		}
 	}
 	if len(text.XYs) > 0 {
@@ -164,10 +167,20 @@ func (p *Plot) drawHeatmap(g heatGrid, zmin, zmax float64, xticks, yticks plot.C
 		}
 		for k := range labels.TextStyle {
 			labels.TextStyle[k].XAlign, labels.TextStyle[k].YAlign = draw.XCenter, draw.YCenter
+			if dark[k] {
+				labels.TextStyle[k].Color = color.White
+			}
 		}
 		plt.Add(labels)
 	}
 	plt.X.Min, plt.X.Max = -0.5, float64(len(xticks))-0.5
 	plt.Y.Min, plt.Y.Max = -0.5, float64(len(yticks))-0.5
 	return plt, nil
+}
+
+// luminance returns the relative luminance of c in [0, 1] (ITU-R BT.601
+// weights).
+func luminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	return (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(b)) / 0xffff
 }

@@ -184,7 +184,7 @@ func (p *Plot) drawRadar(series []Series, spokes []radarSpoke, lo, hi []float64)
 	plt := plot.New()
 	plt.HideAxes()
 	n := len(spokes)
-	plt.X.Min, plt.X.Max, plt.Y.Min, plt.Y.Max = -1.45, 1.45, -1.3, 1.3
+	plt.X.Min, plt.X.Max, plt.Y.Min, plt.Y.Max = -1.8, 1.8, -1.3, 1.3
 	for _, f := range []float64{0.25, 0.5, 0.75, 1} {
 		ring := make(plotter.XYs, n+1)
 		for k := range n + 1 {
@@ -206,7 +206,7 @@ func (p *Plot) drawRadar(series []Series, spokes []radarSpoke, lo, hi []float64)
 		}
 		l.Color, l.Width = radarGrey, vg.Points(0.5)
 		plt.Add(l)
-		tip := radarXY(k, n, hi[k]+0.12*(hi[k]-lo[k]), lo[k], hi[k])
+		tip := radarXY(k, n, hi[k]+0.05*(hi[k]-lo[k]), lo[k], hi[k])
 		tips.XYs = append(tips.XYs, tip)
 		tips.Labels = append(tips.Labels, fmt.Sprintf("%s\n%s–%s", sp.label, shortFloat(lo[k]), shortFloat(hi[k])))
 	}
@@ -214,9 +214,22 @@ func (p *Plot) drawRadar(series []Series, spokes []radarSpoke, lo, hi []float64)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reports: %w", err)
 	}
-	for k := range labels.TextStyle {
-		labels.TextStyle[k].XAlign, labels.TextStyle[k].YAlign = draw.XCenter, draw.YCenter
-		labels.TextStyle[k].Font.Size = vg.Points(8)
+	for k, xy := range tips.XYs {
+		// Labels lean away from the centre, so that they never cover
+		// the polygons.
+		sty := &labels.TextStyle[k]
+		sty.Font.Size = vg.Points(8)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+		switch {
+		case xy.X > 0.2:
+			sty.XAlign = draw.XLeft
+		case xy.X < -0.2:
+			sty.XAlign = draw.XRight
+		case xy.Y > 0:
+			sty.YAlign = draw.YBottom
+		default:
+			sty.YAlign = draw.YTop
+		}
 	}
 	plt.Add(labels)
 	var entries []legendEntry
@@ -271,7 +284,12 @@ func (p *Plot) radarPolygon(plt *plot.Plot, s Series, lo, hi []float64) (*legend
 	}
 	points.Color, points.Shape, points.Radius = col, plotutil.Shape(s.style), vg.Points(3)
 	plt.Add(points)
-	return &legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{poly, points}}, nil
+	thumb, err := plotter.NewLine(mean)
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	thumb.Color, thumb.Width = col, vg.Points(1.5)
+	return &legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{thumb, points}}, nil
 }
 
 // shortFloat formats v with three significant digits.
