@@ -199,3 +199,17 @@ func TestGoldenKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestKindsAgree checks that a spec accepts exactly the plot kinds that
+// package reports draws.
+func TestKindsAgree(t *testing.T) {
+	if got, want := experiments.PlotKinds, reports.PlotKinds(); !slices.Equal(got, want) {
+		t.Errorf("experiments.PlotKinds = %v, reports.PlotKinds() = %v", got, want)
+	}
+	for _, k := range experiments.PlotKinds {
+		p, err := PlotOf(experiments.Plot{Name: "p", Kind: k, Band: "std"}, "runs")
+		if err != nil || p.Kind.String() != k {
+			t.Errorf("PlotOf kind %s: got %v, %v", k, p, err)
+		}
+	}
+}
