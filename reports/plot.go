@@ -619,74 +619,95 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 
 	var entries, infEntries []legendEntry
 	for _, s := range series {
-		col := plotutil.Color(s.style)
 		if len(s.Points) > 0 {
-			xys := make(plotter.XYs, len(s.Points))
-			for k, pt := range s.Points {
-				xys[k] = plotter.XY{X: pt.X, Y: pt.Mean}
-			}
-			points, err := plotter.NewScatter(xys)
+			e, err := p.drawSeries(plt, s)
 			if err != nil {
-				return nil, nil, fmt.Errorf("reports: %w", err)
+				return nil, nil, err
 			}
-			points.Color = col
-			points.Shape = plotutil.Shape(s.style)
-			points.Radius = vg.Points(3)
-			thumbs := []plot.Thumbnailer{points}
-			switch p.Kind {
-			case Line:
-				if poly := p.bandPolygon(s.Points); poly != nil {
-					poly.Color = withAlpha(col, bandAlpha)
-					poly.LineStyle.Width = 0
-					plt.Add(poly)
-				}
-				line, err := plotter.NewLine(xys)
-				if err != nil {
-					return nil, nil, fmt.Errorf("reports: %w", err)
-				}
-				line.Color = col
-				line.Width = vg.Points(1.5)
-				plt.Add(line)
-				thumbs = []plot.Thumbnailer{line, points}
-			case Scatter:
-				if bars := p.errorBars(xys, s.Points); bars != nil {
-					bars.Color = col
-					plt.Add(bars)
-				}
-			}
-			plt.Add(points)
-			entries = append(entries, legendEntry{name: s.Name, thumbs: thumbs})
+			entries = append(entries, e)
 		}
 		if s.Inf != nil {
-			pt := *s.Inf
-			if h := p.Band.half(pt); h > 0 {
-				rect, err := plotter.NewPolygon(plotter.XYs{
-					{X: xmin, Y: pt.Mean - h}, {X: xmax, Y: pt.Mean - h},
-					{X: xmax, Y: pt.Mean + h}, {X: xmin, Y: pt.Mean + h},
-				})
-				if err != nil {
-					return nil, nil, fmt.Errorf("reports: %w", err)
-				}
-				rect.Color = withAlpha(col, bandAlpha/2)
-				rect.LineStyle.Width = 0
-				plt.Add(rect)
-			}
-			line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: pt.Mean}, {X: xmax, Y: pt.Mean}})
+			e, err := p.drawInf(plt, s, xmin, xmax)
 			if err != nil {
-				return nil, nil, fmt.Errorf("reports: %w", err)
+				return nil, nil, err
 			}
-			line.Color = col
-			line.Width = vg.Points(1.5)
-			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-			plt.Add(line)
-			name := fmt.Sprintf("%s (%s = ∞)", s.Name, plt.X.Label.Text)
-			infEntries = append(infEntries, legendEntry{name: name, thumbs: []plot.Thumbnailer{line}, inf: true})
+			infEntries = append(infEntries, e)
 		}
 	}
 	if len(xs) == 0 {
 		plt.X.Min, plt.X.Max = xmin, xmax
 	}
 	return plt, append(entries, infEntries...), nil
+}
+
+// drawSeries adds the points at finite x of series s to plt: a line over
+// its band, or points with error bars.
+func (p *Plot) drawSeries(plt *plot.Plot, s Series) (legendEntry, error) {
+	col := plotutil.Color(s.style)
+	xys := make(plotter.XYs, len(s.Points))
+	for k, pt := range s.Points {
+		xys[k] = plotter.XY{X: pt.X, Y: pt.Mean}
+	}
+	points, err := plotter.NewScatter(xys)
+	if err != nil {
+		return legendEntry{}, fmt.Errorf("reports: %w", err)
+	}
+	points.Color = col
+	points.Shape = plotutil.Shape(s.style)
+	points.Radius = vg.Points(3)
+	thumbs := []plot.Thumbnailer{points}
+	switch p.Kind {
+	case Line:
+		if poly := p.bandPolygon(s.Points); poly != nil {
+			poly.Color = withAlpha(col, bandAlpha)
+			poly.LineStyle.Width = 0
+			plt.Add(poly)
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return legendEntry{}, fmt.Errorf("reports: %w", err)
+		}
+		line.Color = col
+		line.Width = vg.Points(1.5)
+		plt.Add(line)
+		thumbs = []plot.Thumbnailer{line, points}
+	case Scatter:
+		if bars := p.errorBars(xys, s.Points); bars != nil {
+			bars.Color = col
+			plt.Add(bars)
+		}
+	}
+	plt.Add(points)
+	return legendEntry{name: s.Name, thumbs: thumbs}, nil
+}
+
+// drawInf adds the value of series s at x = +Inf to plt: a dashed line from
+// xmin to xmax over its band.
+func (p *Plot) drawInf(plt *plot.Plot, s Series, xmin, xmax float64) (legendEntry, error) {
+	col := plotutil.Color(s.style)
+	pt := *s.Inf
+	if h := p.Band.half(pt); h > 0 {
+		rect, err := plotter.NewPolygon(plotter.XYs{
+			{X: xmin, Y: pt.Mean - h}, {X: xmax, Y: pt.Mean - h},
+			{X: xmax, Y: pt.Mean + h}, {X: xmin, Y: pt.Mean + h},
+		})
+		if err != nil {
+			return legendEntry{}, fmt.Errorf("reports: %w", err)
+		}
+		rect.Color = withAlpha(col, bandAlpha/2)
+		rect.LineStyle.Width = 0
+		plt.Add(rect)
+	}
+	line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: pt.Mean}, {X: xmax, Y: pt.Mean}})
+	if err != nil {
+		return legendEntry{}, fmt.Errorf("reports: %w", err)
+	}
+	line.Color = col
+	line.Width = vg.Points(1.5)
+	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	plt.Add(line)
+	name := fmt.Sprintf("%s (%s = ∞)", s.Name, plt.X.Label.Text)
+	return legendEntry{name: name, thumbs: []plot.Thumbnailer{line}, inf: true}, nil
 }
 
 // barGroupWidth is the width of the bars at one category, side by side, in
