@@ -166,6 +166,9 @@ type Grid struct {
 	// too few seeds, missing metrics, ambiguous cells, paper values that
 	// match no cell.
 	Warnings []error
+	// Metrics are the metrics of the cells; with several, each column key
+	// has one sub-column per metric, in this order.
+	Metrics []string
 }
 
 // Build aggregates runs into the cells of t. It returns an error if a column
@@ -288,7 +291,7 @@ func (t *Table) layout(ts *tableSetup, sel selection) (*Grid, *tableLayout) {
 	lay.rowGroups, lay.rowPos = ts.rows.groups(sel.all)
 	lay.colGroups, lay.colPos = ts.cols.groups(sel.all)
 	nm := len(ts.metrics)
-	g := &Grid{Title: t.Title, Precision: ts.prec, Best: t.Best}
+	g := &Grid{Title: t.Title, Precision: ts.prec, Best: t.Best, Metrics: ts.names}
 	if g.Title == "" {
 		labels := make([]string, nm)
 		for m, name := range ts.names {
