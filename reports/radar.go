@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -103,6 +104,9 @@ func (p *Plot) buildRadar(runs *Runs) (*Figure, error) {
 					return fmt.Sprintf("spoke %s of %s", sp.label, s.Name), "a swept column is neither a series nor a facet key"
 				})
 				s.Points = append(s.Points, Point{X: float64(k), N: smp.N, Mean: smp.Mean, Std: smp.Std})
+				if smp.N == 0 {
+					fig.Warnings = append(fig.Warnings, fmt.Errorf("%s has no %s: its polygon skips that spoke", joinName(panel.Name, s.Name), sp.label))
+				}
 			}
 			panel.Series = append(panel.Series, s)
 		}
@@ -245,23 +249,27 @@ func (p *Plot) drawRadar(series []Series, spokes []radarSpoke, lo, hi []float64)
 	return plt, entries, nil
 }
 
-// radarPolygon adds the polygon (and band) of s to plt; nil if s has a
-// missing spoke.
+// radarPolygon adds the polygon (and band) of s to plt, through the spokes
+// where s has values; nil if it has fewer than two.
 func (p *Plot) radarPolygon(plt *plot.Plot, s Series, lo, hi []float64) (*legendEntry, error) {
 	n := len(s.Points)
 	col := plotutil.Color(s.style)
-	mean, outer, inner := make(plotter.XYs, n), make(plotter.XYs, n), make(plotter.XYs, n)
+	var mean, outer, inner plotter.XYs
 	band := false
 	for k, pt := range s.Points {
 		if pt.N == 0 {
-			return nil, nil
+			continue
 		}
 		h := p.Band.half(pt)
 		band = band || h > 0
-		mean[k] = radarXY(k, n, pt.Mean, lo[k], hi[k])
-		outer[k] = radarXY(k, n, pt.Mean+h, lo[k], hi[k])
-		inner[n-1-k] = radarXY(k, n, pt.Mean-h, lo[k], hi[k])
+		mean = append(mean, radarXY(k, n, pt.Mean, lo[k], hi[k]))
+		outer = append(outer, radarXY(k, n, pt.Mean+h, lo[k], hi[k]))
+		inner = append(inner, radarXY(k, n, pt.Mean-h, lo[k], hi[k]))
 	}
+	if len(mean) < 2 {
+		return nil, nil
+	}
+	slices.Reverse(inner)
 	if band {
 		ring, err := plotter.NewPolygon(outer, inner)
 		if err != nil {

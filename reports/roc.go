@@ -13,11 +13,13 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/repro-dp/repro/internal/results"
 )
@@ -29,8 +31,8 @@ import (
 // the per-example scores it wrote (scores.parquet: a higher score means
 // "more likely a member"); the curves of the runs (seeds) of a series are
 // read at log-spaced FPRs, TPR(f) being the largest TPR of a threshold
-// whose FPR is at most f, and their mean is drawn with the band. The legend
-// gives each series' mean AUC. The FPR axis starts at the smallest FPR the
+// whose FPR is at most f, and their mean is drawn with the band. Each panel
+// lists the mean AUC of its series in its lower right corner. The FPR axis starts at the smallest FPR the
 // runs can resolve, 1 over the most non-members; TPRs below it are drawn at
 // it.
 
@@ -261,6 +263,7 @@ func (p *Plot) drawROC(series []Series, lo float64) (*plot.Plot, []legendEntry, 
 	plt.Add(diag)
 	clamp := func(v float64) float64 { return math.Min(math.Max(v, lo), 1) }
 	var entries []legendEntry
+	var aucs []string
 	for _, s := range series {
 		col := plotutil.Color(s.style)
 		xys := make(plotter.XYs, len(s.Points))
@@ -286,8 +289,19 @@ func (p *Plot) drawROC(series []Series, lo float64) (*plot.Plot, []legendEntry, 
 		}
 		line.Color, line.Width = col, vg.Points(1.5)
 		plt.Add(line)
-		name := fmt.Sprintf("%s (AUC %.3f)", s.Name, s.Inf.Mean)
-		entries = append(entries, legendEntry{name: name, thumbs: []plot.Thumbnailer{line}})
+		entries = append(entries, legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{line}})
+		aucs = append(aucs, fmt.Sprintf("%s %.3f", s.Name, s.Inf.Mean))
+	}
+	if len(aucs) > 0 {
+		// The AUCs differ between panels: each panel writes its own.
+		text, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: 1, Y: lo}}, Labels: []string{"AUC\n" + strings.Join(aucs, "\n")}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("reports: %w", err)
+		}
+		text.TextStyle[0].XAlign, text.TextStyle[0].YAlign = draw.XRight, draw.YBottom
+		text.TextStyle[0].Font.Size = vg.Points(8)
+		text.Offset = vg.Point{X: -vg.Points(4), Y: vg.Points(4)}
+		plt.Add(text)
 	}
 	entries = append(entries, legendEntry{name: "random guess", thumbs: []plot.Thumbnailer{diag}})
 	return plt, entries, nil
