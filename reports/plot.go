@@ -128,10 +128,6 @@ func ParsePlotKind(s string) (PlotKind, error) {
 	return 0, fmt.Errorf("reports: unknown plot kind %q (want %s)", s, strings.Join(plotKinds, ", "))
 }
 
-// xy reports whether k plots a metric against a numeric x: Line, Scatter
-// or Bar.
-func (k PlotKind) xy() bool { return k == Line || k == Scatter || k == Bar }
-
 // Plot describes a plot of a metric against a numeric column: one series
 // per value of the series columns, each point the mean over the runs that
 // share an x, with an error band (±1 sample standard deviation by default);

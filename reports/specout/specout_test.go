@@ -123,10 +123,7 @@ func TestWriteEveryKind(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Write: %v", err)
 	}
-	var want []string
-	for _, name := range []string{"tab.txt", "tab.md", "tab.tex"} {
-		want = append(want, name)
-	}
+	want := []string{"tab.txt", "tab.md", "tab.tex"}
 	for _, p := range []string{"line", "scatter", "bar", "radar", "radar-x", "roc", "heatmap-∞", "heatmap-1", "heatmap-8", "grid"} {
 		for _, ext := range reports.PlotFormats {
 			want = append(want, p+"."+ext)
