@@ -51,6 +51,32 @@
 //	      - {at: {method: dpsgd, epsilon_target: 1}, metric: acc, value: 81.54, source: "paper Table 1"}
 //	plots:
 //	  - {name: fig1, kind: line, x: epsilon_target, y: acc, series: method, facet: task, band: std}
+//	  - {name: radar, kind: radar, metrics: [acc, img, mia_auc], series: method}
+//	  - {name: roc, kind: roc, attack: loss-mia, series: method, facet: epsilon_target}
+//	  - {name: heat, kind: heatmap, x: update_ratio, rows: retention, y: acc}
+//	  - {name: recon, kind: grid, images: [original-0, reconstruction-0], series: epsilon_target}
+//
+// # Outputs
+//
+// Tables and plots name run columns: method, task, scale, seed,
+// epsilon_target, delta, and the spec's sweep axes and hyperparameters; an
+// x–y plot may also draw against the achieved epsilon or sigma. Metrics (a
+// table's metrics, a plot's y and metrics) are whatever the runs record.
+// Each plot kind takes its own keys besides name, title and kind, and any
+// other key is an error:
+//
+//   - line, scatter: x and y; series, facet, band (std, sem or none), logx;
+//   - bar: x and y; series, facet, band;
+//   - radar: metrics (three or more), or x and y (one spoke per x value);
+//     series, facet, band;
+//   - roc: attack (one of the spec's attacks; default every one), series,
+//     facet, band; the spec must have attacks;
+//   - heatmap: x, rows (the second swept column) and y (the colour); facet;
+//   - grid: images (names of images/<name>.png in each run's folder; default
+//     every image of the first run), series.
+//
+// A plot with a facet is written as one file per facet value,
+// <name>-<value>.png (and .svg, .pdf).
 //
 // The sweep axes and their ranges are listed in [Axes]. Hyperparameters
 // (params) are scalars: integers, finite floats, strings or booleans; a name

@@ -854,19 +854,94 @@ func (d *decoder) plot(n *yaml.Node) (Plot, error) {
 		}
 		return nil
 	}
+	given := make(map[string]*yaml.Node)
+	at := func(key string, f func(v *yaml.Node) error) func(*yaml.Node) error {
+		return func(v *yaml.Node) error { given[key] = v; return f(v) }
+	}
 	err := d.fields(n, "plot", map[string]func(*yaml.Node) error{
-		"name":   func(v *yaml.Node) error { return d.fileName(v, "plot name", &p.Name) },
-		"title":  func(v *yaml.Node) error { return d.str(v, "plot title", &p.Title) },
-		"kind":   func(v *yaml.Node) error { return oneOf(v, "kind", &p.Kind, "line", "scatter", "bar") },
-		"x":      func(v *yaml.Node) error { return d.ident(v, "plot x", &p.X) },
-		"y":      func(v *yaml.Node) error { return d.ident(v, "plot y", &p.Y) },
-		"series": func(v *yaml.Node) error { return d.ident(v, "plot series", &p.Series) },
-		"facet":  func(v *yaml.Node) error { return d.ident(v, "plot facet", &p.Facet) },
-		"band":   func(v *yaml.Node) error { return oneOf(v, "band", &p.Band, "std", "sem", "none") },
-		"logx":   func(v *yaml.Node) error { return d.boolean(v, "plot logx", &p.LogX) },
-	}, "name", "x", "y")
-	return p, err
+		"name":    func(v *yaml.Node) error { return d.fileName(v, "plot name", &p.Name) },
+		"title":   func(v *yaml.Node) error { return d.str(v, "plot title", &p.Title) },
+		"kind":    func(v *yaml.Node) error { return oneOf(v, "kind", &p.Kind, PlotKinds...) },
+		"x":       at("x", func(v *yaml.Node) error { return d.ident(v, "plot x", &p.X) }),
+		"y":       at("y", func(v *yaml.Node) error { return d.ident(v, "plot y", &p.Y) }),
+		"series":  at("series", func(v *yaml.Node) error { return d.ident(v, "plot series", &p.Series) }),
+		"facet":   at("facet", func(v *yaml.Node) error { return d.ident(v, "plot facet", &p.Facet) }),
+		"band":    at("band", func(v *yaml.Node) error { return oneOf(v, "band", &p.Band, "std", "sem", "none") }),
+		"logx":    at("logx", func(v *yaml.Node) error { return d.boolean(v, "plot logx", &p.LogX) }),
+		"metrics": at("metrics", func(v *yaml.Node) (err error) { p.Metrics, err = d.identList(v, "plot metrics"); return err }),
+		"rows":    at("rows", func(v *yaml.Node) error { return d.ident(v, "plot rows", &p.Rows) }),
+		"attack":  at("attack", func(v *yaml.Node) error { return d.str(v, "plot attack", &p.Attack) }),
+		"images":  at("images", func(v *yaml.Node) (err error) { p.Images, err = d.imageList(v); return err }),
+	}, "name")
+	if err != nil {
+		return p, err
+	}
+	return p, d.plotKeys(n, p, given)
 }
+
+// plotKeys are the keys each kind of plot needs and may have, besides
+// name, title and kind.
+var plotKeys = map[string]struct{ need, may []string }{
+	"line":    {need: []string{"x", "y"}, may: []string{"series", "facet", "band", "logx"}},
+	"scatter": {need: []string{"x", "y"}, may: []string{"series", "facet", "band", "logx"}},
+	"bar":     {need: []string{"x", "y"}, may: []string{"series", "facet", "band"}},
+	"radar":   {may: []string{"x", "y", "metrics", "series", "facet", "band"}},
+	"roc":     {may: []string{"attack", "series", "facet", "band"}},
+	"heatmap": {need: []string{"x", "y", "rows"}, may: []string{"facet"}},
+	"grid":    {may: []string{"images", "series"}},
+}
+
+// plotKeys checks that p has the keys its kind needs and no key its kind
+// ignores; given holds the value node of each key p was given.
+func (d *decoder) plotKeys(n *yaml.Node, p Plot, given map[string]*yaml.Node) error {
+	keys := plotKeys[p.Kind]
+	for _, k := range keys.need {
+		if given[k] == nil {
+			return d.errorf(n, "plot %s: a %s plot needs %s", p.Name, p.Kind, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(given)) {
+		if !has(keys.need, k) && !has(keys.may, k) {
+			return d.errorf(given[k], "plot %s: a %s plot has no %s (it takes: %s)", p.Name, p.Kind, k, strings.Join(slices.Concat(keys.need, keys.may), ", "))
+		}
+	}
+	if p.Kind == "radar" {
+		switch {
+		case given["metrics"] != nil && (given["x"] != nil || given["y"] != nil):
+			return d.errorf(given["metrics"], "plot %s: a radar plot takes metrics, or x and y, not both", p.Name)
+		case given["metrics"] != nil && len(p.Metrics) < 3:
+			return d.errorf(given["metrics"], "plot %s: a radar plot needs three or more metrics, not %d", p.Name, len(p.Metrics))
+		case given["metrics"] == nil && (given["x"] == nil || given["y"] == nil):
+			return d.errorf(n, "plot %s: a radar plot needs metrics (three or more), or x and y", p.Name)
+		}
+	}
+	if p.Kind == "heatmap" && p.X == p.Rows {
+		return d.errorf(given["rows"], "plot %s: heatmap rows and x are both %s", p.Name, p.X)
+	}
+	return nil
+}
+
+// imageList decodes the image names of a grid plot.
+func (d *decoder) imageList(n *yaml.Node) ([]string, error) {
+	var names []string
+	err := d.list(n, "plot images", func(e *yaml.Node) error {
+		var s string
+		if err := d.str(e, "plot image", &s); err != nil {
+			return err
+		}
+		if !imageRE.MatchString(s) {
+			return d.errorf(e, "plot image %q must match [a-z0-9][a-z0-9_.-]* (the file images/<name>.png of a run)", s)
+		}
+		if has(names, s) {
+			return d.errorf(e, "plot images: %q listed twice", s)
+		}
+		names = append(names, s)
+		return nil
+	})
+	return names, err
+}
+
+var imageRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 
 // check validates what spans several keys: params against sweep axes,
 // output names, and the run columns tables and plots refer to.
@@ -957,13 +1032,21 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 			return d.errorf(pn, "duplicate output name %q", p.Name)
 		}
 		outputs[p.Name] = true
-		if !has(columns, p.X) && p.X != "epsilon" && p.X != "sigma" {
+		// An x–y plot may draw against the achieved ε and σ, which are
+		// run columns that no spec key names.
+		if p.X != "" && !has(columns, p.X) && !(p.X == "epsilon" || p.X == "sigma") {
 			return d.errorf(pn, "plot %s: x %q is not a run column (have: %s, epsilon, sigma)", p.Name, p.X, strings.Join(sortedUnique(columns), ", "))
 		}
-		for _, c := range []string{p.Series, p.Facet} {
+		for _, c := range []string{p.Series, p.Facet, p.Rows} {
 			if c != "" && !has(columns, c) {
 				return d.errorf(pn, "plot %s: %q is not a run column (have: %s)", p.Name, c, strings.Join(sortedUnique(columns), ", "))
 			}
+		}
+		if p.Kind == "roc" && len(s.Attacks) == 0 {
+			return d.errorf(pn, "plot %s: a roc plot draws the attacks' scores, and the spec has no attacks", p.Name)
+		}
+		if p.Attack != "" && !has(s.Attacks, p.Attack) {
+			return d.errorf(pn, "plot %s: attack %q is not one of the spec's attacks (%s)", p.Name, p.Attack, strings.Join(s.Attacks, ", "))
 		}
 	}
 	return nil

@@ -118,19 +118,38 @@ type Reference struct {
 }
 
 // A Plot describes one output plot: Y (a metric) against X (a run column),
-// one series per value of Series, one panel per value of Facet.
+// one series per value of Series, one panel per value of Facet (or, when
+// the experiment writes it, one file per value of Facet). Kind decides
+// which other fields apply; see the package documentation.
 type Plot struct {
-	Name   string `json:"name"`
-	Title  string `json:"title,omitempty"`
-	Kind   string `json:"kind"` // line, scatter or bar
-	X      string `json:"x"`
-	Y      string `json:"y"`
+	Name  string `json:"name"`
+	Title string `json:"title,omitempty"`
+	// Kind is one of PlotKinds; default line.
+	Kind   string `json:"kind"`
+	X      string `json:"x,omitempty"`
+	Y      string `json:"y,omitempty"`
 	Series string `json:"series,omitempty"`
 	Facet  string `json:"facet,omitempty"`
 	// Band is the error band over seeds: "std", "sem" or "none".
 	Band string `json:"band"`
 	LogX bool   `json:"logx,omitempty"`
+	// Metrics are the spokes of a radar plot, one per metric (three or
+	// more); without them a radar's spokes are the values of X.
+	Metrics []string `json:"metrics,omitempty"`
+	// Rows is the run column down a heatmap's vertical axis (X goes
+	// across; Y is the colour).
+	Rows string `json:"rows,omitempty"`
+	// Attack selects the attack whose per-example scores a roc plot
+	// draws; "" draws every attack.
+	Attack string `json:"attack,omitempty"`
+	// Images are the names of the images a grid plot shows, one column
+	// each (images/<name>.png in each run's folder); empty shows every
+	// image of the first run.
+	Images []string `json:"images,omitempty"`
 }
+
+// PlotKinds are the kinds of plot a spec may ask for.
+var PlotKinds = []string{"line", "scatter", "bar", "radar", "roc", "heatmap", "grid"}
 
 // Epsilon is a privacy budget ε: positive, or +Inf for no privacy. It
 // marshals to JSON as a number, or as the string "inf".

@@ -10,7 +10,9 @@
 //  1. Read the run table with [ReadRuns] (or build one in memory with [NewRuns]).
 //  2. Describe a table with a [Table] (row keys, column keys, metric, bold-best
 //     rule, paper reference values) and call [Table.Build], or describe a plot
-//     with a [Plot] and call [Plot.Build].
+//     with a [Plot] and call [Plot.Build]. Both share one aggregation step:
+//     select the runs, group them by their keys, reduce each group to the
+//     mean ± std over seeds.
 //  3. Write the resulting [Grid] as terminal text, Markdown or LaTeX, or save the
 //     [Figure] as PNG, SVG and PDF.
 //
@@ -41,7 +43,9 @@
 // Columns are labelled by [Table.Labels] and [Plot.Labels], with defaults for
 // well-known columns (epsilon_target is shown as ε, epsilon as "ε achieved",
 // delta as δ, sigma as σ); a string key value stands alone ("fashion-vqa") while a numeric one is
-// shown with its label ("ε=1"). Infinity is printed as ∞ and, in LaTeX, as
+// shown with its label ("ε=1"). A plot's metric axis names the metric with
+// its unit: acc is "accuracy (%)", img "IMG accuracy (%)" (the accuracies
+// are percentages), mia_auc "MIA AUC". Infinity is printed as ∞ and, in LaTeX, as
 // $\infty$; a missing cell is printed as "—" (LaTeX "---").
 //
 // # Tables
@@ -72,9 +76,27 @@
 // at +Inf (a non-private baseline) is drawn as that line alone. Figures are
 // written as PNG (150 dpi), SVG and PDF with gonum.org/v1/plot.
 //
+// The other kinds draw what the papers show:
+//
+//   - [Radar]: one spoke per metric (or per value of X), one polygon per
+//     series, each spoke from min(0, smallest value) to its largest (Dual-Priv
+//     Fig. 4);
+//   - [ROC]: the membership-inference ROC of each series on log-log axes with
+//     the diagonal, from the per-example scores each run wrote
+//     (scores.parquet in its folder under [Plot.RunDirs]), the mean TPR over
+//     seeds at log-spaced FPRs with its band, the mean AUC in the legend;
+//   - [Heatmap]: the mean of Y over two swept columns (X across, Rows down),
+//     each cell coloured and its value written in;
+//   - [ImageGrid]: the images each run wrote as [ImagesDir]/<name>.png in its
+//     folder, one row per run and one column per name.
+//
 // # Files
 //
 // [Grid.Save] and [Figure.Save] write every format of a table or figure next
 // to each other (prefix.txt, prefix.md, prefix.tex; prefix.png, prefix.svg,
-// prefix.pdf), each file atomically through a temporary file and a rename.
+// prefix.pdf), each file atomically (internal/results.WriteFile). Run tables
+// are read with every length of the parquet file checked before it is used
+// (internal/parquetcheck), so a damaged file is an error, never a crash or an
+// out-of-memory kill. Package reports/specout draws the tables and plots an
+// experiment spec asks for.
 package reports

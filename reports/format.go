@@ -17,6 +17,8 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/repro-dp/repro/internal/results"
 )
 
 // Format is an output format of a table.
@@ -187,8 +189,15 @@ func (g *Grid) body(st style) [][]string {
 
 func identity(s string) string { return s }
 
+// TextWidth is the width, in terminal columns, within which WriteText keeps
+// a table. A table with more columns is written as several tables one
+// under the other, each with the row keys and as many columns as fit (the
+// sub-columns of the metrics of one column key stay together), and each
+// column header puts one key part per line.
+const TextWidth = 120
+
 // WriteText writes g as a terminal table with its title above and its notes
-// and warnings below.
+// and warnings below; see [TextWidth].
 func (g *Grid) WriteText(w io.Writer) error {
 	st := style{pm: " ± ", missing: missing, esc: identity, bold: identity}
 	if g.hasBest() {
@@ -196,30 +205,21 @@ func (g *Grid) WriteText(w io.Writer) error {
 		st.bold = func(s string) string { return s + " *" }
 		st.plain = func(s string) string { return s + "  " }
 	}
+	header := g.stackedHeader()
 	body := g.body(st)
-	align := make([]tw.Align, len(g.RowNames)+len(g.Cols))
-	for j := range align {
-		if j < len(g.RowNames) {
-			align[j] = tw.AlignLeft
-		} else {
-			align[j] = tw.AlignRight
-		}
-	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s (%s)\n", g.Title, g.subtitle())
-	table := tablewriter.NewTable(bw,
-		tablewriter.WithEastAsian(tw.Off),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithTrimSpace(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignCenter),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
-	table.Header(g.header(identity))
-	if err := table.Bulk(body); err != nil {
-		return fmt.Errorf("reports: %w", err)
-	}
-	if err := table.Render(); err != nil {
-		return fmt.Errorf("reports: %w", err)
+	blocks := g.textBlocks(header, body)
+	for k, cols := range blocks {
+		if len(blocks) > 1 {
+			fmt.Fprintf(bw, "(columns %d–%d of %d)\n", cols[0]+1, cols[len(cols)-1]+1, len(g.Cols))
+		}
+		if err := g.renderText(bw, header, body, cols); err != nil {
+			return err
+		}
+		if k < len(blocks)-1 {
+			fmt.Fprintln(bw)
+		}
 	}
 	for _, n := range g.notes("*", "[x]", identity) {
 		fmt.Fprintln(bw, n)
@@ -228,6 +228,107 @@ func (g *Grid) WriteText(w io.Writer) error {
 		fmt.Fprintf(bw, "warning: %v\n", warn)
 	}
 	return bw.Flush()
+}
+
+// stackedHeader returns the header row of a terminal table: the row key
+// names, then the column headers with one key part per line.
+func (g *Grid) stackedHeader() []string {
+	h := slices.Clone(g.RowNames)
+	for c, key := range g.Cols {
+		if len(key) == 0 {
+			h = append(h, g.colName(c))
+			continue
+		}
+		h = append(h, strings.Join(key, "\n"))
+	}
+	return h
+}
+
+// textWidth returns the widest line of s in terminal columns.
+func textWidth(s string) int {
+	n := 0
+	for _, line := range strings.Split(s, "\n") {
+		n = max(n, utf8.RuneCountInString(line))
+	}
+	return n
+}
+
+// textBlocks splits the data columns of g into blocks that fit TextWidth
+// with the row keys, keeping the sub-columns of one column key together.
+func (g *Grid) textBlocks(header []string, body [][]string) [][]int {
+	nk := len(g.RowNames)
+	width := func(j int) int { // a column with its padding and border
+		w := textWidth(header[j])
+		for _, row := range body {
+			w = max(w, textWidth(row[j]))
+		}
+		return w + 3
+	}
+	keys := 1
+	for j := range nk {
+		keys += width(j)
+	}
+	nm := max(len(g.Metrics), 1)
+	var blocks [][]int
+	var cur []int
+	used := keys
+	for c := 0; c < len(g.Cols); c += nm {
+		unit, w := []int{}, 0
+		for j := c; j < min(c+nm, len(g.Cols)); j++ {
+			unit = append(unit, j)
+			w += width(nk + j)
+		}
+		if len(cur) > 0 && used+w > TextWidth {
+			blocks = append(blocks, cur)
+			cur, used = nil, keys
+		}
+		cur = append(cur, unit...)
+		used += w
+	}
+	if len(cur) > 0 || len(blocks) == 0 {
+		blocks = append(blocks, cur)
+	}
+	return blocks
+}
+
+// renderText writes the row keys and the data columns cols of a terminal
+// table.
+func (g *Grid) renderText(w io.Writer, header []string, body [][]string, cols []int) error {
+	nk := len(g.RowNames)
+	pick := func(row []string) []string {
+		out := slices.Clone(row[:nk])
+		for _, j := range cols {
+			out = append(out, row[nk+j])
+		}
+		return out
+	}
+	align := make([]tw.Align, nk+len(cols))
+	for j := range align {
+		if j < nk {
+			align[j] = tw.AlignLeft
+		} else {
+			align[j] = tw.AlignRight
+		}
+	}
+	rows := make([][]string, len(body))
+	for r, row := range body {
+		rows[r] = pick(row)
+	}
+	table := tablewriter.NewTable(w,
+		tablewriter.WithEastAsian(tw.Off),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	table.Header(pick(header))
+	if err := table.Bulk(rows); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := table.Render(); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	return nil
 }
 
 // WriteMarkdown writes g as a GitHub-flavoured Markdown table with its title
@@ -451,7 +552,7 @@ func (g *Grid) Save(prefix string, formats ...Format) ([]string, error) {
 			return paths, err
 		}
 		path := prefix + f.Ext()
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		if err := results.WriteFile(path, buf.Bytes()); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)

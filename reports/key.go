@@ -33,6 +33,32 @@ func label(overrides map[string]string, name string) string {
 	return name
 }
 
+// metricLabels are the axis labels of well-known metrics, with their unit:
+// the accuracies of package runners/pipeline are percentages.
+var metricLabels = map[string]string{
+	"acc":                   "accuracy (%)",
+	"img":                   "IMG accuracy (%)",
+	"acc_text":              "text-only accuracy (%)",
+	"acc_majority":          "majority-answer accuracy (%)",
+	"mia_auc":               "MIA AUC",
+	"mia_advantage":         "MIA advantage (TPR − FPR)",
+	"mia_balanced_accuracy": "MIA balanced accuracy",
+	"seconds":               "wall time (s)",
+}
+
+// metricLabel returns the axis label of metric name: overrides[name] if
+// set, else the label with its unit of a well-known metric, else the label
+// of the column (see label).
+func metricLabel(overrides map[string]string, name string) string {
+	if l, ok := overrides[name]; ok {
+		return l
+	}
+	if l, ok := metricLabels[name]; ok {
+		return l
+	}
+	return label(nil, name)
+}
+
 // Key is the value of a composite key (the row key or the column key of a
 // table cell, or the series of a plot) as formatted text, one part per key
 // column.

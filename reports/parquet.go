@@ -15,6 +15,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/repro-dp/repro/internal/parquetcheck"
 )
 
 // ReadRuns reads the run table in the parquet file at path, such as an
@@ -41,7 +43,10 @@ func ReadRuns(path string) (*Runs, error) {
 }
 
 // DecodeRuns reads a run table from the parquet data of the given size in r;
-// see [ReadRuns]. Malformed input is an error, never a panic.
+// see [ReadRuns]. Malformed input is an error, never a panic, and never an
+// allocation larger than the file's structure can justify: every length in
+// the footer and the page headers is checked first (package
+// internal/parquetcheck), and a run table holds at most 1<<24 rows.
 func DecodeRuns(r io.ReaderAt, size int64) (runs *Runs, err error) {
 	// The parquet decoder may panic on corrupt input; this is the boundary
 	// where that becomes an error.
@@ -50,7 +55,8 @@ func DecodeRuns(r io.ReaderAt, size int64) (runs *Runs, err error) {
 			runs, err = nil, fmt.Errorf("reports: malformed parquet: %v", e)
 		}
 	}()
-	f, err := parquet.OpenFile(r, size)
+	// Lengths in the file are checked before the decoder allocates by them.
+	f, err := parquetcheck.Open(r, size, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
@@ -59,19 +65,45 @@ func DecodeRuns(r io.ReaderAt, size int64) (runs *Runs, err error) {
 		return nil, fmt.Errorf("reports: malformed parquet: %d rows", n)
 	}
 
-	schema := f.Schema()
-	type target struct {
-		col  int // index into cols
-		conv func(parquet.Value) (string, float64)
+	cols, targets, skipped, err := schemaColumns(f.Schema(), n)
+	if err != nil {
+		return nil, err
 	}
-	targets := make(map[int]target) // by parquet column index
-	var cols []Column
-	var skipped []string
+	if err := readRows(f, cols, targets); err != nil {
+		return nil, err
+	}
+	runs = &Runs{skipped: skipped}
+	for _, c := range cols {
+		l := len(c.Floats)
+		if c.Kind == String {
+			l = len(c.Strings)
+		}
+		if int64(l) != n {
+			return nil, fmt.Errorf("reports: malformed parquet: column %q has %d values, want %d", c.Name, l, n)
+		}
+		runs.addColumn(c)
+	}
+	runs.n = int(n)
+	return runs, nil
+}
+
+// target is where the values of one parquet column go: a column of the run
+// table and a conversion.
+type target struct {
+	col  int // index into the run table's columns
+	conv func(parquet.Value) (string, float64)
+}
+
+// schemaColumns returns the run-table columns of schema (with room for up
+// to n rows, trusted only so far), the target of each parquet column index,
+// and the names of the columns skipped.
+func schemaColumns(schema *parquet.Schema, n int64) (cols []Column, targets map[int]target, skipped []string, err error) {
+	targets = make(map[int]target)
 	seen := make(map[string]bool)
 	for _, path := range schema.Columns() {
 		leaf, ok := schema.Lookup(path...)
 		if !ok {
-			return nil, fmt.Errorf("reports: malformed parquet: no column %q", path)
+			return nil, nil, nil, fmt.Errorf("reports: malformed parquet: no column %q", path)
 		}
 		name := path[0]
 		if len(path) != 1 || leaf.MaxRepetitionLevel > 0 {
@@ -88,7 +120,7 @@ func DecodeRuns(r io.ReaderAt, size int64) (runs *Runs, err error) {
 			continue
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("reports: malformed parquet: duplicate column %q", name)
+			return nil, nil, nil, fmt.Errorf("reports: malformed parquet: duplicate column %q", name)
 		}
 		seen[name] = true
 		c := Column{Name: name, Kind: kind}
@@ -101,64 +133,61 @@ func DecodeRuns(r io.ReaderAt, size int64) (runs *Runs, err error) {
 		targets[leaf.ColumnIndex] = target{col: len(cols), conv: conv}
 		cols = append(cols, c)
 	}
+	return cols, targets, skipped, nil
+}
 
+// readRows appends the values of every row of f to cols, missing values as
+// "" or NaN.
+func readRows(f *parquet.File, cols []Column, targets map[int]target) error {
 	buf := make([]parquet.Row, 64)
 	for _, g := range f.RowGroups() {
 		rows := g.Rows()
 		for {
 			k, err := rows.ReadRows(buf)
 			for _, row := range buf[:k] {
-				for i := range cols {
-					if cols[i].Kind == String {
-						cols[i].Strings = append(cols[i].Strings, "")
-					} else {
-						cols[i].Floats = append(cols[i].Floats, math.NaN())
-					}
-				}
-				for _, v := range row {
-					t, ok := targets[v.Column()]
-					if !ok || v.IsNull() {
-						continue
-					}
-					c := &cols[t.col]
-					s, x := t.conv(v)
-					if c.Kind == String {
-						c.Strings[len(c.Strings)-1] = s
-					} else {
-						c.Floats[len(c.Floats)-1] = x
-					}
-				}
+				appendRow(cols, targets, row)
 			}
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("reports: %w", err)
+				return fmt.Errorf("reports: %w", err)
 			}
 			if k == 0 {
 				rows.Close()
-				return nil, errors.New("reports: malformed parquet: no progress reading rows")
+				return errors.New("reports: malformed parquet: no progress reading rows")
 			}
 		}
 		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("reports: %w", err)
+			return fmt.Errorf("reports: %w", err)
 		}
 	}
+	return nil
+}
 
-	runs = &Runs{skipped: skipped}
-	for _, c := range cols {
-		l := len(c.Floats)
-		if c.Kind == String {
-			l = len(c.Strings)
+// appendRow appends one parquet row to cols.
+func appendRow(cols []Column, targets map[int]target, row parquet.Row) {
+	for i := range cols {
+		if cols[i].Kind == String {
+			cols[i].Strings = append(cols[i].Strings, "")
+		} else {
+			cols[i].Floats = append(cols[i].Floats, math.NaN())
 		}
-		if int64(l) != n {
-			return nil, fmt.Errorf("reports: malformed parquet: column %q has %d values, want %d", c.Name, l, n)
-		}
-		runs.addColumn(c)
 	}
-	runs.n = int(n)
-	return runs, nil
+	for _, v := range row {
+		t, ok := targets[v.Column()]
+		if !ok || v.IsNull() {
+			continue
+		}
+		c := &cols[t.col]
+		s, x := t.conv(v)
+		if c.Kind == String {
+			c.Strings[len(c.Strings)-1] = s
+		} else {
+			c.Floats[len(c.Floats)-1] = x
+		}
+	}
 }
 
 // Skipped returns the names of the parquet columns that [ReadRuns] skipped

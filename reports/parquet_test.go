@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -177,7 +178,10 @@ func TestReadRunsErrors(t *testing.T) {
 	}
 }
 
-// FuzzDecodeRuns checks that no input makes the decoder panic.
+// FuzzDecodeRuns checks that no input makes the decoder panic or allocate
+// more than a bound that grows with the input: corrupt lengths in a footer
+// or page header once made parquet-go allocate 256 MiB for a 2 KiB file
+// (the oom-* inputs of testdata/fuzz/FuzzDecodeRuns).
 func FuzzDecodeRuns(f *testing.F) {
 	var buf bytes.Buffer
 	if err := parquet.Write(&buf, toParquet(table1Rows()[:4])); err != nil {
@@ -187,9 +191,17 @@ func FuzzDecodeRuns(f *testing.F) {
 	f.Add([]byte("PAR1PAR1"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		runs, err := DecodeRuns(bytes.NewReader(data), int64(len(data)))
+		runtime.ReadMemStats(&after)
 		if err == nil && runs.Len() < 0 {
 			t.Errorf("negative length")
+		}
+		// A decoded table of n bytes needs far less than 4 KiB a byte;
+		// the 64 MiB floor covers the decoder's fixed buffers.
+		if bound := uint64(64<<20 + 4096*len(data)); after.TotalAlloc-before.TotalAlloc > bound {
+			t.Errorf("decoding %d bytes allocated %d MiB, more than %d MiB (err %v)", len(data), (after.TotalAlloc-before.TotalAlloc)>>20, bound>>20, err)
 		}
 	})
 }

@@ -6,13 +6,11 @@ package reports
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +21,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/repro-dp/repro/internal/results"
 )
 
 // Band is the error band drawn around each series' mean.
@@ -85,33 +85,47 @@ const (
 	// Bar draws one bar per series side by side at each x, which becomes a
 	// category (∞ included, as the last one), with error bars.
 	Bar
+	// Radar draws one polygon per series on spokes, one spoke per metric of
+	// Plot.Metrics (or per value of X, with Y as the metric); see radar.go.
+	Radar
+	// ROC draws each series' membership-inference ROC curve on log-log
+	// axes with the diagonal of a random guess, from the per-example
+	// scores each run wrote; see roc.go.
+	ROC
+	// Heatmap draws the mean of Y over two swept columns, X across and
+	// Rows down, as coloured cells with their values written in; see
+	// heatmap.go.
+	Heatmap
+	// ImageGrid draws the images each run wrote (reconstructions, say) as a
+	// grid, one row per run and one column per image name; see grid.go.
+	ImageGrid
 )
 
-// String returns "line" or "scatter".
+// plotKinds are the names of the kinds, indexed by kind.
+var plotKinds = []string{"line", "scatter", "bar", "radar", "roc", "heatmap", "grid"}
+
+// PlotKinds returns the names of every plot kind, in the order of their
+// values: what [ParsePlotKind] accepts.
+func PlotKinds() []string { return slices.Clone(plotKinds) }
+
+// String returns the kind's name: "line", "scatter", "bar", "radar", "roc",
+// "heatmap" or "grid".
 func (k PlotKind) String() string {
-	switch k {
-	case Line:
-		return "line"
-	case Scatter:
-		return "scatter"
-	case Bar:
-		return "bar"
+	if k >= 0 && int(k) < len(plotKinds) {
+		return plotKinds[k]
 	}
 	return "PlotKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ParsePlotKind returns the kind named s: "line" (or ""), "scatter" or
-// "bar".
+// ParsePlotKind returns the kind named s, one of [PlotKinds]; "" is Line.
 func ParsePlotKind(s string) (PlotKind, error) {
-	switch s {
-	case "", "line":
+	if s == "" {
 		return Line, nil
-	case "scatter":
-		return Scatter, nil
-	case "bar":
-		return Bar, nil
 	}
-	return 0, fmt.Errorf("reports: unknown plot kind %q (want line, scatter or bar)", s)
+	if k := slices.Index(plotKinds, s); k >= 0 {
+		return PlotKind(k), nil
+	}
+	return 0, fmt.Errorf("reports: unknown plot kind %q (want %s)", s, strings.Join(plotKinds, ", "))
 }
 
 // Plot describes a plot of a metric against a numeric column: one series
@@ -119,16 +133,20 @@ func ParsePlotKind(s string) (PlotKind, error) {
 // share an x, with an error band (±1 sample standard deviation by default);
 // one panel per value of the facet columns, side by side with a shared y
 // axis and one legend. Runs at x = +Inf are drawn as a dashed horizontal
-// line per series (see the package documentation).
+// line per series (see the package documentation). The other kinds (Radar,
+// ROC, Heatmap, ImageGrid) read the fields their documentation names.
 type Plot struct {
 	// X is the Float column on the horizontal axis, for example
-	// "epsilon_target".
+	// "epsilon_target". Radar reads it (of either kind) for its spokes when
+	// Metrics is empty; ROC and ImageGrid ignore it.
 	X string
 	// Y is the Float column aggregated on the vertical axis, for example
-	// "acc".
+	// "acc"; a Heatmap's colour. ROC and ImageGrid ignore it, and so does
+	// Radar when Metrics is set.
 	Y string
 	// Series are the columns whose values split the runs into lines, for
 	// example {"method"}. If empty, all runs of a panel form a single line.
+	// ImageGrid makes one row per run, labelled by its series key and seed.
 	Series []string
 	// Facets are the columns whose values split the runs into panels, for
 	// example {"task"}. If empty, the figure has a single panel.
@@ -138,17 +156,40 @@ type Plot struct {
 	Where map[string]string
 	// Kind is the kind of plot; the zero value is Line.
 	Kind PlotKind
-	// Band is the error band; the zero value is BandStd.
+	// Band is the error band; the zero value is BandStd. Radar draws it as
+	// a shaded ring around each polygon, ROC as a shaded band around the
+	// mean TPR; Heatmap and ImageGrid ignore it.
 	Band Band
+	// Metrics are the spokes of a Radar, one per metric (at least three).
+	// Other kinds ignore it.
+	Metrics []string
+	// Rows is the column whose values are the rows of a Heatmap, drawn
+	// down its vertical axis; X gives its columns. Other kinds ignore it.
+	Rows string
+	// Attack selects the attack whose scores a ROC draws (the attack column
+	// of scores.parquet). If empty, every attack in the files is drawn,
+	// each as its own series.
+	Attack string
+	// Images are the names of the images an ImageGrid shows, one column
+	// each, read from the run's folder as images/<name>.png. If empty, every
+	// PNG file in the images folder of the first run is shown, sorted by
+	// name.
+	Images []string
+	// RunDirs is the folder that holds one folder per run, named by the run's
+	// run_id column (an experiment's runs folder). ROC reads scores.parquet
+	// there, ImageGrid the images folder; other kinds ignore it.
+	RunDirs string
 	// Title is the figure's title. If empty, the figure has none.
 	Title string
 	// XLabel and YLabel are the axis labels. If empty, the labels of X and Y
-	// are used (see Labels).
+	// are used (see Labels); a well-known metric's label states its unit
+	// ("accuracy (%)").
 	XLabel, YLabel string
 	// Labels override the labels of columns; see Table.Labels.
 	Labels map[string]string
 	// LogX draws the horizontal axis on a log scale; runs with x ≤ 0 are then
-	// left out and counted in the warnings. It is an error with Bar.
+	// left out and counted in the warnings. It is an error with Bar, Radar,
+	// Heatmap and ImageGrid; ROC is always log-log.
 	LogX bool
 	// Scale multiplies every y value before aggregation. If Scale is 0, it is
 	// defaulted to 1.
@@ -159,7 +200,7 @@ type Plot struct {
 	// Width and Height are the size of the figure. If zero, the width is
 	// defaulted to 5 inches per panel (4 with several panels) plus 2 for the
 	// legend, and the height to 4 inches per row of panels (at most three
-	// panels per row).
+	// panels per row); an ImageGrid's size follows its rows and columns.
 	Width, Height vg.Length
 }
 
@@ -176,7 +217,9 @@ type Point struct {
 type Series struct {
 	// Name is the series key, its values joined by spaces.
 	Name string
-	// Points are the points at finite x, in ascending x.
+	// Points are the points at finite x, in ascending x. A Radar's points
+	// are its spokes, X being the spoke's index; a ROC's are TPRs at
+	// log-spaced FPRs.
 	Points []Point
 	// Inf is the point at x = +Inf, or nil if the series has no such runs.
 	Inf *Point
@@ -217,54 +260,93 @@ const pngDPI = 150
 const maxPanelCols = 3
 
 // Build aggregates runs into the panels and series of p and draws them. It
-// returns an error if a column p names is missing or of the wrong kind, or
-// if no run with a finite x and a y is left.
+// returns an error if a column p names is missing or of the wrong kind, if
+// an option does not apply to p's kind, or if nothing is left to draw.
 func (p *Plot) Build(runs *Runs) (*Figure, error) {
-	if p.Kind != Line && p.Kind != Scatter && p.Kind != Bar {
-		return nil, fmt.Errorf("reports: unknown plot kind %d", p.Kind)
+	if err := p.check(); err != nil {
+		return nil, err
 	}
-	if p.Kind == Bar && p.LogX {
-		return nil, errors.New("reports: a bar plot has no log x axis: its x values are categories")
+	var fig *Figure
+	var err error
+	switch p.Kind {
+	case Radar:
+		fig, err = p.buildRadar(runs)
+	case ROC:
+		fig, err = p.buildROC(runs)
+	case Heatmap:
+		fig, err = p.buildHeatmap(runs)
+	case ImageGrid:
+		fig, err = p.buildGrid(runs)
+	default:
+		fig, err = p.buildXY(runs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.size(fig)
+	return fig, nil
+}
+
+// check returns an error if p's kind, band or an option it sets is not
+// valid for its kind.
+func (p *Plot) check() error {
+	if p.Kind < 0 || int(p.Kind) >= len(plotKinds) {
+		return fmt.Errorf("reports: unknown plot kind %d", p.Kind)
 	}
 	if p.Band != BandStd && p.Band != BandSEM && p.Band != BandNone {
-		return nil, fmt.Errorf("reports: unknown band %d", p.Band)
+		return fmt.Errorf("reports: unknown band %d", p.Band)
 	}
-	xcol, err := floatColumn(runs, "x", p.X)
-	if err != nil {
-		return nil, err
+	if p.LogX && p.Kind != Line && p.Kind != Scatter && p.Kind != ROC {
+		return fmt.Errorf("reports: a %s plot has no log x axis", p.Kind)
 	}
-	ycol, err := floatColumn(runs, "y", p.Y)
-	if err != nil {
-		return nil, err
+	need := func(ok bool, what string) error {
+		if !ok {
+			return fmt.Errorf("reports: a %s plot needs %s", p.Kind, what)
+		}
+		return nil
 	}
-	series, err := newKeyer(runs, "series", p.Series)
-	if err != nil {
-		return nil, err
+	switch p.Kind {
+	case Radar:
+		if len(p.Metrics) == 0 {
+			return need(p.X != "" && p.Y != "", "three or more Metrics, or X and Y")
+		}
+		return need(len(p.Metrics) >= 3, "three or more Metrics")
+	case ROC:
+		return need(p.RunDirs != "", "RunDirs, the folder of the runs' folders")
+	case ImageGrid:
+		return need(p.RunDirs != "", "RunDirs, the folder of the runs' folders")
+	case Heatmap:
+		return need(p.X != "" && p.Y != "" && p.Rows != "", "X, Rows and Y")
 	}
-	facets, err := newKeyer(runs, "facet", p.Facets)
-	if err != nil {
-		return nil, err
-	}
-	scale := p.Scale
-	if scale == 0 {
-		scale = 1
-	}
-	minSeeds := p.MinSeeds
-	if minSeeds == 0 {
-		minSeeds = 10
-	}
-	idx, err := selectRuns(runs, p.Where)
-	if err != nil {
-		return nil, err
-	}
-	if len(idx) == 0 {
-		return nil, errors.New("reports: no runs left after the where filter")
-	}
-	good, warnings := okRuns(runs, idx)
+	return need(p.X != "" && p.Y != "", "X and Y")
+}
 
+// size sets the figure's size: p's, or the default for its panels.
+func (p *Plot) size(fig *Figure) {
+	cols := min(len(fig.Panels), maxPanelCols)
+	rows := (len(fig.Panels) + cols - 1) / cols
+	if fig.Width == 0 {
+		fig.Width = p.Width
+	}
+	if fig.Height == 0 {
+		fig.Height = p.Height
+	}
+	if fig.Width == 0 {
+		panelW := 5 * vg.Inch
+		if len(fig.Panels) > 1 {
+			panelW = 4 * vg.Inch
+		}
+		fig.Width = vg.Length(cols)*panelW + 2*vg.Inch
+	}
+	if fig.Height == 0 {
+		fig.Height = vg.Length(rows) * 4 * vg.Inch
+	}
+}
+
+// xyRuns are the runs of an x–y plot that have a value to draw.
+func (p *Plot) xyRuns(sel selection, xcol, ycol *Column) (kept []int, warnings []error) {
 	var noY, noX, nonPositive, negInf int
-	var kept []int
-	for _, i := range good {
+	for _, i := range sel.ok {
 		x, y := xcol.Floats[i], ycol.Floats[i]
 		switch {
 		case math.IsNaN(y):
@@ -288,61 +370,55 @@ func (p *Plot) Build(runs *Runs) (*Figure, error) {
 	count(noX, "no "+p.X)
 	count(negInf, p.X+" = -∞, left out")
 	count(nonPositive, p.X+" ≤ 0, left out of the log scale")
+	return kept, warnings
+}
 
-	// Colours and markers follow a series' place among all runs of the
-	// table, so that a method keeps its style across the panels and plots of
-	// one experiment whatever the filter.
+// styles returns the style index of each series key: its place among all
+// runs of the table, so that a method keeps its colour and marker across
+// the panels and plots of one experiment whatever the filter.
+func styles(runs *Runs, series *keyer) map[string]int {
 	all := make([]int, runs.Len())
 	for i := range all {
 		all[i] = i
 	}
-	_, stylePos := series.groups(all)
-	seed, hasSeed := runs.Column("seed")
-	hasSeed = hasSeed && seed.Kind == Float
+	_, pos := series.groups(all)
+	return pos
+}
 
+// buildXY builds a Line, Scatter or Bar plot.
+func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
+	xcol, err := floatColumn(runs, "x", p.X)
+	if err != nil {
+		return nil, err
+	}
+	ycol, err := floatColumn(runs, "y", p.Y)
+	if err != nil {
+		return nil, err
+	}
+	series, facets, err := p.keyers(runs)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := selectOK(runs, p.Where)
+	if err != nil {
+		return nil, err
+	}
+	kept, warnings := p.xyRuns(sel, xcol, ycol)
+	stylePos := styles(runs, series)
+	agg := newAggregator(runs, p.Scale)
 	fig := &Figure{Title: p.Title}
-	minN, maxN := math.MaxInt, 0
 	finite := false
 	facetGroups, _ := facets.groups(kept)
 	for _, fg := range facetGroups {
 		panel := Panel{Name: facets.key(fg.first).String()}
 		groups, _ := series.groups(fg.runs)
 		for _, g := range groups {
-			byX := make(map[float64][]int)
-			for _, i := range g.runs {
-				x := normalise(xcol.Floats[i])
-				byX[x] = append(byX[x], i)
-			}
-			xs := make([]float64, 0, len(byX))
-			for x := range byX {
-				xs = append(xs, x)
-			}
-			slices.Sort(xs)
 			s := Series{Name: series.key(g.first).String(), style: stylePos[series.id(g.first)]}
 			if len(p.Series) == 0 {
-				s.Name = label(p.Labels, p.Y)
+				s.Name = metricLabel(p.Labels, p.Y)
 			}
-			for _, x := range xs {
-				ys := make([]float64, len(byX[x]))
-				var seeds []float64
-				for k, i := range byX[x] {
-					ys[k] = ycol.Floats[i] * scale
-					if hasSeed {
-						seeds = append(seeds, seed.Floats[i])
-					}
-				}
-				if dup, ok := duplicate(seeds); ok {
-					where := s.Name
-					if panel.Name != "" {
-						where = panel.Name + " " + where
-					}
-					warnings = append(warnings, fmt.Errorf("point (%s; %s=%s) has several runs of seed %s: a swept column is neither x, a series nor a facet key",
-						where, p.X, formatKeyFloat(x), formatKeyFloat(dup)))
-				}
-				mean, std := meanStd(ys)
-				pt := Point{X: x, N: len(ys), Mean: mean, Std: std}
-				minN, maxN = min(minN, pt.N), max(maxN, pt.N)
-				if math.IsInf(x, 1) {
+			for _, pt := range p.points(agg, xcol, ycol, g.runs, panel.Name, s.Name) {
+				if math.IsInf(pt.X, 1) {
 					s.Inf = &pt
 				} else {
 					s.Points = append(s.Points, pt)
@@ -356,45 +432,64 @@ func (p *Plot) Build(runs *Runs) (*Figure, error) {
 	if !finite {
 		return nil, fmt.Errorf("reports: no runs with a finite %s and a %s to plot", p.X, p.Y)
 	}
-	if minSeeds > 0 && minN < minSeeds {
-		n := strconv.Itoa(minN)
-		if minN != maxN {
-			n += "–" + strconv.Itoa(maxN)
-		}
-		warnings = append(warnings, fmt.Errorf("n=%s seeds < %d", n, minSeeds))
+	fig.Warnings = append(slices.Concat(sel.warnings, warnings), agg.warnings(defaultMinSeeds(p.MinSeeds))...)
+	if err := p.drawXY(fig); err != nil {
+		return nil, err
 	}
-	fig.Warnings = warnings
+	return fig, nil
+}
 
-	// Draw, then share one y range among the panels.
-	fig.Legend = plot.NewLegend()
-	fig.Legend.Top, fig.Legend.Left = true, true
-	var legendNames, infNames []string
-	var infEntries []func()
+// keyers returns the keyers of p's series and facet columns.
+func (p *Plot) keyers(runs *Runs) (series, facets *keyer, err error) {
+	if series, err = newKeyer(runs, "series", p.Series); err != nil {
+		return nil, nil, err
+	}
+	if facets, err = newKeyer(runs, "facet", p.Facets); err != nil {
+		return nil, nil, err
+	}
+	return series, facets, nil
+}
+
+// points aggregates the runs idx of one series into one point per distinct
+// x, in ascending x (+Inf last).
+func (p *Plot) points(agg *aggregator, xcol, ycol *Column, idx []int, panel, name string) []Point {
+	byX := make(map[float64][]int)
+	for _, i := range idx {
+		x := normalise(xcol.Floats[i])
+		byX[x] = append(byX[x], i)
+	}
+	xs := slices.Sorted(maps.Keys(byX))
+	pts := make([]Point, 0, len(xs))
+	for _, x := range xs {
+		s := agg.add(ycol, byX[x], func() (string, string) {
+			where := name
+			if panel != "" {
+				where = panel + " " + where
+			}
+			return fmt.Sprintf("point (%s; %s=%s)", where, p.X, formatKeyFloat(x)), "a swept column is neither x, a series nor a facet key"
+		})
+		pts = append(pts, Point{X: x, N: s.N, Mean: s.Mean, Std: s.Std})
+	}
+	return pts
+}
+
+// drawXY draws the panels of an x–y figure with one legend, sharing one y
+// range among the panels.
+func (p *Plot) drawXY(fig *Figure) error {
+	var lb legendBuilder
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for k := range fig.Panels {
 		panel := &fig.Panels[k]
 		plt, entries, err := p.draw(panel.Series, len(p.Facets) > 0)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		plt.Title.Text = panel.Name
 		panel.Plot = plt
 		ymin, ymax = min(ymin, plt.Y.Min), max(ymax, plt.Y.Max)
-		for _, e := range entries {
-			switch {
-			case e.inf && !slices.Contains(infNames, e.name):
-				infNames = append(infNames, e.name)
-				infEntries = append(infEntries, func() { fig.Legend.Add(e.name, e.thumbs...) })
-			case !e.inf && !slices.Contains(legendNames, e.name):
-				legendNames = append(legendNames, e.name)
-				fig.Legend.Add(e.name, e.thumbs...)
-			}
-		}
+		lb.add(entries)
 	}
-	// The lines at ∞ come last in the legend, below the sweeps.
-	for _, add := range infEntries {
-		add()
-	}
+	fig.Legend = lb.legend()
 	// Leave a margin above and below the data, so that no band touches the
 	// frame.
 	pad := (ymax - ymin) * 0.05
@@ -404,21 +499,37 @@ func (p *Plot) Build(runs *Runs) (*Figure, error) {
 	for _, panel := range fig.Panels {
 		panel.Plot.Y.Min, panel.Plot.Y.Max = ymin-pad, ymax+pad
 	}
+	return nil
+}
 
-	cols := min(len(fig.Panels), maxPanelCols)
-	rows := (len(fig.Panels) + cols - 1) / cols
-	fig.Width, fig.Height = p.Width, p.Height
-	if fig.Width == 0 {
-		panelW := 5 * vg.Inch
-		if len(fig.Panels) > 1 {
-			panelW = 4 * vg.Inch
+// legendBuilder gathers the legend entries of a figure's panels: each name
+// once, the lines at ∞ after the others.
+type legendBuilder struct {
+	names, infNames []string
+	entries, inf    []legendEntry
+}
+
+func (lb *legendBuilder) add(entries []legendEntry) {
+	for _, e := range entries {
+		switch {
+		case e.inf && !slices.Contains(lb.infNames, e.name):
+			lb.infNames = append(lb.infNames, e.name)
+			lb.inf = append(lb.inf, e)
+		case !e.inf && !slices.Contains(lb.names, e.name):
+			lb.names = append(lb.names, e.name)
+			lb.entries = append(lb.entries, e)
 		}
-		fig.Width = vg.Length(cols)*panelW + 2*vg.Inch
 	}
-	if fig.Height == 0 {
-		fig.Height = vg.Length(rows) * 4 * vg.Inch
+}
+
+// legend returns the legend, drawn from its top left.
+func (lb *legendBuilder) legend() plot.Legend {
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true
+	for _, e := range slices.Concat(lb.entries, lb.inf) {
+		l.Add(e.name, e.thumbs...)
 	}
-	return fig, nil
+	return l
 }
 
 // floatColumn returns the Float column name of runs.
@@ -453,7 +564,7 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 	}
 	plt.Y.Label.Text = p.YLabel
 	if plt.Y.Label.Text == "" {
-		plt.Y.Label.Text = label(p.Labels, p.Y)
+		plt.Y.Label.Text = metricLabel(p.Labels, p.Y)
 	}
 	if p.Kind == Bar {
 		grid := plotter.NewGrid()
@@ -504,74 +615,95 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 
 	var entries, infEntries []legendEntry
 	for _, s := range series {
-		col := plotutil.Color(s.style)
 		if len(s.Points) > 0 {
-			xys := make(plotter.XYs, len(s.Points))
-			for k, pt := range s.Points {
-				xys[k] = plotter.XY{X: pt.X, Y: pt.Mean}
-			}
-			points, err := plotter.NewScatter(xys)
+			e, err := p.drawSeries(plt, s)
 			if err != nil {
-				return nil, nil, fmt.Errorf("reports: %w", err)
+				return nil, nil, err
 			}
-			points.Color = col
-			points.Shape = plotutil.Shape(s.style)
-			points.Radius = vg.Points(3)
-			thumbs := []plot.Thumbnailer{points}
-			switch p.Kind {
-			case Line:
-				if poly := p.bandPolygon(s.Points); poly != nil {
-					poly.Color = withAlpha(col, bandAlpha)
-					poly.LineStyle.Width = 0
-					plt.Add(poly)
-				}
-				line, err := plotter.NewLine(xys)
-				if err != nil {
-					return nil, nil, fmt.Errorf("reports: %w", err)
-				}
-				line.Color = col
-				line.Width = vg.Points(1.5)
-				plt.Add(line)
-				thumbs = []plot.Thumbnailer{line, points}
-			case Scatter:
-				if bars := p.errorBars(xys, s.Points); bars != nil {
-					bars.Color = col
-					plt.Add(bars)
-				}
-			}
-			plt.Add(points)
-			entries = append(entries, legendEntry{name: s.Name, thumbs: thumbs})
+			entries = append(entries, e)
 		}
 		if s.Inf != nil {
-			pt := *s.Inf
-			if h := p.Band.half(pt); h > 0 {
-				rect, err := plotter.NewPolygon(plotter.XYs{
-					{X: xmin, Y: pt.Mean - h}, {X: xmax, Y: pt.Mean - h},
-					{X: xmax, Y: pt.Mean + h}, {X: xmin, Y: pt.Mean + h},
-				})
-				if err != nil {
-					return nil, nil, fmt.Errorf("reports: %w", err)
-				}
-				rect.Color = withAlpha(col, bandAlpha/2)
-				rect.LineStyle.Width = 0
-				plt.Add(rect)
-			}
-			line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: pt.Mean}, {X: xmax, Y: pt.Mean}})
+			e, err := p.drawInf(plt, s, xmin, xmax)
 			if err != nil {
-				return nil, nil, fmt.Errorf("reports: %w", err)
+				return nil, nil, err
 			}
-			line.Color = col
-			line.Width = vg.Points(1.5)
-			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-			plt.Add(line)
-			name := fmt.Sprintf("%s (%s = ∞)", s.Name, plt.X.Label.Text)
-			infEntries = append(infEntries, legendEntry{name: name, thumbs: []plot.Thumbnailer{line}, inf: true})
+			infEntries = append(infEntries, e)
 		}
 	}
 	if len(xs) == 0 {
 		plt.X.Min, plt.X.Max = xmin, xmax
 	}
 	return plt, append(entries, infEntries...), nil
+}
+
+// drawSeries adds the points at finite x of series s to plt: a line over
+// its band, or points with error bars.
+func (p *Plot) drawSeries(plt *plot.Plot, s Series) (legendEntry, error) {
+	col := plotutil.Color(s.style)
+	xys := make(plotter.XYs, len(s.Points))
+	for k, pt := range s.Points {
+		xys[k] = plotter.XY{X: pt.X, Y: pt.Mean}
+	}
+	points, err := plotter.NewScatter(xys)
+	if err != nil {
+		return legendEntry{}, fmt.Errorf("reports: %w", err)
+	}
+	points.Color = col
+	points.Shape = plotutil.Shape(s.style)
+	points.Radius = vg.Points(3)
+	thumbs := []plot.Thumbnailer{points}
+	switch p.Kind {
+	case Line:
+		if poly := p.bandPolygon(s.Points); poly != nil {
+			poly.Color = withAlpha(col, bandAlpha)
+			poly.LineStyle.Width = 0
+			plt.Add(poly)
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return legendEntry{}, fmt.Errorf("reports: %w", err)
+		}
+		line.Color = col
+		line.Width = vg.Points(1.5)
+		plt.Add(line)
+		thumbs = []plot.Thumbnailer{line, points}
+	case Scatter:
+		if bars := p.errorBars(xys, s.Points); bars != nil {
+			bars.Color = col
+			plt.Add(bars)
+		}
+	}
+	plt.Add(points)
+	return legendEntry{name: s.Name, thumbs: thumbs}, nil
+}
+
+// drawInf adds the value of series s at x = +Inf to plt: a dashed line from
+// xmin to xmax over its band.
+func (p *Plot) drawInf(plt *plot.Plot, s Series, xmin, xmax float64) (legendEntry, error) {
+	col := plotutil.Color(s.style)
+	pt := *s.Inf
+	if h := p.Band.half(pt); h > 0 {
+		rect, err := plotter.NewPolygon(plotter.XYs{
+			{X: xmin, Y: pt.Mean - h}, {X: xmax, Y: pt.Mean - h},
+			{X: xmax, Y: pt.Mean + h}, {X: xmin, Y: pt.Mean + h},
+		})
+		if err != nil {
+			return legendEntry{}, fmt.Errorf("reports: %w", err)
+		}
+		rect.Color = withAlpha(col, bandAlpha/2)
+		rect.LineStyle.Width = 0
+		plt.Add(rect)
+	}
+	line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: pt.Mean}, {X: xmax, Y: pt.Mean}})
+	if err != nil {
+		return legendEntry{}, fmt.Errorf("reports: %w", err)
+	}
+	line.Color = col
+	line.Width = vg.Points(1.5)
+	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	plt.Add(line)
+	name := fmt.Sprintf("%s (%s = ∞)", s.Name, plt.X.Label.Text)
+	return legendEntry{name: name, thumbs: []plot.Thumbnailer{line}, inf: true}, nil
 }
 
 // barGroupWidth is the width of the bars at one category, side by side, in
@@ -784,37 +916,10 @@ func (f *Figure) Save(prefix string, formats ...string) ([]string, error) {
 			return paths, err
 		}
 		path := prefix + "." + format
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		if err := results.WriteFile(path, buf.Bytes()); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)
 	}
 	return paths, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed, so that path never holds a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("reports: %w", err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("reports: %w", err)
-	}
-	return nil
 }

@@ -166,208 +166,34 @@ type Grid struct {
 	// too few seeds, missing metrics, ambiguous cells, paper values that
 	// match no cell.
 	Warnings []error
+	// Metrics are the metrics of the cells; with several, each column key
+	// has one sub-column per metric, in this order.
+	Metrics []string
 }
 
 // Build aggregates runs into the cells of t. It returns an error if a column
 // t names is missing or of the wrong kind, or if no run is left after Where;
 // everything else worth knowing is in the Grid's warnings.
 func (t *Table) Build(runs *Runs) (*Grid, error) {
-	if len(t.Rows) == 0 {
-		return nil, errors.New("reports: table has no row key columns")
-	}
-	if t.Best != NoBest && t.Best != Max && t.Best != Min {
-		return nil, fmt.Errorf("reports: unknown best rule %d", t.Best)
-	}
-	names := t.Metrics
-	switch {
-	case len(names) > 0 && t.Metric != "":
-		return nil, errors.New("reports: table sets both Metric and Metrics")
-	case len(names) == 0 && t.Metric == "":
-		return nil, errors.New("reports: table has no metric")
-	case len(names) == 0:
-		names = []string{t.Metric}
-	}
-	metrics := make([]*Column, len(names))
-	for m, name := range names {
-		if slices.Contains(names[:m], name) {
-			return nil, fmt.Errorf("reports: metric %s listed twice", name)
-		}
-		c, err := floatColumn(runs, "metric", name)
-		if err != nil {
-			return nil, err
-		}
-		metrics[m] = c
-	}
-	rows, err := newKeyer(runs, "row", t.Rows)
+	ts, err := t.setup(runs)
 	if err != nil {
 		return nil, err
 	}
-	cols, err := newKeyer(runs, "column", t.Cols)
+	sel, err := selectOK(runs, t.Where)
 	if err != nil {
 		return nil, err
 	}
-	among := t.BestAmong
-	if among == nil {
-		among = t.Rows
-		if slices.Contains(t.Rows, "method") || slices.Contains(t.Cols, "method") {
-			among = []string{"method"}
+	g, lay := t.layout(ts, sel)
+	g.Warnings = sel.warnings
+	for m, c := range ts.metrics {
+		if w := countMissing(c, sel.ok, ts.names[m]); w != nil {
+			g.Warnings = append(g.Warnings, w)
 		}
 	}
-	for _, name := range among {
-		if !slices.Contains(t.Rows, name) && !slices.Contains(t.Cols, name) {
-			return nil, fmt.Errorf("reports: best-among column %q is not a row or column key", name)
-		}
-	}
-	scale := t.Scale
-	if scale == 0 {
-		scale = 1
-	}
-	prec := t.Precision
-	switch {
-	case prec == 0:
-		prec = 2
-	case prec < 0:
-		prec = 0
-	}
-	minSeeds := t.MinSeeds
-	if minSeeds == 0 {
-		minSeeds = 10
-	}
-
-	idx, err := selectRuns(runs, t.Where)
-	if err != nil {
-		return nil, err
-	}
-	if len(idx) == 0 {
-		return nil, errors.New("reports: no runs left after the where filter")
-	}
-	good, excluded := okRuns(runs, idx)
-
-	// Rows and columns come from every run, failed ones included, so that a
-	// configuration whose runs all failed shows as missing cells.
-	rowGroups, rowPos := rows.groups(idx)
-	colGroups, colPos := cols.groups(idx)
-	nm := len(metrics)
-	g := &Grid{
-		Title:     t.Title,
-		Precision: prec,
-		Best:      t.Best,
-		Warnings:  excluded,
-	}
-	if g.Title == "" {
-		labels := make([]string, nm)
-		for m, name := range names {
-			labels[m] = label(t.Labels, name)
-		}
-		g.Title = strings.Join(labels, ", ")
-	}
-	for _, name := range t.Rows {
-		g.RowNames = append(g.RowNames, label(t.Labels, name))
-	}
-	for _, rg := range rowGroups {
-		g.Rows = append(g.Rows, rows.key(rg.first))
-	}
-	colKeys := make([]Key, len(colGroups))
-	for c, cg := range colGroups {
-		colKeys[c] = cols.key(cg.first)
-		h := cols.header(t.Labels, cg.first)
-		for _, name := range names {
-			if nm > 1 {
-				g.Cols = append(g.Cols, append(slices.Clip(h), label(t.Labels, name)))
-			} else {
-				g.Cols = append(g.Cols, h)
-			}
-		}
-	}
-
-	// The runs and values of each cell, [row][column·nm + metric].
-	ncol := len(colGroups) * nm
-	cellRuns := make([][][]int, len(rowGroups))
-	values := make([][][]float64, len(rowGroups))
-	seeds := make([][][]float64, len(rowGroups))
-	for r := range values {
-		cellRuns[r] = make([][]int, ncol)
-		values[r] = make([][]float64, ncol)
-		seeds[r] = make([][]float64, ncol)
-	}
-	for _, i := range idx {
-		r, c := rowPos[rows.id(i)], colPos[cols.id(i)]
-		for m := range metrics {
-			cellRuns[r][c*nm+m] = append(cellRuns[r][c*nm+m], i)
-		}
-	}
-	seed, hasSeed := runs.Column("seed")
-	hasSeed = hasSeed && seed.Kind == Float
-	noMetric := make([]int, nm)
-	for _, i := range good {
-		r, c := rowPos[rows.id(i)], colPos[cols.id(i)]
-		for m, metric := range metrics {
-			v := metric.Floats[i]
-			if math.IsNaN(v) {
-				noMetric[m]++
-				continue
-			}
-			j := c*nm + m
-			values[r][j] = append(values[r][j], v*scale)
-			if hasSeed {
-				seeds[r][j] = append(seeds[r][j], seed.Floats[i])
-			}
-		}
-	}
-	for m, n := range noMetric {
-		if n > 0 {
-			g.Warnings = append(g.Warnings, fmt.Errorf("%d %s no %s", n, plural(n, "run has", "runs have"), names[m]))
-		}
-	}
-
-	g.Cells = make([][]Cell, len(rowGroups))
-	minN, maxN := math.MaxInt, 0
-	for r := range rowGroups {
-		g.Cells[r] = make([]Cell, ncol)
-		for j := range ncol {
-			x := values[r][j]
-			mean, std := meanStd(x)
-			g.Cells[r][j] = Cell{N: len(x), Mean: mean, Std: std, Ref: math.NaN()}
-			if len(x) > 0 {
-				minN, maxN = min(minN, len(x)), max(maxN, len(x))
-			}
-			if dup, ok := duplicate(seeds[r][j]); ok {
-				g.Warnings = append(g.Warnings, fmt.Errorf("cell (%s; %s) has several runs of seed %s: a swept column is neither a row nor a column key",
-					g.Rows[r], g.colName(j), formatKeyFloat(dup)))
-			}
-		}
-	}
-	if maxN > 0 && minSeeds > 0 && minN < minSeeds {
-		n := strconv.Itoa(minN)
-		if minN != maxN {
-			n += "–" + strconv.Itoa(maxN)
-		}
-		g.Warnings = append(g.Warnings, fmt.Errorf("n=%s seeds < %d", n, minSeeds))
-	}
-	for _, name := range among {
-		g.BestAmong = append(g.BestAmong, label(t.Labels, name))
-	}
-	g.markBest(func(r, j int) string {
-		// The cell's key parts outside among, and its metric.
-		var b strings.Builder
-		for p, name := range t.Rows {
-			if !slices.Contains(among, name) {
-				b.WriteString(strconv.Quote(g.Rows[r][p]))
-			}
-		}
-		b.WriteByte('|')
-		for p, name := range t.Cols {
-			if !slices.Contains(among, name) {
-				b.WriteString(strconv.Quote(colKeys[j/nm][p]))
-			}
-		}
-		b.WriteByte('|')
-		b.WriteString(strconv.Itoa(j % nm))
-		return b.String()
-	})
-
+	t.fill(g, runs, ts, lay, sel)
+	g.markBest(func(r, j int) string { return t.bestGroup(g, ts, lay, r, j) })
 	for _, ref := range t.References {
-		r, j, err := t.findReference(runs, ref, names, rows, rowGroups, cols, colGroups, cellRuns)
+		r, j, err := t.findReference(runs, ref, ts.names, ts.rows, lay.rowGroups, ts.cols, lay.colGroups, lay.cellRuns)
 		if err != nil {
 			g.Warnings = append(g.Warnings, fmt.Errorf("paper value %s: %v", describeAt(ref), err))
 			continue
@@ -378,6 +204,176 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 		}
 	}
 	return g, nil
+}
+
+// tableSetup is a table's options checked against a run table, with
+// defaults applied.
+type tableSetup struct {
+	names      []string  // the metrics
+	metrics    []*Column // their columns
+	rows, cols *keyer
+	among      []string
+	prec       int
+	minSeeds   int
+}
+
+// setup checks t against runs and applies its defaults.
+func (t *Table) setup(runs *Runs) (*tableSetup, error) {
+	if len(t.Rows) == 0 {
+		return nil, errors.New("reports: table has no row key columns")
+	}
+	if t.Best != NoBest && t.Best != Max && t.Best != Min {
+		return nil, fmt.Errorf("reports: unknown best rule %d", t.Best)
+	}
+	ts := &tableSetup{names: t.Metrics, minSeeds: defaultMinSeeds(t.MinSeeds)}
+	switch {
+	case len(ts.names) > 0 && t.Metric != "":
+		return nil, errors.New("reports: table sets both Metric and Metrics")
+	case len(ts.names) == 0 && t.Metric == "":
+		return nil, errors.New("reports: table has no metric")
+	case len(ts.names) == 0:
+		ts.names = []string{t.Metric}
+	}
+	for m, name := range ts.names {
+		if slices.Contains(ts.names[:m], name) {
+			return nil, fmt.Errorf("reports: metric %s listed twice", name)
+		}
+		c, err := floatColumn(runs, "metric", name)
+		if err != nil {
+			return nil, err
+		}
+		ts.metrics = append(ts.metrics, c)
+	}
+	var err error
+	if ts.rows, err = newKeyer(runs, "row", t.Rows); err != nil {
+		return nil, err
+	}
+	if ts.cols, err = newKeyer(runs, "column", t.Cols); err != nil {
+		return nil, err
+	}
+	ts.among = t.BestAmong
+	if ts.among == nil {
+		ts.among = t.Rows
+		if slices.Contains(t.Rows, "method") || slices.Contains(t.Cols, "method") {
+			ts.among = []string{"method"}
+		}
+	}
+	for _, name := range ts.among {
+		if !slices.Contains(t.Rows, name) && !slices.Contains(t.Cols, name) {
+			return nil, fmt.Errorf("reports: best-among column %q is not a row or column key", name)
+		}
+	}
+	switch ts.prec = t.Precision; {
+	case ts.prec == 0:
+		ts.prec = 2
+	case ts.prec < 0:
+		ts.prec = 0
+	}
+	return ts, nil
+}
+
+// tableLayout places the runs of a table in its cells.
+type tableLayout struct {
+	rowGroups, colGroups []*group
+	rowPos, colPos       map[string]int
+	colKeys              []Key
+	// cellRuns holds the runs of each cell, failed ones included,
+	// [row][column·metrics + metric].
+	cellRuns [][][]int
+}
+
+// layout returns the grid of t without its cells: title, row and column
+// headers; and where each run goes.
+func (t *Table) layout(ts *tableSetup, sel selection) (*Grid, *tableLayout) {
+	// Rows and columns come from every run, failed ones included, so that a
+	// configuration whose runs all failed shows as missing cells.
+	lay := &tableLayout{}
+	lay.rowGroups, lay.rowPos = ts.rows.groups(sel.all)
+	lay.colGroups, lay.colPos = ts.cols.groups(sel.all)
+	nm := len(ts.metrics)
+	g := &Grid{Title: t.Title, Precision: ts.prec, Best: t.Best, Metrics: ts.names}
+	if g.Title == "" {
+		labels := make([]string, nm)
+		for m, name := range ts.names {
+			labels[m] = label(t.Labels, name)
+		}
+		g.Title = strings.Join(labels, ", ")
+	}
+	for _, name := range t.Rows {
+		g.RowNames = append(g.RowNames, label(t.Labels, name))
+	}
+	for _, rg := range lay.rowGroups {
+		g.Rows = append(g.Rows, ts.rows.key(rg.first))
+	}
+	for _, cg := range lay.colGroups {
+		lay.colKeys = append(lay.colKeys, ts.cols.key(cg.first))
+		h := ts.cols.header(t.Labels, cg.first)
+		for _, name := range ts.names {
+			if nm > 1 {
+				g.Cols = append(g.Cols, append(slices.Clip(h), label(t.Labels, name)))
+			} else {
+				g.Cols = append(g.Cols, h)
+			}
+		}
+	}
+	for _, name := range ts.among {
+		g.BestAmong = append(g.BestAmong, label(t.Labels, name))
+	}
+	ncol := len(lay.colGroups) * nm
+	lay.cellRuns = make([][][]int, len(lay.rowGroups))
+	for r := range lay.cellRuns {
+		lay.cellRuns[r] = make([][]int, ncol)
+	}
+	for _, i := range sel.all {
+		r, c := lay.rowPos[ts.rows.id(i)], lay.colPos[ts.cols.id(i)]
+		for m := range nm {
+			lay.cellRuns[r][c*nm+m] = append(lay.cellRuns[r][c*nm+m], i)
+		}
+	}
+	return g, lay
+}
+
+// fill computes the cells of g from the ok runs of each cell.
+func (t *Table) fill(g *Grid, runs *Runs, ts *tableSetup, lay *tableLayout, sel selection) {
+	ok := make(map[int]bool, len(sel.ok))
+	for _, i := range sel.ok {
+		ok[i] = true
+	}
+	nm := len(ts.metrics)
+	agg := newAggregator(runs, t.Scale)
+	g.Cells = make([][]Cell, len(lay.rowGroups))
+	for r := range g.Cells {
+		g.Cells[r] = make([]Cell, len(lay.cellRuns[r]))
+		for j, idx := range lay.cellRuns[r] {
+			good := slices.DeleteFunc(slices.Clone(idx), func(i int) bool { return !ok[i] })
+			s := agg.add(ts.metrics[j%nm], good, func() (string, string) {
+				return fmt.Sprintf("cell (%s; %s)", g.Rows[r], g.colName(j)), "a swept column is neither a row nor a column key"
+			})
+			g.Cells[r][j] = Cell{N: s.N, Mean: s.Mean, Std: s.Std, Ref: math.NaN()}
+		}
+	}
+	g.Warnings = append(g.Warnings, agg.warnings(ts.minSeeds)...)
+}
+
+// bestGroup returns the group of cells that cell (r, j) competes with for
+// best: its key parts outside the competing columns, and its metric.
+func (t *Table) bestGroup(g *Grid, ts *tableSetup, lay *tableLayout, r, j int) string {
+	nm := len(ts.metrics)
+	var b strings.Builder
+	for p, name := range t.Rows {
+		if !slices.Contains(ts.among, name) {
+			b.WriteString(strconv.Quote(g.Rows[r][p]))
+		}
+	}
+	b.WriteByte('|')
+	for p, name := range t.Cols {
+		if !slices.Contains(ts.among, name) {
+			b.WriteString(strconv.Quote(lay.colKeys[j/nm][p]))
+		}
+	}
+	b.WriteByte('|')
+	b.WriteString(strconv.Itoa(j % nm))
+	return b.String()
 }
 
 // findReference returns the row and column of the cell that ref selects.

@@ -7,6 +7,7 @@ package reports
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/stat"
@@ -455,5 +457,39 @@ func TestEscape(t *testing.T) {
 		if got := texKey(in); got != want {
 			t.Errorf("texKey(%q): got %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestWriteTextWidth checks that a terminal table wider than TextWidth is
+// split into blocks that fit, each with the row keys, and that no column is
+// lost or repeated.
+func TestWriteTextWidth(t *testing.T) {
+	var rows []Row
+	for c := range 30 {
+		for r := range 3 {
+			rows = append(rows, Row{"row": fmt.Sprint("r", r), "col": fmt.Sprintf("column-%02d", c), "acc": float64(c) + 0.25*float64(r), "img": 1.5})
+		}
+	}
+	g, err := (&Table{Rows: []string{"row"}, Cols: []string{"col"}, Metrics: []string{"acc", "img"}, MinSeeds: -1}).Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := g.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > TextWidth {
+			t.Errorf("line of %d columns, more than %d: %q", n, TextWidth, line)
+		}
+	}
+	for c := range 30 {
+		if n := strings.Count(out, fmt.Sprintf("column-%02d", c)); n != 2 {
+			t.Errorf("column-%02d appears %d times, want twice (acc and img)", c, n)
+		}
+	}
+	if blocks := strings.Count(out, "┌"); blocks < 2 || strings.Count(out, "│ r2 ") != blocks {
+		t.Errorf("%d blocks, with %d rows r2; want several, each with the row keys", blocks, strings.Count(out, "│ r2 "))
 	}
 }

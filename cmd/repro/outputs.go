@@ -16,8 +16,8 @@ import (
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/reports/specout"
 	"github.com/repro-dp/repro/runners"
-	"github.com/repro-dp/repro/runners/pipeline"
 )
 
 // expOptions holds the flags of repro table and repro plot that apply when
@@ -153,7 +153,7 @@ func writeSpecOutputs(wErr io.Writer, cmd, root string, s *experiments.Spec, tab
 			return nil, fmt.Errorf("%s: experiment %s has no plots", cmd, s.Name)
 		}
 	}
-	paths, warnings, err := pipeline.WriteOutputs(root, &only)
+	paths, warnings, err := specout.Write(root, &only)
 	for _, warn := range warnings {
 		fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, warn)
 	}

@@ -12,10 +12,11 @@ import (
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/reports/specout"
 	// The run lifecycle: importing it registers the executor of every
 	// method (base → fine-tune → evaluation → attacks → record) and the
 	// runs' inputs (data fingerprint, base identity) with the runners.
-	"github.com/repro-dp/repro/runners/pipeline"
+	_ "github.com/repro-dp/repro/runners/pipeline"
 )
 
 // writeOutputs writes the tables and plots of s after its sweep, if the
@@ -25,7 +26,7 @@ func writeOutputs(w, wErr io.Writer, root string, s *experiments.Spec) error {
 	if _, err := os.Stat(filepath.Join(root, s.Name, results.RunsFile)); err != nil {
 		return nil
 	}
-	paths, warnings, err := pipeline.WriteOutputs(root, s)
+	paths, warnings, err := specout.Write(root, s)
 	for _, p := range paths {
 		fmt.Fprintf(w, "wrote %s\n", p)
 	}

@@ -67,72 +67,75 @@ func tableCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "write PREFIX.txt, PREFIX.md and PREFIX.tex and print their paths, instead of printing the table in --format"},
 		}, expFlags()...),
 		SkipFlagParsing: true, // flags may follow the argument; see withArgs
-		Action: withArgs(func(c *cli.Context, f *cmdArgs) error {
-			if len(f.Args()) != 1 {
-				return errors.New("table: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
-			}
-			experiment := !isPath(f.Args()[0])
-			if err := checkArgFlags("table", f, experiment, "format"); err != nil {
-				return err
-			}
-			if experiment {
-				format, err := reports.ParseFormat(f.String("format"))
-				if err != nil {
-					return err
-				}
-				o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
-				return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
-			}
-			metrics := splitList(f.StringSlice("metric"))
-			if len(metrics) == 0 {
-				return errors.New("table: --metric is required")
-			}
-			format, err := reports.ParseFormat(f.String("format"))
-			if err != nil {
-				return err
-			}
-			best, err := reports.ParseBest(f.String("best"))
-			if err != nil {
-				return err
-			}
-			where, err := parseWhere(f.StringSlice("where"))
-			if err != nil {
-				return err
-			}
-			prec := f.Int("precision")
-			if prec < 0 {
-				return errors.New("table: --precision must be ≥ 0")
-			}
-			if prec == 0 {
-				prec = -1 // reports.Table reads 0 as the default
-			}
-			if x := f.Float64("factor"); x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("table: --factor must be finite and non-zero, got %v", x)
-			}
-			minSeeds := f.Int("min-seeds")
-			if minSeeds == 0 {
-				minSeeds = -1
-			}
-			o := tableOptions{
-				path: f.Args()[0],
-				table: reports.Table{
-					Title:     f.String("title"),
-					Rows:      splitList(f.StringSlice("rows")),
-					Cols:      splitList(f.StringSlice("cols")),
-					Metrics:   metrics,
-					BestAmong: splitList(f.StringSlice("best-among")),
-					Where:     where,
-					Best:      best,
-					Scale:     f.Float64("factor"),
-					Precision: prec,
-					MinSeeds:  minSeeds,
-				},
-				format: format,
-				out:    f.String("out"),
-			}
-			return writeTable(c.App.Writer, o)
-		}),
+		Action:          withArgs(tableAction),
 	}
+}
+
+// tableAction parses the arguments of repro table and writes the tables.
+func tableAction(c *cli.Context, f *cmdArgs) error {
+	if len(f.Args()) != 1 {
+		return errors.New("table: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
+	}
+	experiment := !isPath(f.Args()[0])
+	if err := checkArgFlags("table", f, experiment, "format"); err != nil {
+		return err
+	}
+	if experiment {
+		format, err := reports.ParseFormat(f.String("format"))
+		if err != nil {
+			return err
+		}
+		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
+		return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
+	}
+	metrics := splitList(f.StringSlice("metric"))
+	if len(metrics) == 0 {
+		return errors.New("table: --metric is required")
+	}
+	format, err := reports.ParseFormat(f.String("format"))
+	if err != nil {
+		return err
+	}
+	best, err := reports.ParseBest(f.String("best"))
+	if err != nil {
+		return err
+	}
+	where, err := parseWhere(f.StringSlice("where"))
+	if err != nil {
+		return err
+	}
+	prec := f.Int("precision")
+	if prec < 0 {
+		return errors.New("table: --precision must be ≥ 0")
+	}
+	if prec == 0 {
+		prec = -1 // reports.Table reads 0 as the default
+	}
+	if x := f.Float64("factor"); x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return fmt.Errorf("table: --factor must be finite and non-zero, got %v", x)
+	}
+	minSeeds := f.Int("min-seeds")
+	if minSeeds == 0 {
+		minSeeds = -1
+	}
+	o := tableOptions{
+		path: f.Args()[0],
+		table: reports.Table{
+			Title:     f.String("title"),
+			Rows:      splitList(f.StringSlice("rows")),
+			Cols:      splitList(f.StringSlice("cols")),
+			Metrics:   metrics,
+			BestAmong: splitList(f.StringSlice("best-among")),
+			Where:     where,
+			Best:      best,
+			Scale:     f.Float64("factor"),
+			Precision: prec,
+			MinSeeds:  minSeeds,
+		},
+		format: format,
+		out:    f.String("out"),
+	}
+	return writeTable(c.App.Writer, o)
 }
 
 // writeTable reads the run table at o.path and writes o.table to w.

@@ -82,7 +82,7 @@ func TestTableCommand(t *testing.T) {
 				"52.0 ± 1.0 *",
 				// dpzo ε=8: 49, 50 (seed 2 failed) → 49.5 ± 0.7 (0.01·100/√2 = 0.707).
 				"49.5 ± 0.7   (n=2)",
-				"fashion-vqa ε=∞",
+				"│ fashion-vqa  │", "│     ε=∞      │", // header parts stacked one per line
 				"warning: 1 run failed",
 				"warning: n=2–3 seeds < 10",
 			},

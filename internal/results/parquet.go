@@ -7,8 +7,11 @@ package results
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/repro-dp/repro/internal/parquetcheck"
 )
 
 // A Metric is one row of metrics.parquet: the value of a named metric on a
@@ -67,7 +70,20 @@ func readParquet[T any](name string) (rows []T, err error) {
 			rows, err = nil, fmt.Errorf("results: %s: corrupt parquet file: %v", name, r)
 		}
 	}()
-	rows, err = parquet.ReadFile[T](name)
+	// Lengths in the file are checked before the decoder allocates by them.
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	if _, err := parquetcheck.Open(f, fi.Size(), nil); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", name, err)
+	}
+	rows, err = parquet.Read[T](f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", name, err)
 	}

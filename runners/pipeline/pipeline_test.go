@@ -19,6 +19,7 @@ import (
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/pretrain"
+	"github.com/repro-dp/repro/reports/specout"
 	"github.com/repro-dp/repro/runners"
 )
 
@@ -99,13 +100,13 @@ func TestSweep(t *testing.T) {
 	if len(rows) != 5 {
 		t.Fatalf("%d rows in runs.parquet, want 5", len(rows))
 	}
-	paths, _, err := WriteOutputs(root, s)
+	paths, _, err := specout.Write(root, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"tab.txt", "tab.md", "tab.tex", "fig-shapes-vqa.png", "fig-shapes-vqa.svg", "fig-shapes-vqa.pdf"} {
 		if !slices.Contains(paths, filepath.Join(root, "pipe", name)) {
-			t.Errorf("WriteOutputs wrote %v, want %s among them", paths, name)
+			t.Errorf("specout.Write wrote %v, want %s among them", paths, name)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(root, "pipe", "tab.md"))

@@ -1,0 +1,212 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package specout
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/cmpimg"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/reports"
+)
+
+// loadKinds parses testdata/kinds.yaml.
+func loadKinds(t *testing.T) *experiments.Spec {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "kinds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := experiments.Parse("kinds.yaml", data, nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
+}
+
+// writeKinds writes the runs of the kinds spec under root: runs.parquet,
+// and in each run's folder scores.parquet and two images. The values are
+// made up: accuracy rises with ε, update ratio and retention; the attack
+// separates members better at larger ε.
+func writeKinds(t *testing.T, root string, s *experiments.Spec) {
+	t.Helper()
+	configs := s.Expand()
+	var rows []results.Run
+	for k, c := range configs {
+		id := fmt.Sprintf("run%02d", k)
+		rng := rand.New(rand.NewPCG(uint64(k), 7))
+		eps := float64(c.Epsilon)
+		strength := 1.0
+		if !math.IsInf(eps, 1) {
+			strength = eps / (eps + 4)
+		}
+		u, _ := c.Params["update_ratio"].(float64)
+		r, _ := c.Params["retention"].(float64)
+		acc := 40 + 40*strength + 10*u + 5*r + 2*float64(c.Seed)
+		row := results.Run{
+			RunID: id, Experiment: s.Name, Status: results.OK, Method: c.Method, Task: c.Task, Scale: c.Scale,
+			Seed: c.Seed, EpsilonTarget: eps, Epsilon: math.NaN(), Delta: c.Delta, Sigma: math.NaN(), SampleRate: math.NaN(),
+			Params: c.Params,
+			Results: map[string]float64{
+				"acc": acc, "img": acc - 10 - 5*r, "acc_text": 30 + 10*strength + float64(c.Seed),
+				"mia_auc": 0.5 + 0.2*strength,
+			},
+		}
+		rows = append(rows, row)
+		dir := results.RunDir(root, s.Name, id)
+		if err := os.MkdirAll(filepath.Join(dir, reports.ImagesDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var scores []results.Score
+		for i := range 200 {
+			member := i%2 == 0
+			x := rng.NormFloat64()
+			if member {
+				x += 2 * strength
+			}
+			scores = append(scores, results.Score{Attack: "loss-mia", ExampleID: int64(i), Member: member, Score: x})
+		}
+		if err := results.WriteScores(filepath.Join(dir, results.ScoresFile), scores); err != nil {
+			t.Fatal(err)
+		}
+		writePNG(t, filepath.Join(dir, reports.ImagesDir, "original-0.png"), 0, rng)
+		writePNG(t, filepath.Join(dir, reports.ImagesDir, "reconstruction-0.png"), 1-strength, rng)
+	}
+	if err := results.WriteRuns(filepath.Join(root, s.Name, results.RunsFile), rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writePNG writes an 8×8 diagonal gradient with noise of the given
+// amplitude (0 to 1).
+func writePNG(t *testing.T, path string, noise float64, rng *rand.Rand) {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, 8, 8))
+	for y := range 8 {
+		for x := range 8 {
+			v := float64(x+y)/14*(1-noise) + noise*rng.Float64()
+			img.SetGray(x, y, color.Gray{Y: uint8(255 * v)})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteEveryKind writes every output of the kinds spec and checks the
+// files and the warnings.
+func TestWriteEveryKind(t *testing.T) {
+	s := loadKinds(t)
+	root := t.TempDir()
+	writeKinds(t, root, s)
+	paths, warnings, err := Write(root, s)
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	want := []string{"tab.txt", "tab.md", "tab.tex"}
+	for _, p := range []string{"line", "scatter", "bar", "radar", "radar-x", "roc", "heatmap-∞", "heatmap-1", "heatmap-8", "grid"} {
+		for _, ext := range reports.PlotFormats {
+			want = append(want, p+"."+ext)
+		}
+	}
+	var got []string
+	for _, p := range paths {
+		got = append(got, filepath.Base(p))
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v, want a non-empty file", p, err)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("wrote %v, want %v", got, want)
+	}
+	// Few seeds per point, and plots whose keys leave a swept column
+	// out (the line plot averages over update ratio and retention): the
+	// figures say so, and warn of nothing else.
+	for _, w := range warnings {
+		if !strings.Contains(w, " seeds < 10") && !strings.Contains(w, "has several runs of") {
+			t.Errorf("unexpected warning %q", w)
+		}
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, "plot heatmap-8: n=2 seeds < 10") }) {
+		t.Errorf("warnings %q lack the heatmap's n=2 seeds", warnings)
+	}
+}
+
+// TestGoldenKinds draws each plot of the kinds spec as Write does and
+// compares it with testdata/<name>_golden.png; go test -regen rewrites the
+// goldens. Figures are drawn at a small size to keep the goldens small.
+func TestGoldenKinds(t *testing.T) {
+	s := loadKinds(t)
+	root := t.TempDir()
+	writeKinds(t, root, s)
+	runs, err := reports.ReadRuns(filepath.Join(root, s.Name, results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Plots {
+		t.Run(p.Name, func(t *testing.T) {
+			rp, err := PlotOf(p, results.RunDir(root, s.Name, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case p.Facet != "":
+				rp.Where = map[string]string{p.Facet: "8"}
+			case rp.Kind == reports.ImageGrid:
+				// Six of the sixteen runs keep the golden small.
+				rp.Where = map[string]string{"update_ratio": "0.2", "retention": "1"}
+			}
+			rp.MinSeeds = -1
+			if rp.Kind != reports.ImageGrid {
+				rp.Width, rp.Height = 4.5*vg.Inch, 3*vg.Inch
+			}
+			fig, err := rp.Build(runs)
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			cmpimg.CheckPlotApprox(func() {
+				var buf bytes.Buffer
+				if err := fig.WriteTo(&buf, "png"); err != nil {
+					t.Fatalf("WriteTo: %v", err)
+				}
+				if err := os.WriteFile(filepath.Join("testdata", p.Name+".png"), buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}, t, 0.05, p.Name+".png")
+		})
+	}
+}
+
+// TestKindsAgree checks that a spec accepts exactly the plot kinds that
+// package reports draws.
+func TestKindsAgree(t *testing.T) {
+	if got, want := experiments.PlotKinds, reports.PlotKinds(); !slices.Equal(got, want) {
+		t.Errorf("experiments.PlotKinds = %v, reports.PlotKinds() = %v", got, want)
+	}
+	for _, k := range experiments.PlotKinds {
+		p, err := PlotOf(experiments.Plot{Name: "p", Kind: k, Band: "std"}, "runs")
+		if err != nil || p.Kind.String() != k {
+			t.Errorf("PlotOf kind %s: got %v, %v", k, p, err)
+		}
+	}
+}
