@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ import (
 func freshBase(t *testing.T) {
 	t.Helper()
 	old := newBase
-	newBase = func(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
+	newBase = func(ctx context.Context, dir, scale string, _ io.Writer) (*pretrain.Result, error) {
 		cfg, err := nn.Preset(scale, datasets.Vocab().Len())
 		if err != nil {
 			return nil, err
@@ -186,7 +187,7 @@ func TestBaseID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Base != a || len(in.Data) != 64 {
+	if in.Base != a || len(in.Data) != len("data-")+64 {
 		t.Errorf("Inputs = %+v", in)
 	}
 }
