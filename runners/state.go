@@ -34,6 +34,8 @@ const (
 func State(dir string) (string, error) {
 	m, err := results.Check(dir)
 	switch {
+	case errors.As(err, new(*results.DamagedError)):
+		return StateDamaged, err
 	case errors.Is(err, fs.ErrNotExist):
 		return StateToRun, nil
 	case err != nil:

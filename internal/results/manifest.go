@@ -280,8 +280,9 @@ func (e *DamagedError) Unwrap() error { return e.Err }
 // Check reads the manifest of the run in dir and, if it says ok, verifies
 // the run's files against it ([Verify]). The error is a *DamagedError if
 // the manifest exists but does not read back, or a file does not verify
-// (the manifest is returned with it in that case), and wraps
-// fs.ErrNotExist if there is no manifest.
+// (the manifest is returned with it in that case; a missing file is
+// damage too), and wraps fs.ErrNotExist, without being a *DamagedError,
+// if there is no manifest.
 func Check(dir string) (*Manifest, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
