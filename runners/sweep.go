@@ -283,7 +283,8 @@ func (s *sweep) report() {
 	for _, rev := range slices.Sorted(maps.Keys(s.sum.CachedRevisions)) {
 		revs = append(revs, fmt.Sprintf("%s (%d)", rev, s.sum.CachedRevisions[rev]))
 	}
-	fmt.Fprintf(w, "%s: reusing %d cached runs made by revision %s\n", s.spec.Name, s.sum.Cached, strings.Join(revs, ", "))
+	fmt.Fprintf(w, "%s: reusing %d cached runs made by revision %s from code %.12s (the code on the runs' path is in their ids)\n",
+		s.spec.Name, s.sum.Cached, strings.Join(revs, ", "), s.prov.Code)
 }
 
 // dispatch executes the pending runs on the backend. Runs another process

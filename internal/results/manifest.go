@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/repro-dp/repro"
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/buildinfo"
 )
@@ -120,8 +121,12 @@ type Provenance struct {
 	// Revision is the VCS revision of the binary (vcs.revision from
 	// runtime/debug.ReadBuildInfo), "unknown" when it carries none, and
 	// Modified is true when the tree had local changes.
-	Revision   string `json:"revision"`
-	Modified   bool   `json:"modified"`
+	Revision string `json:"revision"`
+	Modified bool   `json:"modified"`
+	// Code is the fingerprint of the code on a run's path (repro.Code),
+	// which the run id hashes; it identifies the code even when Revision
+	// is unknown.
+	Code       string `json:"code,omitempty"`
 	GoVersion  string `json:"go_version"`
 	OS         string `json:"os"`
 	Arch       string `json:"arch"`
@@ -144,6 +149,7 @@ func CurrentProvenance() Provenance {
 	}
 	p.Host, _ = os.Hostname()
 	p.Revision, p.Modified = buildinfo.Revision()
+	p.Code = repro.Code()
 	return p
 }
 
