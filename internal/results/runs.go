@@ -112,7 +112,6 @@ var (
 	typeString = reflect.TypeFor[string]()
 	typeInt    = reflect.TypeFor[int64]()
 	typeFloat  = reflect.TypeFor[float64]()
-	typeBool   = reflect.TypeFor[bool]()
 )
 
 func nanNull(x float64) any {
