@@ -13,6 +13,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/repro-dp/repro"
 )
 
 // A Config is the fully resolved configuration of one run. Together with
@@ -42,15 +44,18 @@ type Inputs struct {
 	Base string `json:"base"`
 }
 
-// idVersion is hashed into every run id; bump it when the meaning of a
-// config changes so that old results are not taken for new ones.
-const idVersion = 1
+// code returns the fingerprint of the code on a run's path ([repro.Code]),
+// which every run id hashes: a change to a method, an attack, the engine,
+// the data or this package's expansion gives new ids, so cached results
+// never outlive the code that made them. Tests replace it.
+var code = repro.Code
 
 // IDLen is the length of a run id in hex digits (64 bits of SHA-256).
 const IDLen = 16
 
 // ID returns the run id of c with inputs in: the first [IDLen] hex digits of
-// the SHA-256 of the canonical JSON of {version, config, inputs}.
+// the SHA-256 of the canonical JSON of {code, config, inputs}, where code
+// is the fingerprint of the code on a run's path ([repro.Code]).
 // encoding/json sorts map keys and formats floats in the shortest form
 // that reads back exactly, so the encoding is canonical.
 func (c *Config) ID(in Inputs) string {
@@ -77,10 +82,10 @@ func (c *Config) canonical(in Inputs) ([]byte, error) {
 		}
 	}
 	return json.Marshal(struct {
-		Version int     `json:"version"`
-		Config  *Config `json:"config"`
-		Inputs  Inputs  `json:"inputs"`
-	}{idVersion, c, in})
+		Code   string  `json:"code"`
+		Config *Config `json:"config"`
+		Inputs Inputs  `json:"inputs"`
+	}{code(), c, in})
 }
 
 // Float returns the param name as a float64, converting integers; ok is

@@ -81,7 +81,7 @@ func TestID(t *testing.T) {
 	// The canonical JSON written out by hand (sorted param keys, ε = ∞ as
 	// "inf"), hashed with crypto/sha256: an independent check that the id
 	// hashes exactly this text.
-	canon := `{"version":1,"config":{"method":"dpsgd","task":"fashion-vqa","scale":"small","seed":3,"epsilon":"inf","delta":0.00001,` +
+	canon := `{"code":"` + code() + `","config":{"method":"dpsgd","task":"fashion-vqa","scale":"small","seed":3,"epsilon":"inf","delta":0.00001,` +
 		`"attacks":["loss-mia"],"params":{"beta":0.5,"k":2,"lr":0.001,"on":true,"peft":"lora"}},"inputs":{"data":"d1","base":"b1"}}`
 	sum := sha256.Sum256([]byte(canon))
 	if got, want := c.ID(in), hex.EncodeToString(sum[:])[:IDLen]; got != want {
@@ -106,6 +106,15 @@ func TestID(t *testing.T) {
 			t.Errorf("changing %s gives the same id as %s: %s", desc, prev, id)
 		}
 		ids[id] = desc
+	}
+	// So does the code on the run's path (a changed source changes
+	// repro.Code; see its tests).
+	saved := code
+	code = func() string { return "another code fingerprint" }
+	id := c.ID(in)
+	code = saved
+	if prev, dup := ids[id]; dup {
+		t.Errorf("changing the code gives the same id as %s: %s", prev, id)
 	}
 	// The embedded specs expand into distinct ids.
 	for _, name := range []string{"table1", "fig1"} {

@@ -18,6 +18,12 @@ import (
 // engineOnce caches engineFingerprint.
 var engineOnce = sync.OnceValue(engineFingerprint)
 
+// EngineFingerprint returns the fingerprint of the tensor engine's
+// arithmetic on this machine, which every cache key hashes (see
+// engineFingerprint): bases built where it differs are different bases.
+// It is computed once per process, in a fraction of a second.
+func EngineFingerprint() string { return engineOnce() }
+
 // engineFingerprint returns the hex SHA-256 of the bits that packages nn and
 // nn/optim compute for a fixed probe: a large matrix product on the CPU
 // backend (every transpose), the gradient of a small TinyMLLM on one

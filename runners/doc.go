@@ -8,44 +8,61 @@
 //
 // # The lifecycle
 //
-// [Sweep] executes the runs of a spec. The steps are:
+// [Sweep] executes the runs of a spec in named stages:
 //
-//  1. [Plan] expands the spec into runs: each run's config, its [Inputs]
-//     (data fingerprint and base checkpoint hash, from Options.Inputs) and
-//     its id, a hash of both.
-//  2. The runs that --only selects ([Select]) and whose manifest does not
-//     say status ok (resume; --fresh runs them all) are pending. If a
-//     pending run's method has no [Executor], Sweep fails before starting
-//     any run.
-//  3. A [Backend] ([Local] by default: a pool of Jobs workers) executes the
-//     pending runs. Each run: its folder is emptied, a manifest with status
-//     "running" is written, the method's Executor runs (pretrained base →
-//     fine-tune → attacks, marking each stage on the [Recorder]), then
-//     metrics.parquet and scores.parquet are written, and the manifest
-//     last, with status ok or failed. An error or a panic fails that run
-//     only (the panic's stack is recorded) and the sweep goes on, unless
-//     FailFast is set.
-//  4. runs.parquet is written from the manifests of every planned run.
-//
-// A pending run that another experiment under the same root has finished
-// (same id: same config and inputs) is copied rather than run again, so
-// fig1 after table1 costs nothing; its manifest names the source in
-// CopiedFrom.
+//  1. plan: [Plan] expands the spec into runs: each run's config, its
+//     [Inputs] (data and base identities, from Options.Inputs, computed
+//     without building either, so planning costs a small record per run)
+//     and its id, a hash of both and of the code on the run's path
+//     (repro.Code). The runs --only selects ([Select]) that are not
+//     finished are pending (--fresh makes them all pending). A run is
+//     finished when its manifest says ok and every file it records
+//     verifies (size and SHA-256); a run whose files or manifest are
+//     damaged is named on the progress writer and run again.
+//  2. prepare: pending runs another experiment under the same root has
+//     finished (same id: same config, inputs and code) are copied rather
+//     than run again, so fig1 after table1 costs nothing; their manifest
+//     names the source in CopiedFrom. If a pending run's method has no
+//     [Executor], Sweep fails before starting any run.
+//  3. dispatch: a [Backend] ([Local] by default: a pool of Jobs workers)
+//     executes the pending runs. Each run: its folder is emptied, a
+//     manifest with status "running" is written, the method's Executor
+//     runs (pretrained base → fine-tune → attacks, marking each stage on
+//     the [Recorder]), then metrics.parquet and scores.parquet are
+//     written, and the manifest last, with status ok or failed and the
+//     size and SHA-256 of every file in the folder. An error or a panic
+//     fails that run only (the panic's stack is recorded) and the sweep
+//     goes on, unless FailFast is set. A run whose final manifest cannot
+//     be written (a full disk) counts as failed and its folder is removed,
+//     so no "running" manifest stays behind.
+//  4. record: outcomes are counted from the manifests of the runs executed
+//     here, in memory, and runs.parquet is written from the manifests of
+//     every planned run.
+//  5. summarise: the error names the failed runs and the runs not run.
 //
 // Each run is locked (flock(2) on .locks/ID.lock) while it executes, so two
-// repro processes sweeping the same folder never run it twice: the second
-// leaves it alone and reports it. Every file is written atomically (see
-// internal/results), so a run killed at any point leaves either no manifest
-// or one that says "running", and is run again next time.
+// repro processes sweeping the same folder never run it twice: a run the
+// other process holds is waited for, then adopted if the other process
+// finished it (Summary.Adopted) or executed here if it did not; each
+// process reports what it did, and both record the final state. Every
+// file is written atomically (see internal/results), so a run killed at
+// any point leaves either no manifest or one that says "running", which
+// [State] reports as interrupted once no process holds the run's lock, and
+// is run again next time.
 //
 // # Stopping
 //
 // When ctx is cancelled (the first SIGINT or SIGTERM: cmd/repro hands
-// Sweep the context of signal.NotifyContext), no new run starts; the runs
-// in progress finish and are recorded, runs.parquet is written, and Sweep
-// returns an error wrapping ctx.Err(). Executors get a context that the
-// first signal does not cancel; the second signal kills the process, which
-// leaves no half-written file behind.
+// Sweep a context it cancels on the first signal), no new run starts; the
+// runs in progress finish and are recorded, runs.parquet is written, and
+// Sweep returns an error wrapping ctx.Err(). Executors get a context that
+// the first signal does not cancel, but work that can be discarded and
+// done again, such as pretraining a base the cache does not hold, uses
+// [StopContext] and stops at once: its runs are recorded as not run, and
+// nothing half-built is cached. Meanwhile the progress line shows what
+// [Note] says (the base pretraining, its step and ETA) in place of the
+// sweep's ETA. The second signal exits the process at once, which leaves
+// no half-written file behind.
 //
 // # Determinism
 //

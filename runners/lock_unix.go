@@ -29,3 +29,24 @@ func tryLock(name string) (unlock func(), ok bool, err error) {
 	}
 	return func() { f.Close() }, true, nil
 }
+
+// held reports whether a process holds the lock on the file name; a
+// missing file is not held. It takes the lock for an instant if it is
+// free.
+func held(name string) (bool, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, nil
+}

@@ -7,7 +7,9 @@ package runners
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +33,7 @@ type progress struct {
 	done     int
 	failed   int
 	lastLen  int
+	notes    map[*Run]string // see Note
 	stopTick chan struct{}
 	wg       sync.WaitGroup
 }
@@ -96,10 +99,36 @@ func (p *progress) skipped() {
 	}
 }
 
+// note sets the note of run r ("" clears it); see Note.
+func (p *progress) note(r *Run, note string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.notes == nil {
+		p.notes = map[*Run]string{}
+	}
+	if note == "" {
+		delete(p.notes, r)
+	} else {
+		p.notes[r] = note
+	}
+	if p.tty {
+		p.print()
+	}
+}
+
+// finished counts a run that ended with manifest m; nil m means that an
+// interrupt stopped it, which counts as not run.
 func (p *progress) finished(r *Run, m *results.Manifest) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running--
+	delete(p.notes, r)
+	if m == nil {
+		if p.tty {
+			p.print()
+		}
+		return
+	}
 	p.done++
 	if m.Status != results.OK {
 		p.failed++
@@ -130,7 +159,17 @@ func (p *progress) line() string {
 	if p.done == p.total {
 		eta = "0s"
 	}
-	return fmt.Sprintf("%s: %d/%d runs done (%d failed, %d running, %d cached), %s elapsed, ETA %s",
+	eta = "ETA " + eta
+	// A note (a base model pretraining) replaces the ETA, which the
+	// throughput of the runs so far cannot predict then.
+	if len(p.notes) > 0 {
+		notes := slices.Sorted(maps.Values(p.notes))
+		eta = notes[0]
+		if len(notes) > 1 {
+			eta += fmt.Sprintf(" (+%d more)", len(notes)-1)
+		}
+	}
+	return fmt.Sprintf("%s: %d/%d runs done (%d failed, %d running, %d cached), %s elapsed, %s",
 		p.exp, p.done, p.total, p.failed, p.running, p.cached, roundDuration(elapsed), eta)
 }
 
@@ -176,8 +215,11 @@ func (p *progress) summary(s *Summary) {
 		reused = fmt.Sprintf(" (%d from other experiments)", s.Reused)
 	}
 	busy := ""
+	if s.Adopted > 0 {
+		busy = fmt.Sprintf(", %d finished by another process", s.Adopted)
+	}
 	if s.Busy > 0 {
-		busy = fmt.Sprintf(", %d run by another process", s.Busy)
+		busy += fmt.Sprintf(", %d still run by another process", s.Busy)
 	}
 	fmt.Fprintf(p.w, "%s: %d runs: %d ok, %d failed, %d not run, %d cached%s%s; %s\n",
 		s.Experiment, s.Selected, s.OK, s.Failed, s.NotStarted, s.Cached, reused, busy, roundDuration(s.Elapsed))

@@ -251,7 +251,8 @@ func TestFailures(t *testing.T) {
 			return errors.New("diverged")
 		case r.Config.Method == "nonprivate" && r.Config.Seed == 3:
 			var m map[string]int
-			m["x"]++ // a real runtime panic
+			//lint:ignore SA5000 a real runtime panic is the point
+			m["x"]++
 		case r.Config.Method == "dpsgd" && r.Config.Seed == 3 && r.Config.Epsilon == 8:
 			rec.Privacy(results.Privacy{Epsilon: 9}) // exceeds the target
 			return nil
@@ -541,29 +542,121 @@ func TestProgressTerminal(t *testing.T) {
 	}
 }
 
-// TestBusy checks that a run another process holds is left alone.
+// TestBusy checks that a run another process holds is waited for: adopted
+// if the other process finishes it, run here if it leaves it unfinished,
+// and reported as busy if the sweep is interrupted while it waits.
 func TestBusy(t *testing.T) {
+	if _, ok, _ := tryLock(filepath.Join(t.TempDir(), "probe")); !ok {
+		t.Skip("no file locks here")
+	}
+	for _, tc := range []struct {
+		desc      string
+		other     func(t *testing.T, r *Run) // what the holder does before it lets go
+		interrupt bool
+		want      counts
+		err       string
+	}{
+		{"the holder finishes it", func(t *testing.T, r *Run) {
+			if m := execute(context.Background(), r, fake, results.CurrentProvenance(), time.Now); m.Status != results.OK {
+				t.Errorf("the holder's run: %+v", m)
+			}
+		}, false, counts{OK: 17, Adopted: 1}, ""},
+		{"the holder gives up", func(*testing.T, *Run) {}, false, counts{OK: 18}, ""},
+		{"interrupted while waiting", nil, true, counts{OK: 17, Busy: 1}, "1 runs of exp are being run by another process"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			root := t.TempDir()
+			s := parse(t)
+			plan := mustPlan(t, s, root)
+			os.MkdirAll(filepath.Dir(lockFile(plan[3])), 0o755)
+			unlock, ok, err := tryLock(lockFile(plan[3])) // a separate open file: flock(2) locks conflict
+			if err != nil || !ok {
+				t.Fatalf("tryLock: %v, %v", ok, err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var done atomic.Int64
+			exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+				defer done.Add(1)
+				return fake(ctx, r, rec)
+			}
+			go func() {
+				// Let go once the sweep has run everything else.
+				for done.Load() < 17 {
+					time.Sleep(time.Millisecond)
+				}
+				time.Sleep(20 * time.Millisecond)
+				if tc.interrupt {
+					cancel()
+					return
+				}
+				tc.other(t, plan[3])
+				unlock()
+			}()
+			sum, err := Sweep(ctx, s, &Options{Root: root, Jobs: 2, Executor: exec})
+			if tc.interrupt {
+				unlock()
+			}
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("Sweep: %v, want error %q", err, tc.err)
+			}
+			got := counts{OK: sum.OK, Adopted: sum.Adopted, Busy: sum.Busy, Failed: sum.Failed, NotStarted: sum.NotStarted}
+			if got != tc.want {
+				t.Errorf("Sweep with a locked run: %+v, want %+v", got, tc.want)
+			}
+			if rows, err := results.ReadRuns(filepath.Join(root, "exp", results.RunsFile)); err != nil || len(rows) != 18-tc.want.Busy {
+				t.Errorf("runs.parquet: %d rows, %v; want %d", len(rows), err, 18-tc.want.Busy)
+			}
+		})
+	}
+}
+
+// counts are the outcome counts of a Summary.
+type counts struct{ OK, Failed, NotStarted, Adopted, Busy int }
+
+// TestConcurrentSweeps runs two sweeps of one folder at once (flock(2)
+// locks of separate open files conflict as between processes): every run
+// is executed once, each sweep accounts for every run, neither fails, and
+// both see the final state.
+func TestConcurrentSweeps(t *testing.T) {
 	if _, ok, _ := tryLock(filepath.Join(t.TempDir(), "probe")); !ok {
 		t.Skip("no file locks here")
 	}
 	root := t.TempDir()
 	s := parse(t)
-	plan := mustPlan(t, s, root)
-	os.MkdirAll(filepath.Dir(lockFile(plan[3])), 0o755)
-	unlock, ok, err := tryLock(lockFile(plan[3])) // a separate open file: flock(2) locks conflict
-	if err != nil || !ok {
-		t.Fatalf("tryLock: %v, %v", ok, err)
+	var calls atomic.Int64
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		calls.Add(1)
+		time.Sleep(2 * time.Millisecond)
+		return fake(ctx, r, rec)
 	}
-	sum, err := Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: fake})
-	if err == nil || !strings.Contains(err.Error(), "1 runs of exp are being run by another process") || sum.Busy != 1 || sum.OK != 17 {
-		t.Errorf("Sweep with a locked run: %+v, %v; want 1 busy, 17 ok", sum, err)
+	var wg sync.WaitGroup
+	sums := make([]*Summary, 2)
+	errs := make([]error, 2)
+	for i := range sums {
+		wg.Go(func() { sums[i], errs[i] = Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: exec}) })
 	}
-	if _, err := os.Stat(plan[3].Dir); err == nil {
-		t.Errorf("Sweep touched the locked run's folder")
+	wg.Wait()
+	ok := 0
+	for i, sum := range sums {
+		if errs[i] != nil {
+			t.Errorf("sweep %d: %v", i, errs[i])
+		}
+		if n := sum.OK + sum.Adopted + sum.Cached; n != 18 || sum.Failed+sum.Busy+sum.NotStarted != 0 {
+			t.Errorf("sweep %d: %+v, want ok + adopted + cached = 18", i, sum)
+		}
+		ok += sum.OK
 	}
-	unlock()
-	sum, err = Sweep(t.Context(), s, &Options{Root: root, Jobs: 2, Executor: fake})
-	if err != nil || sum.OK != 1 || sum.Cached != 17 {
-		t.Errorf("Sweep after the lock is released: %+v, %v; want 1 ok", sum, err)
+	if ok != 18 || calls.Load() != 18 {
+		t.Errorf("the two sweeps executed %d runs and counted %d ok, want 18 each", calls.Load(), ok)
+	}
+	rows, err := results.ReadRuns(filepath.Join(root, "exp", results.RunsFile))
+	if err != nil || len(rows) != 18 {
+		t.Errorf("runs.parquet: %d rows, %v; want 18", len(rows), err)
+	}
+	for _, r := range rows {
+		if r.Status != results.OK {
+			t.Errorf("runs.parquet: run %s is %s", r.RunID, r.Status)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/runners"
 )
 
 func init() { register(listCommand) }
@@ -29,7 +30,9 @@ func listCommand() *cli.Command {
 		Name:  "list",
 		Usage: "list the embedded experiments and the runs found under the results folder",
 		Description: "Prints each experiment embedded in the binary with its description, then one line\n" +
-			"per run found under --results: id, experiment, status, method, task, ε, seed, time.\n\n" +
+			"per run found under --results: id, experiment, status, method, task, ε, seed, time.\n" +
+			"A status is ok, failed, running, interrupted (left running by a process that is gone)\n" +
+			"or damaged (a file does not match its manifest: the next repro run runs it again).\n\n" +
 			"   $ repro list\n" +
 			"   $ repro list --results /scratch/results",
 		Flags: []cli.Flag{
@@ -73,8 +76,21 @@ func list(w, wErr io.Writer, o listOptions) error {
 	fmt.Fprintf(w, "\n%d runs under %s\n", len(ms), o.results)
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tEXPERIMENT\tSTATUS\tMETHOD\tTASK\tε\tSEED\tSECONDS")
+	var damaged []error
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\n", m.RunID, m.Experiment, m.Status, m.Config.Method, m.Config.Task, m.Config.Epsilon, m.Config.Seed, m.Seconds)
+		// A run whose files do not verify is damaged; one left running
+		// by a killed process is interrupted.
+		st, err := runners.State(results.RunDir(o.results, m.Experiment, m.RunID))
+		if err != nil {
+			damaged = append(damaged, err)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\n", m.RunID, m.Experiment, st, m.Config.Method, m.Config.Task, m.Config.Epsilon, m.Config.Seed, m.Seconds)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, err := range damaged {
+		fmt.Fprintf(wErr, "repro list: %v\n", err)
+	}
+	return nil
 }

@@ -13,12 +13,19 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// After the first signal, restore default handling so that a second
-		// one kills the process at once.
-		<-ctx.Done()
-		stop()
+		// The first signal stops the work in order; the second exits at
+		// once, even where the signal was ignored when repro started (a
+		// background job of a script), which restoring the default
+		// handling would not do.
+		s := <-sig
+		cancel(fmt.Errorf("%v: %w", s, context.Canceled))
+		s = <-sig
+		fmt.Fprintf(os.Stderr, "repro: second signal (%v): exiting at once\n", s)
+		os.Exit(130)
 	}()
 	if err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args); err != nil {
 		fmt.Fprintf(os.Stderr, "repro: %v\n", err)

@@ -116,6 +116,11 @@ func seedsOverride(s string) (string, error) {
 		if err != nil || n < 1 {
 			return "", fmt.Errorf("run: --seeds %q: want a count ≥ 1 or a comma-separated list", s)
 		}
+		// Checked before the list is built: a spec expands into at most
+		// MaxRuns runs, and each seed is at least one run.
+		if n > experiments.MaxRuns {
+			return "", fmt.Errorf("run: --seeds %d: more than the %d runs a sweep may have", n, experiments.MaxRuns)
+		}
 		for i := 1; i <= n; i++ {
 			seeds = append(seeds, strconv.Itoa(i))
 		}
@@ -215,33 +220,37 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 	return errors.Join(errs...)
 }
 
-// printPlan prints the runs of s, one a line, with their state on disk:
-// "to run", the status of its manifest, or "copy from EXP" for a run
-// another experiment under root has finished.
+// printPlan prints the runs of s, one a line, with their state on disk
+// (runners.State: to run, ok, failed, running, interrupted, damaged), or
+// "copy from EXP" for a run another experiment under root has finished.
+// Damaged runs are named again after the table, with the reason.
 func printPlan(w io.Writer, root string, s *experiments.Spec, runs []*runners.Run) {
+	states := make([]string, len(runs))
 	finished := 0
-	for _, r := range runs {
-		if results.Finished(r.Dir) {
+	var damaged []string
+	for i, r := range runs {
+		st, err := runners.State(r.Dir)
+		switch st {
+		case string(results.OK):
 			finished++
+		case runners.StateDamaged:
+			damaged = append(damaged, fmt.Sprintf("%s: %v", r.ID, err))
 		}
-	}
-	fmt.Fprintf(w, "%s: %d runs, %d finished, %d to run (scale %s)\n", s.Name, len(runs), finished, len(runs)-finished, s.Scale)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATE\tMETHOD\tTASK\tε\tSEED\tPARAMS")
-	for _, r := range runs {
-		state := "to run"
-		if m, err := results.ReadManifest(r.Dir); err == nil {
-			state = string(m.Status)
-		}
-		if state != string(results.OK) {
+		if st != string(results.OK) {
 			others, _ := filepath.Glob(filepath.Join(root, "*", "runs", r.ID))
 			for _, d := range others {
 				if d != r.Dir && results.Finished(d) {
-					state = "copy from " + filepath.Base(filepath.Dir(filepath.Dir(d)))
+					st = "copy from " + filepath.Base(filepath.Dir(filepath.Dir(d)))
 					break
 				}
 			}
 		}
+		states[i] = st
+	}
+	fmt.Fprintf(w, "%s: %d runs, %d finished, %d to run (scale %s)\n", s.Name, len(runs), finished, len(runs)-finished, s.Scale)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATE\tMETHOD\tTASK\tε\tSEED\tPARAMS")
+	for i, r := range runs {
 		var params []string
 		for _, k := range slices.Sorted(maps.Keys(r.Config.Params)) {
 			v := r.Config.Params[k]
@@ -250,7 +259,10 @@ func printPlan(w io.Writer, root string, s *experiments.Spec, runs []*runners.Ru
 			}
 			params = append(params, fmt.Sprintf("%s=%v", k, v))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, state, r.Config.Method, r.Config.Task, r.Config.Epsilon, r.Config.Seed, strings.Join(params, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, states[i], r.Config.Method, r.Config.Task, r.Config.Epsilon, r.Config.Seed, strings.Join(params, " "))
 	}
 	tw.Flush()
+	for _, d := range damaged {
+		fmt.Fprintf(w, "damaged, will run again: %s\n", d)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 )
 
 // Write writes the file name atomically: write is called with a buffered
@@ -36,6 +37,11 @@ func Write(name string, write func(w io.Writer) error) (err error) {
 	if err := write(bw); err != nil {
 		return fmt.Errorf("results: writing %s: %w", name, err)
 	}
+	if f := fault.Load(); f != nil {
+		if err := (*f)(name); err != nil {
+			return fmt.Errorf("results: writing %s: %w", name, err)
+		}
+	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
@@ -52,6 +58,20 @@ func Write(name string, write func(w io.Writer) error) (err error) {
 		return fmt.Errorf("results: %w", err)
 	}
 	return syncDir(dir)
+}
+
+// fault, when set, is called by Write before each file is completed.
+var fault atomic.Pointer[func(name string) error]
+
+// InjectFault makes every later [Write] call f with the name of the file
+// it is writing, once its contents are written, and fail as a full disk
+// would when f returns an error: the temporary file is removed, name is
+// left as it was and the error is returned, wrapped. It returns the
+// function that undoes it. It is meant for fault-injection tests; f must
+// be safe for concurrent use.
+func InjectFault(f func(name string) error) (undo func()) {
+	fault.Store(&f)
+	return func() { fault.Store(nil) }
 }
 
 // WriteFile writes data to the file name atomically; see [Write].

@@ -5,9 +5,12 @@
 package results
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -18,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/repro-dp/repro"
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/buildinfo"
 )
@@ -44,7 +48,8 @@ const (
 	// Running: the run started and has not recorded its end; a run
 	// killed half way stays in this state and is run again.
 	Running Status = "running"
-	// OK: the run finished and every file is written.
+	// OK: the run finished and every file is written; the manifest's
+	// Files record each file's size and hash ([Verify]).
 	OK Status = "ok"
 	// Failed: the run returned an error or panicked; Error (and Stack
 	// for a panic) say why.
@@ -90,6 +95,19 @@ type Manifest struct {
 	// (acc, img, mia_auc, ...), the float columns of runs.parquet.
 	Results  map[string]Float `json:"results,omitempty"`
 	Warnings []string         `json:"warnings,omitempty"`
+	// Files records every file of the run's folder but the manifest, as
+	// the run left them, sorted by name. The manifest is written last, so
+	// a run is finished only when it says ok and every file matches
+	// ([Check]). Nil in the manifest of a run that has not ended.
+	Files []File `json:"files"`
+}
+
+// A File is a file of a run's folder: its name, size and content hash.
+type File struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+	// SHA256 is the hex SHA-256 of the contents.
+	SHA256 string `json:"sha256"`
 }
 
 // A Stage is a named part of a run and its wall time.
@@ -103,8 +121,12 @@ type Provenance struct {
 	// Revision is the VCS revision of the binary (vcs.revision from
 	// runtime/debug.ReadBuildInfo), "unknown" when it carries none, and
 	// Modified is true when the tree had local changes.
-	Revision   string `json:"revision"`
-	Modified   bool   `json:"modified"`
+	Revision string `json:"revision"`
+	Modified bool   `json:"modified"`
+	// Code is the fingerprint of the code on a run's path (repro.Code),
+	// which the run id hashes; it identifies the code even when Revision
+	// is unknown.
+	Code       string `json:"code,omitempty"`
 	GoVersion  string `json:"go_version"`
 	OS         string `json:"os"`
 	Arch       string `json:"arch"`
@@ -127,6 +149,7 @@ func CurrentProvenance() Provenance {
 	}
 	p.Host, _ = os.Hostname()
 	p.Revision, p.Modified = buildinfo.Revision()
+	p.Code = repro.Code()
 	return p
 }
 
@@ -239,10 +262,104 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 }
 
 // Finished reports whether the run in dir is finished: its manifest reads
-// back and says status ok.
+// back, says status ok, and every file it records verifies ([Check]).
 func Finished(dir string) bool {
-	m, err := ReadManifest(dir)
+	m, err := Check(dir)
 	return err == nil && m.Status == OK
+}
+
+// A DamagedError says that a run's folder does not hold what its manifest
+// records, or that the manifest itself does not read back.
+type DamagedError struct {
+	Dir string
+	// File is the damaged file's name (ManifestFile for the manifest).
+	File string
+	Err  error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("results: run %s is damaged: %s: %v", filepath.Base(e.Dir), e.File, e.Err)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// Check reads the manifest of the run in dir and, if it says ok, verifies
+// the run's files against it ([Verify]). The error is a *DamagedError if
+// the manifest exists but does not read back, or a file does not verify
+// (the manifest is returned with it in that case; a missing file is
+// damage too), and wraps fs.ErrNotExist, without being a *DamagedError,
+// if there is no manifest.
+func Check(dir string) (*Manifest, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, &DamagedError{Dir: dir, File: ManifestFile, Err: errors.Unwrap(err)}
+	}
+	if m.Status != OK {
+		return m, nil
+	}
+	return m, Verify(dir, m)
+}
+
+// Verify checks that every file m records is in dir with its recorded
+// size and SHA-256; the first mismatch is returned as a *DamagedError.
+// An ok manifest that records no files (written before files were
+// recorded) does not verify.
+func Verify(dir string, m *Manifest) error {
+	if m.Files == nil {
+		return &DamagedError{Dir: dir, File: ManifestFile, Err: errors.New("records no file hashes")}
+	}
+	for _, f := range m.Files {
+		got, err := hashFile(filepath.Join(dir, f.Name))
+		switch {
+		case err != nil:
+			return &DamagedError{Dir: dir, File: f.Name, Err: err}
+		case got.Size != f.Size:
+			return &DamagedError{Dir: dir, File: f.Name, Err: fmt.Errorf("%d bytes, the manifest says %d", got.Size, f.Size)}
+		case got.SHA256 != f.SHA256:
+			return &DamagedError{Dir: dir, File: f.Name, Err: errors.New("content differs from the manifest's SHA-256")}
+		}
+	}
+	return nil
+}
+
+// HashFiles returns the record of every regular file in dir but the
+// manifest and hidden files (temporary files start with a dot), sorted by
+// name: what [Manifest.Files] holds. It never returns nil without an error.
+func HashFiles(dir string) ([]File, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	out := []File{}
+	for _, e := range ents { // sorted by name
+		n := e.Name()
+		if !e.Type().IsRegular() || n == ManifestFile || strings.HasPrefix(n, ".") {
+			continue
+		}
+		f, err := hashFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func hashFile(name string) (File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return File{}, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return File{}, fmt.Errorf("results: %w", err)
+	}
+	return File{Name: filepath.Base(name), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // FindRuns returns the manifests of every run under root (in

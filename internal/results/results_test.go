@@ -102,6 +102,7 @@ func testManifest(id string, status Status) *Manifest {
 		},
 		Results:  map[string]Float{"acc": 0.5, "mia_auc": 0.51, "loss": Float(math.NaN()), "eps_inf": Float(math.Inf(1))},
 		Warnings: []string{"n=3 seeds"},
+		Files:    []File{},
 	}
 }
 

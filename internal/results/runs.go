@@ -112,7 +112,6 @@ var (
 	typeString = reflect.TypeFor[string]()
 	typeInt    = reflect.TypeFor[int64]()
 	typeFloat  = reflect.TypeFor[float64]()
-	typeBool   = reflect.TypeFor[bool]()
 )
 
 func nanNull(x float64) any {
@@ -134,36 +133,15 @@ var columnRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // match [a-z][a-z0-9_]*, and no name may be both a fixed column, a param
 // and a result.
 func WriteRuns(name string, rows []Run) error {
-	type column struct {
-		name string
-		typ  reflect.Type
-		get  func(*Run) any
-	}
 	var cols []column
 	seen := make(map[string]string)
 	for _, f := range fixed {
 		cols = append(cols, column{f.name, f.typ, f.get})
 		seen[f.name] = "a fixed column"
 	}
-	// Params: the column type is the narrowest that holds every value.
-	paramTypes := make(map[string]reflect.Type)
-	for _, r := range rows {
-		for k, v := range r.Params {
-			t := reflect.TypeOf(v)
-			switch v.(type) {
-			case int64, float64, string, bool:
-			default:
-				return fmt.Errorf("results: run %s: param %s has type %T", r.RunID, k, v)
-			}
-			switch prev, ok := paramTypes[k]; {
-			case !ok || prev == t:
-				paramTypes[k] = t
-			case (prev == typeInt && t == typeFloat) || (prev == typeFloat && t == typeInt):
-				paramTypes[k] = typeFloat
-			default:
-				paramTypes[k] = typeString
-			}
-		}
+	paramTypes, err := paramColumnTypes(rows)
+	if err != nil {
+		return err
 	}
 	params := slices.Sorted(maps.Keys(paramTypes))
 	for _, k := range params {
@@ -171,25 +149,7 @@ func WriteRuns(name string, rows []Run) error {
 			return fmt.Errorf("results: param %s is also %s", k, what)
 		}
 		seen[k] = "a param"
-		typ := paramTypes[k]
-		cols = append(cols, column{k, typ, func(r *Run) any {
-			v, ok := r.Params[k]
-			if !ok {
-				return nil
-			}
-			switch {
-			case typ == typeString:
-				if s, ok := v.(string); ok {
-					return s
-				}
-				return fmt.Sprint(v)
-			case typ == typeFloat:
-				if i, ok := v.(int64); ok {
-					return float64(i)
-				}
-			}
-			return v
-		}})
+		cols = append(cols, paramColumn(k, paramTypes[k]))
 	}
 	resultSet := make(map[string]bool)
 	for _, r := range rows {
@@ -210,6 +170,67 @@ func WriteRuns(name string, rows []Run) error {
 			return nil
 		}})
 	}
+	return writeColumns(name, rows, cols, params, resultNames)
+}
+
+// A column is a column of runs.parquet: its name, its type and the value
+// of a row (nil for NULL).
+type column struct {
+	name string
+	typ  reflect.Type
+	get  func(*Run) any
+}
+
+// paramColumnTypes returns the column type of each param of rows: the
+// narrowest that holds every value.
+func paramColumnTypes(rows []Run) (map[string]reflect.Type, error) {
+	paramTypes := make(map[string]reflect.Type)
+	for _, r := range rows {
+		for k, v := range r.Params {
+			t := reflect.TypeOf(v)
+			switch v.(type) {
+			case int64, float64, string, bool:
+			default:
+				return nil, fmt.Errorf("results: run %s: param %s has type %T", r.RunID, k, v)
+			}
+			switch prev, ok := paramTypes[k]; {
+			case !ok || prev == t:
+				paramTypes[k] = t
+			case (prev == typeInt && t == typeFloat) || (prev == typeFloat && t == typeInt):
+				paramTypes[k] = typeFloat
+			default:
+				paramTypes[k] = typeString
+			}
+		}
+	}
+	return paramTypes, nil
+}
+
+// paramColumn returns the column of param k, of type typ.
+func paramColumn(k string, typ reflect.Type) column {
+	return column{k, typ, func(r *Run) any {
+		v, ok := r.Params[k]
+		if !ok {
+			return nil
+		}
+		switch {
+		case typ == typeString:
+			if s, ok := v.(string); ok {
+				return s
+			}
+			return fmt.Sprint(v)
+		case typ == typeFloat:
+			if i, ok := v.(int64); ok {
+				return float64(i)
+			}
+		}
+		return v
+	}}
+}
+
+// writeColumns writes rows as the columns cols to the file name, with the
+// param and result names in the file's metadata.
+func writeColumns(name string, rows []Run, cols []column, params, resultNames []string) error {
 	fields := make([]reflect.StructField, len(cols))
 	for i, c := range cols {
 		if !columnRE.MatchString(c.name) {

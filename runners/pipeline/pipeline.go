@@ -10,7 +10,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
+	"weak"
 
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/experiments"
@@ -33,14 +36,16 @@ func init() {
 // by default, pretrain.DefaultDir). Set it before the first run.
 var BaseDir = ""
 
-// cache memoises the pretrained bases (by scale) and the datasets (by task,
-// scale and seed) for the life of the process: every run of a sweep shares
-// them, read-only.
+// cache memoises the pretrained bases (by folder and scale), the PLDs and
+// the base identities for the life of the process, and shares the
+// datasets (by task, scale and seed) among the runs that use them at the
+// same time: every run of a sweep reads them, never writes.
 var cache struct {
 	sync.Mutex
-	bases map[baseKey]*entry[*pretrain.Result]
-	data  map[dataKey]*entry[*datasets.Dataset]
-	plds  map[string]*entry[*privacy.PLD]
+	bases   map[baseKey]*entry[*pretrain.Result]
+	data    map[dataKey]*dataEntry
+	plds    map[string]*entry[*privacy.PLD]
+	baseIDs map[string]*entry[string]
 }
 
 type baseKey struct{ dir, scale string }
@@ -57,6 +62,9 @@ type entry[T any] struct {
 	err  error
 }
 
+// memo returns the value of key k in *m, computing it with f once. A
+// failed computation is forgotten once its callers have its error, so
+// that an interrupted base build is tried again by the next caller.
 func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T, error) {
 	cache.Lock()
 	if *m == nil {
@@ -69,19 +77,33 @@ func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T,
 	}
 	cache.Unlock()
 	e.once.Do(func() { e.v, e.err = f() })
+	if e.err != nil {
+		cache.Lock()
+		if (*m)[k] == e {
+			delete(*m, k)
+		}
+		cache.Unlock()
+	}
 	return e.v, e.err
 }
 
-// newBase builds or reads the pretrained base of scale; tests replace it.
-var newBase = func(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
-	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Dir: dir})
+// newBase builds or reads the pretrained base of scale, writing the
+// pretraining's progress lines to progress; tests replace it.
+var newBase = func(ctx context.Context, dir, scale string, progress io.Writer) (*pretrain.Result, error) {
+	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Dir: dir, Progress: progress})
 }
 
 // Base returns the pretrained base of scale, built in or read from the
-// cache folder dir (pretrain.Base) once per process.
+// cache folder dir (pretrain.Base) once per process. Pretraining a base
+// the cache does not hold yet stops at the first interrupt of the sweep
+// (runners.StopContext): nothing is cached then, and the next sweep
+// builds it again. Meanwhile the sweep's progress line says that the base
+// is pretraining (runners.Note).
 func Base(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
 	return memo(&cache.bases, baseKey{dir, scale}, func() (*pretrain.Result, error) {
-		r, err := newBase(ctx, dir, scale)
+		runners.Note(ctx, "preparing the "+scale+" base model")
+		defer runners.Note(ctx, "")
+		r, err := newBase(runners.StopContext(ctx), dir, scale, noteWriter{ctx})
 		if err != nil {
 			return nil, err
 		}
@@ -92,23 +114,62 @@ func Base(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
 	})
 }
 
-// Data returns the dataset of task at scale and seed, built once per
-// process.
-func Data(task, scale string, seed int64) (*datasets.Dataset, error) {
-	return memo(&cache.data, dataKey{task, scale, seed}, func() (*datasets.Dataset, error) {
-		sc, err := datasets.ParseScale(scale)
-		if err != nil {
-			return nil, err
-		}
-		return datasets.Build(task, &datasets.Options{Scale: sc, Seed: uint64(seed)})
-	})
+// noteWriter shows the last line written to it as the sweep's note.
+type noteWriter struct{ ctx context.Context }
+
+func (w noteWriter) Write(b []byte) (int, error) {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
+		runners.Note(w.ctx, "pretraining: "+l)
+	}
+	return len(b), nil
 }
 
-// Inputs returns the inputs of a run: the fingerprint of its dataset and
-// the identity of its scale's pretrained base, BaseID. It builds the
-// dataset (memoised) but never the base, so a dry run stays fast.
+// dataEntry holds a dataset weakly: it is shared while a run uses it, and
+// built again when a later run needs it after the garbage collector has
+// reclaimed it, so a sweep over many seeds holds only the datasets of the
+// runs in progress.
+type dataEntry struct {
+	mu sync.Mutex
+	p  weak.Pointer[datasets.Dataset]
+}
+
+// Data returns the dataset of task at scale and seed, built when first
+// needed and shared by the runs that use it at the same time.
+func Data(task, scale string, seed int64) (*datasets.Dataset, error) {
+	k := dataKey{task, scale, seed}
+	cache.Lock()
+	if cache.data == nil {
+		cache.data = map[dataKey]*dataEntry{}
+	}
+	e := cache.data[k]
+	if e == nil {
+		e = &dataEntry{}
+		cache.data[k] = e
+	}
+	cache.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d := e.p.Value(); d != nil {
+		return d, nil
+	}
+	sc, err := datasets.ParseScale(scale)
+	if err != nil {
+		return nil, err
+	}
+	d, err := datasets.Build(task, &datasets.Options{Scale: sc, Seed: uint64(seed)})
+	if err != nil {
+		return nil, err
+	}
+	e.p = weak.Make(d)
+	return d, nil
+}
+
+// Inputs returns the inputs of a run without building anything, so that
+// planning a sweep costs a small record per run: DataID for its dataset
+// and BaseID for its scale's pretrained base.
 func Inputs(cfg *experiments.Config) (experiments.Inputs, error) {
-	d, err := Data(cfg.Task, cfg.Scale, cfg.Seed)
+	data, err := DataID(cfg.Task, cfg.Scale, cfg.Seed)
 	if err != nil {
 		return experiments.Inputs{}, err
 	}
@@ -116,17 +177,47 @@ func Inputs(cfg *experiments.Config) (experiments.Inputs, error) {
 	if err != nil {
 		return experiments.Inputs{}, err
 	}
-	return experiments.Inputs{Data: d.Fingerprint(), Base: b}, nil
+	return experiments.Inputs{Data: data, Base: b}, nil
+}
+
+// DataID returns the identity of the dataset [Data] builds for task, scale
+// and seed, without building it: "data-" and the SHA-256 of the canonical
+// JSON of the build options and the vocabulary hash. Data builds from
+// these alone: generated tasks from the seed, Fashion-MNIST tasks from
+// the embedded subset or the system copy, whose contents package
+// datasets checks against SHA-256 sums in its source. The code that
+// builds the data is in the run id through repro.Code.
+func DataID(task, scale string, seed int64) (string, error) {
+	if _, err := datasets.ParseScale(scale); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(struct {
+		Task  string `json:"task"`
+		Scale string `json:"scale"`
+		Seed  int64  `json:"seed"`
+		Vocab string `json:"vocab"`
+	}{task, scale, seed, datasets.Vocab().Hash()})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "data-" + hex.EncodeToString(sum[:]), nil
 }
 
 // BaseID returns the identity of the pretrained base of scale without
 // building it: "pretrain-" and the SHA-256 of the canonical JSON of
 // pretrain.FormatVersion, the architecture, the scale, the seed, the
-// scale's pretraining plan, the model preset and the vocabulary hash.
-// Pretraining is reproducible bit for bit from these (package pretrain), so
-// equal identities mean equal checkpoints; the checkpoint's own hash is
-// written to base.json in the run's folder when the run executes.
+// scale's pretraining plan, the model preset, the vocabulary hash and the
+// engine fingerprint (pretrain.EngineFingerprint). Pretraining is
+// reproducible bit for bit from these and the code (in the run id through
+// repro.Code), so equal identities mean equal checkpoints; the
+// checkpoint's own hash is written to base.json in the run's folder when
+// the run executes. It is computed once per scale and process.
 func BaseID(scale string) (string, error) {
+	return memo(&cache.baseIDs, scale, func() (string, error) { return baseID(scale) })
+}
+
+func baseID(scale string) (string, error) {
 	sc, err := datasets.ParseScale(scale)
 	if err != nil {
 		return "", err
@@ -148,7 +239,8 @@ func BaseID(scale string) (string, error) {
 		Plan   pretrain.Plan `json:"plan"`
 		Model  nn.Config     `json:"model"`
 		Vocab  string        `json:"vocab"`
-	}{pretrain.FormatVersion, "tinymllm", scale, 1, plan, cfg, v.Hash()})
+		Engine string        `json:"engine"`
+	}{pretrain.FormatVersion, "tinymllm", scale, 1, plan, cfg, v.Hash(), pretrain.EngineFingerprint()})
 	if err != nil {
 		return "", err
 	}

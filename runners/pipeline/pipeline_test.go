@@ -6,6 +6,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,7 +30,7 @@ import (
 func freshBase(t *testing.T) {
 	t.Helper()
 	old := newBase
-	newBase = func(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
+	newBase = func(ctx context.Context, dir, scale string, _ io.Writer) (*pretrain.Result, error) {
 		cfg, err := nn.Preset(scale, datasets.Vocab().Len())
 		if err != nil {
 			return nil, err
@@ -187,7 +189,7 @@ func TestBaseID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Base != a || len(in.Data) != 64 {
+	if in.Base != a || len(in.Data) != len("data-")+64 {
 		t.Errorf("Inputs = %+v", in)
 	}
 }
@@ -240,5 +242,50 @@ func TestEvaluate(t *testing.T) {
 	}
 	if !(ev.Majority > 0 && ev.Majority < 100) {
 		t.Errorf("majority baseline %v", ev.Majority)
+	}
+}
+
+// TestBaseInterrupt interrupts the pretraining of a base (the real one, in
+// an empty cache): Base returns the interrupt's error, caches nothing on
+// disk or in memory, and the next call builds the base.
+func TestBaseInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Base(ctx, dir, "smoke"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Base with an interrupted context: %v, want context.Canceled", err)
+	}
+	if ms, _ := filepath.Glob(filepath.Join(dir, "*", "manifest.json")); len(ms) != 0 {
+		t.Errorf("the interrupted pretraining cached %q", ms)
+	}
+	freshBase(t)
+	if r, err := Base(t.Context(), dir, "smoke"); err != nil || r.Hash != "fresh-smoke" {
+		t.Errorf("Base after the interrupt: %v, %v; want it built again", r, err)
+	}
+}
+
+// TestData checks that a dataset is shared while it is in use, and that
+// DataID tells datasets apart without building them.
+func TestData(t *testing.T) {
+	a, err := Data("shapes-vqa", "smoke", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := Data("shapes-vqa", "smoke", 7); b != a {
+		t.Errorf("Data built a dataset twice while the first was in use")
+	}
+	ids := map[string]bool{}
+	for _, c := range []struct {
+		task, scale string
+		seed        int64
+	}{{"shapes-vqa", "smoke", 7}, {"shapes-vqa", "smoke", 8}, {"fashion-vqa", "smoke", 7}, {"shapes-vqa", "small", 7}} {
+		id, err := DataID(c.task, c.scale, c.seed)
+		if err != nil || ids[id] {
+			t.Errorf("DataID%v = %s, %v: not distinct", c, id, err)
+		}
+		ids[id] = true
+	}
+	if _, err := DataID("shapes-vqa", "huge", 1); err == nil {
+		t.Errorf("DataID at scale huge: no error")
 	}
 }
