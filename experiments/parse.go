@@ -955,6 +955,19 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 	if n := s.count(); n > MaxRuns {
 		return d.errorf(at("sweep"), "the spec expands into more than %d runs", MaxRuns)
 	}
+	if err := d.checkMethods(s, at); err != nil {
+		return err
+	}
+	columns, err := d.runColumns(s, at)
+	if err != nil {
+		return err
+	}
+	return d.checkOutputs(s, columns, at)
+}
+
+// checkMethods checks what each method receives: the spec's params and
+// the sweep values against its hyperparameters, and its tasks.
+func (d *decoder) checkMethods(s *Spec, at func(string) *yaml.Node) error {
 	for _, m := range s.Methods {
 		if err := d.checkParams(at("params"), m.Name, s.Params); err != nil {
 			return err
@@ -970,10 +983,17 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 			}
 		}
 	}
+	return nil
+}
+
+// runColumns checks that no name is both a param and a sweep axis, and
+// returns the run columns the spec's runs have (epsilon as
+// epsilon_target).
+func (d *decoder) runColumns(s *Spec, at func(string) *yaml.Node) ([]string, error) {
 	global := s.Sweep.names()
 	for name := range s.Params {
 		if has(global, name) {
-			return d.errorf(at("params"), "%s is both a hyperparameter and a sweep axis", name)
+			return nil, d.errorf(at("params"), "%s is both a hyperparameter and a sweep axis", name)
 		}
 	}
 	columns := []string{"method", "task", "scale", "seed", "epsilon_target", "delta"}
@@ -986,26 +1006,31 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 		for _, g := range s.Sweep.Zip {
 			for _, a := range g {
 				if has(own, a.Name) {
-					return d.errorf(at("sweep"), "method %s: axis %s is in a zip group of the spec and cannot be replaced", m.Name, a.Name)
+					return nil, d.errorf(at("sweep"), "method %s: axis %s is in a zip group of the spec and cannot be replaced", m.Name, a.Name)
 				}
 			}
 		}
 		for name := range m.Params {
 			if has(global, name) && !has(own, name) {
-				return d.errorf(at("sweep"), "method %s: %s is both a hyperparameter and a sweep axis", m.Name, name)
+				return nil, d.errorf(at("sweep"), "method %s: %s is both a hyperparameter and a sweep axis", m.Name, name)
 			}
 			columns = append(columns, name)
 		}
 		for name := range s.Params {
 			if has(own, name) {
-				return d.errorf(at("params"), "method %s: %s is both a hyperparameter and a sweep axis", m.Name, name)
+				return nil, d.errorf(at("params"), "method %s: %s is both a hyperparameter and a sweep axis", m.Name, name)
 			}
 		}
 		columns = append(columns, own...)
 	}
 	// Run columns are "epsilon_target" and "seed"; the axis epsilon is
 	// the target.
-	columns = slices.DeleteFunc(columns, func(c string) bool { return c == "epsilon" })
+	return slices.DeleteFunc(columns, func(c string) bool { return c == "epsilon" }), nil
+}
+
+// checkOutputs checks the tables and plots: unique names, and every
+// column they refer to a run column.
+func (d *decoder) checkOutputs(s *Spec, columns []string, at func(string) *yaml.Node) error {
 	outputs := make(map[string]bool)
 	for i, t := range s.Tables {
 		tn := at(fmt.Sprint("tables.", i))
