@@ -33,6 +33,9 @@
 //	    sweep: {epsilon: [inf]}       # replaces the spec's epsilon axis for this method
 //	  - name: dpsgd
 //	    params: {lora_rank: 8}
+//	  - name: dpsgd                   # the same method again needs a variant:
+//	    variant: rank-4               # a label, the run column variant
+//	    params: {lora_rank: 4}
 //	params: {lr: 0.001}               # fixed hyperparameters of every method
 //	sweep:                            # cartesian product over the axes
 //	  epsilon: [1, 3, 8, inf]         # ε > 0 or inf; default [inf]

@@ -153,6 +153,9 @@ func (s *Spec) Expand() []Config {
 				}
 				maps.Copy(c.Params, s.Params)
 				maps.Copy(c.Params, m.Params)
+				if m.Variant != "" {
+					c.Params[VariantParam] = m.Variant
+				}
 				for i, dim := range dims {
 					for _, a := range dim[idx[i]] {
 						v := a.Values[0]

@@ -729,11 +729,9 @@ func (d *decoder) method(n *yaml.Node, s *Spec) (Method, error) {
 			if !has(d.names.Methods, m.Name) {
 				return d.errorf(v, "unknown method %q (known: %s)", m.Name, strings.Join(d.names.Methods, ", "))
 			}
-			if slices.ContainsFunc(s.Methods, func(o Method) bool { return o.Name == m.Name }) {
-				return d.errorf(v, "duplicate method %q", m.Name)
-			}
 			return nil
 		},
+		"variant": func(v *yaml.Node) error { return d.fileName(v, "method variant", &m.Variant) },
 		"params": func(v *yaml.Node) (err error) {
 			m.Params, err = d.params(v, "params")
 			if err == nil {
@@ -751,6 +749,15 @@ func (d *decoder) method(n *yaml.Node, s *Spec) (Method, error) {
 	}, "name")
 	if err != nil {
 		return m, err
+	}
+	if slices.ContainsFunc(s.Methods, func(o Method) bool { return o.Name == m.Name && o.Variant == m.Variant }) {
+		if m.Variant == "" {
+			return m, d.errorf(n, "duplicate method %q (give each entry its own variant)", m.Name)
+		}
+		return m, d.errorf(n, "duplicate method %q variant %q", m.Name, m.Variant)
+	}
+	if _, ok := m.Params[VariantParam]; ok {
+		return m, d.errorf(n, "method %s: %s is the variant key, not a hyperparameter", m.Name, VariantParam)
 	}
 	// Conflicts between the method's own params and sweep.
 	for _, a := range m.Sweep.Axes {
@@ -997,6 +1004,9 @@ func (d *decoder) runColumns(s *Spec, at func(string) *yaml.Node) ([]string, err
 		}
 	}
 	columns := []string{"method", "task", "scale", "seed", "epsilon_target", "delta"}
+	if slices.ContainsFunc(s.Methods, func(m Method) bool { return m.Variant != "" }) {
+		columns = append(columns, VariantParam)
+	}
 	columns = append(columns, global...)
 	for name := range s.Params {
 		columns = append(columns, name)

@@ -6,6 +6,7 @@ package experiments
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -400,6 +401,36 @@ func TestDiagnostics(t *testing.T) {
 		}
 		if got := s.Params["diagnostics"]; got != tc.want {
 			t.Errorf("--set %s: params.diagnostics = %v, want %v", tc.set, got, tc.want)
+		}
+	}
+}
+
+func TestVariants(t *testing.T) {
+	src := strings.Replace(base, "  - name: dpsgd\n    params: {lora_rank: 8}\n",
+		"  - name: dpsgd\n    params: {lora_rank: 8}\n  - {name: dpsgd, variant: no-clip, params: {lora_rank: 4}}\n", 1)
+	s, err := Parse("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, c := range s.Expand() {
+		v, _ := c.Params[VariantParam].(string)
+		got[c.Method+"/"+v]++
+		if v == "no-clip" && c.Params["lora_rank"] != int64(4) {
+			t.Errorf("variant run %v: lora_rank %v, want 4", &c, c.Params["lora_rank"])
+		}
+	}
+	if want := map[string]int{"nonprivate/": 2, "dpsgd/": 6, "dpsgd/no-clip": 6}; !maps.Equal(got, want) {
+		t.Errorf("runs by method/variant %v, want %v", got, want)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"  - name: dpsgd\n    params: {lora_rank: 8}\n", "  - name: dpsgd\n  - name: dpsgd\n", `duplicate method "dpsgd" (give each entry its own variant)`},
+		{"  - name: dpsgd\n", "  - {name: dpsgd, variant: a}\n  - {name: dpsgd, variant: a}\n  - name: dpsgd\n", `duplicate method "dpsgd" variant "a"`},
+		{"  - name: dpsgd\n", "  - {name: dpsgd, variant: Bad!}\n  - name: dpsgd\n", "method variant"},
+	} {
+		_, err := Parse("t.yaml", []byte(strings.Replace(base, tc.from, tc.to, 1)), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.to, err, tc.want)
 		}
 	}
 }

@@ -35,12 +35,22 @@ type Spec struct {
 // A Method is one method of a spec with its own hyperparameters and sweep.
 type Method struct {
 	Name string `json:"name"`
+	// Variant names one configuration of a method that a spec lists more
+	// than once (an ablation's rows: dualpriv without Mechanism 1, ...);
+	// it becomes the run column variant (VariantParam). "" is the only
+	// configuration, and leaves run ids as they were.
+	Variant string `json:"variant,omitempty"`
 	// Params override the spec's params for this method.
 	Params map[string]any `json:"params,omitempty"`
 	// Sweep replaces the spec's sweep axes of the same name for this
 	// method (for example `epsilon: [inf]` for the non-private baseline).
 	Sweep Sweep `json:"sweep,omitzero"`
 }
+
+// VariantParam is the run column, and the key in Config.Params, of a
+// method's Variant. It is not a hyperparameter: the executor removes it
+// before resolving the method's hyperparameters.
+const VariantParam = "variant"
 
 // A Sweep is a cartesian product over axes, plus zip groups whose axes vary
 // together: a zip group of length L is one dimension of L points.

@@ -163,7 +163,9 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, er
 // training results. It returns the method's result and the
 // hyperparameters.
 func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.Method, model nn.Model, d *datasets.Dataset, rec *runners.Recorder) (*methods.Result, methods.Hyper, error) {
-	h, err := methods.Resolve(cfg.Method, cfg.Scale, cfg.Params)
+	params := maps.Clone(cfg.Params)
+	delete(params, experiments.VariantParam) // a label, not a hyperparameter
+	h, err := methods.Resolve(cfg.Method, cfg.Scale, params)
 	if err != nil {
 		return nil, h, fmt.Errorf("pipeline: %w", err)
 	}
