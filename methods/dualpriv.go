@@ -81,8 +81,11 @@ const (
 
 // Params implements Method: DPSGD's LoRA recipe and the two mechanisms'
 // knobs. The paper keeps 222 of 577 visual tokens (191 dominant, 30
-// contextual, [CLS]): retention 0.4 and a contextual share 30/221 ≈ 0.14
-// of the retained patches; P_K = 80%.
+// contextual, [CLS]; 38.5%, which it calls "40% of total"): retention 0.4 of
+// the patches (221/576 = 0.384 would give the paper's counts exactly at
+// 576 patches) and a contextual share 30/221 ≈ 0.14 of the retained
+// patches; P_K = 80%. At the presets' 4, 16 and 49 patches an image,
+// retention 0.4 keeps 2, 6 and 20 patch tokens.
 func (DualPriv) Params() []Param {
 	return append(loraParams(),
 		Param{Name: "retention", Kind: Float, Doc: "fraction of an image's patch tokens that reach the language model (dominant + contextual), in (0, 1]",
@@ -345,8 +348,9 @@ func (p *blockPruner) mask(step int, g []float32) *optim.Mask {
 // topBlocks returns which of the blocks to keep: the ⌈ratio·J⌉ of highest
 // score (Algorithm 1, lines 12–15), ties broken by index.
 func topBlocks(scores []float64, ratio float64) []bool {
-	// The tolerance keeps 0.7·10 = 7.000000000000001 at 7.
-	k := int(math.Ceil(ratio*float64(len(scores)) - 1e-9))
+	// The tolerance keeps 0.7·10 = 7.000000000000001 at 7; a ratio > 0
+	// keeps at least one block, as ⌈P_K·J⌉ does.
+	k := max(1, int(math.Ceil(ratio*float64(len(scores))-1e-9)))
 	order := make([]int, len(scores))
 	for i := range order {
 		order[i] = i

@@ -225,6 +225,8 @@ func TestTopBlocks(t *testing.T) {
 		{[]float64{1, 1, 1}, 0.33, []bool{true, false, false}}, // ties by index
 		{[]float64{1, 1, 1}, 0.34, []bool{true, true, false}},  // ⌈1.02⌉ = 2
 		{[]float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0.7, []bool{false, false, false, true, true, true, true, true, true, true}},
+		{[]float64{3, 1, 2}, 1e-12, []bool{true, false, false}}, // ⌈P_K·J⌉ ≥ 1
+
 	} {
 		if got := topBlocks(tc.scores, tc.ratio); !slices.Equal(got, tc.want) {
 			t.Errorf("topBlocks(%v, %v) = %v, want %v", tc.scores, tc.ratio, got, tc.want)
@@ -267,8 +269,20 @@ func TestDualPrivIsDPSGD(t *testing.T) {
 	if slices.Equal(refV, bothV) {
 		t.Error("Dual-Priv with both mechanisms trained exactly as DP-SGD")
 	}
-	if both.Visual == nil || both.VisualTokens != 3 {
-		t.Errorf("visual transform %v, %v tokens per image; want pruning to 3 of 5 at smoke", both.Visual != nil, both.VisualTokens)
+	if both.Visual == nil || both.VisualTokens != 3 || ref.VisualTokens != 5 {
+		t.Errorf("visual transform %v, %v tokens per image (dpsgd %v); want pruning to 3 of 5 at smoke", both.Visual != nil, both.VisualTokens, ref.VisualTokens)
+	}
+	// The released transform prunes without noise, the same way each time.
+	x, at := nn.NewTensor(5, 4), nn.NewTensor(2, 5)
+	for i := range x.Data {
+		x.Data[i] = float32(i%7) - 3
+	}
+	for i := range at.Data {
+		at.Data[i] = float32(i%5) / 5
+	}
+	m1, m2 := both.Visual(0, x, at), both.Visual(0, x, at)
+	if !reflect.DeepEqual(m1, m2) || slices.ContainsFunc(m1.Rows, func(r nn.MixRow) bool { return r.Add != nil }) {
+		t.Error("the released visual transform is noisy")
 	}
 }
 

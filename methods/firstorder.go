@@ -107,7 +107,12 @@ func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.run(ctx, acc)
+	res, err := l.run(ctx, acc)
+	if err != nil {
+		return nil, err
+	}
+	res.VisualTokens = float64(job.Model.(*nn.TinyMLLM).Config.Patches() + 1) // every token
+	return res, nil
 }
 
 // newDPSGDLoop returns DP-SGD's loop on job, calibrated and with its

@@ -196,6 +196,12 @@ func Resolve(method, scale string, params map[string]any) (Hyper, error) {
 			p.set(&h, h.values[p.Name])
 		}
 	}
+	if a, ok := h.values["lora_alpha"].(float64); ok && a == 0 {
+		// α = 2r for whatever rank the run has, so the update's scale α/r
+		// stays 2 when a spec changes the rank.
+		h.LoRAAlpha = 2 * float64(h.LoRARank)
+		h.values["lora_alpha"] = h.LoRAAlpha
+	}
 	if scale != "full" {
 		if _, ok := params["lr"]; !ok && h.values["lr"] != nil {
 			h.Caveats = append(h.Caveats, fmt.Sprintf(
@@ -350,11 +356,30 @@ func oneOf(names func() []string) func(any) error {
 	}
 }
 
-func nonEmpty(v any) error {
-	if len(v.([]string)) == 0 {
-		return fmt.Errorf("want at least one name")
+// subsetOf returns a check that a list is non-empty and holds only names.
+func subsetOf(names ...string) func(any) error {
+	return func(v any) error {
+		l := v.([]string)
+		if len(l) == 0 {
+			return fmt.Errorf("want at least one of %s", strings.Join(names, ", "))
+		}
+		for _, s := range l {
+			if !slices.Contains(names, s) {
+				return fmt.Errorf("%q is not one of %s", s, strings.Join(names, ", "))
+			}
+		}
+		return nil
 	}
-	return nil
+}
+
+// upTo returns a check for a finite value in (0, hi].
+func upTo(hi float64) func(any) error {
+	return func(v any) error {
+		if f := toFloat(v); !(f > 0 && f <= hi) {
+			return fmt.Errorf("want a value in (0, %g]", hi)
+		}
+		return nil
+	}
 }
 
 func toFloat(v any) float64 {
@@ -412,8 +437,8 @@ func withDefault(ps []Param, name string, def func(string) any) []Param {
 // fc2) with the preset's rank and α = 2r.
 func loraParams() []Param {
 	return []Param{
-		{Name: "epochs", Kind: Float, Doc: "passes over the training set in expectation, > 0",
-			Default: byScale(4.0, 4.0, 1.0), Check: positive, set: func(h *Hyper, v any) { h.Epochs = v.(float64) }},
+		{Name: "epochs", Kind: Float, Doc: "passes over the training set in expectation, in (0, 10⁶]",
+			Default: byScale(4.0, 4.0, 1.0), Check: upTo(1e6), set: func(h *Hyper, v any) { h.Epochs = v.(float64) }},
 		{Name: "batch_size", Kind: Int, Doc: "expected batch size B (Poisson rate q = B/N), ≥ 1",
 			Default: byScale(32, 64, 12), Check: between(1, 1<<30), set: func(h *Hyper, v any) { h.BatchSize = v.(int) }},
 		{Name: "lr", Kind: Float, Doc: "peak learning rate, > 0",
@@ -430,12 +455,13 @@ func loraParams() []Param {
 			Default: same(1.0), Check: positive, set: func(h *Hyper, v any) { h.Clip = v.(float64) }},
 		{Name: "lora_rank", Kind: Int, Doc: "LoRA rank r, ≥ 1",
 			Default: byScale(4, 8, 16), Check: between(1, 1<<20), set: func(h *Hyper, v any) { h.LoRARank = v.(int) }},
-		{Name: "lora_alpha", Kind: Float, Doc: "LoRA scale α (the update is α/r·BA), > 0",
-			Default: byScale(8.0, 16.0, 32.0), Check: positive, set: func(h *Hyper, v any) { h.LoRAAlpha = v.(float64) }},
-		{Name: "lora_targets", Kind: List, Doc: "projections that get LoRA (q, k, v, o, fc1, fc2)",
-			Default: same([]string{"q", "k", "v", "o", "fc1", "fc2"}), Check: nonEmpty, set: func(h *Hyper, v any) { h.LoRATargets = v.([]string) }},
-		{Name: "lora_parts", Kind: List, Doc: "model parts that get LoRA (lm, projector, vision)",
-			Default: same([]string{"lm"}), Check: nonEmpty, set: func(h *Hyper, v any) { h.LoRAParts = v.([]string) }},
+		{Name: "lora_alpha", Kind: Float, Doc: "LoRA scale α (the update is α/r·BA), > 0; 0 means 2·lora_rank",
+			Default: same(0.0), Check: nonNegative, set: func(h *Hyper, v any) { h.LoRAAlpha = v.(float64) }},
+		{Name: "lora_targets", Kind: List, Doc: "projections that get LoRA: q, k, v, o, fc1, fc2",
+			Default: same([]string{"q", "k", "v", "o", "fc1", "fc2"}), Check: subsetOf("q", "k", "v", "o", "fc1", "fc2"),
+			set: func(h *Hyper, v any) { h.LoRATargets = v.([]string) }},
+		{Name: "lora_parts", Kind: List, Doc: "model parts that get LoRA: lm, projector, vision",
+			Default: same([]string{"lm"}), Check: subsetOf("lm", "projector", "vision"), set: func(h *Hyper, v any) { h.LoRAParts = v.([]string) }},
 		{Name: "accountant", Kind: String, Doc: "accountant that calibrates σ: rdp or pld",
 			Default: same("rdp"), Check: oneOf(list("rdp", "pld")), set: func(h *Hyper, v any) { h.Accountant = v.(string) }},
 		{Name: "diagnostics", Kind: Bool, Doc: "record per-step non-private diagnostics (batch size, loss, clipped fraction)",

@@ -63,6 +63,12 @@ func TestResolve(t *testing.T) {
 	if len(got.Caveats) != 0 {
 		t.Errorf("lr given: caveats %v, want none", got.Caveats)
 	}
+	if h, _ := Resolve("dpsgd", "smoke", map[string]any{"lora_rank": int64(64)}); h.LoRAAlpha != 128 {
+		t.Errorf("lora_rank 64 without lora_alpha: α = %v, want 2r = 128", h.LoRAAlpha)
+	}
+	if h, _ := Resolve("dpsgd", "smoke", map[string]any{"lora_rank": int64(64), "lora_alpha": 3.0}); h.LoRAAlpha != 3 {
+		t.Errorf("lora_alpha 3: α = %v", h.LoRAAlpha)
+	}
 	def, _ := Defaults("dpsgd", "small")
 	if len(def.Caveats) != 1 || !strings.Contains(def.Caveats[0], "test accuracy") {
 		t.Errorf("default lr at small: caveats %q, want one about test accuracy", def.Caveats)
@@ -86,6 +92,11 @@ func TestResolve(t *testing.T) {
 		{"dpsgd", map[string]any{"lora_targets": " , "}, "lora_targets"},
 		{"dpsgd", map[string]any{"epochs": true}, "epochs"},
 		{"dpsgd", map[string]any{"diagnostics": "maybe"}, "diagnostics"},
+		{"dpsgd", map[string]any{"epochs": 1e300}, "epochs = 1e+300: want a value in (0, 1e+06]"},
+		{"dpsgd", map[string]any{"lora_targets": "q, qq"}, `"qq" is not one of q, k, v, o, fc1, fc2`},
+		{"dpsgd", map[string]any{"lora_parts": "brain"}, `"brain" is not one of lm, projector, vision`},
+		{"dualpriv", map[string]any{"update_ratio": 0.0}, "update_ratio"},
+		{"dualpriv", map[string]any{"tokens": "all"}, "tokens"},
 		{"dpzo", map[string]any{"phi": 0.0}, "phi"},
 		{"nosuch", nil, "unknown method"},
 	} {

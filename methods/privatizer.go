@@ -7,6 +7,7 @@ package methods
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/privacy"
@@ -19,8 +20,8 @@ import (
 //
 //  1. clips each contribution: jointly to ℓ₂ norm C, or per group g of
 //     Rule to its own norm C_g (Rap-FT's two partitions, Sec-MMFL's
-//     modalities); a contribution with a non-finite norm counts as zero,
-//     so no input can exceed the sensitivity;
+//     modalities); a group with a non-finite norm counts as zero, so no
+//     input can exceed the sensitivity;
 //  2. sums the clipped contributions in a fixed order;
 //  3. adds Gaussian noise of standard deviation σ_g·C_g to every
 //     coordinate of group g;
@@ -59,6 +60,11 @@ func NewPrivatizer(rule nn.ClipRule, sigma []float64, batch float64, seed uint64
 	if len(rule.C) > 1 && rule.Part == nil {
 		return nil, fmt.Errorf("methods: privatizer: %d groups but no partition", len(rule.C))
 	}
+	for _, g := range rule.Part {
+		if int(g) >= len(rule.C) {
+			return nil, fmt.Errorf("methods: privatizer: partition names group %d of %d", g, len(rule.C))
+		}
+	}
 	for g, c := range rule.C {
 		if !(c > 0) || math.IsInf(c, 1) {
 			return nil, fmt.Errorf("methods: privatizer: clip norm %v of group %d: want a finite value > 0", c, g)
@@ -70,7 +76,7 @@ func NewPrivatizer(rule nn.ClipRule, sigma []float64, batch float64, seed uint64
 	if !(batch > 0) || math.IsInf(batch, 1) {
 		return nil, fmt.Errorf("methods: privatizer: expected batch size %v: want a finite value > 0", batch)
 	}
-	return &Privatizer{Rule: rule, Sigma: sigma, Batch: batch, noise: privacy.NewNoise(seed, StreamNoise)}, nil
+	return &Privatizer{Rule: rule, Sigma: slices.Clone(sigma), Batch: batch, noise: privacy.NewNoise(seed, StreamNoise)}, nil
 }
 
 // A Report says what a Privatizer did to one batch. It is computed from
@@ -139,7 +145,7 @@ func (p *Privatizer) Privatize(dst []float32, grads [][]float32) Report {
 // addNoise adds the groups' Gaussian noise to g: one draw per coordinate,
 // in coordinate order.
 func (p *Privatizer) addNoise(g []float32) {
-	if len(p.Rule.C) == 1 {
+	if p.Rule.Part == nil {
 		if p.Sigma[0] > 0 {
 			p.noise.AddGaussian32(g, p.Sigma[0]*p.Rule.C[0])
 		}
