@@ -60,7 +60,9 @@
 //     the two differ only by clipping and noise. It refuses a finite ε.
 //   - DPZO's direction z covers every LoRA tensor (Table 7: "Fine-tuning
 //     Method LoRA"); the clip applies to the raw loss difference, not to it
-//     over 2φ (Algorithm 3, line 8); its step is plain SGD.
+//     over 2φ (Algorithm 3, line 8), unless clip_scope is derivative (then
+//     C_ZO bounds l_i/2φ, which keeps a small φ from burying the signal in
+//     noise scaled for a loss difference); its step is plain SGD.
 //   - The loss of an example is the mean cross-entropy over its answer
 //     tokens (nn.TinyMLLM.Loss), not the sum of Dual-Priv's Eq. (3), so the
 //     clip norm C = 1 means the same for short and long answers.

@@ -51,13 +51,18 @@ func (DPZO) Arch() string { return "tinymllm" }
 func (DPZO) Params() []Param {
 	ps := withDefault(loraParams(), "optimizer", same("sgd"))
 	ps = withDefault(ps, "lr", byScale(1e-3, 5e-4, 2e-5))
-	return append(ps, Param{Name: "phi", Kind: Float, Doc: "perturbation scale φ of the finite difference, > 0",
-		Default: same(0.15), Check: positive})
+	return append(ps,
+		Param{Name: "phi", Kind: Float, Doc: "perturbation scale φ of the finite difference, > 0",
+			Default: same(0.15), Check: positive},
+		Param{Name: "clip_scope", Kind: String, Doc: "what C_ZO clips: difference (the loss difference l_i, Algorithm 3) or derivative (l_i/2φ, the directional derivative estimate)",
+			Default: same("difference"), Check: oneOf(list("difference", "derivative"))})
 }
 
 // zo holds the state of DPZO's zeroth-order estimate.
 type zo struct {
-	phi        float64
+	phi float64
+	// derivative clips l_i/(2φ) instead of l_i (clip_scope derivative).
+	derivative bool
 	priv       *Privatizer
 	dir        *privacy.Noise
 	z, pert    []float32
@@ -98,6 +103,9 @@ func (o *zo) step(theta []float32, nb int, losses func(v []float32, out []float6
 		}
 		for i := range nb {
 			o.dl[i] = o.lp[i] - o.lm[i]
+			if o.derivative {
+				o.dl[i] /= 2 * o.phi
+			}
 			loss += (o.lp[i] + o.lm[i]) / 2
 		}
 		loss /= float64(nb)
@@ -105,6 +113,9 @@ func (o *zo) step(theta []float32, nb int, losses func(v []float32, out []float6
 	// An empty batch still releases noise (the mechanism's output on an
 	// empty sample); a non-finite difference counts as zero.
 	s, rep = o.priv.PrivatizeScalars(o.dl)
+	if o.derivative {
+		s *= 2 * o.phi // the caller's estimate s·z/(2φ) is then the derivative's
+	}
 	return s, loss, rep, nil
 }
 
@@ -137,6 +148,7 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	}
 	phi := h.Float("phi")
 	est := newZO(l.layout.Size, phi, priv, job.Seed)
+	est.derivative = h.String("clip_scope") == "derivative"
 	var batch []nn.Sequence
 	losses := func(v []float32, out []float64) error {
 		l.layout.SetValues(v)

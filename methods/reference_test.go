@@ -343,3 +343,37 @@ func TestZOClipAndNoise(t *testing.T) {
 		t.Errorf("noise variance %v, want %v", v, w*w)
 	}
 }
+
+// TestZOClipScope checks that clipping the derivative estimate l_i/(2φ) at C
+// is the mechanism that clips the difference l_i at 2φC: the same update
+// up to rounding, noise included (its standard deviation σ·C on the
+// derivative is σ·2φC on the difference).
+func TestZOClipScope(t *testing.T) {
+	const phi, c, sigma, b = 0.05, 0.3, 1.5, 4.0
+	vals := []float64{3, 0.02, -0.5, 0.01}
+	mk := func(derivative bool, clip float64) *zo {
+		o := testZO(t, 2, phi, clip, sigma, b, 9)
+		o.derivative = derivative
+		return o
+	}
+	losses := func(v []float32, out []float64) error {
+		for i := range out {
+			out[i] = vals[i] * float64(v[0]) // l_i = vals_i·2φ·z_0
+		}
+		return nil
+	}
+	d, f := mk(true, c), mk(false, 2*phi*c)
+	for step := range 5 {
+		sd, _, rd, err := d.step([]float32{0, 0}, len(vals), losses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sf, _, rf, err := f.step([]float32{0, 0}, len(vals), losses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(sd-sf) > 1e-12*max(1, math.Abs(sf)) || rd.Clipped != rf.Clipped {
+			t.Errorf("step %d: derivative scope %v (%d clipped), difference scope at 2φC %v (%d clipped)", step, sd, rd.Clipped, sf, rf.Clipped)
+		}
+	}
+}
