@@ -315,7 +315,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		delta, pct, iv := "—", "—", "—"
 		if ch.NOld > 0 && ch.NNew > 0 {
 			delta = fmtSigned(ch.New - ch.Old)
-			if ch.Old != 0 {
+			if ch.Verdict == Identical {
+				delta = "0"
+			}
+			if ch.Old != 0 && !math.IsNaN(ch.New-ch.Old) && !math.IsInf(ch.Old, 0) {
 				pct = fmt.Sprintf("%+.2f%%", 100*(ch.New-ch.Old)/math.Abs(ch.Old))
 			}
 			iv = fmt.Sprintf("[%s, %s]", fmtNum(ch.Lo), fmtNum(ch.Hi))
@@ -337,8 +340,11 @@ func (c *Comparison) WriteText(w io.Writer) error {
 }
 
 func meanN(m, s float64, n int) string {
-	if n == 0 {
+	switch {
+	case n == 0:
 		return "—"
+	case math.IsNaN(s):
+		return fmt.Sprintf("%s n=%d", fmtNum(m), n)
 	}
 	return fmt.Sprintf("%s ± %s n=%d", fmtNum(m), fmtNum(s), n)
 }

@@ -485,7 +485,7 @@ func (v *Verification) WriteText(w io.Writer) error {
 		}
 		test, p, ph, power, effect := "—", "—", "—", "—", "—"
 		if c.Verdict == NotRun {
-			notes = append(notes, fmt.Sprintf("%s %s: not run: %s", c.Claim, c.At, c.Reason))
+			notes = append(notes, fmt.Sprintf("%s: not run: %s", strings.TrimSpace(c.Claim+" "+c.At), c.Reason))
 		} else {
 			test = fmt.Sprintf("%s n=%d", c.Test.Kind, c.NA)
 			if c.Test.Kind == "welch" {
@@ -521,8 +521,11 @@ func (v *Verification) WriteText(w io.Writer) error {
 }
 
 func fmtNum(x float64) string {
-	if math.IsNaN(x) {
+	switch {
+	case math.IsNaN(x):
 		return "—"
+	case math.IsInf(x, 0):
+		return formatKeyFloat(x)
 	}
 	return fmt.Sprintf("%.2f", x)
 }
