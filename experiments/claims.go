@@ -5,6 +5,7 @@
 package experiments
 
 import (
+	"encoding/json"
 	"maps"
 	"math"
 	"slices"
@@ -84,6 +85,19 @@ type PaperValue struct {
 	// claim without B.
 	A float64 `json:"a"`
 	B float64 `json:"b"`
+}
+
+// MarshalJSON implements json.Marshaler: a NaN B is left out.
+func (p PaperValue) MarshalJSON() ([]byte, error) {
+	out := struct {
+		At map[string]string `json:"at,omitempty"`
+		A  float64           `json:"a"`
+		B  *float64          `json:"b,omitempty"`
+	}{At: p.At, A: p.A}
+	if !math.IsNaN(p.B) {
+		out.B = &p.B
+	}
+	return json.Marshal(out)
 }
 
 // A Regression is the threshold beyond which `repro compare` calls a

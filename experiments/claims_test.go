@@ -5,6 +5,7 @@
 package experiments
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -71,6 +72,11 @@ func TestParseClaims(t *testing.T) {
 	}
 	if p := s.Claims[1].Paper; len(p) != 1 || p[0].A != 81 || !math.IsNaN(p[0].B) {
 		t.Errorf("paper values of a claim without b: got %+v, want [{A: 81, B: NaN}]", p)
+	}
+	// The claims marshal to JSON, the NaN left out.
+	b, err := json.Marshal(s.Claims)
+	if err != nil || !strings.Contains(string(b), `"paper":[{"a":81}]`) {
+		t.Errorf("json.Marshal(spec) = %s, %v; want the paper value {\"a\":81}", b, err)
 	}
 }
 
