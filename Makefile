@@ -6,7 +6,7 @@ PKGS    ?= ./...
 # Tests use the smoke preset; the whole suite must stay under 10 minutes on two cores.
 TESTFLAGS ?= -timeout 15m
 
-.PHONY: all build test test-short check fmt-check vet bench run clean
+.PHONY: all build test test-short check fmt-check vet bench run clean nightly baselines
 
 all: build
 
@@ -36,6 +36,30 @@ bench:
 
 run: build
 	./$(BIN) run table1
+
+# Nightly regression: run the smoke experiments, check their papers' claims
+# (repro verify fails only when a required claim FAILs) and compare them
+# with the baselines checked in under results/baselines/ (repro compare fails
+# on a significant change for the worse beyond the spec's thresholds). Every
+# step runs; the target fails if any did. When a change of results is
+# intended, `make baselines` reruns the experiments and copies their run
+# tables over the baselines; commit them with the change.
+NIGHTLY_EXPS    ?= table1
+NIGHTLY_RESULTS ?= results/nightly
+BASELINES       ?= results/baselines
+nightly: build
+	@status=0; for e in $(NIGHTLY_EXPS); do \
+		./$(BIN) run $$e --scale smoke --results $(NIGHTLY_RESULTS) || status=1; \
+		./$(BIN) verify $$e --scale smoke --results $(NIGHTLY_RESULTS) --no-run || status=1; \
+		./$(BIN) compare $(BASELINES)/$$e-smoke.parquet $(NIGHTLY_RESULTS)/$$e || status=1; \
+	done; exit $$status
+
+baselines: build
+	@set -e; for e in $(NIGHTLY_EXPS); do \
+		./$(BIN) run $$e --scale smoke --results $(NIGHTLY_RESULTS); \
+		cp $(NIGHTLY_RESULTS)/$$e/runs.parquet $(BASELINES)/$$e-smoke.parquet; \
+		echo "updated $(BASELINES)/$$e-smoke.parquet"; \
+	done
 
 clean:
 	rm -rf bin

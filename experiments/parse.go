@@ -677,6 +677,8 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 				return err
 			})
 		}),
+		"claims":     keep("claims", func(v *yaml.Node) (err error) { s.Claims, err = d.claims(v); return err }),
+		"regression": func(v *yaml.Node) (err error) { s.Regression, err = d.regressions(v); return err },
 		"plots": keep("plots", func(v *yaml.Node) error {
 			return d.list(v, "plots", func(e *yaml.Node) error {
 				nodes[fmt.Sprint("plots.", len(s.Plots))] = e
@@ -969,7 +971,10 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 	if err != nil {
 		return err
 	}
-	return d.checkOutputs(s, columns, at)
+	if err := d.checkOutputs(s, columns, at); err != nil {
+		return err
+	}
+	return d.checkClaims(s, columns, at)
 }
 
 // checkMethods checks what each method receives: the spec's params and

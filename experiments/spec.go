@@ -30,6 +30,10 @@ type Spec struct {
 	Attacks     []string       `json:"attacks,omitempty"`
 	Tables      []Table        `json:"tables,omitempty"`
 	Plots       []Plot         `json:"plots,omitempty"`
+	// Claims are the papers' claims that repro verify checks; Regression
+	// the thresholds of repro compare (see claims.go).
+	Claims     []Claim      `json:"claims,omitempty"`
+	Regression []Regression `json:"regression,omitempty"`
 }
 
 // A Method is one method of a spec with its own hyperparameters and sweep.

@@ -1,0 +1,179 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/reports"
+	"github.com/repro-dp/repro/reports/specout"
+)
+
+func init() { register(compareCommand) }
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compare",
+		Usage:     "compare two run tables per metric and configuration over seeds, and fail on a regression",
+		ArgsUsage: "OLD NEW",
+		Description: "OLD and NEW are run tables: FILE.parquet (such as a baseline checked in under\n" +
+			"results/baselines/) or RESULTS-DIR (an experiment's results folder, holding\n" +
+			"runs.parquet). For each metric and configuration (method, task, scale, ε, δ and the\n" +
+			"spec's swept and fixed hyperparameters) it prints the mean ± std over seeds of\n" +
+			"OLD and NEW, the change and its bootstrap interval, the p-value of a paired\n" +
+			"t-test over the seeds both have (Welch's t-test when the seeds differ), and a\n" +
+			"verdict as benchstat does: identical, ~ (not significant), better, worse,\n" +
+			"REGRESSION (significant and worse than the spec's threshold for the metric) or\n" +
+			"MISSING (a configuration of OLD that NEW lacks). The thresholds come from the\n" +
+			"regression key of the spec that the run tables' experiment column names, or\n" +
+			"--spec. The exit status is non-zero when there is a regression.\n\n" +
+			"   $ repro compare results/baselines/table1-smoke.parquet results/table1\n" +
+			"   $ repro compare old/table1 new/table1 --metric acc,img --json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "spec", Usage: "take the thresholds and keys from experiment `EXP` (a name or a .yaml file)"},
+			&cli.StringSliceFlag{Name: "metric", Usage: "compare only these `columns`, comma-separated (default: every numeric column both have)"},
+			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level `α` of each comparison"},
+			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
+		},
+		SkipFlagParsing: true,
+		Action:          withArgs(compareAction),
+	}
+}
+
+// compareAction parses the arguments of repro compare and compares.
+func compareAction(c *cli.Context, f *cmdArgs) error {
+	if len(f.Args()) != 2 {
+		return errors.New("compare: want two arguments, OLD and NEW (FILE.parquet or RESULTS-DIR)")
+	}
+	alpha := f.Float64("alpha")
+	if !(alpha > 0 && alpha < 1) {
+		return fmt.Errorf("compare: --alpha must be in (0, 1), got %v", alpha)
+	}
+	var tables [2]*reports.Runs
+	for i, path := range f.Args() {
+		r, err := readRuns(path)
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		tables[i] = r
+	}
+	opts := &reports.CompareOptions{Alpha: alpha, Metrics: splitList(f.StringSlice("metric"))}
+	if len(opts.Metrics) == 0 {
+		opts.Metrics = nil
+	}
+	s, err := specOfRuns("compare", tables[1], f.String("spec"))
+	if err != nil {
+		if f.String("spec") != "" {
+			return err
+		}
+		fmt.Fprintf(c.App.ErrWriter, "compare: warning: no thresholds, nothing can regress: %v\n", err)
+	} else {
+		opts.Thresholds = specout.ThresholdsOf(s)
+		opts.Keys = compareKeys(s)
+		if opts.Metrics == nil {
+			opts.Metrics = specMetrics(s, tables[0], tables[1])
+		}
+	}
+	cmp, err := reports.Compare(tables[0], tables[1], opts)
+	if err != nil {
+		return err
+	}
+	if err := writeComparison(c.App.Writer, cmp, f.Bool("json")); err != nil {
+		return err
+	}
+	if regs := cmp.Regressions(); len(regs) > 0 {
+		return fmt.Errorf("compare: %d %s", len(regs), plural(len(regs), "regression", "regressions"))
+	}
+	return nil
+}
+
+// compareKeys returns the run columns that identify a configuration of s:
+// the default keys, then its swept axes (but the seed) and its fixed
+// hyperparameters, the spec's and each method's.
+func compareKeys(s *experiments.Spec) []string {
+	keys := slices.Clone(reports.DefaultCompareKeys)
+	add := func(name string) {
+		if name != "seed" && name != "epsilon" && !slices.Contains(keys, name) {
+			keys = append(keys, name)
+		}
+	}
+	sweeps := []experiments.Sweep{s.Sweep}
+	params := []map[string]any{s.Params}
+	for _, m := range s.Methods {
+		sweeps = append(sweeps, m.Sweep)
+		params = append(params, m.Params)
+	}
+	for _, sw := range sweeps {
+		for _, a := range sw.Axes {
+			add(a.Name)
+		}
+		for _, g := range sw.Zip {
+			for _, a := range g {
+				add(a.Name)
+			}
+		}
+	}
+	for _, p := range params {
+		for _, name := range slices.Sorted(maps.Keys(p)) {
+			add(name)
+		}
+	}
+	return keys
+}
+
+// specMetrics returns the metrics spec s names (its regression
+// thresholds, its tables' metrics and its plots' y and metrics) that both
+// run tables have as numeric columns, or nil (every numeric column) if
+// there are none.
+func specMetrics(s *experiments.Spec, old, new *reports.Runs) []string {
+	var names []string
+	for _, r := range s.Regression {
+		names = append(names, r.Metric)
+	}
+	for _, t := range s.Tables {
+		names = append(names, t.Metrics...)
+	}
+	for _, p := range s.Plots {
+		names = append(names, p.Y)
+		names = append(names, p.Metrics...)
+	}
+	var out []string
+	for _, n := range names {
+		a, okA := old.Column(n)
+		b, okB := new.Column(n)
+		if n != "" && okA && okB && a.Kind == reports.Float && b.Kind == reports.Float && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// writeComparison writes c to w as text or JSON.
+func writeComparison(w io.Writer, c *reports.Comparison, asJSON bool) error {
+	if !asJSON {
+		return c.WriteText(w)
+	}
+	warnings := make([]string, len(c.Warnings))
+	for i, warn := range c.Warnings {
+		warnings[i] = warn.Error()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Alpha       float64          `json:"alpha"`
+		Changes     []reports.Change `json:"changes"`
+		Regressions int              `json:"regressions"`
+		Warnings    []string         `json:"warnings"`
+	}{c.Alpha, c.Changes, len(c.Regressions()), warnings})
+}

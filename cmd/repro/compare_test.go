@@ -1,0 +1,97 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/repro-dp/repro/internal/results"
+)
+
+// baseline is the checked-in smoke baseline of table1 (make baselines).
+var baseline = filepath.Join("..", "..", "results", "baselines", "table1-smoke.parquet")
+
+// plant writes a copy of the baseline to a temporary folder, with acc of
+// the runs of method at ε = eps on task shifted by delta, and returns the
+// folder (a RESULTS-DIR).
+func plant(t *testing.T, method, task string, eps, delta float64) string {
+	t.Helper()
+	rows, err := results.ReadRuns(baseline)
+	if err != nil {
+		t.Fatalf("reading the baseline: %v", err)
+	}
+	n := 0
+	for i, r := range rows {
+		if r.Method == method && r.Task == task && r.EpsilonTarget == eps {
+			rows[i].Results["acc"] += delta
+			n++
+		}
+	}
+	if delta != 0 && n == 0 {
+		t.Fatalf("no run of %s on %s at ε=%v in the baseline", method, task, eps)
+	}
+	dir := t.TempDir()
+	if err := results.WriteRuns(filepath.Join(dir, results.RunsFile), rows); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestCompareBaseline(t *testing.T) {
+	for _, tc := range []struct {
+		desc    string
+		delta   float64
+		wantErr string // "" for none
+		want    []string
+	}{
+		// An untouched copy compares as identical.
+		{"untouched", 0, "", []string{"identical", "0 regressions"}},
+		// dpsgd on fashion-vqa at ε=3 8 points worse on every seed: beyond
+		// table1's threshold of 5 points.
+		{"planted regression", -8, "compare: 1 regression", []string{"REGRESSION", "regression: acc dpsgd fashion-vqa smoke ε=3 δ=1e-05: 28.52 → 20.52"}},
+		// 2 points worse: significant (the same shift on every seed) but
+		// within the threshold.
+		{"within threshold", -2, "", []string{"worse", "0 regressions"}},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			dir := plant(t, "dpsgd", "fashion-vqa", 3, tc.delta)
+			out, _, err := run(t, "compare", baseline, dir)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr) {
+				t.Fatalf("repro compare: got error %v, want %q\n%s", err, tc.wantErr, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if tc.delta == 0 && strings.Contains(out, "~") {
+				t.Errorf("identical inputs with a ~ verdict:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestCompareArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", baseline}, "compare: want two arguments"},
+		{[]string{"compare", baseline, baseline, "--alpha", "2"}, "--alpha must be in (0, 1)"},
+		{[]string{"compare", baseline, filepath.Join(t.TempDir(), "none.parquet")}, "compare: "},
+		{[]string{"compare", baseline, baseline, "--metric", "nope"}, `metric "nope" is not a numeric column`},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("repro %s: got %v, want an error with %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+	out, _, err := run(t, "compare", baseline, baseline, "--json", "--metric", "acc")
+	if err != nil || !strings.Contains(out, `"verdict": "identical"`) || !strings.Contains(out, `"regressions": 0`) {
+		t.Errorf("repro compare --json: error %v, output:\n%s", err, out)
+	}
+}

@@ -1,0 +1,160 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/reports"
+	"github.com/repro-dp/repro/reports/specout"
+)
+
+func init() { register(verifyCommand) }
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check the papers' claims that an experiment's spec states against its runs",
+		ArgsUsage: "EXP|FILE.parquet|RESULTS-DIR",
+		Description: "Given an experiment (an embedded spec such as table1, or a .yaml file), runs its\n" +
+			"runs that are not finished (as repro run does, with --scale, --results, --jobs and\n" +
+			"--set), unless --no-run, then evaluates the claims of its spec over the seeds of its\n" +
+			"run table. Given a run table (FILE.parquet or RESULTS-DIR), evaluates the claims of\n" +
+			"the spec named by its experiment column, or by --spec.\n\n" +
+			"Each test of a claim compares the runs of its two sides by a paired t-test over\n" +
+			"seeds (when both sides have the same seeds) or Welch's t-test, with a percentile\n" +
+			"bootstrap interval of the effect. The p-values of all the tests are adjusted by\n" +
+			"Holm's method; a test is PASS when significant in the claimed direction, FAIL when\n" +
+			"significant against it, INCONCLUSIVE otherwise (with the power it had to find the\n" +
+			"paper's effect), and NOT RUN when a side has too few runs. The exit status is\n" +
+			"non-zero only when a claim marked required FAILs.\n\n" +
+			"   $ repro verify table1 --scale smoke\n" +
+			"   $ repro verify results/table1 --json\n" +
+			"   $ repro verify runs.parquet --spec my-spec.yaml --alpha 0.01",
+		Flags: append([]cli.Flag{
+			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "family-wise error rate `α` of the Holm correction"},
+			&cli.BoolFlag{Name: "json", Usage: "print the verification as JSON"},
+			&cli.StringFlag{Name: "spec", Usage: "FILE/DIR: take the claims from experiment `EXP` (a name or a .yaml file) instead of the run table's"},
+		}, expFlags()...),
+		SkipFlagParsing: true,
+		Action:          withArgs(verifyAction),
+	}
+}
+
+// verifyAction parses the arguments of repro verify and verifies.
+func verifyAction(c *cli.Context, f *cmdArgs) error {
+	if len(f.Args()) != 1 {
+		return errors.New("verify: want exactly one EXP, FILE.parquet or RESULTS-DIR argument")
+	}
+	alpha := f.Float64("alpha")
+	if !(alpha > 0 && alpha < 1) {
+		return fmt.Errorf("verify: --alpha must be in (0, 1), got %v", alpha)
+	}
+	arg := f.Args()[0]
+	experiment := !isPath(arg)
+	if err := checkArgFlags("verify", f, experiment, "alpha", "json"); err != nil {
+		return err
+	}
+	var (
+		s        *experiments.Spec
+		runs     *reports.Runs
+		sweepErr error
+		err      error
+	)
+	if experiment {
+		o := expOptions{name: arg, scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
+		s, sweepErr, err = prepareExperiment(c.Context, c.App.ErrWriter, "verify", o)
+		if err != nil {
+			return err
+		}
+		runs, err = readRuns(filepath.Join(o.results, s.Name, results.RunsFile))
+	} else {
+		runs, err = readRuns(arg)
+		if err == nil {
+			s, err = specOfRuns("verify", runs, f.String("spec"))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return errors.Join(sweepErr, verify(c.App.Writer, s, runs, alpha, f.Bool("json")))
+}
+
+// specOfRuns loads the spec called name, or, when name is "", the spec of
+// the experiment that the run table's experiment column names.
+func specOfRuns(cmd string, runs *reports.Runs, name string) (*experiments.Spec, error) {
+	if name == "" {
+		col, ok := runs.Column("experiment")
+		if !ok || col.Kind != reports.String || runs.Len() == 0 {
+			return nil, fmt.Errorf("%s: the run table names no experiment; give --spec EXP", cmd)
+		}
+		for i := range runs.Len() {
+			if col.Strings[i] != col.Strings[0] {
+				return nil, fmt.Errorf("%s: the run table holds experiments %s and %s; give --spec EXP", cmd, col.Strings[0], col.Strings[i])
+			}
+		}
+		name = col.Strings[0]
+	}
+	s, err := experiments.Load(name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return s, nil
+}
+
+// verify evaluates the claims of s over runs and writes the result to w,
+// as text or JSON. It returns an error if s has no claims or a required
+// claim fails.
+func verify(w io.Writer, s *experiments.Spec, runs *reports.Runs, alpha float64, asJSON bool) error {
+	claims := specout.ClaimsOf(s)
+	if len(claims) == 0 {
+		return fmt.Errorf("verify: experiment %s states no claims", s.Name)
+	}
+	v, err := reports.Verify(runs, claims, &reports.VerifyOptions{Alpha: alpha})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		out := struct {
+			Experiment string `json:"experiment"`
+			*reports.Verification
+		}{s.Name, v}
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "%s: %d claims, %d tests\n\n", s.Name, len(claims), len(v.Checks))
+		if err := v.WriteText(w); err != nil {
+			return err
+		}
+	}
+	if failed := v.Failed(); len(failed) > 0 {
+		var names []string
+		for _, c := range failed {
+			names = append(names, strings.TrimSpace(c.Claim+" "+c.At))
+		}
+		return fmt.Errorf("verify: %s: %d required %s failed: %s", s.Name, len(failed), plural(len(failed), "claim", "claims"), strings.Join(names, "; "))
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

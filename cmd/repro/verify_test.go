@@ -1,0 +1,98 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/reports/specout"
+)
+
+// TestVerifyBaseline verifies table1's claims on the checked-in smoke
+// baseline: every test of every claim gets a verdict.
+func TestVerifyBaseline(t *testing.T) {
+	out, _, err := run(t, "verify", baseline)
+	if err != nil {
+		t.Fatalf("repro verify: %v\n%s", err, out)
+	}
+	s, err := experiments.Load("table1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range specout.ClaimsOf(s) {
+		if !strings.Contains(out, c.Name+" ") {
+			t.Errorf("no line for claim %s:\n%s", c.Name, out)
+		}
+	}
+	if !strings.Contains(out, "Holm correction over the 24 tests") {
+		t.Errorf("output lacks the Holm correction over 24 tests:\n%s", out)
+	}
+	jout, _, err := run(t, "verify", baseline, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Experiment string
+		Checks     []struct{ Verdict string }
+	}
+	if err := json.Unmarshal([]byte(jout), &v); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, jout)
+	}
+	if v.Experiment != "table1" || len(v.Checks) != 24 {
+		t.Errorf("--json: experiment %q with %d checks, want table1 with 24", v.Experiment, len(v.Checks))
+	}
+	for _, c := range v.Checks {
+		switch c.Verdict {
+		case "PASS", "FAIL", "INCONCLUSIVE", "NOT RUN":
+		default:
+			t.Errorf("verdict %q", c.Verdict)
+		}
+	}
+}
+
+// TestVerifyRequired checks the exit status: a required claim that FAILs
+// is an error, one that is not required is not.
+func TestVerifyRequired(t *testing.T) {
+	// In the baseline dpzo's IMG accuracy on fashion-vqa at ε = 8 is about
+	// 13 points below dpsgd's on every seed: a claim that it is above
+	// FAILs even alone.
+	dir := plant(t, "dpsgd", "fashion-vqa", 3, 0)
+	spec := func(required bool) string {
+		data, err := os.ReadFile(filepath.Join("..", "..", "experiments", "table1.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _, _ := strings.Cut(string(data), "claims:")
+		src += "claims:\n  - {name: dpzo-wins, metric: img, a: {method: dpzo, epsilon_target: 8, task: fashion-vqa}, " +
+			"b: {method: dpsgd, epsilon_target: 8, task: fashion-vqa}, expect: greater, source: test"
+		if required {
+			src += ", required: true"
+		}
+		f := filepath.Join(t.TempDir(), "table1.yaml")
+		if err := os.WriteFile(f, []byte(src+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	out, _, err := run(t, "verify", dir, "--spec", spec(true))
+	if err == nil || !strings.Contains(err.Error(), "1 required claim failed: dpzo-wins") || !strings.Contains(out, "FAIL (required)") {
+		t.Errorf("required FAIL: got error %v, output:\n%s", err, out)
+	}
+	out, _, err = run(t, "verify", dir, "--spec", spec(false))
+	if err != nil || !strings.Contains(out, "FAIL") {
+		t.Errorf("FAIL not required: got error %v, output:\n%s", err, out)
+	}
+	if _, _, err := run(t, "verify", dir, "--alpha", "0"); err == nil {
+		t.Error("--alpha 0: no error")
+	}
+	if _, _, err := run(t, "verify", "table1", "--spec", "x"); err == nil || !strings.Contains(err.Error(), "--spec") {
+		t.Errorf("--spec with an experiment: got %v, want an error naming --spec", err)
+	}
+}

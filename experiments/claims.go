@@ -1,0 +1,349 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package experiments
+
+import (
+	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// A Claim is a checkable claim of a paper, stated as a comparison over
+// the runs of a spec: the metric of the runs that A selects against the
+// runs that B selects, over seeds. `repro verify` evaluates it (package
+// reports, [reports.Verify]).
+//
+//	claims:
+//	  - name: dpsgd-beats-dpzo
+//	    text: "DP-SGD beats DPZO at every ε"
+//	    metric: acc
+//	    a: {method: dpsgd}
+//	    b: {method: dpzo}
+//	    each: [epsilon_target, task]     # one test per distinct value pair
+//	    expect: greater                  # greater, less, or {value: V, tolerance: T}
+//	    min_seeds: 3                     # default 2
+//	    test: auto                       # auto (paired when the seeds match), paired or welch
+//	    min_effect: 1                    # the effect the power is computed at, without paper values
+//	    required: true                   # a FAIL makes repro verify exit non-zero
+//	    source: "Dual-Priv Table 1"
+//	    paper:
+//	      - {at: {epsilon_target: 1, task: fashion-vqa}, a: 81.54, b: 23.30}
+//
+// [reports.Verify]: https://pkg.go.dev/github.com/repro-dp/repro/reports#Verify
+type Claim struct {
+	// Name identifies the claim: [a-z0-9][a-z0-9_-]*, unique in the spec.
+	Name string `json:"name"`
+	// Text is the claim in words, as the paper makes it.
+	Text string `json:"text,omitempty"`
+	// Metric is the run-table column compared.
+	Metric string `json:"metric"`
+	// A and B select the runs of each side: run column → value, formatted
+	// as in a table reference (epsilon_target 1 or "inf"). B is nil for a
+	// claim about the value of A alone (Expect "value").
+	A map[string]string `json:"a"`
+	B map[string]string `json:"b,omitempty"`
+	// Each are run columns; the claim is one test per distinct value
+	// (combination) among the runs that A or B selects, each side
+	// restricted to it. Empty means one test.
+	Each []string `json:"each,omitempty"`
+	// Expect is "greater" (the effect mean(A) − mean(B) is positive),
+	// "less" (negative), or "value": the effect (or the mean of A when B
+	// is nil) lies within Value ± Tolerance.
+	Expect    string  `json:"expect"`
+	Value     float64 `json:"value,omitempty"`
+	Tolerance float64 `json:"tolerance,omitempty"`
+	// MinEffect is the size of effect at which the power of a directional
+	// test is computed when the paper gives no values for a test; 0 means
+	// no power is computed for it.
+	MinEffect float64 `json:"min_effect,omitempty"`
+	// MinSeeds is the fewest runs with the metric each side needs; a
+	// test with fewer is not run. Default 2, the fewest a t-test takes.
+	MinSeeds int `json:"min_seeds"`
+	// Test is "auto" (paired by seed when both sides have the same
+	// seeds, else Welch), "paired" or "welch". Default auto.
+	Test string `json:"test"`
+	// Required claims make repro verify fail when they FAIL.
+	Required bool `json:"required,omitempty"`
+	// Source names where the paper makes the claim (section, table).
+	Source string `json:"source"`
+	// Paper holds the paper's numbers for the tests of the claim.
+	Paper []PaperValue `json:"paper,omitempty"`
+}
+
+// A PaperValue is the paper's number for one test of a claim.
+type PaperValue struct {
+	// At holds a value of every Each column of the claim (empty when the
+	// claim has no Each).
+	At map[string]string `json:"at,omitempty"`
+	// A and B are the paper's values of the two sides; B is NaN for a
+	// claim without B.
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+// MarshalJSON implements json.Marshaler: a NaN B is left out.
+func (p PaperValue) MarshalJSON() ([]byte, error) {
+	out := struct {
+		At map[string]string `json:"at,omitempty"`
+		A  float64           `json:"a"`
+		B  *float64          `json:"b,omitempty"`
+	}{At: p.At, A: p.A}
+	if !math.IsNaN(p.B) {
+		out.B = &p.B
+	}
+	return json.Marshal(out)
+}
+
+// A Regression is the threshold beyond which `repro compare` calls a
+// change of a metric a regression.
+type Regression struct {
+	// Metric is the run-table column.
+	Metric string `json:"metric"`
+	// Better is "max" (larger is better) or "min".
+	Better string `json:"better"`
+	// Threshold is the largest change for the worse, in the metric's
+	// units, that is not a regression even when it is significant: ≥ 0.
+	Threshold float64 `json:"threshold"`
+}
+
+// claimTests are the values of a claim's test key.
+var claimTests = []string{"auto", "paired", "welch"}
+
+// claims decodes the claims list.
+func (d *decoder) claims(n *yaml.Node) ([]Claim, error) {
+	var cs []Claim
+	err := d.list(n, "claims", func(e *yaml.Node) error {
+		c, err := d.claim(e)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(cs, func(o Claim) bool { return o.Name == c.Name }) {
+			return d.errorf(e, "duplicate claim %q", c.Name)
+		}
+		cs = append(cs, c)
+		return nil
+	})
+	return cs, err
+}
+
+func (d *decoder) claim(n *yaml.Node) (Claim, error) {
+	c := Claim{MinSeeds: 2, Test: "auto"}
+	var expectNode, paperNode *yaml.Node
+	err := d.fields(n, "claim", map[string]func(*yaml.Node) error{
+		"name":   func(v *yaml.Node) error { return d.fileName(v, "claim name", &c.Name) },
+		"text":   func(v *yaml.Node) error { return d.str(v, "claim text", &c.Text) },
+		"metric": func(v *yaml.Node) error { return d.ident(v, "claim metric", &c.Metric) },
+		"a":      func(v *yaml.Node) (err error) { c.A, err = d.selector(v, "claim a"); return err },
+		"b":      func(v *yaml.Node) (err error) { c.B, err = d.selector(v, "claim b"); return err },
+		"each":   func(v *yaml.Node) (err error) { c.Each, err = d.identList(v, "claim each"); return err },
+		"expect": func(v *yaml.Node) error { expectNode = v; return d.expect(v, &c) },
+		"min_effect": func(v *yaml.Node) (err error) {
+			c.MinEffect, err = d.finite(v, "claim min_effect", 0)
+			return err
+		},
+		"min_seeds": func(v *yaml.Node) error {
+			x, err := d.number(v, "claim min_seeds")
+			if err == nil && (x != math.Trunc(x) || x < 2 || x > 1000) {
+				err = d.errorf(v, "claim min_seeds must be an integer in [2, 1000], not %s", v.Value)
+			}
+			c.MinSeeds = int(x)
+			return err
+		},
+		"test": func(v *yaml.Node) error {
+			if err := d.str(v, "claim test", &c.Test); err != nil {
+				return err
+			}
+			if !has(claimTests, c.Test) {
+				return d.errorf(v, "claim test must be one of %s, not %q", strings.Join(claimTests, ", "), c.Test)
+			}
+			return nil
+		},
+		"required": func(v *yaml.Node) error { return d.boolean(v, "claim required", &c.Required) },
+		"source":   func(v *yaml.Node) error { return d.str(v, "claim source", &c.Source) },
+		"paper":    func(v *yaml.Node) error { paperNode = v; return nil },
+	}, "name", "metric", "a", "expect", "source")
+	if err != nil {
+		return c, err
+	}
+	if err := d.claimShape(n, expectNode, &c); err != nil {
+		return c, err
+	}
+	if paperNode != nil {
+		c.Paper, err = d.paperValues(paperNode, &c)
+	}
+	return c, err
+}
+
+// claimShape checks what ties a claim's keys together.
+func (d *decoder) claimShape(n, expectNode *yaml.Node, c *Claim) error {
+	switch {
+	case c.B == nil && c.Expect != "value":
+		return d.errorf(expectNode, "claim %s: expect %s compares a with b, and the claim has no b", c.Name, c.Expect)
+	case c.B != nil && maps.Equal(c.A, c.B):
+		return d.errorf(n, "claim %s: a and b select the same runs", c.Name)
+	case c.Test == "paired" && c.B == nil:
+		return d.errorf(n, "claim %s: a paired test needs b", c.Name)
+	}
+	for _, e := range c.Each {
+		_, inA := c.A[e]
+		_, inB := c.B[e]
+		if inA || inB {
+			return d.errorf(n, "claim %s: %s is both in each and a selector", c.Name, e)
+		}
+	}
+	return nil
+}
+
+// expect decodes a claim's expect: greater, less, or {value, tolerance}.
+func (d *decoder) expect(v *yaml.Node, c *Claim) error {
+	if v.Kind == yaml.ScalarNode {
+		if err := d.str(v, "claim expect", &c.Expect); err != nil {
+			return err
+		}
+		if c.Expect != "greater" && c.Expect != "less" {
+			return d.errorf(v, "claim expect must be greater, less or {value: V, tolerance: T}, not %q", c.Expect)
+		}
+		return nil
+	}
+	c.Expect = "value"
+	return d.fields(v, "claim expect", map[string]func(*yaml.Node) error{
+		"value": func(v *yaml.Node) (err error) {
+			c.Value, err = d.finite(v, "claim expect value", math.Inf(-1))
+			return err
+		},
+		"tolerance": func(v *yaml.Node) (err error) {
+			c.Tolerance, err = d.finite(v, "claim expect tolerance", 0)
+			return err
+		},
+	}, "value", "tolerance")
+}
+
+// finite decodes a finite number not below lo.
+func (d *decoder) finite(v *yaml.Node, what string, lo float64) (float64, error) {
+	x, err := d.number(v, what)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsInf(x, 0) || x < lo {
+		if lo == 0 {
+			return 0, d.errorf(v, "%s must be finite and ≥ 0, not %s", what, v.Value)
+		}
+		return 0, d.errorf(v, "%s must be finite, not %s", what, v.Value)
+	}
+	return x, nil
+}
+
+// selector decodes a mapping of run columns to values, formatted as a
+// table reference's at: numbers as FormatFloat prints them.
+func (d *decoder) selector(v *yaml.Node, what string) (map[string]string, error) {
+	if v.Kind != yaml.MappingNode {
+		return nil, d.errorf(v, "%s must be a mapping of run columns to values", what)
+	}
+	out := make(map[string]string)
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		var k string
+		if err := d.ident(v.Content[i], what+" column", &k); err != nil {
+			return nil, err
+		}
+		if _, dup := out[k]; dup {
+			return nil, d.errorf(v.Content[i], "%s: duplicate key %q", what, k)
+		}
+		if err := d.scalar(v.Content[i+1], what+"."+k); err != nil {
+			return nil, err
+		}
+		val := v.Content[i+1].Value
+		if x, err := d.number(v.Content[i+1], k); err == nil {
+			val = FormatFloat(x)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// paperValues decodes a claim's paper list: one entry per test, its at
+// naming a value of every each column.
+func (d *decoder) paperValues(n *yaml.Node, c *Claim) ([]PaperValue, error) {
+	var out []PaperValue
+	err := d.list(n, "claim paper", func(e *yaml.Node) error {
+		p := PaperValue{B: math.NaN()}
+		var hasB bool
+		err := d.fields(e, "claim paper", map[string]func(*yaml.Node) error{
+			"at": func(v *yaml.Node) (err error) { p.At, err = d.selector(v, "claim paper at"); return err },
+			"a":  func(v *yaml.Node) (err error) { p.A, err = d.finite(v, "claim paper a", math.Inf(-1)); return err },
+			"b": func(v *yaml.Node) (err error) {
+				hasB = true
+				p.B, err = d.finite(v, "claim paper b", math.Inf(-1))
+				return err
+			},
+		}, "a")
+		if err != nil {
+			return err
+		}
+		switch {
+		case hasB != (c.B != nil):
+			return d.errorf(e, "claim %s: paper b is given exactly when the claim has b", c.Name)
+		case !slices.Equal(slices.Sorted(maps.Keys(p.At)), slices.Sorted(slices.Values(c.Each))):
+			return d.errorf(e, "claim %s: paper at must name each column of each (%s) and nothing else", c.Name, strings.Join(c.Each, ", "))
+		case slices.ContainsFunc(out, func(o PaperValue) bool { return maps.Equal(o.At, p.At) }):
+			return d.errorf(e, "claim %s: two paper values at the same point", c.Name)
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// regressions decodes the regression thresholds of repro compare.
+func (d *decoder) regressions(n *yaml.Node) ([]Regression, error) {
+	var out []Regression
+	err := d.list(n, "regression", func(e *yaml.Node) error {
+		var r Regression
+		err := d.fields(e, "regression", map[string]func(*yaml.Node) error{
+			"metric": func(v *yaml.Node) error { return d.ident(v, "regression metric", &r.Metric) },
+			"better": func(v *yaml.Node) error {
+				if err := d.str(v, "regression better", &r.Better); err != nil {
+					return err
+				}
+				if r.Better != "max" && r.Better != "min" {
+					return d.errorf(v, "regression better must be max or min, not %q", r.Better)
+				}
+				return nil
+			},
+			"threshold": func(v *yaml.Node) (err error) {
+				r.Threshold, err = d.finite(v, "regression threshold", 0)
+				return err
+			},
+		}, "metric", "better", "threshold")
+		if err == nil && slices.ContainsFunc(out, func(o Regression) bool { return o.Metric == r.Metric }) {
+			err = d.errorf(e, "regression: metric %q listed twice", r.Metric)
+		}
+		out = append(out, r)
+		return err
+	})
+	return out, err
+}
+
+// checkClaims checks that the claims name run columns; claim metrics are
+// whatever the runs record, as a table's metrics are.
+func (d *decoder) checkClaims(s *Spec, columns []string, at func(string) *yaml.Node) error {
+	list := at("claims")
+	for i, c := range s.Claims {
+		cn := list
+		if list.Kind == yaml.SequenceNode && i < len(list.Content) {
+			cn = list.Content[i]
+		}
+		cols := slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), c.Each)
+		for _, col := range cols {
+			if !has(columns, col) {
+				return d.errorf(cn, "claim %s: %q is not a run column (have: %s)", c.Name, col, strings.Join(sortedUnique(columns), ", "))
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package experiments
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// claimsBase is base with claims and regression thresholds; the claims
+// key is on line 21.
+const claimsBase = base + `claims:
+  - name: dpsgd-rises
+    text: "utility increases with ε"
+    metric: acc
+    a: {method: dpsgd, epsilon_target: 8}
+    b: {method: dpsgd, epsilon_target: 1}
+    each: [task]
+    expect: greater
+    min_seeds: 3
+    required: true
+    source: "paper Table 1"
+    paper:
+      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}
+  - name: dpsgd-level
+    metric: acc
+    a: {method: dpsgd, epsilon_target: inf}
+    expect: {value: 80, tolerance: 5}
+    test: welch
+    min_effect: 2
+    source: "paper §5"
+regression:
+  - {metric: acc, better: max, threshold: 5}
+`
+
+func TestParseClaims(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(claimsBase), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := []Claim{
+		{
+			Name: "dpsgd-rises", Text: "utility increases with ε", Metric: "acc",
+			A: map[string]string{"method": "dpsgd", "epsilon_target": "8"}, B: map[string]string{"method": "dpsgd", "epsilon_target": "1"},
+			Each: []string{"task"}, Expect: "greater", MinSeeds: 3, Test: "auto", Required: true, Source: "paper Table 1",
+			Paper: []PaperValue{{At: map[string]string{"task": "fashion-vqa"}, A: 82.52, B: 81.54}},
+		},
+		{
+			Name: "dpsgd-level", Metric: "acc", A: map[string]string{"method": "dpsgd", "epsilon_target": "inf"},
+			Expect: "value", Value: 80, Tolerance: 5, Test: "welch", MinEffect: 2, MinSeeds: 2, Source: "paper §5",
+		},
+	}
+	if diff := cmp.Diff(want, s.Claims, cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("claims mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Regression{{Metric: "acc", Better: "max", Threshold: 5}}, s.Regression); diff != "" {
+		t.Errorf("regression mismatch (-want +got):\n%s", diff)
+	}
+	// A claim without b has NaN paper b values.
+	src := strings.Replace(claimsBase, `    source: "paper §5"`, "    source: \"paper §5\"\n    paper: [{a: 81}]", 1)
+	s, err = Parse("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if p := s.Claims[1].Paper; len(p) != 1 || p[0].A != 81 || !math.IsNaN(p[0].B) {
+		t.Errorf("paper values of a claim without b: got %+v, want [{A: 81, B: NaN}]", p)
+	}
+	// The claims marshal to JSON, the NaN left out.
+	b, err := json.Marshal(s.Claims)
+	if err != nil || !strings.Contains(string(b), `"paper":[{"a":81}]`) {
+		t.Errorf("json.Marshal(spec) = %s, %v; want the paper value {\"a\":81}", b, err)
+	}
+}
+
+func TestParseClaimErrors(t *testing.T) {
+	for _, tc := range []struct {
+		desc     string
+		old, new string // replace old by new in claimsBase
+		line     int
+		msg      string
+	}{
+		{"unknown key", "    text: \"utility", "    txt: \"utility", 22, `unknown key "txt"`},
+		{"missing source", "    source: \"paper Table 1\"\n", "", 21, `missing key "source"`},
+		{"bad expect", "expect: greater", "expect: bigger", 27, "claim expect must be greater, less or"},
+		{"expect value key", "tolerance: 5}", "tol: 5}", 36, `unknown key "tol"`},
+		{"negative tolerance", "tolerance: 5}", "tolerance: -1}", 36, "tolerance must be finite and ≥ 0"},
+		{"direction without b", "expect: {value: 80, tolerance: 5}", "expect: less", 36, "has no b"},
+		{"same sides", "b: {method: dpsgd, epsilon_target: 1}", "b: {method: dpsgd, epsilon_target: 8}", 21, "a and b select the same runs"},
+		{"min seeds", "min_seeds: 3", "min_seeds: 1", 28, "min_seeds must be an integer in [2, 1000]"},
+		{"test", "test: welch", "test: wilcoxon", 37, "claim test must be one of"},
+		{"paired without b", "test: welch", "test: paired", 33, "a paired test needs b"},
+		{"each in selector", "each: [task]", "each: [method]", 21, "method is both in each and a selector"},
+		{"paper at", "{at: {task: fashion-vqa}, a: 82.52", "{at: {method: dpsgd}, a: 82.52", 32, "paper at must name each column"},
+		{"paper b", ", a: 82.52, b: 81.54}", ", a: 82.52}", 32, "paper b is given exactly when the claim has b"},
+		{"paper twice", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}\n      - {at: {task: fashion-vqa}, a: 1, b: 2}", 33, "two paper values at the same point"},
+		{"duplicate", "name: dpsgd-level", "name: dpsgd-rises", 33, `duplicate claim "dpsgd-rises"`},
+		{"column", "a: {method: dpsgd, epsilon_target: 8}", "a: {method: dpsgd, colour: 8}", 21, `claim dpsgd-rises: "colour" is not a run column`},
+		{"selector list", "a: {method: dpsgd, epsilon_target: inf}", "a: [dpsgd]", 35, "claim a must be a mapping"},
+		{"regression better", "better: max", "better: high", 41, "regression better must be max or min"},
+		{"regression twice", "  - {metric: acc, better: max, threshold: 5}\n", "  - {metric: acc, better: max, threshold: 5}\n  - {metric: acc, better: min, threshold: 1}\n", 42, `metric "acc" listed twice`},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			src := strings.Replace(claimsBase, tc.old, tc.new, 1)
+			if src == claimsBase {
+				t.Fatalf("test case does not change the spec: %q not found", tc.old)
+			}
+			_, err := Parse("bad.yaml", []byte(src), nil)
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse: got error %v (%T), want a *SyntaxError", err, err)
+			}
+			if se.FileName != "bad.yaml" || se.Line != tc.line || !strings.Contains(se.Msg, tc.msg) {
+				t.Errorf("Parse: got %q, want bad.yaml:%d: ...%s...", err, tc.line, tc.msg)
+			}
+		})
+	}
+}

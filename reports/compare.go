@@ -1,0 +1,377 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// A Threshold says when a change of a metric is a regression: a
+// significant change for the worse by more than Threshold (in the
+// metric's units). Better is "max" (larger is better) or "min".
+type Threshold struct {
+	Better    string
+	Threshold float64
+}
+
+// DefaultCompareKeys are the run columns that identify a configuration
+// when [CompareOptions.Keys] is nil (those the two run tables have).
+var DefaultCompareKeys = []string{"method", "task", "scale", "epsilon_target", "delta"}
+
+// notMetrics are the numeric run columns that are never compared by
+// default: the seed pairs runs, and steps and wall time are bookkeeping.
+var notMetrics = []string{"seed", "steps", "seconds"}
+
+// CompareOptions configures [Compare]; a nil *CompareOptions means the zero
+// value.
+type CompareOptions struct {
+	// Keys are the run columns that identify a configuration; nil means
+	// DefaultCompareKeys. A key column missing from a table is left out.
+	Keys []string
+	// Metrics are the columns compared; nil means every numeric column of
+	// both tables that is not a key, seed, steps or seconds.
+	Metrics []string
+	// Thresholds hold the regression threshold of each metric; a metric
+	// without one is compared but never a regression.
+	Thresholds map[string]Threshold
+	// Alpha is the significance level of each comparison; 0 means 0.05.
+	// As in benchstat, no correction for multiple comparisons is made:
+	// the thresholds keep the false alarms down.
+	Alpha float64
+	// Resamples is the number of bootstrap resamples; 0 means 10000.
+	Resamples int
+}
+
+// Verdicts of a change, besides the signed change itself.
+const (
+	Identical  = "identical"  // the same seeds with the same values
+	Changed    = "changed"    // significant, and the metric has no threshold
+	NoChange   = "~"          // not significant
+	Better     = "better"     // significant, for the better (or no direction known)
+	Worse      = "worse"      // significant, for the worse, within the threshold
+	Regression = "REGRESSION" // significant, for the worse, beyond the threshold
+	Missing    = "MISSING"    // in old, not in new (a regression when the metric has a threshold)
+	Added      = "new"        // in new, not in old
+)
+
+// A Change is the comparison of one metric of one configuration.
+type Change struct {
+	Metric string `json:"metric"`
+	// Key is the configuration ("dpsgd fashion-vqa smoke ε=1 δ=1e-05").
+	Key string `json:"key"`
+	// NOld, NNew are the runs with the metric; Old, New their means and
+	// OldStd, NewStd their standard deviations.
+	NOld, NNew     int
+	Old, New       float64
+	OldStd, NewStd float64
+	// Test is the t-test of New − Old (paired by seed when both have the
+	// same seeds, else Welch); Lo and Hi the bootstrap interval of the
+	// change at level 1−α; P its two-sided p-value.
+	Test   TTest
+	Lo, Hi float64
+	P      float64
+	// Verdict is one of the verdict constants.
+	Verdict string
+	// Regressed reports whether the change fails the comparison.
+	Regressed bool
+}
+
+// A Comparison is the result of [Compare].
+type Comparison struct {
+	Alpha      float64
+	Changes    []Change
+	Thresholds map[string]Threshold
+	// Warnings hold the runs left out (failed, not ok) and notes.
+	Warnings []error
+}
+
+// Regressions returns the changes that fail the comparison.
+func (c *Comparison) Regressions() []Change {
+	var out []Change
+	for _, ch := range c.Changes {
+		if ch.Regressed {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// Compare compares the runs of old and new, per metric and configuration
+// (the values of the key columns), over seeds. Only runs with status ok
+// count. A configuration whose runs have the same seeds with the same
+// values in both is Identical; otherwise the change new − old is tested by
+// a paired t-test on the seeds both have (when they have the same seeds)
+// or Welch's t-test, and is ~ when p > α or either side has fewer than
+// two runs, else better or worse by the metric's Threshold (better when it
+// has none), and a REGRESSION when worse by more than the threshold. A
+// configuration in old that has no run with the metric in new is
+// MISSING, a regression when the metric has a threshold.
+func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
+	o := CompareOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.Resamples == 0 {
+		o.Resamples = 10000
+	}
+	if !(o.Alpha > 0 && o.Alpha < 1) || o.Resamples < 100 {
+		return nil, fmt.Errorf("reports: compare: alpha %v must be in (0, 1) and resamples %d at least 100", o.Alpha, o.Resamples)
+	}
+	keys := o.Keys
+	if keys == nil {
+		keys = DefaultCompareKeys
+	}
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
+		_, a := old.Column(k)
+		_, b := new.Column(k)
+		return !a || !b
+	})
+	metrics, err := compareMetrics(old, new, keys, o.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	cmp := &Comparison{Alpha: o.Alpha, Thresholds: o.Thresholds}
+	oldOK, ws := okRuns(old, allRuns(old))
+	cmp.Warnings = append(cmp.Warnings, prefixed("old: ", ws)...)
+	newOK, ws := okRuns(new, allRuns(new))
+	cmp.Warnings = append(cmp.Warnings, prefixed("new: ", ws)...)
+	for _, m := range metrics {
+		cmp.Changes = append(cmp.Changes, compareMetric(old, new, keys, m, oldOK, newOK, o)...)
+	}
+	return cmp, nil
+}
+
+// compareMetrics returns the metrics to compare: want, each of which both
+// tables must have as a numeric column, or by default every numeric
+// column of both that is not a key or in notMetrics, sorted by name.
+func compareMetrics(old, new *Runs, keys, want []string) ([]string, error) {
+	numeric := func(r *Runs, name string) bool {
+		c, ok := r.Column(name)
+		return ok && c.Kind == Float
+	}
+	if want != nil {
+		for _, m := range want {
+			if !numeric(old, m) || !numeric(new, m) {
+				return nil, fmt.Errorf("reports: compare: metric %q is not a numeric column of both run tables", m)
+			}
+		}
+		return want, nil
+	}
+	var out []string
+	for _, name := range old.Columns() {
+		if numeric(old, name) && numeric(new, name) && !slices.Contains(keys, name) && !slices.Contains(notMetrics, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("reports: compare: the run tables have no numeric column in common to compare")
+	}
+	return out, nil
+}
+
+func allRuns(r *Runs) []int {
+	idx := make([]int, r.Len())
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+func prefixed(p string, ws []error) []error {
+	out := make([]error, len(ws))
+	for i, w := range ws {
+		out[i] = fmt.Errorf("%s%w", p, w)
+	}
+	return out
+}
+
+// keyedRuns groups the runs idx of r by the key columns, in order of
+// first appearance; it returns the keys and the runs of each.
+func keyedRuns(r *Runs, keys []string, idx []int) ([]string, map[string][]int) {
+	k, _ := newKeyer(r, "key", keys)
+	var order []string
+	by := make(map[string][]int)
+	for _, i := range idx {
+		key := strings.Join(k.header(nil, i), " ")
+		if _, ok := by[key]; !ok {
+			order = append(order, key)
+		}
+		by[key] = append(by[key], i)
+	}
+	return order, by
+}
+
+// compareMetric compares metric m of every configuration.
+func compareMetric(old, new *Runs, keys []string, m string, oldOK, newOK []int, o CompareOptions) []Change {
+	oldKeys, oldBy := keyedRuns(old, keys, oldOK)
+	newKeys, newBy := keyedRuns(new, keys, newOK)
+	th, hasTh := o.Thresholds[m]
+	var out []Change
+	for _, key := range slices.Concat(oldKeys, slices.DeleteFunc(newKeys, func(k string) bool { _, ok := oldBy[k]; return ok })) {
+		vo, so := values(old, m, oldBy[key])
+		vn, sn := values(new, m, newBy[key])
+		if len(vo) == 0 && len(vn) == 0 {
+			continue // the metric is not recorded for this configuration
+		}
+		ch := Change{Metric: m, Key: key, NOld: len(vo), NNew: len(vn), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN()}
+		ch.Old, ch.OldStd = meanStd(vo)
+		ch.New, ch.NewStd = meanStd(vn)
+		switch {
+		case len(vn) == 0:
+			ch.Verdict, ch.Regressed = Missing, hasTh
+		case len(vo) == 0:
+			ch.Verdict = Added
+		case slices.Equal(vo, vn) && slices.Equal(so, sn):
+			ch.Verdict = Identical
+			ch.Test = TTest{Kind: "identical", DF: math.NaN()}
+			ch.Lo, ch.Hi, ch.P = 0, 0, 1
+		case len(vo) < 2 || len(vn) < 2:
+			ch.Verdict = NoChange
+		default:
+			ch.test(old, new, m, oldBy[key], newBy[key], so, sn, o)
+			ch.judge(th, hasTh, o.Alpha)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// test runs the t-test and the bootstrap of the change new − old.
+func (ch *Change) test(old, new *Runs, m string, oi, ni []int, so, sn []float64, o CompareOptions) {
+	vo, _ := values(old, m, oi)
+	vn, _ := values(new, m, ni)
+	rng := rand.New(rand.NewPCG(seedOf(m, ch.Key), 0x636f6d70617265))
+	if so != nil && slices.Equal(so, sn) {
+		d := make([]float64, len(vn))
+		for i := range d {
+			d[i] = vn[i] - vo[i]
+		}
+		ch.Test = oneSample(d, "paired")
+		ch.Lo, ch.Hi = bootstrapCI(rng, d, nil, o.Alpha, o.Resamples)
+	} else {
+		ch.Test = welch(vn, vo)
+		ch.Lo, ch.Hi = bootstrapCI(rng, vn, vo, o.Alpha, o.Resamples)
+	}
+	ch.P = math.Min(1, 2*math.Min(ch.Test.PAbove(0), ch.Test.PBelow(0)))
+}
+
+// judge sets the verdict of a tested change.
+func (ch *Change) judge(th Threshold, hasTh bool, alpha float64) {
+	if ch.P > alpha {
+		ch.Verdict = NoChange
+		return
+	}
+	worse := hasTh && ((th.Better == "max" && ch.Test.Effect < 0) || (th.Better == "min" && ch.Test.Effect > 0))
+	switch {
+	case !worse:
+		ch.Verdict = Better
+		if !hasTh {
+			ch.Verdict = Changed
+		}
+	case math.Abs(ch.Test.Effect) > th.Threshold:
+		ch.Verdict, ch.Regressed = Regression, true
+	default:
+		ch.Verdict = Worse
+	}
+}
+
+// WriteText writes c as one table per metric, benchstat-style: the mean ±
+// std and count of old and new, the change (percent of old), its interval
+// and p-value, and the verdict; then the regressions and warnings.
+func (c *Comparison) WriteText(w io.Writer) error {
+	var metric string
+	var tw *tabwriter.Writer
+	flush := func() {
+		if tw != nil {
+			tw.Flush()
+			fmt.Fprintln(w)
+		}
+	}
+	for _, ch := range c.Changes {
+		if ch.Metric != metric {
+			flush()
+			metric = ch.Metric
+			head := metric
+			if th, ok := c.Thresholds[metric]; ok {
+				head += fmt.Sprintf(" (better: %s; a regression is a significant change for the worse beyond %v)", th.Better, th.Threshold)
+			}
+			fmt.Fprintln(w, head)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "key\told\tnew\tΔ\tΔ%\tinterval\tp\tverdict")
+		}
+		delta, pct, iv := "—", "—", "—"
+		if ch.NOld > 0 && ch.NNew > 0 {
+			delta = fmtSigned(ch.New - ch.Old)
+			if ch.Verdict == Identical {
+				delta = "0"
+			}
+			if ch.Old != 0 && !math.IsNaN(ch.New-ch.Old) && !math.IsInf(ch.Old, 0) {
+				pct = fmt.Sprintf("%+.2f%%", 100*(ch.New-ch.Old)/math.Abs(ch.Old))
+			}
+			iv = fmt.Sprintf("[%s, %s]", fmtNum(ch.Lo), fmtNum(ch.Hi))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ch.Key, meanN(ch.Old, ch.OldStd, ch.NOld), meanN(ch.New, ch.NewStd, ch.NNew),
+			delta, pct, iv, fmtP(ch.P), ch.Verdict)
+	}
+	flush()
+	regs := c.Regressions()
+	fmt.Fprintf(w, "%d changes compared at α = %v (paired t-test over shared seeds, else Welch; %v%% percentile bootstrap interval of new − old): %d regressions.\n",
+		len(c.Changes), c.Alpha, 100*(1-c.Alpha), len(regs))
+	for _, r := range regs {
+		fmt.Fprintf(w, "regression: %s %s: %s → %s (%s)\n", r.Metric, r.Key, fmtNum(r.Old), fmtNum(r.New), r.Verdict)
+	}
+	for _, warn := range c.Warnings {
+		fmt.Fprintf(w, "warning: %v\n", warn)
+	}
+	return nil
+}
+
+func meanN(m, s float64, n int) string {
+	switch {
+	case n == 0:
+		return "—"
+	case math.IsNaN(s):
+		return fmt.Sprintf("%s n=%d", fmtNum(m), n)
+	}
+	return fmt.Sprintf("%s ± %s n=%d", fmtNum(m), fmtNum(s), n)
+}
+
+// MarshalJSON implements json.Marshaler: NaN numbers are null.
+func (ch Change) MarshalJSON() ([]byte, error) {
+	num := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		Metric    string   `json:"metric"`
+		Key       string   `json:"key"`
+		NOld      int      `json:"n_old"`
+		NNew      int      `json:"n_new"`
+		Old       *float64 `json:"old"`
+		New       *float64 `json:"new"`
+		OldStd    *float64 `json:"old_std"`
+		NewStd    *float64 `json:"new_std"`
+		Test      string   `json:"test,omitempty"`
+		Lo        *float64 `json:"ci_lo"`
+		Hi        *float64 `json:"ci_hi"`
+		P         *float64 `json:"p"`
+		Verdict   string   `json:"verdict"`
+		Regressed bool     `json:"regressed"`
+	}{ch.Metric, ch.Key, ch.NOld, ch.NNew, num(ch.Old), num(ch.New), num(ch.OldStd), num(ch.NewStd),
+		ch.Test.Kind, num(ch.Lo), num(ch.Hi), num(ch.P), ch.Verdict, ch.Regressed})
+}

@@ -1,0 +1,117 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+)
+
+// compareRows returns runs of two methods × three seeds with acc and
+// mia_auc; shift[method] is added to that method's acc.
+func compareRows(t *testing.T, shift map[string][]float64, drop string) *Runs {
+	t.Helper()
+	acc := map[string][]float64{"dpsgd": {25.1, 27.3, 23.8}, "dpzo": {13.5, 13.4, 13.6}}
+	var rows []Row
+	for _, m := range []string{"dpsgd", "dpzo"} {
+		if m == drop {
+			continue
+		}
+		for i, a := range acc[m] {
+			if s, ok := shift[m]; ok {
+				a += s[i]
+			}
+			rows = append(rows, Row{"method": m, "task": "fashion-vqa", "scale": "smoke", "epsilon_target": 1.0, "delta": 1e-5,
+				"seed": i + 1, "status": "ok", "acc": a, "mia_auc": 0.5 + 0.01*float64(i), "seconds": 10.0 + float64(i), "run_id": m + string(rune('a'+i))})
+		}
+	}
+	r, err := NewRuns(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	th := map[string]Threshold{"acc": {Better: "max", Threshold: 5}, "mia_auc": {Better: "min", Threshold: 0.05}}
+	old := compareRows(t, nil, "")
+	for _, tc := range []struct {
+		desc    string
+		new     *Runs
+		verdict map[string]string // metric/method → verdict
+		regress int
+	}{
+		{"identical", compareRows(t, nil, ""), map[string]string{"acc/dpsgd": Identical, "acc/dpzo": Identical, "mia_auc/dpsgd": Identical}, 0},
+		// A planted regression: dpsgd's acc 8 points worse on every seed.
+		{"regression", compareRows(t, map[string][]float64{"dpsgd": {-8.1, -7.9, -8.0}}, ""), map[string]string{"acc/dpsgd": Regression, "acc/dpzo": Identical}, 1},
+		// Worse but within the threshold.
+		{"worse", compareRows(t, map[string][]float64{"dpsgd": {-2.1, -1.9, -2.0}}, ""), map[string]string{"acc/dpsgd": Worse}, 0},
+		{"better", compareRows(t, map[string][]float64{"dpsgd": {8.1, 7.9, 8.0}}, ""), map[string]string{"acc/dpsgd": Better}, 0},
+		// Noise: changes that are not significant.
+		{"noise", compareRows(t, map[string][]float64{"dpsgd": {-6, 5, 0.5}}, ""), map[string]string{"acc/dpsgd": NoChange}, 0},
+		// A configuration that disappeared: MISSING for each metric with a threshold.
+		{"missing", compareRows(t, nil, "dpzo"), map[string]string{"acc/dpzo": Missing, "mia_auc/dpzo": Missing, "acc/dpsgd": Identical}, 2},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			c, err := Compare(old, tc.new, &CompareOptions{Thresholds: th, Resamples: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(map[string]string)
+			for _, ch := range c.Changes {
+				got[ch.Metric+"/"+strings.Fields(ch.Key)[0]] = ch.Verdict
+				if ch.Metric == "seconds" || ch.Metric == "seed" {
+					t.Errorf("compared bookkeeping column %s", ch.Metric)
+				}
+			}
+			for k, want := range tc.verdict {
+				if got[k] != want {
+					t.Errorf("%s: verdict %q, want %q (all: %v)", k, got[k], want, got)
+				}
+			}
+			if n := len(c.Regressions()); n != tc.regress {
+				t.Errorf("%d regressions, want %d", n, tc.regress)
+			}
+		})
+	}
+}
+
+// TestCompareStatistics checks the paired test of a change against scipy.
+func TestCompareStatistics(t *testing.T) {
+	t.Parallel()
+	// dpsgd's acc goes from [25.1, 27.3, 23.8] to [17.4, 18.8, 15.9] on
+	// seeds 1–3; scipy 1.10.1: ttest_rel([17.4, 18.8, 15.9], [25.1, 27.3,
+	// 23.8]).pvalue = 0.0008941008338702461.
+	old := compareRows(t, nil, "")
+	new := compareRows(t, map[string][]float64{"dpsgd": {17.4 - 25.1, 18.8 - 27.3, 15.9 - 23.8}}, "")
+	c, err := Compare(old, new, &CompareOptions{Metrics: []string{"acc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := c.Changes[0]
+	if ch.Test.Kind != "paired" || !scalar.EqualWithinAbs(ch.P, 0.0008941008338702461, 1e-9) {
+		t.Errorf("got %s p = %v, want paired p = 0.0008941008338702461", ch.Test.Kind, ch.P)
+	}
+	if ch.Verdict != Changed {
+		t.Errorf("verdict without a threshold %q, want %q", ch.Verdict, Changed)
+	}
+	var buf bytes.Buffer
+	if err := c.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"acc\n", "dpsgd fashion-vqa smoke ε=1 δ=1e-05", "25.40 ± 1.77 n=3", "0 regressions"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if _, err := Compare(old, new, &CompareOptions{Metrics: []string{"img"}}); err == nil {
+		t.Error("Compare with a metric neither table has: no error")
+	}
+}

@@ -1,0 +1,572 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// A Claim is a paper's claim stated as a comparison over a run table: the
+// effect of Metric between the runs that A and B select, one test per
+// distinct value of the Each columns. It mirrors the claims of an
+// experiment spec (package experiments); see [Verify].
+type Claim struct {
+	Name, Text, Metric string
+	// A and B select the runs of each side (run column → value, matched
+	// as a table's Where is). B is nil for a claim about A alone.
+	A, B map[string]string
+	Each []string
+	// Expect is "greater" (mean(A) − mean(B) > 0), "less", or "value":
+	// the effect (the mean of A when B is nil) lies in Value ± Tolerance.
+	Expect           string
+	Value, Tolerance float64
+	// MinEffect, if not 0, is the effect at which the power of a test
+	// without a paper value is computed.
+	MinEffect float64
+	// MinSeeds is the fewest runs with the metric each side needs; 0
+	// means 2.
+	MinSeeds int
+	// Test is "auto" (paired by seed when both sides have the same
+	// seeds), "paired" or "welch"; "" means auto.
+	Test     string
+	Required bool
+	Source   string
+	Paper    []PaperValue
+}
+
+// A PaperValue is the paper's number for the test of a claim at At (values
+// of the claim's Each columns). B is NaN for a claim without B.
+type PaperValue struct {
+	At   map[string]string
+	A, B float64
+}
+
+// Verdicts of a check.
+const (
+	Pass         = "PASS"
+	Fail         = "FAIL"
+	Inconclusive = "INCONCLUSIVE"
+	NotRun       = "NOT RUN"
+)
+
+// A Check is the result of one test of a claim. Missing numbers are NaN
+// (null in JSON).
+type Check struct {
+	Claim string
+	// At names the Each values of the test ("ε=1 fashion-vqa"); "" for a
+	// claim without Each.
+	At       string
+	Metric   string
+	Expect   string
+	Verdict  string
+	Required bool
+	// Reason says why a test was NOT RUN.
+	Reason string
+	// NA and NB are the runs with the metric on each side; MeanA and
+	// MeanB their means (MeanB NaN without B).
+	NA, NB       int
+	MeanA, MeanB float64
+	// Test is the t-test of the effect; Lo and Hi the percentile
+	// bootstrap interval of the effect at level 1−α.
+	Test   TTest
+	Lo, Hi float64
+	// P is the test's p-value (two-sided for greater and less; for a
+	// value claim twice the smaller of the equivalence p and the
+	// outside p), PHolm the Holm-adjusted p-value over every test run.
+	P, PHolm float64
+	// Power is the probability that the test, at the Holm level of its
+	// rank, finds the paper's effect (or the claim's MinEffect) in the
+	// claimed direction; NaN when there is none or for value claims.
+	Power float64
+	// PaperA and PaperB are the paper's values (NaN when not given).
+	PaperA, PaperB float64
+	Source         string
+
+	pPass, pFail float64
+	effectAt     float64 // the effect the power is computed at (NaN: none)
+}
+
+// MarshalJSON implements json.Marshaler: NaN numbers are null.
+func (c Check) MarshalJSON() ([]byte, error) {
+	num := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	type test struct {
+		Kind   string   `json:"kind"`
+		Effect *float64 `json:"effect"`
+		SE     *float64 `json:"se"`
+		DF     *float64 `json:"df"`
+	}
+	var t *test
+	if c.Test.Kind != "" {
+		t = &test{Kind: c.Test.Kind, Effect: num(c.Test.Effect), SE: num(c.Test.SE), DF: num(c.Test.DF)}
+	}
+	return json.Marshal(struct {
+		Claim    string   `json:"claim"`
+		At       string   `json:"at"`
+		Metric   string   `json:"metric"`
+		Expect   string   `json:"expect"`
+		Verdict  string   `json:"verdict"`
+		Required bool     `json:"required"`
+		Reason   string   `json:"reason,omitempty"`
+		NA       int      `json:"n_a"`
+		NB       int      `json:"n_b"`
+		MeanA    *float64 `json:"mean_a"`
+		MeanB    *float64 `json:"mean_b"`
+		Test     *test    `json:"test"`
+		Lo       *float64 `json:"ci_lo"`
+		Hi       *float64 `json:"ci_hi"`
+		P        *float64 `json:"p"`
+		PHolm    *float64 `json:"p_holm"`
+		Power    *float64 `json:"power"`
+		PaperA   *float64 `json:"paper_a"`
+		PaperB   *float64 `json:"paper_b"`
+		Source   string   `json:"source"`
+	}{c.Claim, c.At, c.Metric, c.Expect, c.Verdict, c.Required, c.Reason, c.NA, c.NB,
+		num(c.MeanA), num(c.MeanB), t, num(c.Lo), num(c.Hi), num(c.P), num(c.PHolm),
+		num(c.Power), num(c.PaperA), num(c.PaperB), c.Source})
+}
+
+// A Verification is the result of [Verify].
+type Verification struct {
+	// Alpha is the family-wise error rate of the Holm correction.
+	Alpha  float64 `json:"alpha"`
+	Checks []Check `json:"checks"`
+	// Tests is the number of tests run, the family of the Holm correction.
+	Tests int `json:"tests"`
+}
+
+// VerifyOptions configures [Verify]; a nil *VerifyOptions means the zero
+// value.
+type VerifyOptions struct {
+	// Alpha is the family-wise error rate; 0 means 0.05.
+	Alpha float64
+	// Resamples is the number of bootstrap resamples; 0 means 10000.
+	Resamples int
+}
+
+// Verify evaluates claims over runs. Each test of a claim compares the
+// runs (status ok, metric not NaN) of its two sides: by a paired t-test
+// on the seeds both sides share when Test is paired, or auto and both
+// sides have the same seeds, else by Welch's t-test (a one-sample t-test
+// without B). The p-values of all the tests run are adjusted together by
+// Holm's method, and a test's verdict is PASS when its adjusted p is at
+// most α and the effect is on the claimed side (inside the tolerance, for
+// a value claim), FAIL when it is at most α and on the other side,
+// INCONCLUSIVE otherwise (with the power it had), and NOT RUN when a side
+// has fewer than MinSeeds runs with the metric. Bootstrap resamples are
+// drawn from a stream seeded by the claim's name and the test's values,
+// so a verification is reproducible. It is an error only if a claim is
+// malformed (an unknown Expect or Test).
+//
+// References:
+//   - S. Holm, "A simple sequentially rejective multiple test procedure",
+//     Scandinavian Journal of Statistics 6(2), 1979.
+//   - D. J. Schuirmann, "A comparison of the two one-sided tests procedure
+//     and the power approach for assessing the equivalence of average
+//     bioavailability", Journal of Pharmacokinetics and Biopharmaceutics
+//     15(6), 1987 (the equivalence test of value claims).
+func Verify(runs *Runs, claims []Claim, opts *VerifyOptions) (*Verification, error) {
+	o := VerifyOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.Resamples == 0 {
+		o.Resamples = 10000
+	}
+	if !(o.Alpha > 0 && o.Alpha < 1) || o.Resamples < 100 {
+		return nil, fmt.Errorf("reports: verify: alpha %v must be in (0, 1) and resamples %d at least 100", o.Alpha, o.Resamples)
+	}
+	v := &Verification{Alpha: o.Alpha}
+	for _, c := range claims {
+		checks, err := claimChecks(runs, c, o)
+		if err != nil {
+			return nil, err
+		}
+		v.Checks = append(v.Checks, checks...)
+	}
+	v.judge()
+	return v, nil
+}
+
+// judge adjusts the p-values of the checks that ran and sets the verdicts.
+func (v *Verification) judge() {
+	var ran []int
+	var ps []float64
+	for i, c := range v.Checks {
+		if c.Verdict != NotRun {
+			ran = append(ran, i)
+			ps = append(ps, c.P)
+		}
+	}
+	v.Tests = len(ran)
+	adj, levels := holm(ps), holmLevels(ps, v.Alpha)
+	for j, i := range ran {
+		c := &v.Checks[i]
+		c.PHolm = adj[j]
+		switch {
+		case c.PHolm <= v.Alpha && c.pPass < c.pFail:
+			c.Verdict = Pass
+		case c.PHolm <= v.Alpha:
+			c.Verdict = Fail
+		default:
+			c.Verdict = Inconclusive
+		}
+		if !math.IsNaN(c.effectAt) {
+			c.Power = c.Test.power(c.effectAt, levels[j])
+		}
+	}
+}
+
+// claimChecks returns the checks of claim c, one per value of its Each
+// columns, their p-values not yet adjusted.
+func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
+	if !slices.Contains([]string{"greater", "less", "value"}, c.Expect) {
+		return nil, fmt.Errorf("reports: claim %s: unknown expect %q", c.Name, c.Expect)
+	}
+	if !slices.Contains([]string{"", "auto", "paired", "welch"}, c.Test) {
+		return nil, fmt.Errorf("reports: claim %s: unknown test %q", c.Name, c.Test)
+	}
+	notRun := func(at, reason string) []Check {
+		ch := newCheck(c, at)
+		ch.Verdict, ch.Reason = NotRun, reason
+		return []Check{ch}
+	}
+	for _, col := range slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), c.Each, []string{c.Metric}) {
+		if _, ok := runs.Column(col); !ok {
+			return notRun("", fmt.Sprintf("the run table has no column %s", col)), nil
+		}
+	}
+	if mc, _ := runs.Column(c.Metric); mc.Kind != Float {
+		return notRun("", fmt.Sprintf("column %s is not numeric", c.Metric)), nil
+	}
+	selA, _ := selectRuns(runs, c.A)
+	var selB []int
+	if c.B != nil {
+		selB, _ = selectRuns(runs, c.B)
+	}
+	union := slices.Compact(slices.Sorted(slices.Values(slices.Concat(selA, selB))))
+	if len(union) == 0 {
+		return notRun("", "no run matches a or b"), nil
+	}
+	k, _ := newKeyer(runs, "each", c.Each)
+	gs, _ := k.groups(union)
+	var out []Check
+	for _, g := range gs {
+		at := strings.Join(k.header(nil, g.first), " ")
+		ch := newCheck(c, at)
+		in := func(sel []int) []int { return intersect(sel, g.runs) }
+		ch.evaluate(runs, c, in(selA), in(selB), o, seedOf(c.Name, at))
+		ch.paper(runs, k, g.first, c)
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+func newCheck(c Claim, at string) Check {
+	ch := Check{Claim: c.Name, At: at, Metric: c.Metric, Required: c.Required, Source: c.Source,
+		MeanA: math.NaN(), MeanB: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(),
+		PHolm: math.NaN(), Power: math.NaN(), PaperA: math.NaN(), PaperB: math.NaN(), effectAt: math.NaN()}
+	switch c.Expect {
+	case "greater":
+		ch.Expect = "a > b"
+	case "less":
+		ch.Expect = "a < b"
+	default:
+		what := "a"
+		if c.B != nil {
+			what = "a − b"
+		}
+		ch.Expect = fmt.Sprintf("%s = %s ± %s", what, formatKeyFloat(c.Value), formatKeyFloat(c.Tolerance))
+	}
+	return ch
+}
+
+// evaluate runs the test of ch on the runs a and b (b nil without B).
+func (ch *Check) evaluate(runs *Runs, c Claim, a, b []int, o VerifyOptions, seed uint64) {
+	va, sa := values(runs, c.Metric, a)
+	vb, sb := values(runs, c.Metric, b)
+	ch.NA, ch.NB = len(va), len(vb)
+	ch.MeanA, _ = meanStd(va)
+	if c.B != nil {
+		ch.MeanB, _ = meanStd(vb)
+	}
+	minSeeds := max(c.MinSeeds, 2)
+	switch {
+	case len(va) < minSeeds:
+		ch.Verdict, ch.Reason = NotRun, fmt.Sprintf("a has %d runs with %s, want ≥ %d", len(va), c.Metric, minSeeds)
+		return
+	case c.B != nil && len(vb) < minSeeds:
+		ch.Verdict, ch.Reason = NotRun, fmt.Sprintf("b has %d runs with %s, want ≥ %d", len(vb), c.Metric, minSeeds)
+		return
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x766572696679))
+	paired := c.Test == "paired" || ((c.Test == "" || c.Test == "auto") && sa != nil && slices.Equal(sa, sb))
+	switch {
+	case c.B == nil:
+		ch.Test = oneSample(va, "one-sample")
+		ch.Lo, ch.Hi = bootstrapCI(rng, va, nil, o.Alpha, o.Resamples)
+	case paired:
+		d := pairedDiffs(runs, c.Metric, a, b)
+		if len(d) < minSeeds {
+			ch.Verdict, ch.Reason = NotRun, fmt.Sprintf("a and b share %d seeds with %s, want ≥ %d for a paired test", len(d), c.Metric, minSeeds)
+			return
+		}
+		ch.Test = oneSample(d, "paired")
+		ch.Lo, ch.Hi = bootstrapCI(rng, d, nil, o.Alpha, o.Resamples)
+	default:
+		ch.Test = welch(va, vb)
+		ch.Lo, ch.Hi = bootstrapCI(rng, va, vb, o.Alpha, o.Resamples)
+	}
+	t := ch.Test
+	switch c.Expect {
+	case "greater":
+		ch.pPass, ch.pFail = t.PAbove(0), t.PBelow(0)
+	case "less":
+		ch.pPass, ch.pFail = t.PBelow(0), t.PAbove(0)
+	default:
+		lo, hi := c.Value-c.Tolerance, c.Value+c.Tolerance
+		// Two one-sided tests for "inside", and the smaller of the two
+		// one-sided tests for "outside", Bonferroni-corrected.
+		ch.pPass = math.Max(t.PAbove(lo), t.PBelow(hi))
+		ch.pFail = math.Min(1, 2*math.Min(t.PAbove(hi), t.PBelow(lo)))
+	}
+	ch.P = math.Min(1, 2*math.Min(ch.pPass, ch.pFail))
+	ch.Verdict = Inconclusive // until judged
+}
+
+// paper fills in the paper's values of the check at run first of k's
+// groups, and the effect its power is computed at.
+func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
+	for _, p := range c.Paper {
+		match := true
+		for col, val := range p.At {
+			if j := slices.Index(k.names, col); j < 0 || !matches(k.cols[j], first, val) {
+				match = false
+			}
+		}
+		if match {
+			ch.PaperA, ch.PaperB = p.A, p.B
+			break
+		}
+	}
+	if ch.Verdict == NotRun {
+		return
+	}
+	dir := 1.0
+	switch c.Expect {
+	case "less":
+		dir = -1
+	case "value":
+		return
+	}
+	switch {
+	case !math.IsNaN(ch.PaperA) && !math.IsNaN(ch.PaperB):
+		ch.effectAt = dir * (ch.PaperA - ch.PaperB)
+	case c.MinEffect != 0:
+		ch.effectAt = math.Abs(c.MinEffect)
+	}
+}
+
+// values returns the values of metric over the runs idx that are ok and
+// have it, and their seeds (nil if the table has no seed column, or if a
+// seed repeats), sorted by seed.
+func values(runs *Runs, metric string, idx []int) (vals, seeds []float64) {
+	m, _ := runs.Column(metric)
+	ok, _ := okRuns(runs, idx)
+	seed, hasSeed := runs.Column("seed")
+	hasSeed = hasSeed && seed.Kind == Float
+	type vs struct{ v, s float64 }
+	var xs []vs
+	for _, i := range ok {
+		if math.IsNaN(m.Floats[i]) {
+			continue
+		}
+		x := vs{v: m.Floats[i], s: math.NaN()}
+		if hasSeed {
+			x.s = seed.Floats[i]
+		}
+		xs = append(xs, x)
+	}
+	slices.SortStableFunc(xs, func(a, b vs) int { return compareFloat(a.s, b.s) })
+	for _, x := range xs {
+		vals = append(vals, x.v)
+		seeds = append(seeds, x.s)
+	}
+	if _, dup := duplicate(seeds); !hasSeed || dup || slices.ContainsFunc(seeds, math.IsNaN) {
+		seeds = nil
+	}
+	return vals, seeds
+}
+
+// pairedDiffs returns a − b of metric for each seed that both a and b have
+// once, in seed order.
+func pairedDiffs(runs *Runs, metric string, a, b []int) []float64 {
+	va, sa := values(runs, metric, a)
+	vb, sb := values(runs, metric, b)
+	if sa == nil || sb == nil {
+		return nil
+	}
+	var d []float64
+	for i, s := range sa {
+		if j := slices.Index(sb, s); j >= 0 {
+			d = append(d, va[i]-vb[j])
+		}
+	}
+	return d
+}
+
+// intersect returns the elements of the sorted sel that are in the sorted
+// set.
+func intersect(sel, set []int) []int {
+	var out []int
+	for _, i := range sel {
+		if _, ok := slices.BinarySearch(set, i); ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// seedOf returns the seed of the bootstrap stream of a test.
+func seedOf(claim, at string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(claim))
+	h.Write([]byte{0})
+	h.Write([]byte(at))
+	return h.Sum64()
+}
+
+// Failed returns the required checks whose verdict is FAIL.
+func (v *Verification) Failed() []Check {
+	var out []Check
+	for _, c := range v.Checks {
+		if c.Required && c.Verdict == Fail {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// WriteText writes v as a terminal table, one line per test: ours (the
+// means of a and b, the effect and its bootstrap interval) beside the
+// paper's, the test, the p-value and its Holm adjustment, the power of an
+// inconclusive test and the verdict; then the correction, the sources and
+// the reasons of the tests not run.
+func (v *Verification) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "claim\tat\tmetric\texpect\tours a / b\teffect [CI]\tpaper a / b (effect)\ttest\tp\tp Holm\tpower\tverdict")
+	var sources []string
+	var notes []string
+	for _, c := range v.Checks {
+		if c.Source != "" && !slices.Contains(sources, c.Source) {
+			sources = append(sources, c.Source)
+		}
+		verdict := c.Verdict
+		if c.Required {
+			verdict += " (required)"
+		}
+		test, p, ph, power, effect := "—", "—", "—", "—", "—"
+		if c.Verdict == NotRun {
+			notes = append(notes, fmt.Sprintf("%s: not run: %s", strings.TrimSpace(c.Claim+" "+c.At), c.Reason))
+		} else {
+			test = fmt.Sprintf("%s n=%d", c.Test.Kind, c.NA)
+			if c.Test.Kind == "welch" {
+				test = fmt.Sprintf("welch n=%d/%d", c.NA, c.NB)
+			}
+			p, ph = fmtP(c.P), fmtP(c.PHolm)
+			effect = fmt.Sprintf("%s [%s, %s]", fmtSigned(c.Test.Effect), fmtNum(c.Lo), fmtNum(c.Hi))
+			if c.Verdict == Inconclusive && !math.IsNaN(c.Power) {
+				power = fmt.Sprintf("%.2f", c.Power)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Claim, orDash(c.At), c.Metric, c.Expect,
+			pair(c.MeanA, c.MeanB), effect, paperText(c.PaperA, c.PaperB), test, p, ph, power, verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	counts := make(map[string]int)
+	for _, c := range v.Checks {
+		counts[c.Verdict]++
+	}
+	fmt.Fprintf(w, "\n%d PASS, %d FAIL, %d INCONCLUSIVE, %d NOT RUN.\n", counts[Pass], counts[Fail], counts[Inconclusive], counts[NotRun])
+	fmt.Fprintf(w, "Holm correction over the %d tests run at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.Tests, v.Alpha)
+	fmt.Fprintf(w, "effect: a − b (paired: the mean difference over shared seeds), with its %v%% percentile bootstrap interval (not adjusted).\n", 100*(1-v.Alpha))
+	fmt.Fprintln(w, "power: of an INCONCLUSIVE test, to find the paper's effect (or the claim's min_effect) at the Holm level of its rank.")
+	for _, s := range sources {
+		fmt.Fprintf(w, "source: %s\n", s)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}
+
+func fmtNum(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "—"
+	case math.IsInf(x, 0):
+		return formatKeyFloat(x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func fmtSigned(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.2f", x)
+}
+
+func fmtP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case p < 1e-4:
+		return "<1e-4"
+	}
+	return fmt.Sprintf("%.4f", p)
+}
+
+func pair(a, b float64) string {
+	if math.IsNaN(b) {
+		return fmtNum(a)
+	}
+	return fmtNum(a) + " / " + fmtNum(b)
+}
+
+func paperText(a, b float64) string {
+	switch {
+	case math.IsNaN(a):
+		return "—"
+	case math.IsNaN(b):
+		return fmtNum(a)
+	}
+	return fmt.Sprintf("%s / %s (%s)", fmtNum(a), fmtNum(b), fmtSigned(a-b))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
