@@ -54,6 +54,10 @@
 //	      - {at: {method: dpsgd, epsilon_target: 1}, metric: acc, value: 81.54, source: "paper Table 1"}
 //	plots:
 //	  - {name: fig1, kind: line, x: epsilon_target, y: acc, series: method, facet: task, band: std}
+//	claims:                           # checked by repro verify (see [Claim])
+//	  - {name: dpsgd-beats-dpzo, metric: acc, a: {method: dpsgd}, b: {method: dpzo},
+//	     each: [epsilon_target, task], expect: greater, source: "paper §5.2"}
+//	regression: {acc: 5, mia_auc: 0.05}  # repro compare's thresholds per metric
 //	  - {name: radar, kind: radar, metrics: [acc, img, mia_auc], series: method}
 //	  - {name: roc, kind: roc, attack: loss-mia, series: method, facet: epsilon_target}
 //	  - {name: heat, kind: heatmap, x: update_ratio, rows: retention, y: acc}
