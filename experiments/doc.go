@@ -57,7 +57,8 @@
 //	claims:                           # checked by repro verify (see [Claim])
 //	  - {name: dpsgd-beats-dpzo, metric: acc, a: {method: dpsgd}, b: {method: dpzo},
 //	     each: [epsilon_target, task], expect: greater, source: "paper §5.2"}
-//	regression: {acc: 5, mia_auc: 0.05}  # repro compare's thresholds per metric
+//	regression:                       # repro compare's thresholds per metric
+//	  - {metric: acc, better: max, threshold: 5}
 //	  - {name: radar, kind: radar, metrics: [acc, img, mia_auc], series: method}
 //	  - {name: roc, kind: roc, attack: loss-mia, series: method, facet: epsilon_target}
 //	  - {name: heat, kind: heatmap, x: update_ratio, rows: retention, y: acc}
