@@ -4,25 +4,39 @@
 
 // Package attacks provides the privacy attacks that repro runs on every
 // trained model, behind one small interface, Attack, with a registry by
-// name. The first is loss-mia, loss-threshold membership inference on
-// private-train members against holdout non-members.
+// name:
+//
+//   - loss-mia: minus the loss (perplexity is a monotone transform of it);
+//   - zlib-mia: the loss over the zlib length of the answer;
+//   - mink-mia: Min-K% Prob, K = 10%, 20%;
+//   - maxrenyi-mia: MaxRényi-K% of VL-MIA, Rényi orders 0.5, 1, 2, ∞ ×
+//     K = 0, 10, 100% × the position slices img, inst, desp, inst_desp;
+//   - audit-one-run: the one-run privacy audit of Steinke, Nasr &
+//     Jagielski (2023) on audit canaries.
+//
+// The membership attacks score private-train members against holdout
+// non-members. Every score comes from one forward pass per example, shared
+// by all the attacks run on one Target.
 //
 // # Metrics
 //
 // Membership attacks give every candidate a score (higher: more likely a
-// member) and report, from the ROC of the scores (NewROC, Membership):
+// member) and report, for each score set, from the ROC of the scores
+// (NewROC, MembershipAlpha):
 //
-//   - AUC, ties counted ½;
-//   - balanced accuracy, max over thresholds of 1 − (FPR + FNR)/2;
-//   - advantage, max over thresholds of |TPR − FPR|;
-//   - TPR at FPR 1e-2 and 1e-3: the largest TPR whose FPR is at most the
-//     target, with the FPR achieved (with m non-members it is a multiple of
-//     1/m, so 1e-3 needs m ≥ 1000 to be met exactly);
+//   - AUC, ties counted ½; balanced accuracy, max over thresholds of
+//     1 − (FPR + FNR)/2; advantage, max over thresholds of |TPR − FPR|;
+//     each with a 95% stratified bootstrap interval;
+//   - TPR at FPR 1e-1, 1e-2 and 1e-3: the largest TPR whose FPR is at most
+//     the target, with the FPR achieved, the number of non-members it rests
+//     on and a Clopper–Pearson 95% interval; missing, with a warning, when
+//     the split has fewer than 1/FPR non-members;
 //   - for a private run, the accountant's upper bound on the TPR
-//     (privacy.PLD.TPR) at the Clopper–Pearson upper limit of the FPR,
-//     with a warning when the Clopper–Pearson lower limit of the TPR
-//     exceeds it: a correct accountant is flagged in at most BoundAlpha
-//     (1e-3) of reports.
+//     (privacy.PLD.TPR) at the Clopper–Pearson upper limit of the FPR, and
+//     a violation when the Clopper–Pearson lower limit of the TPR exceeds
+//     it: a correct accountant is flagged in at most BoundAlpha (1e-3) of
+//     reports. The pipeline fails a run with a violation.
 //
-// Per-example scores are returned for scores.parquet.
+// Per-example scores are returned for scores.parquet, labelled by score
+// set.
 package attacks

@@ -172,26 +172,27 @@ func TestMembershipBoundWarning(t *testing.T) {
 		warnings int
 	}{
 		// At FPR 1e-3, with k = 0 of 100 non-members above the threshold,
-		// the FPR is at most 1 − (2.5e-4)^(1/100) = 0.0795 and with 100 of
-		// 100 members the TPR at least (2.5e-4)^(1/100) = 0.920, far above
-		// the bound; at FPR 1e-2 one non-member may pass (k = 1).
-		{"separation against a chance bound", 100, chance, []int{1, 0}, len(FPRs)},
+		// the FPR is at most 1 − (1.67e-4)^(1/100) = 0.0838 and with 100 of
+		// 100 members the TPR at least (1.67e-4)^(1/100) = 0.917, far above
+		// the bound; at FPR 1e-2 one non-member may pass (k = 1), at 1e-1
+		// ten.
+		{"separation against a chance bound", 100, chance, []int{10, 1, 0}, len(FPRs)},
 		// With 4 of each the limits are 0.874 and 0.126: four examples
 		// cannot refute even ε = 0 at this confidence.
-		{"too few examples to refute", 4, chance, []int{0, 0}, 0},
-		{"non-private bound", 100, func(float64) (float64, error) { return 1, nil }, []int{1, 0}, 0},
+		{"too few examples to refute", 4, chance, []int{0, 0, 0}, 0},
+		{"non-private bound", 100, func(float64) (float64, error) { return 1, nil }, []int{10, 1, 0}, 0},
 	} {
 		m, nm := sep(tc.n)
 		var rep Report
 		if err := Membership(&rep, "mia_", m, nm, tc.bound); err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Warnings) != tc.warnings {
-			t.Errorf("%s: warnings %q, want %d", tc.desc, rep.Warnings, tc.warnings)
+		if len(rep.Violations) != tc.warnings {
+			t.Errorf("%s: violations %q, want %d", tc.desc, rep.Violations, tc.warnings)
 		}
-		lo, _ := ClopperPearson(tc.n, tc.n, BoundAlpha/4)
+		lo, _ := ClopperPearson(tc.n, tc.n, BoundAlpha/6)
 		for i, f := range FPRs {
-			_, hi := ClopperPearson(tc.k[i], tc.n, BoundAlpha/4)
+			_, hi := ClopperPearson(tc.k[i], tc.n, BoundAlpha/6)
 			b, _ := tc.bound(hi)
 			got := [3]float64{rep.Results["mia_tpr_lower_"+f.Suffix], rep.Results["mia_fpr_upper_"+f.Suffix], rep.Results["mia_tpr_bound_"+f.Suffix]}
 			if want := [3]float64{lo, hi, b}; got != want {
@@ -278,7 +279,7 @@ func TestMembershipBoundGaussian(t *testing.T) {
 			if err := Membership(&rep, "mia_", draw(tc.n, tc.drawMu), draw(tc.n, 0), tc.bound); err != nil {
 				t.Fatalf("%s: %v", tc.desc, err)
 			}
-			if len(rep.Warnings) > 0 {
+			if len(rep.Violations) > 0 {
 				warned++
 			}
 		}

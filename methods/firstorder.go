@@ -132,7 +132,7 @@ func newDPSGDLoop(_ context.Context, name string, job *Job) (*loop, accounting, 
 	if err != nil {
 		return nil, accounting{}, err
 	}
-	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma}, l.expectedBatch(), job.Seed)
+	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma * h.Float("noise_scale")}, l.expectedBatch(), job.Seed)
 	if err != nil {
 		return nil, accounting{}, err
 	}

@@ -466,8 +466,19 @@ func loraParams() []Param {
 			Default: same("rdp"), Check: oneOf(list("rdp", "pld")), set: func(h *Hyper, v any) { h.Accountant = v.(string) }},
 		{Name: "diagnostics", Kind: Bool, Doc: "record per-step non-private diagnostics (batch size, loss, clipped fraction)",
 			Default: same(true), set: func(h *Hyper, v any) { h.Diagnostics = v.(bool) }},
+		{Name: "noise_scale", Kind: Float, Doc: "control only: the noise is σ·noise_scale while ε is accounted for the calibrated σ; ≠ 1 plants an under-noised run that audits must catch, > 0",
+			Default: same(1.0), Check: positive, set: func(h *Hyper, v any) {
+				if s := v.(float64); s != 1 {
+					h.Caveats = append(h.Caveats, fmt.Sprintf("%s: the noise is %g × the calibrated σ, but the recorded σ and ε are the calibrated ones; the guarantee does not hold", PlantedCaveat, s))
+				}
+			}},
 	}
 }
+
+// PlantedCaveat starts the privacy-record caveat of a run whose noise was
+// scaled by noise_scale ≠ 1: a negative control for audits and bound
+// checks, never a private result.
+const PlantedCaveat = "planted under-noised control"
 
 // steps returns the number of steps of a run over n examples and the
 // sampling rate q = B/n (at most 1).

@@ -29,8 +29,10 @@
 //     (it reads the private answers: a non-private diagnostic, labelled so
 //     in the privacy record); for classifiers, acc;
 //  5. attacks: the run's attacks (package attacks), members the private
-//     examples that are not canary copies, non-members as many holdout
-//     examples.
+//     examples that are not canary copies, non-members every holdout
+//     example, audit canaries those of the task (the -mia tasks); a TPR
+//     above the accountant's bound or an audit bound above the accounted ε
+//     fails the run, except in a planted under-noised control.
 //
 // # Recorded results
 //

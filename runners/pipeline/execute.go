@@ -5,10 +5,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,9 +82,9 @@ func names() *experiments.Names {
 //     decoding for generative tasks (Evaluate), accuracy for classifiers
 //     (evalStage);
 //  5. attacks: each of the run's attacks on the trained model, members the
-//     private examples that are not canary copies, non-members as many
-//     holdout examples; results, scores and warnings are recorded
-//     (attackStage).
+//     private examples that are not canary copies, non-members every
+//     holdout example; results, scores and warnings are recorded, and a
+//     violated privacy check fails the run (attackStage).
 func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error {
 	cfg := &run.Config
 	method, ok := methods.Lookup(cfg.Method)
@@ -234,9 +237,16 @@ func evalStage(ctx context.Context, model nn.Model, vt nn.VisualTransform, d *da
 }
 
 // attackStage runs the run's attacks on model: members are the private
-// examples that are not canary copies, non-members as many holdout
-// examples; each attack's results, scores and warnings are recorded. A DP
-// run's attacks are checked against the PLD bound of its mechanism.
+// examples that are not canary copies, non-members every holdout example,
+// the audit canaries those of d.Canaries of kind datasets.AuditCanaryKind;
+// each attack's results, scores and warnings are recorded. A DP run's
+// attacks are checked against the PLD bound of its mechanism, and its
+// audits against its accounted ε: a violation fails the run (after
+// everything is recorded), unless the run is a planted under-noised
+// control (methods.PlantedCaveat), for which it is the expected outcome
+// and recorded as a warning. An attack that fails (for example for want
+// of audit canaries) does not stop the others; the run fails with every
+// such error once all have run.
 func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy, rec *runners.Recorder) error {
 	if len(cfg.Attacks) == 0 {
 		return nil
@@ -246,42 +256,97 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, v
 		arch, _ := model.Describe()
 		return fmt.Errorf("pipeline: the attacks %s need a tinymllm, not a %s", strings.Join(cfg.Attacks, ", "), arch)
 	}
-	var bound func(float64) (float64, error)
-	if p.Sigma > 0 {
-		var err error
-		if bound, err = tprBound(p); err != nil {
-			return err
-		}
+	target, err := attackTarget(m, vt, d, p)
+	if err != nil {
+		return err
 	}
-	var members, non []attacks.Example
-	for i := range d.Private {
-		if d.Private[i].Canary < 0 {
-			members = append(members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i])})
-		}
-	}
-	for i := range d.Holdout {
-		non = append(non, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
-	}
-	n := min(len(members), len(non))
-	target := &attacks.Target{Model: m, Visual: vt, Members: members[:n], NonMembers: non[:n], TPRBound: bound}
+	var errs []error
+	warned := map[string]bool{}
 	for _, name := range cfg.Attacks {
 		a, ok := attacks.Lookup(name)
 		if !ok {
-			return fmt.Errorf("pipeline: unknown attack %q", name)
+			errs = append(errs, fmt.Errorf("pipeline: unknown attack %q", name))
+			continue
 		}
 		rep, err := a.Run(ctx, target)
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			errs = append(errs, err)
+			continue
 		}
-		for _, k := range slices.Sorted(maps.Keys(rep.Results)) {
-			rec.Result(k, rep.Results[k])
+		recordReport(rec, name, rep, warned)
+		for _, v := range rep.Violations {
+			if target.Planted {
+				rec.Warn("%s (expected: this run is a %s)", v, methods.PlantedCaveat)
+			} else {
+				errs = append(errs, fmt.Errorf("pipeline: %s", v))
+			}
 		}
-		rec.Scores(name, rep.Scores)
-		for _, w := range rep.Warnings {
+	}
+	return errors.Join(errs...)
+}
+
+// attackTarget returns the attacks' view of the trained model m and its
+// data d, with the bound of the mechanism of p when it is private.
+func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy) (*attacks.Target, error) {
+	target := &attacks.Target{Model: m, Visual: vt, Decode: datasets.Vocab().Decode,
+		Epsilon: float64(p.Epsilon), Delta: p.Delta,
+		Planted: slices.ContainsFunc(p.Caveats, func(c string) bool { return strings.HasPrefix(c, methods.PlantedCaveat) })}
+	if p.Sigma > 0 {
+		var err error
+		if target.TPRBound, err = tprBound(p); err != nil {
+			return nil, err
+		}
+	}
+	if target.Epsilon == 0 { // no privacy record: nothing is claimed
+		target.Epsilon = math.Inf(1)
+	}
+	for i := range d.Private {
+		if d.Private[i].Canary < 0 {
+			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i])})
+		}
+	}
+	for i := range d.Holdout {
+		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
+	}
+	for i := range d.Canaries {
+		c := &d.Canaries[i]
+		if c.Example.Kind == datasets.AuditCanaryKind {
+			target.Canaries = append(target.Canaries, attacks.Canary{
+				Example: attacks.Example{ID: int64(i), Seq: methods.Sequence(&c.Example)}, In: c.Reps > 0})
+		}
+	}
+	return target, nil
+}
+
+// recordReport records the results, scores and warnings of attack name's
+// report. Scores with an Attack label (one score set of several) are
+// recorded under that label, the others under name. A warning already in
+// warned (given by an earlier attack of the run) is not repeated.
+func recordReport(rec *runners.Recorder, name string, rep *attacks.Report, warned map[string]bool) {
+	for _, k := range slices.Sorted(maps.Keys(rep.Results)) {
+		rec.Result(k, rep.Results[k])
+	}
+	var order []string
+	byLabel := map[string][]results.Score{}
+	for _, s := range rep.Scores {
+		label := cmp.Or(s.Attack, name)
+		if _, ok := byLabel[label]; !ok {
+			order = append(order, label)
+		}
+		byLabel[label] = append(byLabel[label], s)
+	}
+	for _, label := range order {
+		rec.Scores(label, byLabel[label])
+	}
+	for _, w := range rep.Warnings {
+		if !warned[w] {
+			warned[w] = true
 			rec.Warn("%s", w)
 		}
 	}
-	return nil
 }
 
 // tprBound returns the PLD accountant's TPR bound for the mechanism of p,

@@ -1,0 +1,250 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package attacks
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/repro-dp/repro/nn"
+)
+
+// The position slices of a TinyMLLM sequence [visual tokens | prompt |
+// answer] over which the target-free scores (MaxRényi-K%) are taken, after
+// VL-MIA (Li et al. 2024): the logits at the visual-token positions (img),
+// the logits that predict the prompt's text tokens (inst), those that
+// predict the answer tokens (desp), and the last two together (inst_desp).
+// The logit row that predicts the first prompt token after an image is the
+// image's last visual row, so it is in both img and inst, as in VL-MIA's
+// slicing of the logits by position.
+const (
+	SliceImg      = "img"
+	SliceInst     = "inst"
+	SliceDesp     = "desp"
+	SliceInstDesp = "inst_desp"
+)
+
+// Slices are the position slices in the order scores are reported.
+var Slices = []string{SliceImg, SliceInst, SliceDesp, SliceInstDesp}
+
+// RenyiOrders are the Rényi orders α of MaxRényi-K% (VL-MIA's 0.5, 1
+// (Shannon), 2 and ∞).
+var RenyiOrders = []float64{0.5, 1, 2, math.Inf(1)}
+
+// TopFractions are the fractions K of MaxRényi-K% (VL-MIA's main tables:
+// 0, 10% and 100%; K = 0 takes the single largest entropy).
+var TopFractions = []float64{0, 0.1, 1}
+
+// renyiClamp is VL-MIA's clamp of the probabilities for α = 0.5 and 2.
+const renyiClamp = 1e-10
+
+// A pass is what one forward pass of the target model tells about one
+// example: the Rényi entropies of every next-token distribution of each
+// position slice, and the log-probabilities of the true next tokens where
+// the slice predicts a token.
+type pass struct {
+	// ent[o][s] are the entropies of order RenyiOrders[o] at the rows of
+	// slice s (0 img, 1 inst, 2 desp, in position order).
+	ent [4][3][]float64
+	// logp[0] are the log-probabilities of the prompt's text tokens, [1]
+	// those of the answer tokens, in token order.
+	logp [2][]float64
+	// answer holds the answer's token ids (for the zlib score).
+	answer []int
+}
+
+// slice returns the values of slice name built from the per-slice values
+// v (img, inst, desp); inst_desp is inst followed by desp.
+func slice(v [3][]float64, name string) []float64 {
+	switch name {
+	case SliceImg:
+		return v[0]
+	case SliceInst:
+		return v[1]
+	case SliceDesp:
+		return v[2]
+	case SliceInstDesp:
+		return append(append([]float64(nil), v[1]...), v[2]...)
+	}
+	panic("attacks: unknown slice " + name)
+}
+
+// forward runs m (with the visual transform vt) once on s and returns its
+// pass. The rows of the slices: for each <image> placeholder the rows of
+// its visual tokens; for each other token i ≥ 1 the row pos[i]−1 that
+// predicts it, in inst if s.Loss does not mark it and in desp if it does.
+func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence) (*pass, error) {
+	t := nn.NewTape(nil, nil)
+	hid, pos, err := m.Forward(t, s, nil, nil, vt)
+	if err != nil {
+		return nil, err
+	}
+	T := hid.Value.Rows()
+	var rows [3][]int
+	var targets [3][]int
+	for i, id := range s.Tokens {
+		switch {
+		case id == nn.TokenImage:
+			end := T
+			if i+1 < len(s.Tokens) {
+				end = pos[i+1]
+			}
+			for r := pos[i]; r < end; r++ {
+				rows[0] = append(rows[0], r)
+			}
+		case i == 0:
+		case s.Loss != nil && s.Loss[i]:
+			rows[2] = append(rows[2], pos[i]-1)
+			targets[2] = append(targets[2], id)
+		default:
+			rows[1] = append(rows[1], pos[i]-1)
+			targets[1] = append(targets[1], id)
+		}
+	}
+	all := append(append(append([]int(nil), rows[0]...), rows[1]...), rows[2]...)
+	if len(all) == 0 {
+		return nil, fmt.Errorf("attacks: a sequence of %d tokens has no scored position", len(s.Tokens))
+	}
+	z := m.Logits(t, hid, all).Value
+	V := m.Config.Vocab
+	p := &pass{answer: targets[2]}
+	lp := make([]float64, V)
+	r := 0
+	for sl := range 3 {
+		for o := range RenyiOrders {
+			p.ent[o][sl] = make([]float64, len(rows[sl]))
+		}
+		for j := range rows[sl] {
+			logSoftmax(lp, z.Data[r*V:(r+1)*V])
+			for o, a := range RenyiOrders {
+				p.ent[o][sl][j] = renyi(lp, a)
+			}
+			if sl > 0 {
+				p.logp[sl-1] = append(p.logp[sl-1], lp[targets[sl][j]])
+			}
+			r++
+		}
+	}
+	return p, nil
+}
+
+// logSoftmax writes the log-softmax of z to dst, in float64.
+func logSoftmax(dst []float64, z []float32) {
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = max(mx, float64(v))
+	}
+	s := 0.0
+	for _, v := range z {
+		s += math.Exp(float64(v) - mx)
+	}
+	lse := mx + math.Log(s)
+	for i, v := range z {
+		dst[i] = float64(v) - lse
+	}
+}
+
+// renyi returns the Rényi entropy of order α of the distribution with
+// log-probabilities lp (Rényi 1961):
+//
+//	H_α(p) = 1/(1−α) · log Σ_v p_v^α,  H_1(p) = −Σ_v p_v log p_v,  H_∞(p) = −log max_v p_v,
+//
+// with the probabilities clamped to [1e-10, 1 − 1e-10] for α ∉ {1, ∞}, as
+// VL-MIA does for α = 0.5 and 2.
+func renyi(lp []float64, alpha float64) float64 {
+	switch {
+	case alpha == 1:
+		h := 0.0
+		for _, l := range lp {
+			h -= math.Exp(l) * l
+		}
+		return h
+	case math.IsInf(alpha, 1):
+		mx := math.Inf(-1)
+		for _, l := range lp {
+			mx = max(mx, l)
+		}
+		return -mx
+	}
+	s := 0.0
+	for _, l := range lp {
+		p := min(max(math.Exp(l), renyiClamp), 1-renyiClamp)
+		s += math.Pow(p, alpha)
+	}
+	return math.Log(s) / (1 - alpha)
+}
+
+// passes returns the passes of exs, computed on up to workers goroutines
+// (0: GOMAXPROCS), each example on its own so the result does not depend
+// on workers. It returns the error of the lowest-indexed example that
+// fails.
+func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Example, workers int) ([]*pass, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(exs)))
+	out := make([]*pass, len(exs))
+	errs := make([]error, len(exs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(exs) || ctx.Err() != nil {
+					return
+				}
+				out[i], errs[i] = forward(m, vt, &exs[i].Seq)
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("attacks: example %d: %w", exs[i].ID, err)
+		}
+	}
+	return out, nil
+}
+
+// passSet holds the passes of a Target's members and non-members, computed
+// once and shared by every attack run on the Target.
+type passSet struct {
+	once       sync.Once
+	members    []*pass
+	nonMembers []*pass
+	err        error
+}
+
+// forwardAll returns the passes of t's members and non-members, computing
+// them on the first call: one forward pass per example, whatever attacks
+// read them.
+func (t *Target) forwardAll(ctx context.Context) (members, nonMembers []*pass, err error) {
+	ps := t.passSet()
+	ps.once.Do(func() {
+		if ps.members, ps.err = passes(ctx, t.Model, t.Visual, t.Members, t.Workers); ps.err != nil {
+			return
+		}
+		ps.nonMembers, ps.err = passes(ctx, t.Model, t.Visual, t.NonMembers, t.Workers)
+	})
+	return ps.members, ps.nonMembers, ps.err
+}
+
+// passSet returns t's pass cache, making it on the first call.
+func (t *Target) passSet() *passSet {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.passes == nil {
+		t.passes = &passSet{}
+	}
+	return t.passes
+}
