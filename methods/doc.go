@@ -5,7 +5,8 @@
 // Package methods provides the fine-tuning methods of repro behind one small
 // interface, Method, with a registry by name: the baselines nonprivate,
 // dpsgd (DP-SGD on LoRA) and dpzo (differentially private zeroth-order
-// fine-tuning, Algorithm 3 of the Dual-Priv paper).
+// fine-tuning, Algorithm 3 of the Dual-Priv paper), and dualpriv (Dual-Priv
+// Pruning: DP-SGD with visual token pruning and top-K% block updates).
 //
 // # Usage
 //

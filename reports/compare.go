@@ -121,14 +121,9 @@ func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
-	}
-	if o.Resamples == 0 {
-		o.Resamples = 10000
-	}
-	if !(o.Alpha > 0 && o.Alpha < 1) || o.Resamples < 100 {
-		return nil, fmt.Errorf("reports: compare: alpha %v must be in (0, 1) and resamples %d at least 100", o.Alpha, o.Resamples)
+	var err error
+	if o.Alpha, o.Resamples, err = testSettings("compare", o.Alpha, o.Resamples); err != nil {
+		return nil, err
 	}
 	keys := o.Keys
 	if keys == nil {

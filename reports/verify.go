@@ -185,14 +185,9 @@ func Verify(runs *Runs, claims []Claim, opts *VerifyOptions) (*Verification, err
 	if opts != nil {
 		o = *opts
 	}
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
-	}
-	if o.Resamples == 0 {
-		o.Resamples = 10000
-	}
-	if !(o.Alpha > 0 && o.Alpha < 1) || o.Resamples < 100 {
-		return nil, fmt.Errorf("reports: verify: alpha %v must be in (0, 1) and resamples %d at least 100", o.Alpha, o.Resamples)
+	var err error
+	if o.Alpha, o.Resamples, err = testSettings("verify", o.Alpha, o.Resamples); err != nil {
+		return nil, err
 	}
 	v := &Verification{Alpha: o.Alpha}
 	for _, c := range claims {
@@ -569,4 +564,20 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// testSettings returns the significance level and bootstrap resample count
+// of verify or compare (what), with their defaults (0.05 and 10000) for
+// zero values, or an error for values out of range.
+func testSettings(what string, alpha float64, resamples int) (float64, int, error) {
+	if alpha == 0 {
+		alpha = 0.05
+	}
+	if resamples == 0 {
+		resamples = 10000
+	}
+	if !(alpha > 0 && alpha < 1) || resamples < 100 {
+		return 0, 0, fmt.Errorf("reports: %s: alpha %v must be in (0, 1) and resamples %d at least 100", what, alpha, resamples)
+	}
+	return alpha, resamples, nil
 }

@@ -39,10 +39,11 @@
 // runs.parquet gets, besides the runner's columns (epsilon, sigma, ...):
 // acc, img, acc_text, acc_majority; epsilon_rdp and epsilon_pld (the ε of
 // the executed mechanism under both accountants); step_seconds and
-// train_peak_bytes (nn.Meter); and the attack results (mia_auc,
-// mia_balanced_accuracy, mia_advantage, mia_tpr_at_fpr_0_01,
-// mia_fpr_achieved_0_01, ..., and for private runs mia_tpr_bound_0_01,
-// the accountant's bound). metrics.parquet gets the per-step training loss,
+// train_peak_bytes (nn.Meter); visual_tokens (dpsgd, dualpriv); and the
+// attack results (mia_auc, mia_balanced_accuracy, mia_advantage,
+// mia_tpr_at_fpr_0_01, mia_fpr_achieved_0_01, ..., and for private runs
+// mia_tpr_bound_0_01, the accountant's bound at the Clopper–Pearson upper
+// limit of the FPR, with mia_fpr_upper_0_01 and mia_tpr_lower_0_01). metrics.parquet gets the per-step training loss,
 // batch size and clipped fraction (split train; non-private diagnostics,
 // dropped with diagnostics=off) and the final test metrics (split test).
 package pipeline
