@@ -56,6 +56,11 @@ type Target struct {
 	// says so): a failed bound check or audit is then the expected outcome,
 	// recorded as a result and a warning rather than an error.
 	Planted bool
+	// Pool marks a target whose examples come from a fixed LiRA pool
+	// shared by the runs of its configuration at every seed (the -lira
+	// tasks): Members and NonMembers are the pool examples the run trained
+	// on and the others, each Example.ID its index in the pool.
+	Pool bool
 
 	// mu guards passes, the forward passes shared by the attacks run on
 	// the Target (one after another); a Target must not be copied.

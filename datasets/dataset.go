@@ -123,6 +123,10 @@ type Dataset struct {
 
 	Public, Private, Holdout, Test []Example
 	Canaries                       []Canary
+	// Pool, for the -lira tasks, says which examples of the fixed LiRA
+	// pool are members: Private holds the pool examples i with Pool[i]
+	// and Holdout the others, both in pool order. It is nil otherwise.
+	Pool []bool
 
 	fingerprint string
 }

@@ -79,8 +79,8 @@ func TestExamples(t *testing.T) {
 	t.Parallel()
 	v := Vocab()
 	for _, task := range Tasks() {
-		if strings.HasSuffix(task, "-mia") {
-			continue // their own sizes and canaries: TestMIAVariant
+		if strings.HasSuffix(task, "-mia") || strings.HasSuffix(task, "-lira") {
+			continue // their own sizes and canaries: TestMIAVariant, TestLiRAPool
 		}
 		d := smoke(t, task, 0)
 		sz, err := TaskSizes(task, Smoke)
@@ -714,7 +714,7 @@ func TestBuildErrors(t *testing.T) {
 		opt  *Options
 		want string
 	}{
-		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-vqa, fashion-vqa-mia, fl-mm, icl, records, shapes-vqa, shapes-vqa-mia`},
+		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fl-mm, icl, records, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia`},
 		{"records", &Options{Scale: "huge"}, `unknown scale "huge": want one of smoke, small, full`},
 		{"fl-mm", &Options{Alpha: -1}, "alpha is -1"},
 		{"fl-mm", &Options{Alpha: math.Inf(1)}, "alpha is +Inf"},

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
 )
 
 // A Run is one run of an experiment: a resolved config with its inputs,
@@ -89,6 +90,34 @@ func registeredInputs() func(*experiments.Config) (experiments.Inputs, error) {
 	defaultInputs.Lock()
 	defer defaultInputs.Unlock()
 	return defaultInputs.f
+}
+
+// An Analysis derives results from several finished runs of an
+// experiment at once, where one run alone cannot give them (LiRA: the
+// other runs of a configuration are a run's shadow models). It gets the
+// runs that have a manifest and their runs.parquet rows, in the same
+// order, and adds its results to the rows' Results; it reads only what the
+// runs wrote to disk. It returns an error for a failed check (a privacy
+// bound violated) after adding every result it could.
+type Analysis func(runs []*Run, rows []results.Run) error
+
+var analyses struct {
+	sync.Mutex
+	fs []Analysis
+}
+
+// RegisterAnalysis adds a to the analyses WriteRuns applies, in order of
+// registration. It is meant to be called from init functions.
+func RegisterAnalysis(a Analysis) {
+	analyses.Lock()
+	defer analyses.Unlock()
+	analyses.fs = append(analyses.fs, a)
+}
+
+func registeredAnalyses() []Analysis {
+	analyses.Lock()
+	defer analyses.Unlock()
+	return slices.Clone(analyses.fs)
 }
 
 // A Backend executes a batch of pending runs.

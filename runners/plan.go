@@ -177,20 +177,28 @@ func orNone(s []string) string {
 }
 
 // WriteRuns writes root/exp/runs.parquet from the manifests of runs; runs
-// without a manifest are left out.
+// without a manifest are left out. The registered analyses
+// (RegisterAnalysis) add their results to the rows first; their errors are
+// returned, joined, after the file is written.
 func WriteRuns(root, exp string, runs []*Run) error {
 	var rows []results.Run
+	var done []*Run
 	for _, r := range runs {
 		m, err := results.ReadManifest(r.Dir)
 		if err != nil {
 			continue
 		}
 		rows = append(rows, results.RunOf(m))
+		done = append(done, r)
+	}
+	var errs []error
+	for _, a := range registeredAnalyses() {
+		errs = append(errs, a(done, rows))
 	}
 	if err := results.WriteRuns(filepath.Join(root, exp, results.RunsFile), rows); err != nil {
-		return fmt.Errorf("runners: %w", err)
+		errs = append(errs, fmt.Errorf("runners: %w", err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // lockFile returns the lock file of r, results/<exp>/.locks/<id>.lock (not

@@ -311,6 +311,19 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 	for i := range d.Holdout {
 		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
 	}
+	if d.Pool != nil {
+		// A LiRA pool: members and non-members are the pool's examples in
+		// pool order; their IDs become pool indices, shared by every run.
+		target.Pool = true
+		mi, ni := 0, 0
+		for i, in := range d.Pool {
+			if in {
+				target.Members[mi].ID, mi = int64(i), mi+1
+			} else {
+				target.NonMembers[ni].ID, ni = int64(i), ni+1
+			}
+		}
+	}
 	for i := range d.Canaries {
 		c := &d.Canaries[i]
 		if c.Example.Kind == datasets.AuditCanaryKind {

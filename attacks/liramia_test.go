@@ -1,0 +1,122 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package attacks
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAuditRuns checks the multi-run audit's bound against the closed
+// forms of the Clopper–Pearson limits at k = 0 and k = n (hi = 1 − α^(1/n),
+// lo = α^(1/n); Clopper & Pearson 1934) and its verdicts.
+func TestAuditRuns(t *testing.T) {
+	const delta = 1e-5
+	level := (1 - AuditConfidence) / 4
+	perfect := func(n int) ([]float64, []bool) {
+		conf, in := make([]float64, 2*n), make([]bool, 2*n)
+		for j := range conf {
+			in[j] = j%2 == 0
+			conf[j] = -3
+			if in[j] {
+				conf[j] = 3
+			}
+		}
+		return conf, in
+	}
+	for _, n := range []int{8, 16} {
+		conf, in := perfect(n)
+		a := AuditRuns(conf, in, 0.1, delta)
+		lo := math.Pow(level, 1/float64(n))
+		want := math.Log((lo - delta) / (1 - lo))
+		if a.In != n || a.Out != n || a.TruePos != n || a.FalsePos != 0 || math.Abs(a.Lower-want) > 1e-9 {
+			t.Errorf("perfect guesses over %d+%d runs: %+v, want lower bound %v", n, n, a, want)
+		}
+		if a.Pass != (want <= 0.1) {
+			t.Errorf("perfect guesses over %d+%d runs at ε = 0.1: pass %v, want %v", n, n, a.Pass, want <= 0.1)
+		}
+	}
+	// 16+16 perfect guesses: ε ≥ 1.153 (the closed form above), so a run
+	// accounted at ε = 8 passes and one at ε = 1 fails.
+	conf, in := perfect(16)
+	if a := AuditRuns(conf, in, 8, delta); !a.Pass {
+		t.Errorf("ε = 8: %+v, want a pass", a)
+	}
+	if a := AuditRuns(conf, in, 1, delta); a.Pass {
+		t.Errorf("ε = 1: %+v, want a failure", a)
+	}
+	// Guesses that ignore membership give no bound.
+	for j := range conf {
+		conf[j] = 1
+	}
+	if a := AuditRuns(conf, in, 0.1, delta); a.Lower != 0 || !a.Pass {
+		t.Errorf("constant guesses: %+v, want lower bound 0 and a pass", a)
+	}
+}
+
+// TestLiRAScores checks LiRAScores against the test's own evaluation of
+// the Gaussian log-likelihood ratio from the shadows' explicit means and
+// divide-by-n deviations, and that LiRAGroup separates members from
+// non-members when members' confidences are higher.
+func TestLiRAScores(t *testing.T) {
+	models := []LiRAModel{
+		{Conf: []float64{1.0, -1.0}, In: []bool{true, false}}, // target
+		{Conf: []float64{2.0, -2.0}, In: []bool{true, false}},
+		{Conf: []float64{1.5, 0.5}, In: []bool{true, true}},
+		{Conf: []float64{-1.0, -1.5}, In: []bool{false, false}},
+		{Conf: []float64{0.0, 1.0}, In: []bool{false, true}},
+	}
+	online, offline := LiRAScores(models, 0, false)
+	logpdf := func(x, mu, s float64) float64 {
+		return -(x-mu)*(x-mu)/(2*s*s) - math.Log(s*math.Sqrt(2*math.Pi))
+	}
+	// Example 0: in {2, 1.5}: μ 1.75, σ 0.25; out {−1, 0}: μ −0.5, σ 0.5.
+	// Example 1: in {0.5, 1}: μ 0.75, σ 0.25; out {−2, −1.5}: μ −1.75, σ 0.25.
+	want := []float64{logpdf(1, 1.75, 0.25) - logpdf(1, -0.5, 0.5), logpdf(-1, 0.75, 0.25) - logpdf(-1, -1.75, 0.25)}
+	wantOff := []float64{math.Log(0.5 * math.Erfc(-(1+0.5)/0.5/math.Sqrt2)), math.Log(0.5 * math.Erfc(-(-1+1.75)/0.25/math.Sqrt2))}
+	for i := range want {
+		if math.Abs(online[i]-want[i]) > 1e-9 || math.Abs(offline[i]-wantOff[i]) > 1e-9 {
+			t.Errorf("example %d: online %v offline %v, want %v and %v", i, online[i], offline[i], want[i], wantOff[i])
+		}
+	}
+
+	// 17 models over a pool of 200: members' confidence is higher by 2
+	// on top of a per-example difficulty; LiRA must see it.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, k = 200, 17
+	difficulty := make([]float64, n)
+	for i := range difficulty {
+		difficulty[i] = 3 * rng.NormFloat64()
+	}
+	models = make([]LiRAModel, k)
+	for j := range models {
+		m := LiRAModel{Conf: make([]float64, n), In: make([]bool, n)}
+		for i := range m.Conf {
+			m.In[i] = rng.IntN(2) == 1
+			m.Conf[i] = difficulty[i] + 0.3*rng.NormFloat64()
+			if m.In[i] {
+				m.Conf[i] += 2
+			}
+		}
+		models[j] = m
+	}
+	rep := &Report{}
+	if err := LiRAGroup(rep, models, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if auc := rep.Results["lira_online_auc"]; auc < 0.95 {
+		t.Errorf("LiRA online AUC %v on well-separated synthetic confidences, want ≥ 0.95", auc)
+	}
+	if auc := rep.Results["lira_offline_auc"]; auc < 0.9 {
+		t.Errorf("LiRA offline AUC %v, want ≥ 0.9", auc)
+	}
+	if rep.Results["lira_shadows"] != k-1 {
+		t.Errorf("lira_shadows %v, want %d", rep.Results["lira_shadows"], k-1)
+	}
+	if err := LiRAGroup(&Report{}, models[:2], 0, nil); err == nil {
+		t.Error("LiRA with one shadow: no error")
+	}
+}

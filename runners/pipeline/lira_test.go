@@ -1,0 +1,73 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/runners"
+)
+
+const liraSpec = `
+name: lira
+description: the LiRA control
+scale: smoke
+delta: 1e-5
+tasks: [shapes-vqa-lira]
+params: {epochs: 300, batch_size: 16, schedule: cosine}
+methods:
+  - name: nonprivate
+sweep:
+  epsilon: [inf]
+  seed: [1, 2, 3, 4, 5, 6]
+attacks: [lira-mia]
+`
+
+// TestLiRAControl runs LiRA's non-private control at the smoke preset (on
+// a freshly initialised base): six runs over shapes-vqa-lira's pool of 32,
+// each trained on its own random half for 300 epochs, are each other's
+// shadows; LiRA must tell members from non-members (online AUC ≥ 0.75
+// averaged over the six targets), and every row must carry the multi-run
+// audit of the pool's canary.
+func TestLiRAControl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains six models for 300 epochs")
+	}
+	freshBase(t)
+	s, err := experiments.Parse("lira.yaml", []byte(liraSpec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 2})
+	if err != nil || sum.OK != 6 {
+		t.Fatalf("sweep: %v (%+v), want 6 runs ok", err, sum)
+	}
+	rows, err := results.ReadRuns(filepath.Join(root, "lira", results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := 0.0
+	for _, r := range rows {
+		t.Logf("seed %d: conf_auc %.3f lira online %.3f (pe %.3f) offline %.3f, shadows %v; audit over runs ε ≥ %.3f (tp %v/%v fp %v/%v)",
+			r.Seed, r.Results["conf_auc"], r.Results["lira_online_auc"], r.Results["lira_online_pe_auc"], r.Results["lira_offline_auc"],
+			r.Results["lira_shadows"], r.Results["audit_runs_epsilon_lb"], r.Results["audit_runs_tp"], r.Results["audit_runs_in"],
+			r.Results["audit_runs_fp"], r.Results["audit_runs_out"])
+		if r.Results["lira_shadows"] != 5 {
+			t.Errorf("seed %d: %v shadows, want 5", r.Seed, r.Results["lira_shadows"])
+		}
+		if _, ok := r.Results["audit_runs_epsilon_lb"]; !ok {
+			t.Errorf("seed %d: no multi-run audit", r.Seed)
+		}
+		mean += r.Results["lira_online_auc"] / float64(len(rows))
+	}
+	if mean < 0.75 {
+		t.Errorf("non-private LiRA control: mean online AUC %.3f, want ≥ 0.75", mean)
+	}
+}
