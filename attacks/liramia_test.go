@@ -48,6 +48,16 @@ func TestAuditRuns(t *testing.T) {
 	if a := AuditRuns(conf, in, 1, delta); a.Pass {
 		t.Errorf("ε = 1: %+v, want a failure", a)
 	}
+	// The guess is in exactly above the threshold.
+	for j := range conf {
+		conf[j] = math.Nextafter(AuditRunsThreshold, math.Inf(-1))
+		if in[j] {
+			conf[j] = math.Nextafter(AuditRunsThreshold, math.Inf(1))
+		}
+	}
+	if a := AuditRuns(conf, in, 1, delta); a.TruePos != 16 || a.FalsePos != 0 {
+		t.Errorf("confidences either side of the threshold: %+v, want 16 true and 0 false positives", a)
+	}
 	// Guesses that ignore membership give no bound.
 	for j := range conf {
 		conf[j] = 1
