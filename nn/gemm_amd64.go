@@ -1,0 +1,39 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+//go:build !purego
+
+package nn
+
+import "golang.org/x/sys/cpu"
+
+// The assembly kernels of gemm_amd64.s. Strides are in elements; the
+// pointers address A(0, 0), B(0, 0) and C(0, 0) of the tile.
+//
+//go:noescape
+func gemm6x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm6x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+var (
+	gemmAVX2 = gemmKernel{name: "avx2", nr: 16, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemm6x16AVX2(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}}
+	gemmAVX512 = gemmKernel{name: "avx512", nr: 32, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemm6x32AVX512(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}}
+)
+
+// gemmKernels lists the kernels this CPU runs, the preferred one first.
+func gemmKernels() []gemmKernel {
+	var ks []gemmKernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, gemmAVX512)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, gemmAVX2)
+	}
+	return append(ks, gemmGo)
+}

@@ -1,0 +1,11 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+//go:build !amd64 || purego
+
+package nn
+
+// gemmKernels lists the kernels this CPU runs: only the pure-Go one, on
+// this architecture or with the purego build tag.
+func gemmKernels() []gemmKernel { return []gemmKernel{gemmGo} }
