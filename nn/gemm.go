@@ -48,10 +48,16 @@ import (
 // B(p, j) = b[p·ldb + j], then C(i, j) = c[i·ldc + j] updated with α and β
 // as the file comment says (β = 0 does not read C). k ≥ 1, and the slices
 // hold every element the tile touches.
+//
+// A kernel may have a narrow companion for the panels of at most
+// narrow.nr columns (the last panel, or all of a thin product); since
+// every kernel computes the same bits, mixing them changes nothing but
+// the time.
 type gemmKernel struct {
-	name string
-	nr   int
-	run  func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32)
+	name   string
+	nr     int
+	run    func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32)
+	narrow *gemmKernel
 }
 
 // gemmMR is the number of rows of every kernel's tile.
@@ -174,13 +180,13 @@ type gemmBuf struct{ f []float32 }
 
 var gemmPool = sync.Pool{New: func() any { return new(gemmBuf) }}
 
-// take returns n zeroed elements of the buffer, growing it if needed.
+// take returns n elements of the buffer, growing it if needed. They hold
+// whatever the last product left there.
 func (g *gemmBuf) take(n int) []float32 {
 	if cap(g.f) < n {
 		g.f = make([]float32, n)
 	}
 	g.f = g.f[:n]
-	clear(g.f)
 	return g.f
 }
 
@@ -258,34 +264,44 @@ func gemm(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32,
 	gemmPool.Put(buf)
 }
 
-// pack fills the packed panels of op(B) and the padded rows of op(A).
+// pack fills the packed panels of op(B) and the padded rows of op(A),
+// zeros included (the buffer is reused).
 func (p *gemmPlan) pack(tB bool) {
 	nr, k := p.kern.nr, p.k
-	if len(p.packed) > 0 {
-		first := 0
-		if !tB {
-			first = p.edge / nr
+	first := 0
+	if !tB {
+		first = p.edge / nr
+	}
+	for q := range len(p.packed) / (k * nr) {
+		dst := p.packed[q*k*nr : (q+1)*k*nr]
+		j0 := (first + q) * nr
+		cols := min(nr, p.n-j0)
+		if cols < nr {
+			clear(dst)
 		}
-		for q := range len(p.packed) / (k * nr) {
-			dst := p.packed[q*k*nr : (q+1)*k*nr]
-			j0 := (first + q) * nr
-			cols := min(nr, p.n-j0)
+		if !tB {
 			for l := 0; l < k; l++ {
-				row := dst[l*nr : l*nr+cols]
-				if tB {
-					for j := range row {
-						row[j] = p.b[(j0+j)*p.ldb+l]
-					}
-				} else {
-					copy(row, p.b[l*p.ldb+j0:])
-				}
+				copy(dst[l*nr:l*nr+cols], p.b[l*p.ldb+j0:])
+			}
+			continue
+		}
+		// Transpose: read the rows of B in order.
+		for j := 0; j < cols; j++ {
+			src := p.b[(j0+j)*p.ldb : (j0+j)*p.ldb+k]
+			for l, v := range src {
+				dst[l*nr+j] = v
 			}
 		}
 	}
 	if len(p.apad) > 0 {
+		clear(p.apad)
 		i0 := p.m - p.m%gemmMR
 		for i := i0; i < p.m; i++ {
 			row := p.apad[(i-i0)*k : (i-i0+1)*k]
+			if p.csA == 1 {
+				copy(row, p.a[i*p.rsA:])
+				continue
+			}
 			for l := range row {
 				row[l] = p.a[i*p.rsA+l*p.csA]
 			}
@@ -317,11 +333,15 @@ func (p *gemmPlan) block(it int, tile []float32) {
 		if rows < gemmMR {
 			a, rsA, csA = p.apad, k, 1
 		}
-		if rows == gemmMR && cols == nr {
-			p.kern.run(k, a, rsA, csA, b, ldb, p.c[i0*p.ldc+j0:], p.ldc, p.alpha, p.beta)
+		run, w := p.kern.run, nr
+		if n := p.kern.narrow; n != nil && cols <= n.nr {
+			run, w = n.run, n.nr // same bits, half the work
+		}
+		if rows == gemmMR && cols == w {
+			run(k, a, rsA, csA, b, ldb, p.c[i0*p.ldc+j0:], p.ldc, p.alpha, p.beta)
 			continue
 		}
-		p.kern.run(k, a, rsA, csA, b, ldb, tile, nr, 1, 0)
+		run(k, a, rsA, csA, b, ldb, tile, nr, 1, 0)
 		for i := 0; i < rows; i++ {
 			c := p.c[(i0+i)*p.ldc+j0:]
 			gemmStore(c[:cols], tile[i*nr:i*nr+cols], p.alpha, p.beta)

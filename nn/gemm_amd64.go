@@ -21,7 +21,7 @@ var (
 	gemmAVX2 = gemmKernel{name: "avx2", nr: 16, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 		gemm6x16AVX2(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
 	}}
-	gemmAVX512 = gemmKernel{name: "avx512", nr: 32, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+	gemmAVX512 = gemmKernel{name: "avx512", nr: 32, narrow: &gemmAVX2, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 		gemm6x32AVX512(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
 	}}
 )
