@@ -285,13 +285,7 @@ func (p *gemmPlan) pack(tB bool) {
 			}
 			continue
 		}
-		// Transpose: read the rows of B in order.
-		for j := 0; j < cols; j++ {
-			src := p.b[(j0+j)*p.ldb : (j0+j)*p.ldb+k]
-			for l, v := range src {
-				dst[l*nr+j] = v
-			}
-		}
+		p.packT(dst, j0, cols)
 	}
 	if len(p.apad) > 0 {
 		clear(p.apad)
@@ -305,6 +299,44 @@ func (p *gemmPlan) pack(tB bool) {
 			for l := range row {
 				row[l] = p.a[i*p.rsA+l*p.csA]
 			}
+		}
+	}
+}
+
+// packT packs columns j0…j0+cols−1 of op(B) = Bᵀ into the panel dst:
+// dst[l·nr + j] = B(j0 + j, l), eight rows of B at a time: with AVX2 in
+// 8×8 blocks (gemmPackT8), else reading the eight rows side by side so
+// that each step writes eight neighbouring elements of dst.
+func (p *gemmPlan) packT(dst []float32, j0, cols int) {
+	nr, k, ldb := p.kern.nr, p.k, p.ldb
+	j := 0
+	if n8 := k / 8; n8 > 0 && p.kern.name != "go" {
+		for ; j+8 <= cols; j += 8 {
+			if !gemmPackT8(dst[j:], nr, p.b[(j0+j)*ldb:], ldb, n8) {
+				break
+			}
+			for l := 8 * n8; l < k; l++ {
+				for r := range 8 {
+					dst[l*nr+j+r] = p.b[(j0+j+r)*ldb+l]
+				}
+			}
+		}
+	}
+	for ; j+8 <= cols; j += 8 {
+		o := (j0 + j) * ldb
+		r0, r1, r2, r3 := p.b[o:o+k], p.b[o+ldb:o+ldb+k], p.b[o+2*ldb:o+2*ldb+k], p.b[o+3*ldb:o+3*ldb+k]
+		o += 4 * ldb
+		r4, r5, r6, r7 := p.b[o:o+k], p.b[o+ldb:o+ldb+k], p.b[o+2*ldb:o+2*ldb+k], p.b[o+3*ldb:o+3*ldb+k]
+		for l := range r0 {
+			d := dst[l*nr+j : l*nr+j+8 : l*nr+j+8]
+			d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
+			d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]
+		}
+	}
+	for ; j < cols; j++ {
+		src := p.b[(j0+j)*ldb : (j0+j)*ldb+k]
+		for l, v := range src {
+			dst[l*nr+j] = v
 		}
 	}
 }

@@ -37,3 +37,19 @@ func gemmKernels() []gemmKernel {
 	}
 	return append(ks, gemmGo)
 }
+
+//go:noescape
+func gemmPackT8AVX2(dst *float32, ldd int, src *float32, lds int, n8 int)
+
+// gemmPackT8 transposes the 8×(8·n8) block of src (row stride lds) into
+// dst (row stride ldd) with AVX2 where the CPU has it and reports whether
+// it did.
+func gemmPackT8(dst []float32, ldd int, src []float32, lds int, n8 int) bool {
+	if !cpu.X86.HasAVX2 || n8 == 0 {
+		return false
+	}
+	_ = src[7*lds+8*n8-1]
+	_ = dst[(8*n8-1)*ldd+7]
+	gemmPackT8AVX2(&dst[0], ldd, &src[0], lds, n8)
+	return true
+}

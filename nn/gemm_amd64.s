@@ -245,3 +245,69 @@ gemm6x32AVX512_store:
 	VMOVUPS Z11, 64(R13)(R11*2)
 	VZEROUPPER
 	RET
+
+// func gemmPackT8AVX2(dst *float32, ldd int, src *float32, lds int, n8 int)
+//
+// Transposes the 8×(8·n8) block of src (row stride lds) into the (8·n8)×8
+// block of dst (row stride ldd), eight 8×8 blocks at a time with
+// unpack, shuffle and lane permutes: dst[l·ldd + r] = src[r·lds + l].
+TEXT ·gemmPackT8AVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	MOVQ n8+32(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (SI)(R9*4), R10 // row 4 of src
+	LEAQ (R8)(R8*2), R11 // 3·ldd
+	LEAQ (R9)(R9*2), R12 // 3·lds
+gemmPackT8AVX2_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R9*1), Y1
+	VMOVUPS (SI)(R9*2), Y2
+	VMOVUPS (SI)(R12*1), Y3
+	VMOVUPS (R10), Y4
+	VMOVUPS (R10)(R9*1), Y5
+	VMOVUPS (R10)(R9*2), Y6
+	VMOVUPS (R10)(R12*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, (DI)(R8*1)
+	VMOVUPS Y10, (DI)(R8*2)
+	VMOVUPS Y11, (DI)(R11*1)
+	LEAQ (DI)(R8*4), DI
+	VMOVUPS Y12, (DI)
+	VMOVUPS Y13, (DI)(R8*1)
+	VMOVUPS Y14, (DI)(R8*2)
+	VMOVUPS Y15, (DI)(R11*1)
+	LEAQ (DI)(R8*4), DI
+	ADDQ $32, SI
+	ADDQ $32, R10
+	DECQ CX
+	JNZ gemmPackT8AVX2_loop
+	VZEROUPPER
+	RET

@@ -9,3 +9,6 @@ package nn
 // gemmKernels lists the kernels this CPU runs: only the pure-Go one, on
 // this architecture or with the purego build tag.
 func gemmKernels() []gemmKernel { return []gemmKernel{gemmGo} }
+
+// gemmPackT8 reports that no assembly transposes here.
+func gemmPackT8([]float32, int, []float32, int, int) bool { return false }
