@@ -179,7 +179,7 @@ func (t *Tape) GELU(x *Node) *Node {
 	y := t.node(x.Value.Shape, x)
 	var d []float32
 	if y.needs {
-		d = make([]float32, len(x.Value.Data))
+		d = t.floats(len(x.Value.Data))
 		t.bytes += int64(4 * len(d))
 	}
 	for i, v := range x.Value.Data {
@@ -243,7 +243,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 	}
 	rows := len(x.Value.Data) / c
 	y := t.node(x.Value.Shape, x, g, b)
-	xhat := make([]float32, len(x.Value.Data))
+	xhat := t.floats(len(x.Value.Data))
 	rstd := make([]float64, rows)
 	t.bytes += int64(4*len(xhat) + 8*rows)
 	for i := 0; i < rows; i++ {
@@ -469,7 +469,7 @@ func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
 		panic(errLength)
 	}
 	y := t.node([]int{}, logits)
-	probs := make([]float32, n*c)
+	probs := t.floats(n * c)
 	t.bytes += int64(4 * len(probs))
 	var loss float64
 	for i := 0; i < n; i++ {
