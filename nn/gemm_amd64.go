@@ -53,3 +53,13 @@ func gemmPackT8(dst []float32, ldd int, src []float32, lds int, n8 int) bool {
 	gemmPackT8AVX2(&dst[0], ldd, &src[0], lds, n8)
 	return true
 }
+
+// fmaPeakAVX512 and fmaPeakAVX2 run n rounds of independent fused
+// multiply-adds (768 and 96 a round): BenchmarkPeak's measure of the
+// machine's peak.
+//
+//go:noescape
+func fmaPeakAVX512(n int)
+
+//go:noescape
+func fmaPeakAVX2(n int)
