@@ -16,28 +16,54 @@ func geluAVX2(y, d, x *float32, n8 int, c *[vcN][8]float32)
 // CPU has AVX2 and FMA, unless REPRO_GEMM=go asks for pure Go.
 var vmathAVX2 = gemmUse.name != "go"
 
-// expShiftVec computes the first 8·⌊len(dst)/8⌋ elements of expShift in
-// assembly where it can and returns how many it computed.
+// expShiftVec computes the elements of expShift in assembly where it can
+// and returns how many it computed (all or none).
+//
+// The last len(dst) mod 8 elements go through the assembly too, copied
+// into a vector of their own (the lanes do not interact), since the Go
+// loop's emulated fused multiply-adds are slow and the rows of attention
+// are short.
 func expShiftVec(dst, src []float32, shift float32) int {
-	n8 := len(dst) / 8
-	if !vmathAVX2 || n8 == 0 {
+	if !vmathAVX2 || len(dst) == 0 {
 		return 0
 	}
-	expShiftAVX2(&dst[0], &src[0], n8, shift, &vmathConsts)
-	return 8 * n8
+	n8 := len(dst) / 8
+	if n8 > 0 {
+		expShiftAVX2(&dst[0], &src[0], n8, shift, &vmathConsts)
+	}
+	if r := len(dst) - 8*n8; r > 0 {
+		var in, out [8]float32
+		copy(in[:], src[8*n8:])
+		expShiftAVX2(&out[0], &in[0], 1, shift, &vmathConsts)
+		copy(dst[8*n8:], out[:r])
+	}
+	return len(dst)
 }
 
-// geluVec computes the first 8·⌊len(y)/8⌋ elements of geluFwd in
-// assembly where it can and returns how many it computed.
+// geluVec computes the elements of geluFwd in assembly where it can and
+// returns how many it computed (all or none).
+// Like expShiftVec, it runs the last len(y) mod 8 elements as a vector of
+// their own.
 func geluVec(y, d, x []float32) int {
-	n8 := len(y) / 8
-	if !vmathAVX2 || n8 == 0 {
+	if !vmathAVX2 || len(y) == 0 {
 		return 0
 	}
-	var dp *float32
-	if d != nil {
-		dp = &d[0]
+	n8 := len(y) / 8
+	if n8 > 0 {
+		var dp *float32
+		if d != nil {
+			dp = &d[0]
+		}
+		geluAVX2(&y[0], dp, &x[0], n8, &vmathConsts)
 	}
-	geluAVX2(&y[0], dp, &x[0], n8, &vmathConsts)
-	return 8 * n8
+	if r := len(y) - 8*n8; r > 0 {
+		var in, out, dout [8]float32
+		copy(in[:], x[8*n8:])
+		geluAVX2(&out[0], &dout[0], &in[0], 1, &vmathConsts)
+		copy(y[8*n8:], out[:r])
+		if d != nil {
+			copy(d[8*n8:], dout[:r])
+		}
+	}
+	return len(y)
 }
