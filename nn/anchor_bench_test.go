@@ -58,8 +58,9 @@ func anchorBench(b *testing.B) (*TinyMLLM, *Layout, []Sequence) {
 // BenchmarkAnchor measures one optimizer step on issue 21's anchor shape
 // (see anchorConfig), without privacy (the summed gradient) and with
 // DP-SGD (per-sample gradients, clipping to norm 1, Gaussian noise of
-// σ = 1, a plain SGD update), and reports examples per second (ex/s) and
-// the process CPU time per step (cpu-ns/op). Compare it with PyTorch's
+// σ = 1, a plain SGD update), and reports examples per second (ex/s), the
+// process CPU time per step (cpu-ns/op) and, for DP-SGD, the step's peak
+// training state as Stats counts it plus the model (peak-B/step). Compare it with PyTorch's
 // step on the same shape with bench/anchor.py (EXPERIMENTS.md, "Engine
 // speed"); run both with -cpu 1,2 and -count 10 and summarise with
 // benchstat.
@@ -83,6 +84,7 @@ func BenchmarkAnchor(b *testing.B) {
 	})
 	b.Run("dpsgd", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(2, 2))
+		var st Stats
 		cpu := startCPU()
 		for b.Loop() {
 			r, err := PerSample(l, len(batch), loss, anchorOptions)
@@ -95,9 +97,12 @@ func BenchmarkAnchor(b *testing.B) {
 				g[j] += float32(rng.NormFloat64())
 			}
 			sgd(l, g, 1e-3/float32(len(batch)))
+			st = r.Stats
+			st.GradBytes += int64(4 * len(g))
 		}
 		cpu.stop(b)
 		exs(b)
+		b.ReportMetric(float64(st.PeakBytes()+ModelBytes(m)), "peak-B/step")
 	})
 }
 
