@@ -99,22 +99,29 @@ func chooseGemm(name string) gemmKernel {
 // "avx512", "avx2" or "go".
 func GemmKernel() string { return gemmUse.name }
 
-// gemmTileGo is the pure-Go kernel, with tiles of gemmMR×16.
+// gemmTileGo is the pure-Go kernel, with tiles of gemmMR×16. Its inner
+// loop is fma32 written out, so that the common case stays inline.
 func gemmTileGo(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 	const nr = 16
-	var acc [gemmMR * nr]float32
+	var acc [gemmMR][nr]float32
 	for p := 0; p < k; p++ {
-		bp := b[p*ldb : p*ldb+nr]
-		for i := 0; i < gemmMR; i++ {
+		bp := (*[nr]float32)(b[p*ldb : p*ldb+nr])
+		for i := range acc {
 			ai := a[i*rsA+p*csA]
-			row := acc[i*nr : i*nr+nr]
+			x := float64(ai)
+			row := &acc[i]
 			for j, bv := range bp {
-				row[j] = fma32(ai, bv, row[j])
+				s := x*float64(bv) + float64(row[j])
+				if fma32Exact(s) {
+					row[j] = float32(s)
+				} else {
+					row[j] = fma32Slow(ai, bv, row[j])
+				}
 			}
 		}
 	}
-	for i := 0; i < gemmMR; i++ {
-		gemmStore(c[i*ldc:i*ldc+nr], acc[i*nr:i*nr+nr], alpha, beta)
+	for i := range acc {
+		gemmStore(c[i*ldc:i*ldc+nr], acc[i][:], alpha, beta)
 	}
 }
 
@@ -141,13 +148,20 @@ func gemmStore(c, s []float32, alpha, beta float32) {
 // in float32's subnormal range), where fma32Slow settles it.
 func fma32(x, y, z float32) float32 {
 	s := float64(x)*float64(y) + float64(z)
-	b := math.Float64bits(s)
-	// Halfway: the 29 bits below float32's last mantissa bit are 1000…0.
-	// Below 2⁻¹²⁶ (biased exponent 897) float32 is subnormal.
-	if b&(1<<29-1) != 1<<28 && b&(1<<63-1) >= 897<<52 {
+	if fma32Exact(s) {
 		return float32(s)
 	}
 	return fma32Slow(x, y, z)
+}
+
+// fma32Exact reports whether float32(s) is the correct rounding of the
+// exact value that the float64 s is the rounding of (x·y + z with float32
+// x, y, z): s is not halfway between two float32 values (the 29 bits below
+// float32's last mantissa bit are not 1000…0) and not in float32's
+// subnormal range (0 < |s| < 2⁻¹²⁶, biased exponent 897).
+func fma32Exact(s float64) bool {
+	m := math.Float64bits(s) &^ (1 << 63)
+	return m&(1<<29-1) != 1<<28 && (m >= 897<<52 || m == 0)
 }
 
 // fma32Slow rounds x·y + z to odd in float64 (Boldo and Melquiond 2008):
