@@ -41,7 +41,7 @@ func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, prob
 			if causal {
 				n = i + 1
 			}
-			softmaxRow(row[:n], row[:n])
+			softmaxRow32(row[:n])
 			for j := n; j < T; j++ {
 				row[j] = 0
 			}

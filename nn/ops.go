@@ -453,9 +453,9 @@ func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
 	return y
 }
 
-// softmaxRow writes softmax(z) into p and returns log Σ exp z. The
-// exponentials are float32 (exp32, within one ulp), their sum and the
-// normaliser float64. p may be z.
+// softmaxRow writes softmax(z) into p and returns log Σ exp z, in float64
+// (the losses that membership-inference scores read keep float64
+// precision; attention uses the float32 softmaxRow32).
 func softmaxRow(z, p []float32) float64 {
 	m := math.Inf(-1)
 	for _, v := range z {
@@ -463,10 +463,11 @@ func softmaxRow(z, p []float32) float64 {
 			m = float64(v)
 		}
 	}
-	expShift(p, z, float32(m))
 	var s float64
-	for _, e := range p {
-		s += float64(e)
+	for j, v := range z {
+		e := math.Exp(float64(v) - m)
+		p[j] = float32(e)
+		s += e
 	}
 	inv := 1 / s
 	for j := range p {

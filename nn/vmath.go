@@ -179,3 +179,22 @@ func geluFwd(y, d, x []float32) {
 		}
 	}
 }
+
+// softmaxRow32 replaces the row z by softmax(z): the exponentials in
+// float32 (exp32, within one ulp), their sum and its reciprocal in
+// float64. It is the softmax of attention, where no normaliser is kept.
+func softmaxRow32(z []float32) {
+	m := float32(math.Inf(-1))
+	for _, v := range z {
+		m = max(m, v)
+	}
+	expShift(z, z, m)
+	var s float64
+	for _, e := range z {
+		s += float64(e)
+	}
+	inv := 1 / s
+	for j, e := range z {
+		z[j] = float32(float64(e) * inv)
+	}
+}
