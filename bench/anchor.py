@@ -14,7 +14,7 @@ on the last 3 tokens -- and times one optimizer step:
 
   nonprivate  the mean loss of the batch, one backward pass, an SGD update;
   dpsgd       per-sample gradients of the LoRA tensors with torch.func
-              (vmap over grad), clipping to norm 1, Gaussian noise of
+              (functorch in PyTorch 1.13; vmap over grad), clipping to norm 1, Gaussian noise of
               sigma = 1, an SGD update.
 
 Opacus is not installed on the comparison machine (PyPI is unreachable),
@@ -147,12 +147,18 @@ def make_dpsgd(model, params):
     names = [n for n, p in model.named_parameters() if p.requires_grad]
     frozen = {n: p for n, p in model.named_parameters() if not p.requires_grad}
 
+    try:  # PyTorch 2
+        from torch.func import functional_call, grad, vmap
+    except ImportError:  # PyTorch 1.13: functorch and stateless.functional_call
+        from functorch import grad, vmap
+        from torch.nn.utils.stateless import functional_call
+
     def loss1(trainable, image, tok):
         ps = dict(frozen)
         ps.update(trainable)
-        return torch.func.functional_call(model, ps, (image[None], tok[None]))
+        return functional_call(model, ps, (image[None], tok[None]))
 
-    per_sample = torch.func.vmap(torch.func.grad(loss1), in_dims=(None, 0, 0))
+    per_sample = vmap(grad(loss1), in_dims=(None, 0, 0))
 
     def step(images, tokens, lr=1e-3, clip=1.0, sigma=1.0):
         trainable = {n: p.detach() for n, p in zip(names, params)}
