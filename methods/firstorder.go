@@ -50,7 +50,7 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &nn.Options{Workers: job.Workers}
+	opts := &nn.Options{Workers: job.Workers, Reuse: true} // no hook keeps a tensor
 	inv := 1 / l.expectedBatch()
 	var batch []nn.Sequence
 	l.bytes = int64(4 * l.layout.Size)
@@ -136,7 +136,7 @@ func newDPSGDLoop(_ context.Context, name string, job *Job) (*loop, accounting, 
 	if err != nil {
 		return nil, accounting{}, err
 	}
-	opts := &nn.Options{Workers: job.Workers}
+	opts := &nn.Options{Workers: job.Workers, Reuse: true} // no hook keeps a tensor
 	var batch []nn.Sequence
 	l.bytes = int64(4 * l.layout.Size)
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {

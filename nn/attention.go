@@ -29,7 +29,7 @@ func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, prob
 	dh := D / heads
 	sc := float32(1 / math.Sqrt(float64(dh)))
 	out = t.node([]int{T, D}, q, k, v)
-	probs = NewTensor(heads, T, T)
+	probs = t.tensor(heads, T, T)
 	t.bytes += int64(4 * len(probs.Data))
 	qd, kd, vd, od := q.Value.Data, k.Value.Data, v.Value.Data, out.Value.Data
 	for h := 0; h < heads; h++ {
@@ -41,7 +41,7 @@ func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, prob
 			if causal {
 				n = i + 1
 			}
-			softmaxRow(row[:n], row[:n])
+			softmaxRow32(row[:n])
 			for j := n; j < T; j++ {
 				row[j] = 0
 			}
@@ -49,7 +49,7 @@ func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, prob
 		kernels.Gemm(false, false, T, dh, T, 1, p, T, vd[h*dh:], D, 0, od[h*dh:], D)
 	}
 	t.record(out, func(g []float32) {
-		dp := make([]float32, T*T)
+		dp := t.floats(T * T)
 		for h := 0; h < heads; h++ {
 			p := probs.Data[h*T*T : (h+1)*T*T]
 			gh := g[h*dh:]

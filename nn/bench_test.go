@@ -30,6 +30,19 @@ func (c cpuMeter) stop(b *testing.B) {
 	}
 }
 
+// stopFlops is stop for a benchmark of flops floating-point operations
+// per iteration: besides cpu-ns/op it reports GFLOP/s of wall time and
+// GFLOP/cpu-s, the rate per second of process CPU time, which a machine
+// shared with other work does not dilute (on one goroutine it is the
+// rate of the core while it ran the benchmark).
+func (c cpuMeter) stopFlops(b *testing.B, flops float64) {
+	c.stop(b)
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if t, ok := processCPU(); ok && c.ok && t > c.start {
+		b.ReportMetric(flops*float64(b.N)/(t-c.start).Seconds()/1e9, "GFLOP/cpu-s")
+	}
+}
+
 // stepBench builds the small TinyMLLM with LoRA and a batch of 32 VQA-shaped
 // examples (one image, 16 visual tokens + [CLS], ~12 text tokens).
 func stepBench(b *testing.B) (*TinyMLLM, *Layout, []Sequence) {
@@ -95,11 +108,14 @@ func BenchmarkStep(b *testing.B) {
 	})
 }
 
-// BenchmarkGemm measures the CPU backend on square products and reports
-// GFLOP/s (2n³ floating-point operations per product).
+// BenchmarkGemm measures the CPU backend on square products C = A·Bᵀ (the
+// form of a linear layer's forward pass) at 64, 256 and 1024 and reports
+// GFLOP/s (2n³ floating-point operations per product). Products of 1024³
+// run their output blocks on GOMAXPROCS goroutines; the smaller ones run
+// on one.
 func BenchmarkGemm(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	for _, n := range []int{32, 96, 256, 512} {
+	for _, n := range []int{64, 256, 1024} {
 		a, bb := randTensor(rng, 1, n, n), randTensor(rng, 1, n, n)
 		c := make([]float32, n*n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -107,8 +123,46 @@ func BenchmarkGemm(b *testing.B) {
 			for b.Loop() {
 				kernels.Gemm(false, true, n, n, n, 1, a.Data, n, bb.Data, n, 0, c, n)
 			}
-			cpu.stop(b)
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			cpu.stopFlops(b, 2*float64(n*n*n))
+		})
+	}
+}
+
+// BenchmarkGemmModel measures the CPU backend on the products of the
+// anchor model (BenchmarkAnchor) for one example of 32 positions: the
+// attention projections and the MLP of a language-model block, forward
+// (C = X·Wᵀ) and the input and weight gradients of the MLP's first layer,
+// and reports GFLOP/s. These are the sizes the "50% of peak"
+// target is about; compare with BenchmarkPeak.
+func BenchmarkGemmModel(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, s := range []struct {
+		name    string
+		tA, tB  bool
+		m, n, k int
+	}{
+		{"qkv-32x64x64", false, true, 32, 64, 64},
+		{"fc1-32x256x64", false, true, 32, 256, 64},
+		{"fc2-32x64x256", false, true, 32, 64, 256},
+		{"dx-32x64x256", false, false, 32, 64, 256},
+		{"dw-256x64x32", true, false, 256, 64, 32},
+	} {
+		a := randTensor(rng, 1, s.m*s.k).Data
+		bb := randTensor(rng, 1, s.n*s.k).Data
+		c := make([]float32, s.m*s.n)
+		lda, ldb := s.k, s.k
+		if s.tA {
+			lda = s.m
+		}
+		if !s.tB {
+			ldb = s.n
+		}
+		b.Run(s.name, func(b *testing.B) {
+			cpu := startCPU()
+			for b.Loop() {
+				kernels.Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+			}
+			cpu.stopFlops(b, 2*float64(s.m*s.n*s.k))
 		})
 	}
 }

@@ -23,7 +23,7 @@ func (t *Tape) Conv2d(x, w, b *Node, stride, pad int) *Node {
 	Ho, Wo := (H+2*pad-k)/stride+1, (W+2*pad-k)/stride+1
 	P, K := Ho*Wo, C*k*k
 	// cols[(c,ki,kj), (oi,oj)]: the patch matrix, K×P.
-	cols := make([]float32, K*P)
+	cols := t.floats(K * P)
 	t.bytes += int64(4 * len(cols))
 	xd := x.Value.Data
 	for c := 0; c < C; c++ {
@@ -71,7 +71,7 @@ func (t *Tape) Conv2d(x, w, b *Node, stride, pad int) *Node {
 			}
 		}
 		if x.needs {
-			dcols := make([]float32, K*P)
+			dcols := t.floats(K * P)
 			kernels.Gemm(true, false, K, P, F, 1, w.Value.Data, K, g, P, 0, dcols, P)
 			gx := t.g(x)
 			for c := 0; c < C; c++ {

@@ -11,8 +11,9 @@
 // Values are float32, stored row-major in flat slices; reductions that lose
 // precision in float32 (norms, LayerNorm statistics, softmax and
 // cross-entropy normalisers) accumulate in float64. Matrix products go
-// through a [Backend] (the default is gonum's pure-Go BLAS), so a GPU backend
-// can replace it without touching the layers.
+// through a [Backend] (the default, [CPU], is a register-blocked kernel in
+// Go assembly with a pure-Go fallback, the same bits on every CPU), so a
+// GPU backend can replace it without touching the layers.
 //
 // Computation is recorded on a [Tape], a reverse-mode automatic
 // differentiator over one example. Every layer has an explicit forward and

@@ -129,67 +129,17 @@ func (t *Tape) Weighted(w []float32, xs ...*Node) *Node {
 const invSqrt2 = 0.70710678118654752440
 const invSqrt2Pi = 0.39894228040143267794
 
-// normalCDFPDF returns Φ(x) and φ(x) for the standard normal distribution.
-// On [−8, 8] it interpolates a table of the exact values at steps of 1/64
-// with cubic Hermite polynomials (the table also holds the exact
-// derivatives φ and −x·φ), so the absolute error is below 1e-9, far under
-// float32 resolution, for the cost of a few multiplications instead of
-// two exponentials. Outside it uses Φ(x) = erfc(−x/√2)/2 and
-// φ(x) = exp(−x²/2)/√(2π) directly.
-func normalCDFPDF(x float64) (cdf, pdf float64) {
-	if !(x > -normTableMax && x < normTableMax) {
-		return 0.5 * math.Erfc(-x*invSqrt2), invSqrt2Pi * math.Exp(-0.5*x*x)
-	}
-	u := (x + normTableMax) * normTableScale
-	i := int(u)
-	f := u - float64(i)
-	// Cubic Hermite basis on [0, 1], derivatives scaled by the step.
-	f2, f3 := f*f, f*f*f
-	h00 := 2*f3 - 3*f2 + 1
-	h10 := (f3 - 2*f2 + f) / normTableScale
-	h01 := -2*f3 + 3*f2
-	h11 := (f3 - f2) / normTableScale
-	c0, c1 := normTable.cdf[i], normTable.cdf[i+1]
-	p0, p1 := normTable.pdf[i], normTable.pdf[i+1]
-	x0 := float64(i)/normTableScale - normTableMax
-	x1 := x0 + 1.0/normTableScale
-	cdf = h00*c0 + h10*p0 + h01*c1 + h11*p1
-	pdf = h00*p0 - h10*x0*p0 + h01*p1 - h11*x1*p1
-	return cdf, pdf
-}
-
-const (
-	normTableMax   = 8
-	normTableScale = 64
-	normTableLen   = 2*normTableMax*normTableScale + 2
-)
-
-var normTable = func() (t struct{ cdf, pdf [normTableLen]float64 }) {
-	for i := range t.cdf {
-		x := float64(i)/normTableScale - normTableMax
-		t.cdf[i] = 0.5 * math.Erfc(-x*invSqrt2)
-		t.pdf[i] = invSqrt2Pi * math.Exp(-0.5*x*x)
-	}
-	return t
-}()
-
 // GELU returns the Gaussian error linear unit x·Φ(x) elementwise (the exact
-// form, not the tanh approximation), computed in float64.
+// form, not the tanh approximation), computed in float32 by gelu32 (vmath.go:
+// Φ within 2.5e-7), eight lanes at a time where the CPU has AVX2.
 func (t *Tape) GELU(x *Node) *Node {
 	y := t.node(x.Value.Shape, x)
 	var d []float32
 	if y.needs {
-		d = make([]float32, len(x.Value.Data))
+		d = t.floats(len(x.Value.Data))
 		t.bytes += int64(4 * len(d))
 	}
-	for i, v := range x.Value.Data {
-		z := float64(v)
-		cdf, pdf := normalCDFPDF(z)
-		y.Value.Data[i] = float32(z * cdf)
-		if d != nil {
-			d[i] = float32(cdf + z*pdf)
-		}
-	}
+	geluFwd(y.Value.Data, d, x.Value.Data)
 	t.record(y, func(g []float32) {
 		gx := t.g(x)
 		for i, v := range d {
@@ -243,7 +193,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 	}
 	rows := len(x.Value.Data) / c
 	y := t.node(x.Value.Shape, x, g, b)
-	xhat := make([]float32, len(x.Value.Data))
+	xhat := t.floats(len(x.Value.Data))
 	rstd := make([]float64, rows)
 	t.bytes += int64(4*len(xhat) + 8*rows)
 	for i := 0; i < rows; i++ {
@@ -469,7 +419,7 @@ func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
 		panic(errLength)
 	}
 	y := t.node([]int{}, logits)
-	probs := make([]float32, n*c)
+	probs := t.floats(n * c)
 	t.bytes += int64(4 * len(probs))
 	var loss float64
 	for i := 0; i < n; i++ {
@@ -503,7 +453,9 @@ func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
 	return y
 }
 
-// softmaxRow writes softmax(z) into p and returns log Σ exp z, in float64.
+// softmaxRow writes softmax(z) into p and returns log Σ exp z, in float64
+// (the losses that membership-inference scores read keep float64
+// precision; attention uses the float32 softmaxRow32).
 func softmaxRow(z, p []float32) float64 {
 	m := math.Inf(-1)
 	for _, v := range z {

@@ -34,6 +34,14 @@ type Options struct {
 	// as soon as it is computed, so norms, clipping and sums only ever see
 	// the masked gradient (SPARTA's row mask, a pruned block set).
 	Mask []float32
+	// Reuse lets each worker run the tapes of its examples in one arena of
+	// memory, reused from example to example and from call to call,
+	// instead of allocating every activation and gradient anew (which
+	// costs about a fifth of a step in allocation and garbage collection).
+	// The results are the same bits either way. With Reuse, a tensor a
+	// Hooks callback receives is valid only until the loss function of its
+	// example returns: a hook must copy what it keeps. Default off.
+	Reuse bool
 }
 
 // Stats describes the cost of one batch: wall time and the bytes of
@@ -173,6 +181,11 @@ func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) 
 					next.Store(int64(len(units)))
 				}
 			}()
+			var a *arena
+			if opt.Reuse {
+				a = arenas.Get().(*arena)
+				defer arenas.Put(a)
+			}
 			for {
 				u := int(next.Add(1) - 1)
 				if u >= len(units) {
@@ -180,7 +193,11 @@ func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) 
 				}
 				g := grad(u)
 				for i := units[u][0]; i < units[u][1]; i++ {
+					if a != nil {
+						a.reset()
+					}
 					t := NewTape(l, g)
+					t.arena = a
 					t.Train = opt.Train
 					if opt.Train {
 						t.Rand = rand.New(rand.NewPCG(opt.Seed, uint64(i)))

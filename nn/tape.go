@@ -36,6 +36,7 @@ type Tape struct {
 	params map[*Param]*Node
 	done   bool
 	bytes  int64
+	arena  *arena // where values and gradients come from; nil: the heap
 
 	// Train turns dropout on. The default, false, is evaluation mode.
 	Train bool
@@ -85,7 +86,7 @@ func (t *Tape) Input(x Tensor, needGrad bool) *Node {
 // node makes a new output node of the given shape; it needs a gradient when
 // any input does.
 func (t *Tape) node(shape []int, in ...*Node) *Node {
-	n := &Node{Value: NewTensor(shape...)}
+	n := &Node{Value: t.tensor(shape...)}
 	t.bytes += int64(4 * len(n.Value.Data))
 	for _, x := range in {
 		if x != nil && x.needs {
@@ -112,7 +113,7 @@ func (t *Tape) record(out *Node, back func(g []float32)) {
 // g returns n's gradient buffer, allocating it on first use.
 func (t *Tape) g(n *Node) []float32 {
 	if n.Grad == nil {
-		n.Grad = make([]float32, len(n.Value.Data))
+		n.Grad = t.floats(len(n.Value.Data))
 		t.bytes += int64(4 * len(n.Grad))
 	}
 	return n.Grad

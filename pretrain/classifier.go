@@ -156,7 +156,7 @@ func (b *builder) fitClassifier(ctx context.Context, c *classifier, task string,
 			batch[i] = train[order[0]]
 			order = order[1:]
 		}
-		g, losses, _, err := nn.Gradient(c.layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) { return c.loss(t, batch[i]) }, nil)
+		g, losses, _, err := nn.Gradient(c.layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) { return c.loss(t, batch[i]) }, &nn.Options{Reuse: true})
 		if err != nil {
 			return fmt.Errorf("pretrain: step %d: %w", step, err)
 		}

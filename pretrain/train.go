@@ -242,7 +242,7 @@ func (b *builder) visionStage(ctx context.Context, m *nn.TinyMLLM) error {
 		}
 		g, losses, _, err := nn.Gradient(layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) {
 			return v.Loss(t, batch[i].px, batch[i].class, nil)
-		}, nil)
+		}, &nn.Options{Reuse: true}) // no hook keeps a tensor
 		if err != nil {
 			return fmt.Errorf("pretrain: vision step %d: %w", step, err)
 		}

@@ -1,0 +1,65 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+//go:build !purego
+
+package nn
+
+import "golang.org/x/sys/cpu"
+
+// The assembly kernels of gemm_amd64.s. Strides are in elements; the
+// pointers address A(0, 0), B(0, 0) and C(0, 0) of the tile.
+//
+//go:noescape
+func gemm6x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm6x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+var (
+	gemmAVX2 = gemmKernel{name: "avx2", nr: 16, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemm6x16AVX2(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}}
+	gemmAVX512 = gemmKernel{name: "avx512", nr: 32, narrow: &gemmAVX2, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemm6x32AVX512(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}}
+)
+
+// gemmKernels lists the kernels this CPU runs, the preferred one first.
+func gemmKernels() []gemmKernel {
+	var ks []gemmKernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, gemmAVX512)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, gemmAVX2)
+	}
+	return append(ks, gemmGo)
+}
+
+//go:noescape
+func gemmPackT8AVX2(dst *float32, ldd int, src *float32, lds int, n8 int)
+
+// gemmPackT8 transposes the 8×(8·n8) block of src (row stride lds) into
+// dst (row stride ldd) with AVX2 where the CPU has it and reports whether
+// it did.
+func gemmPackT8(dst []float32, ldd int, src []float32, lds int, n8 int) bool {
+	if !cpu.X86.HasAVX2 || n8 == 0 {
+		return false
+	}
+	_ = src[7*lds+8*n8-1]
+	_ = dst[(8*n8-1)*ldd+7]
+	gemmPackT8AVX2(&dst[0], ldd, &src[0], lds, n8)
+	return true
+}
+
+// fmaPeakAVX512 and fmaPeakAVX2 run n rounds of independent fused
+// multiply-adds (768 and 96 a round): BenchmarkPeak's measure of the
+// machine's peak.
+//
+//go:noescape
+func fmaPeakAVX512(n int)
+
+//go:noescape
+func fmaPeakAVX2(n int)

@@ -1,0 +1,120 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+//go:build !purego
+
+#include "textflag.h"
+
+// The AVX2+FMA kernels of vmath.go, eight lanes at a time. Each lane runs
+// exactly the float32 operations of exp32 and gelu32 (VFMADD where they call
+// fma32), so the results are the same bits as theirs. R9 addresses
+// vmathConsts: constant i is the eight lanes at 32·i(R9).
+
+// func expShiftAVX2(dst, src *float32, n8 int, shift float32, c *[vcN][8]float32)
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n8+16(FP), CX
+	VBROADCASTSS shift+24(FP), Y15
+	MOVQ c+32(FP), R9
+expShiftAVX2_loop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $1, 0(R9), Y0, Y2
+	VMOVUPS 32(R9), Y3
+	VMINPS Y0, Y3, Y0
+	VMULPS 64(R9), Y0, Y4
+	VROUNDPS $0, Y4, Y4
+	VMOVAPS Y0, Y5
+	VFMADD231PS 96(R9), Y4, Y5
+	VFMADD231PS 128(R9), Y4, Y5
+	VMOVUPS 160(R9), Y6
+	VFMADD213PS 192(R9), Y5, Y6
+	VFMADD213PS 224(R9), Y5, Y6
+	VFMADD213PS 256(R9), Y5, Y6
+	VFMADD213PS 288(R9), Y5, Y6
+	VFMADD213PS 320(R9), Y5, Y6
+	VMULPS Y5, Y5, Y3
+	VFMADD213PS Y5, Y3, Y6
+	VADDPS 352(R9), Y6, Y6
+	VCVTPS2DQ Y4, Y4
+	VPADDD 384(R9), Y4, Y4
+	VPSLLD $23, Y4, Y4
+	VMULPS Y4, Y6, Y6
+	VANDNPS Y6, Y2, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ expShiftAVX2_loop
+	VZEROUPPER
+	RET
+
+// func geluAVX2(y, d, x *float32, n8 int, c *[vcN][8]float32)
+TEXT ·geluAVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ d+8(FP), R10
+	MOVQ x+16(FP), SI
+	MOVQ n8+24(FP), CX
+	MOVQ c+32(FP), R9
+	VXORPS Y9, Y9, Y9
+geluAVX2_loop:
+	VMOVUPS (SI), Y0
+	VMULPS Y0, Y0, Y1
+	VMULPS 416(R9), Y1, Y1
+	VCMPPS $1, 0(R9), Y1, Y2
+	VMOVUPS 32(R9), Y3
+	VMINPS Y1, Y3, Y1
+	VMULPS 64(R9), Y1, Y4
+	VROUNDPS $0, Y4, Y4
+	VMOVAPS Y1, Y5
+	VFMADD231PS 96(R9), Y4, Y5
+	VFMADD231PS 128(R9), Y4, Y5
+	VMOVUPS 160(R9), Y6
+	VFMADD213PS 192(R9), Y5, Y6
+	VFMADD213PS 224(R9), Y5, Y6
+	VFMADD213PS 256(R9), Y5, Y6
+	VFMADD213PS 288(R9), Y5, Y6
+	VFMADD213PS 320(R9), Y5, Y6
+	VMULPS Y5, Y5, Y3
+	VFMADD213PS Y5, Y3, Y6
+	VADDPS 352(R9), Y6, Y6
+	VCVTPS2DQ Y4, Y4
+	VPADDD 384(R9), Y4, Y4
+	VPSLLD $23, Y4, Y4
+	VMULPS Y4, Y6, Y6
+	VANDNPS Y6, Y2, Y1
+	VANDPS 736(R9), Y0, Y2
+	VMULPS 480(R9), Y2, Y2
+	VMOVUPS 544(R9), Y3
+	VFMADD213PS 352(R9), Y2, Y3
+	VMOVUPS 352(R9), Y4
+	VDIVPS Y3, Y4, Y4
+	VMOVUPS 704(R9), Y5
+	VFMADD213PS 672(R9), Y4, Y5
+	VFMADD213PS 640(R9), Y4, Y5
+	VFMADD213PS 608(R9), Y4, Y5
+	VFMADD213PS 576(R9), Y4, Y5
+	VMULPS Y4, Y5, Y5
+	VMULPS Y1, Y5, Y5
+	VMULPS 448(R9), Y5, Y5
+	VMOVUPS 352(R9), Y6
+	VSUBPS Y5, Y6, Y6
+	VCMPPS $1, Y9, Y0, Y7
+	VBLENDVPS Y7, Y5, Y6, Y6
+	VMULPS 512(R9), Y1, Y8
+	VMULPS Y6, Y0, Y10
+	VMOVUPS Y10, (DI)
+	TESTQ R10, R10
+	JZ geluAVX2_next
+	VFMADD231PS Y0, Y8, Y6
+	VMOVUPS Y6, (R10)
+	ADDQ $32, R10
+geluAVX2_next:
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ geluAVX2_loop
+	VZEROUPPER
+	RET
