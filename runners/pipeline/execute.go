@@ -201,6 +201,10 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	if res.VisualTokens > 0 {
 		rec.Result("visual_tokens", res.VisualTokens)
 	}
+	counts := nn.TrainableCounts(model)
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		rec.Result(k, counts[k])
+	}
 	return res, h, nil
 }
 
