@@ -62,8 +62,8 @@ type Relevance struct {
 	// summed over token positions, in layout order.
 	Params []float64
 	// Init is the total initial relevance (Σ of the retained
-	// probabilities) and Input the total relevance that reaches the input
-	// embeddings. They are equal when every bias is zero (conservation,
+	// probabilities) and Input the total relevance that reaches the
+	// language model's input. They are equal when every bias is zero (conservation,
 	// Eq. 9); biases absorb the rest.
 	Init, Input float64
 	// SplitError is the largest |ΣR_X + ΣR_Y − ΣR| of any split of a
@@ -91,15 +91,14 @@ type Relevance struct {
 //   - a tensor feeding several branches: the sum of their relevances
 //     (Eq. 12).
 //
-// Everything runs in float64 on the values of one forward pass (no
-// dropout). It returns an error for an invalid sequence, one with images
-// or without answer tokens, rotary positions, or bad options.
+// Relevance stops at the language model's input (token and position
+// embeddings, visual tokens): trainable tensors of the vision encoder or
+// the projector get none. Everything runs in float64 on the values of one
+// forward pass (no dropout). It returns an error for an invalid sequence,
+// one without answer tokens, rotary positions, or bad options.
 func (m *TinyMLLM) Relevance(l *Layout, s *Sequence, o LRP) (*Relevance, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
-	}
-	if len(s.Images) > 0 {
-		return nil, fmt.Errorf("nn: relevance propagation covers text-only sequences")
 	}
 	if m.Config.Positions == "rope" {
 		return nil, fmt.Errorf("nn: relevance propagation does not cover rotary positions")

@@ -79,7 +79,8 @@ func names() *experiments.Names {
 //     seeded by the run's seed; per-step metrics and the privacy record are
 //     recorded (fineTuneStage);
 //  4. eval: the test metrics of the task's kind: Acc and IMG of greedy
-//     decoding for generative tasks (Evaluate), accuracy for classifiers
+//     decoding for generative tasks (Evaluate), with the test perplexity
+//     for the records text tasks (Perplexities), accuracy for classifiers
 //     (evalStage);
 //  5. attacks: each of the run's attacks on the trained model, members the
 //     private examples that are not canary copies, non-members every
@@ -201,6 +202,9 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	if res.VisualTokens > 0 {
 		rec.Result("visual_tokens", res.VisualTokens)
 	}
+	for _, k := range slices.Sorted(maps.Keys(res.Values)) {
+		rec.Result(k, res.Values[k])
+	}
 	counts := nn.TrainableCounts(model)
 	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		rec.Result(k, counts[k])
@@ -225,6 +229,13 @@ func evalStage(ctx context.Context, model nn.Model, vt nn.VisualTransform, d *da
 		evr = ev.results()
 		if !diagnostics {
 			delete(evr, "acc_majority")
+		}
+		if textTask(d.Task) {
+			ppl, err := Perplexities(ctx, m, vt, d.Test, 0)
+			if err != nil {
+				return err
+			}
+			maps.Copy(evr, ppl)
 		}
 	} else {
 		acc, err := classifierAccuracy(ctx, model, d.Test)
