@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/nn"
@@ -91,12 +92,15 @@ const rapftCaveat = "Rap-FT's relevance mask is computed from private training e
 func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	const name = "rapft"
 	var part *rapftPartition
+	var analysis time.Duration
 	l, acc, err := newPrivateLoop(ctx, name, job, func(l *loop, acc accounting, train []nn.Sequence) (*Privatizer, error) {
 		var err error
+		start := time.Now()
 		part, err = rapftMask(ctx, job, l, train)
 		if err != nil {
 			return nil, err
 		}
+		analysis = time.Since(start)
 		rule, sigma := part.privatizer(job.Hyper.Clip, acc.Sigma*job.Hyper.Float("noise_scale"))
 		return NewPrivatizer(rule, sigma, l.expectedBatch(), job.Seed)
 	})
@@ -120,6 +124,7 @@ func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	}
 	res.VisualTokens = float64(job.Model.(*nn.TinyMLLM).Config.Patches() + 1)
 	res.Values = part.values(job.Hyper.Clip, acc, tight)
+	res.Values["rapft_analysis_seconds"] = analysis.Seconds()
 	if job.Hyper.Diagnostics && part.rs > 0 {
 		res.Metrics = append(res.Metrics, partitionMetrics(reports)...)
 	}
