@@ -315,3 +315,21 @@ func close64(a, b []float64, tol float64) bool {
 	}
 	return true
 }
+
+// BenchmarkRelevance measures one relevance propagation through the smoke
+// TinyMLLM with LoRA on q and v (top-p 0.9 initialisation).
+func BenchmarkRelevance(b *testing.B) {
+	c := smokeConfig(b)
+	c.PEFT = PEFT{Method: "lora", BInitStd: 0.02}
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := NewLayout(m.Params())
+	s := textSeq(rand.New(rand.NewPCG(2, 2)), c, 12, 12)
+	for b.Loop() {
+		if _, err := m.Relevance(l, &s, LRP{Init: "topp", P: 0.9, Alpha: 0.5}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -205,6 +205,16 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	for _, k := range slices.Sorted(maps.Keys(res.Values)) {
 		rec.Result(k, res.Values[k])
 	}
+	if _, ok := res.Values["epsilon_tight"]; !ok {
+		// Both ε in every manifest: the paper's (nominal) and the executed
+		// mechanism's (tight) are the same unless the method says not.
+		nominal := float64(res.Privacy.Epsilon)
+		if res.Privacy.EpsilonNominal != nil {
+			nominal = float64(*res.Privacy.EpsilonNominal)
+		}
+		rec.Result("epsilon_tight", float64(res.Privacy.Epsilon))
+		rec.Result("epsilon_nominal", nominal)
+	}
 	counts := nn.TrainableCounts(model)
 	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		rec.Result(k, counts[k])
