@@ -38,7 +38,9 @@ func init() { Register(RapFT{}) }
 //  3. every step is DP-SGD's with the Privatizer clipping the weak part of
 //     each per-sample gradient to C_w = C·r_w² and the strong part to C_s
 //     = C·r_s², and adding noise of standard deviation σ√r_w·C and σ√r_s·C
-//     to the weak and strong coordinates (Eqs. 20–23).
+//     to the weak and strong coordinates (Eqs. 20–23). clip_power = 1
+//     clips to C·r instead, the reading under which Theorem 1's Eq. 29 is
+//     tight (σ_eff = σ).
 //
 // σ is DP-SGD's, calibrated to the target ε. The paper reports that ε
 // (ε_nominal, Theorem 1); the mechanism is in fact a subsampled Gaussian
@@ -72,6 +74,8 @@ func (RapFT) Params() []Param {
 			Default: byScale(32, 256, 256), Check: between(1, 1<<30)},
 		Param{Name: "relevance_data", Kind: String, Doc: "where the relevance examples come from: private (the paper; uncharged) or public",
 			Default: same("private"), Check: oneOf(list("private", "public"))},
+		Param{Name: "clip_power", Kind: Int, Doc: "partition clip C·r^p: 2 as printed (Algorithm 1 line 16, Theorem 1), 1 the reading that makes Eq. 29 tight (σ_eff = σ)",
+			Default: same(2), Check: between(1, 2)},
 		Param{Name: "analysis_init_std", Kind: Float, Doc: "std of the values zero-initialised PEFT tensors get for the relevance analysis only, > 0",
 			Default: same(0.02), Check: positive},
 	)
@@ -135,6 +139,7 @@ func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 type rapftPartition struct {
 	mask   []float32 // 1: weak (low relevance), 0: strong
 	rw, rs float64   // shares of θ's elements
+	power  float64   // p of the clips C·r^p
 	// analysed says whether the relevance was computed (β < 1).
 	analysed bool
 	private  bool
@@ -142,22 +147,40 @@ type rapftPartition struct {
 
 // privatizer returns the clip rule and noise multipliers of the partition
 // for base clip c and noise multiplier sigma: one group (DP-SGD's) when
-// every element is weak, else C_g = c·r_g² and multipliers σ·r_g^(−3/2),
-// so that the noise std σ_g·C_g is σ√r_g·c (Eq. 22: noise scales with C,
-// not with C_g).
+// every element is weak, else C_g = c·r_g^p (p = 2 as printed) and
+// multipliers σ·r_g^(1/2−p), so that the noise std σ_g·C_g is σ√r_g·c
+// (Eq. 22: noise scales with C, not with C_g).
 func (p *rapftPartition) privatizer(c, sigma float64) (nn.ClipRule, []float64) {
 	if p.rs == 0 {
 		return nn.Flat(c), []float64{sigma}
 	}
-	rule := nn.MaskParts(p.mask, c*p.rw*p.rw, c*p.rs*p.rs)
-	return rule, []float64{sigma * math.Pow(p.rw, -1.5), sigma * math.Pow(p.rs, -1.5)}
+	rule := nn.MaskParts(p.mask, c*p.clip(p.rw), c*p.clip(p.rs))
+	return rule, []float64{sigma * math.Pow(p.rw, 0.5-p.pow()), sigma * math.Pow(p.rs, 0.5-p.pow())}
+}
+
+// pow returns p of the clips (2 when unset).
+func (p *rapftPartition) pow() float64 {
+	if p.power == 0 {
+		return 2
+	}
+	return p.power
+}
+
+// clip returns r^p, a partition's clip norm in units of C.
+func (p *rapftPartition) clip(r float64) float64 {
+	if p.pow() == 2 {
+		return r * r
+	}
+	return math.Pow(r, p.pow())
 }
 
 // sigmaEff returns the multiplier of the isotropic Gaussian mechanism the
-// two-partition step is: σ/√(r_w³ + r_s³) (whitening each partition by its
-// noise std gives squared sensitivity (r_w³ + r_s³)/σ²).
+// two-partition step is: whitening each partition by its noise std σ√r·C
+// gives squared sensitivity Σ_g (C r_g^p)²/(σ² r_g C²) = Σ_g r_g^(2p−1)/σ²,
+// so σ_eff = σ/√(r_w³ + r_s³) for the printed p = 2 and σ for p = 1.
 func (p *rapftPartition) sigmaEff(sigma float64) float64 {
-	return sigma / math.Sqrt(p.rw*p.rw*p.rw+p.rs*p.rs*p.rs)
+	e := 2*p.pow() - 1
+	return sigma / math.Sqrt(math.Pow(p.rw, e)+math.Pow(p.rs, e))
 }
 
 // rapftMask computes the relevance mask of the loop's trainable tensors
@@ -165,7 +188,7 @@ func (p *rapftPartition) sigmaEff(sigma float64) float64 {
 func rapftMask(ctx context.Context, job *Job, l *loop, train []nn.Sequence) (*rapftPartition, error) {
 	h := job.Hyper
 	beta := h.Float("beta")
-	p := &rapftPartition{mask: make([]float32, l.layout.Size), rw: 1}
+	p := &rapftPartition{mask: make([]float32, l.layout.Size), rw: 1, power: float64(h.Int("clip_power"))}
 	for i := range p.mask {
 		p.mask[i] = 1
 	}

@@ -15,7 +15,7 @@ import (
 
 // tightAccounting returns the privacy record of the executed two-partition
 // mechanism: steps Poisson-subsampled Gaussian steps at rate q with
-// multiplier σ_eff = σ/√(r_w³ + r_s³), whose ε (under h's accountant) is
+// multiplier σ_eff (σ/√(r_w³ + r_s³) as printed; sigmaEff), whose ε (under h's accountant) is
 // the run's ε, with the paper's ε for σ (acc's) as EpsilonNominal. With
 // one partition or no noise the mechanism is DP-SGD's and acc is returned
 // with EpsilonNominal equal to its ε.
@@ -66,7 +66,7 @@ func (p *rapftPartition) tightAccounting(name string, job *Job, acc accounting, 
 	out.Record.Sigma = sEff
 	out.Record.Events = json.RawMessage(evb)
 	out.Record.Caveats = append(out.Record.Caveats, fmt.Sprintf(
-		"Rap-FT: ε is that of the executed mechanism (σ_eff = σ/√(r_w³+r_s³) = %.6g with σ = %.6g, r_w = %.6g); the paper reports ε_nominal = %.6g for σ (epsilon_nominal)", sEff, acc.Sigma, p.rw, float64(nominal)))
+		"Rap-FT: ε is that of the executed mechanism (σ_eff = σ/√(r_w^(2p−1)+r_s^(2p−1)) = %.6g with σ = %.6g, r_w = %.6g, clip power p = %g); the paper reports ε_nominal = %.6g for σ (epsilon_nominal)", sEff, acc.Sigma, p.rw, p.pow(), float64(nominal)))
 	return out, nil
 }
 
@@ -76,11 +76,11 @@ func (p *rapftPartition) tightAccounting(name string, job *Job, acc accounting, 
 func (p *rapftPartition) values(c float64, acc, tight accounting) map[string]float64 {
 	cs := 0.0
 	if p.rs > 0 {
-		cs = c * p.rs * p.rs
+		cs = c * p.clip(p.rs)
 	}
 	return map[string]float64{
 		"rapft_weak_share":   p.rw,
-		"rapft_clip_weak":    c * p.rw * p.rw,
+		"rapft_clip_weak":    c * p.clip(p.rw),
 		"rapft_clip_strong":  cs,
 		"rapft_noise_weak":   acc.Sigma * math.Sqrt(p.rw) * c,
 		"rapft_noise_strong": acc.Sigma * math.Sqrt(p.rs) * c,

@@ -136,6 +136,17 @@ func TestRapFTPartitionClosedForm(t *testing.T) {
 	if got := p.sigmaEff(0.6); math.Abs(got-0.6/math.Sqrt(0.37)) > 1e-12 || math.Abs(got-0.98639) > 1e-5 {
 		t.Errorf("σ_eff = %v, want 0.98639", got)
 	}
+
+	// clip_power 1: clips C·r, the same noise std, σ_eff = σ.
+	p.power = 1
+	rule, sig = p.privatizer(c, sigma)
+	if math.Abs(rule.C[0]-c*0.7) > 1e-12 || math.Abs(rule.C[1]-c*0.3) > 1e-12 ||
+		math.Abs(sig[0]*rule.C[0]-sigma*math.Sqrt(0.7)*c) > 1e-12 || math.Abs(sig[1]*rule.C[1]-sigma*math.Sqrt(0.3)*c) > 1e-12 {
+		t.Errorf("clip power 1: clips %v, noise stds %v, %v", rule.C, sig[0]*rule.C[0], sig[1]*rule.C[1])
+	}
+	if got := p.sigmaEff(0.6); math.Abs(got-0.6) > 1e-12 {
+		t.Errorf("clip power 1: σ_eff = %v, want σ = 0.6", got)
+	}
 }
 
 // TestRapFTMask checks the mask: Σ mask / dim θ = ⌈β·n⌉/n up to ties, the
