@@ -74,6 +74,8 @@ func (RapFT) Params() []Param {
 			Default: byScale(32, 256, 256), Check: between(1, 1<<30)},
 		Param{Name: "relevance_data", Kind: String, Doc: "where the relevance examples come from: private (the paper; uncharged) or public",
 			Default: same("private"), Check: oneOf(list("private", "public"))},
+		Param{Name: "mask", Kind: String, Doc: "how the weak partition is chosen: relevance (the paper) or random (control: the same share of elements drawn at random, no relevance analysis)",
+			Default: same("relevance"), Check: oneOf(list("relevance", "random"))},
 		Param{Name: "clip_power", Kind: Int, Doc: "partition clip C·r^p: 2 as printed (Algorithm 1 line 16, Theorem 1), 1 the reading that makes Eq. 29 tight (σ_eff = σ)",
 			Default: same(2), Check: between(1, 2)},
 		Param{Name: "analysis_init_std", Kind: Float, Doc: "std of the values zero-initialised PEFT tensors get for the relevance analysis only, > 0",
@@ -195,6 +197,9 @@ func rapftMask(ctx context.Context, job *Job, l *loop, train []nn.Sequence) (*ra
 	if beta == 1 {
 		return p, nil
 	}
+	if h.String("mask") == "random" {
+		return randomMask(p, beta, job.Seed), nil
+	}
 	m := job.Model.(*nn.TinyMLLM)
 	data := train
 	p.private = h.String("relevance_data") == "private"
@@ -227,6 +232,29 @@ func rapftMask(ctx context.Context, job *Job, l *loop, train []nn.Sequence) (*ra
 	p.rw = float64(n) / float64(len(rel))
 	p.rs = 1 - p.rw
 	return p, nil
+}
+
+// randomMask fills p with a control mask: ⌈β·n⌉ elements drawn uniformly
+// at random (stream StreamRapFTSubset) form the weak partition.
+func randomMask(p *rapftPartition, beta float64, seed uint64) *rapftPartition {
+	n := len(p.mask)
+	rel := make([]float64, n)
+	rng := rand.New(rand.NewPCG(seed, privacy.StreamID(StreamRapFTSubset)))
+	for i, j := range rng.Perm(n) {
+		rel[j] = float64(i)
+	}
+	thr := threshold(rel, beta)
+	w := 0
+	for i, v := range rel {
+		p.mask[i] = 0
+		if v <= thr {
+			p.mask[i] = 1
+			w++
+		}
+	}
+	p.rw = float64(w) / float64(n)
+	p.rs = 1 - p.rw
+	return p
 }
 
 // averageRelevance returns the mean relevance map over K_s examples of data

@@ -193,6 +193,19 @@ func TestRapFTMask(t *testing.T) {
 	}
 }
 
+// TestRandomMask checks the control mask: exactly ⌈β·n⌉ weak elements
+// (no ties among distinct ranks).
+func TestRandomMask(t *testing.T) {
+	p := randomMask(&rapftPartition{mask: make([]float32, 1000)}, 0.7, 3)
+	n := 0
+	for _, v := range p.mask {
+		n += int(v)
+	}
+	if n != 700 || p.rw != 0.7 || math.Abs(p.rs-0.3) > 1e-15 {
+		t.Errorf("random mask: %d weak, r_w %v, r_s %v", n, p.rw, p.rs)
+	}
+}
+
 // TestThreshold checks ⌈β·n⌉ with a product that is an integer up to
 // rounding.
 func TestThreshold(t *testing.T) {
