@@ -142,6 +142,9 @@ type rapftPartition struct {
 	mask   []float32 // 1: weak (low relevance), 0: strong
 	rw, rs float64   // shares of θ's elements
 	power  float64   // p of the clips C·r^p
+	// splitErr is the largest LRP conservation error of a split (Eq. 10)
+	// in the analysis.
+	splitErr float64
 	// analysed says whether the relevance was computed (β < 1).
 	analysed bool
 	private  bool
@@ -214,11 +217,11 @@ func rapftMask(ctx context.Context, job *Job, l *loop, train []nn.Sequence) (*ra
 			return nil, fmt.Errorf("methods: rapft: relevance_data=public: task %s has no public examples with answers", job.Data.Task)
 		}
 	}
-	rel, err := averageRelevance(ctx, job, m, l.layout, data)
+	rel, splitErr, err := averageRelevance(ctx, job, m, l.layout, data)
 	if err != nil {
 		return nil, err
 	}
-	p.analysed = true
+	p.analysed, p.splitErr = true, splitErr
 	normaliseByTensor(rel, l.layout)
 	n := 0
 	thr := threshold(rel, beta)
@@ -260,7 +263,10 @@ func randomMask(p *rapftPartition, beta float64, seed uint64) *rapftPartition {
 // averageRelevance returns the mean relevance map over K_s examples of data
 // drawn without replacement (Eq. 18), computed with the zero-initialised
 // tensors given analysis-only values that are restored afterwards.
-func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layout, data []nn.Sequence) ([]float64, error) {
+//
+// It also returns the largest conservation error of any split (Eq. 10) over
+// the examples.
+func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layout, data []nn.Sequence) ([]float64, float64, error) {
 	h := job.Hyper
 	k := min(h.Int("relevance_examples"), len(data))
 	rng := rand.New(rand.NewPCG(job.Seed, privacy.StreamID(StreamRapFTSubset)))
@@ -285,7 +291,7 @@ func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layou
 		}
 	}()
 	o := nn.LRP{Init: h.String("lrp_init"), K: h.Int("lrp_k"), P: h.Float("lrp_p"), Alpha: h.Float("lrp_alpha")}
-	rels := make([][]float64, k)
+	rels, errs := make([][]float64, k), make([]float64, k)
 	err := parallel.For(k, job.Workers, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -294,11 +300,11 @@ func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layou
 		if err != nil {
 			return fmt.Errorf("methods: rapft: relevance of example %d: %w", idx[i], err)
 		}
-		rels[i] = r.Params
+		rels[i], errs[i] = r.Params, r.SplitError
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	mean := make([]float64, l.Size)
 	for _, r := range rels {
@@ -309,7 +315,7 @@ func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layou
 	for j := range mean {
 		mean[j] /= float64(k)
 	}
-	return mean, nil
+	return mean, slices.Max(errs), nil
 }
 
 // normaliseByTensor min-max normalises the relevance of every tensor of l

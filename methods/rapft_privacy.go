@@ -79,15 +79,16 @@ func (p *rapftPartition) values(c float64, acc, tight accounting) map[string]flo
 		cs = c * p.clip(p.rs)
 	}
 	return map[string]float64{
-		"rapft_weak_share":   p.rw,
-		"rapft_clip_weak":    c * p.clip(p.rw),
-		"rapft_clip_strong":  cs,
-		"rapft_noise_weak":   acc.Sigma * math.Sqrt(p.rw) * c,
-		"rapft_noise_strong": acc.Sigma * math.Sqrt(p.rs) * c,
-		"sigma_nominal":      acc.Sigma,
-		"sigma_eff":          tight.Record.Sigma,
-		"epsilon_nominal":    float64(acc.Record.Epsilon),
-		"epsilon_tight":      float64(tight.Record.Epsilon),
+		"rapft_weak_share":      p.rw,
+		"rapft_clip_weak":       c * p.clip(p.rw),
+		"rapft_clip_strong":     cs,
+		"rapft_noise_weak":      acc.Sigma * math.Sqrt(p.rw) * c,
+		"rapft_noise_strong":    acc.Sigma * math.Sqrt(p.rs) * c,
+		"sigma_nominal":         acc.Sigma,
+		"sigma_eff":             tight.Record.Sigma,
+		"epsilon_nominal":       float64(acc.Record.Epsilon),
+		"epsilon_tight":         float64(tight.Record.Epsilon),
+		"rapft_lrp_split_error": p.splitErr,
 	}
 }
 

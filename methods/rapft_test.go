@@ -186,6 +186,9 @@ func TestRapFTMask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if e := res.Values["rapft_lrp_split_error"]; !(e < 1e-9) {
+			t.Errorf("%s: LRP split conservation error %g", family, e)
+		}
 		nom, tight := res.Values["epsilon_nominal"], res.Values["epsilon_tight"]
 		if !(tight < nom) || float64(*res.Privacy.EpsilonNominal) != nom || float64(res.Privacy.Epsilon) != tight {
 			t.Errorf("%s: ε_tight %v, ε_nominal %v, record %v / %v", family, tight, nom, res.Privacy.Epsilon, *res.Privacy.EpsilonNominal)
