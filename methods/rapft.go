@@ -45,7 +45,8 @@ func init() { Register(RapFT{}) }
 // σ is DP-SGD's, calibrated to the target ε. The paper reports that ε
 // (ε_nominal, Theorem 1); the mechanism is in fact a subsampled Gaussian
 // with multiplier σ_eff = σ/√(r_w³ + r_s³) ≥ σ, whose ε (ε_tight) is the
-// run's ε; both are recorded. With β = 1 every element is weak, C_w = C,
+// run's ε; both are recorded. calibrate = tight instead sets σ so that
+// σ_eff is DP-SGD's σ: the comparison at equal true ε. With β = 1 every element is weak, C_w = C,
 // σ_w = σ: the run is DP-SGD bit for bit (the relevance analysis is then
 // skipped, since it cannot change the mask).
 type RapFT struct{}
@@ -76,6 +77,8 @@ func (RapFT) Params() []Param {
 			Default: same("private"), Check: oneOf(list("private", "public"))},
 		Param{Name: "mask", Kind: String, Doc: "how the weak partition is chosen: relevance (the paper) or random (control: the same share of elements drawn at random, no relevance analysis)",
 			Default: same("relevance"), Check: oneOf(list("relevance", "random"))},
+		Param{Name: "calibrate", Kind: String, Doc: "which ε meets the target: nominal (the paper: σ is DP-SGD's, the executed mechanism is more private) or tight (σ_eff is DP-SGD's σ, so both run at the same true ε)",
+			Default: same("nominal"), Check: oneOf(list("nominal", "tight"))},
 		Param{Name: "clip_power", Kind: Int, Doc: "partition clip C·r^p: 2 as printed (Algorithm 1 line 16, Theorem 1), 1 the reading that makes Eq. 29 tight (σ_eff = σ)",
 			Default: same(2), Check: between(1, 2)},
 		Param{Name: "analysis_init_std", Kind: Float, Doc: "std of the values zero-initialised PEFT tensors get for the relevance analysis only, > 0",
@@ -107,7 +110,12 @@ func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 			return nil, err
 		}
 		analysis = time.Since(start)
-		rule, sigma := part.privatizer(job.Hyper.Clip, acc.Sigma*job.Hyper.Float("noise_scale"))
+		part.sigma = acc.Sigma
+		if job.Hyper.String("calibrate") == "tight" && part.rs > 0 {
+			// acc.Sigma meets the target as σ_eff; σ = σ_eff·√(Σ r^(2p−1)).
+			part.sigma = acc.Sigma / part.sigmaEff(1)
+		}
+		rule, sigma := part.privatizer(job.Hyper.Clip, part.sigma*job.Hyper.Float("noise_scale"))
 		return NewPrivatizer(rule, sigma, l.expectedBatch(), job.Seed)
 	})
 	if err != nil {
@@ -129,7 +137,7 @@ func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		return nil, err
 	}
 	res.VisualTokens = float64(job.Model.(*nn.TinyMLLM).Config.Patches() + 1)
-	res.Values = part.values(job.Hyper.Clip, acc, tight)
+	res.Values = part.values(job.Hyper.Clip, tight)
 	res.Values["rapft_analysis_seconds"] = analysis.Seconds()
 	if job.Hyper.Diagnostics && part.rs > 0 {
 		res.Metrics = append(res.Metrics, partitionMetrics(reports)...)
@@ -142,6 +150,7 @@ type rapftPartition struct {
 	mask   []float32 // 1: weak (low relevance), 0: strong
 	rw, rs float64   // shares of θ's elements
 	power  float64   // p of the clips C·r^p
+	sigma  float64   // the noise multiplier σ of the partitions' noise σ√r·C
 	// splitErr is the largest LRP conservation error of a split (Eq. 10)
 	// in the analysis.
 	splitErr float64

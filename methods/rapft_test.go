@@ -223,3 +223,30 @@ func TestThreshold(t *testing.T) {
 		t.Errorf("threshold(β = 0.01) = %v, want 0", got)
 	}
 }
+
+// TestRapFTCalibrateTight checks calibrate = tight: the executed
+// mechanism's σ_eff is DP-SGD's σ, so the run's ε equals DP-SGD's, and the
+// paper's ε (for the smaller σ = σ_eff·√(r_w³ + r_s³)) is larger.
+func TestRapFTCalibrateTight(t *testing.T) {
+	dp := recordsJob(t, "dpsgd", 24, 3, map[string]any{"epochs": 1.0})
+	a, err := DPSGD{}.FineTune(context.Background(), dp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]any{"epochs": 1.0, "relevance_examples": int64(4), "calibrate": "tight"}
+	b, err := RapFT{}.FineTune(context.Background(), recordsJob(t, "rapft", 24, 3, params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Privacy.Epsilon != a.Privacy.Epsilon || b.Privacy.Sigma != a.Privacy.Sigma || b.Values["sigma_eff"] != a.Privacy.Sigma {
+		t.Errorf("ε %v σ %v (rapft tight) vs ε %v σ %v (dpsgd)", b.Privacy.Epsilon, b.Privacy.Sigma, a.Privacy.Epsilon, a.Privacy.Sigma)
+	}
+	rw := b.Values["rapft_weak_share"]
+	want := a.Privacy.Sigma * math.Sqrt(rw*rw*rw+(1-rw)*(1-rw)*(1-rw))
+	if s := b.Values["sigma_nominal"]; math.Abs(s-want) > 1e-12*want {
+		t.Errorf("σ = %v, want σ_eff·√(r_w³ + r_s³) = %v", s, want)
+	}
+	if !(float64(*b.Privacy.EpsilonNominal) > float64(b.Privacy.Epsilon)) || b.Values["epsilon_nominal"] != float64(*b.Privacy.EpsilonNominal) {
+		t.Errorf("ε nominal %v, tight %v", *b.Privacy.EpsilonNominal, b.Privacy.Epsilon)
+	}
+}
