@@ -69,7 +69,8 @@
 //     zero-initialised PEFT tensors get small random values for the
 //     analysis only; per-tensor min-max, one global threshold, r_w from
 //     the actual mask; clips C·r² and noise σ√r·C as printed, ε recorded
-//     both nominal (σ) and tight (σ_eff = σ/√(r_w³ + r_s³)).
+//     both nominal (σ) and tight (σ_eff = σ/√(r_w³ + r_s³)); σ is DP-SGD's
+//     at the target ε (calibrate=tight matches the tight ε instead).
 //   - nonprivate uses the same Poisson sampler and normaliser as DP-SGD, so
 //     the two differ only by clipping and noise. It refuses a finite ε.
 //   - DPZO's direction z covers every LoRA tensor (Table 7: "Fine-tuning
