@@ -92,7 +92,7 @@ func TaskSizes(task string, scale Scale) (Sizes, error) {
 		return Sizes{}, fmt.Errorf("datasets: unknown scale %q: want one of %s", scale, scaleList())
 	}
 	switch task {
-	case "records":
+	case "records", "records-e2e", "records-echr":
 		return recordSizes[scale], nil
 	case "icl":
 		return episodeSizes[scale], nil

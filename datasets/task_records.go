@@ -6,6 +6,7 @@ package datasets
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -32,6 +33,9 @@ type recordGen struct {
 	rng            *rand.Rand
 	first, surname []string
 	places, venues []string
+	// kind is "echr" or "e2e" for records of one kind only, "" for an
+	// even mixture.
+	kind string
 }
 
 func (g *recordGen) name() string { return pick(g.rng, g.first) + " " + pick(g.rng, g.surname) }
@@ -95,7 +99,11 @@ func (g *recordGen) record(v *Vocabulary) (kind string, prompt, answer []int, sp
 	s.text("<bos>")
 	name := g.name()
 	var p int
-	if g.rng.IntN(2) == 0 {
+	echr := g.kind == "echr"
+	if g.kind == "" {
+		echr = g.rng.IntN(2) == 0
+	}
+	if echr {
 		kind = "echr"
 		p = len(s.toks)
 		i := g.rng.IntN(len(echrTemplates))
@@ -133,14 +141,25 @@ func (g *recordGen) record(v *Vocabulary) (kind string, prompt, answer []int, sp
 // and number is marked in Example.PII. Public records use public names, the
 // other splits private ones; no record text appears twice. Canaries are
 // "the secret code is" followed by six random digits.
-func buildRecords(d *Dataset, b *buildCtx) error {
-	const task = "records"
+func buildRecords(d *Dataset, b *buildCtx) error { return buildRecordsOf(d, b, "records", "") }
+
+// buildRecordsKind returns the builder of the records of one kind only:
+// records-e2e (E2E-like data-to-text pairs, the loss and perplexity on the
+// text given the meaning representation) and records-echr (Echr-like case
+// sentences, the loss and perplexity on the whole text), Rap-FT's two
+// text-generation tasks (its Table I trains one model per dataset).
+func buildRecordsKind(kind string) builder {
+	return func(d *Dataset, b *buildCtx) error { return buildRecordsOf(d, b, "records-"+kind, kind) }
+}
+
+// buildRecordsOf builds task's records of kind ("" for the mixture).
+func buildRecordsOf(d *Dataset, b *buildCtx, task, kind string) error {
 	b.sizes = recordSizes[d.Scale]
 	d.Source, d.Generative = "generated", true
 	l := lists()
 	rng := b.rng(task, "records")
-	pubGen := &recordGen{rng: rng, first: l.publicFirst, surname: l.publicSurname, places: l.places, venues: l.venues}
-	privGen := &recordGen{rng: rng, first: l.privateFirst, surname: l.privateSurname, places: l.places, venues: l.venues}
+	pubGen := &recordGen{rng: rng, first: l.publicFirst, surname: l.publicSurname, places: l.places, venues: l.venues, kind: kind}
+	privGen := &recordGen{rng: rng, first: l.privateFirst, surname: l.privateSurname, places: l.places, venues: l.venues, kind: kind}
 	seen := make(map[string]bool)
 	b.buildSplits(d, SplitNames, func(split string, i int) Example {
 		gen := privGen
@@ -177,4 +196,26 @@ func article(w string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// Perplexity returns the token-level perplexity of a test set from the
+// negative log-likelihoods (natural log) of its answer tokens, one slice
+// per example: exp of the mean NLL over all tokens, Σ_i Σ_t nll_it / Σ_i
+// T_i (the usual corpus perplexity of a causal language model, exp of the
+// mean token cross-entropy). Rap-FT's Table I reports test perplexity
+// without a formula; this is the reading the harness uses, on the answer
+// tokens: the text given the meaning representation for E2E-like records,
+// the whole text for Echr-like ones. It returns NaN for no tokens.
+func Perplexity(nlls [][]float64) float64 {
+	s, n := 0.0, 0
+	for _, ex := range nlls {
+		for _, v := range ex {
+			s += v
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return math.Exp(s / float64(n))
 }

@@ -16,8 +16,8 @@ import (
 func init() {
 	RegisterNames(func() *Names {
 		return &Names{
-			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv"},
-			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "icl", "fl-mm", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira"},
+			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv", "rapft"},
+			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira"},
 			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia"},
 			Scales:  []string{"smoke", "small", "full"},
 		}

@@ -5,8 +5,12 @@
 // Package methods provides the fine-tuning methods of repro behind one small
 // interface, Method, with a registry by name: the baselines nonprivate,
 // dpsgd (DP-SGD on LoRA) and dpzo (differentially private zeroth-order
-// fine-tuning, Algorithm 3 of the Dual-Priv paper), and dualpriv (Dual-Priv
-// Pruning: DP-SGD with visual token pruning and top-K% block updates).
+// fine-tuning, Algorithm 3 of the Dual-Priv paper), dualpriv (Dual-Priv
+// Pruning: DP-SGD with visual token pruning and top-K% block updates) and
+// rapft (Rap-FT: a relevance mask from layer-wise relevance propagation and
+// DP-SGD with two-partition clipping and noise). Every method that trains
+// takes the PEFT family as a hyperparameter (peft: lora, adapter or
+// bitfit).
 //
 // # Usage
 //
@@ -57,6 +61,16 @@
 //
 //   - DP-SGD at ε = ∞ still clips (σ = 0): the row then isolates the cost
 //     of clipping, and nonprivate (no clipping) is the unclipped reference.
+//   - Rap-FT (RapFT): relevance by the α-β rule (α = 0.5) through linear
+//     maps and the z-rule for parameters, pass-through for GELU, LayerNorm
+//     and softmax, top-p (0.9) initialisation at the answer positions,
+//     summed over positions and averaged over relevance_examples private
+//     examples (an uncharged caveat; relevance_data=public avoids it);
+//     zero-initialised PEFT tensors get small random values for the
+//     analysis only; per-tensor min-max, one global threshold, r_w from
+//     the actual mask; clips C·r² and noise σ√r·C as printed, ε recorded
+//     both nominal (σ) and tight (σ_eff = σ/√(r_w³ + r_s³)); σ is DP-SGD's
+//     at the target ε (calibrate=tight matches the tight ε instead).
 //   - nonprivate uses the same Poisson sampler and normaliser as DP-SGD, so
 //     the two differ only by clipping and noise. It refuses a finite ε.
 //   - DPZO's direction z covers every LoRA tensor (Table 7: "Fine-tuning

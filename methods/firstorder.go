@@ -118,7 +118,15 @@ func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
 // newDPSGDLoop returns DP-SGD's loop on job, calibrated and with its
 // update set, for DPSGD and the methods that add hooks to it (a mask, a
 // visual transform).
-func newDPSGDLoop(_ context.Context, name string, job *Job) (*loop, accounting, error) {
+func newDPSGDLoop(ctx context.Context, name string, job *Job) (*loop, accounting, error) {
+	return newPrivateLoop(ctx, name, job, nil)
+}
+
+// newPrivateLoop is newDPSGDLoop with the privatizer given by priv (called
+// once the loop and σ are known), for methods that clip and noise
+// differently through the same Privatizer (Rap-FT's two partitions); nil
+// gives DP-SGD's joint clipping to C with noise σC.
+func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop, acc accounting, train []nn.Sequence) (*Privatizer, error)) (*loop, accounting, error) {
 	m, train, err := job.lm(name)
 	if err != nil {
 		return nil, accounting{}, err
@@ -132,7 +140,12 @@ func newDPSGDLoop(_ context.Context, name string, job *Job) (*loop, accounting, 
 	if err != nil {
 		return nil, accounting{}, err
 	}
-	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma * h.Float("noise_scale")}, l.expectedBatch(), job.Seed)
+	if priv == nil {
+		priv = func(l *loop, acc accounting, _ []nn.Sequence) (*Privatizer, error) {
+			return NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma * h.Float("noise_scale")}, l.expectedBatch(), job.Seed)
+		}
+	}
+	p, err := priv(l, acc, train)
 	if err != nil {
 		return nil, accounting{}, err
 	}
@@ -158,7 +171,7 @@ func newDPSGDLoop(_ context.Context, name string, job *Job) (*loop, accounting, 
 			}
 			grads, info.loss, info.stats = r.Grads, mean(r.Losses), r.Stats
 		}
-		rep := priv.Privatize(g, grads)
+		rep := p.Privatize(g, grads)
 		info.report = &rep
 		return info, nil
 	}

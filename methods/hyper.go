@@ -5,6 +5,7 @@
 package methods
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -87,6 +88,12 @@ type Hyper struct {
 	LoRAAlpha   float64
 	LoRATargets []string
 	LoRAParts   []string
+	// PEFT [peft] is the PEFT family that is trained: "lora" (LoRA on
+	// LoRATargets), "adapter" (two Houlsby adapters per block, bottleneck
+	// AdapterDim [adapter_dim]) or "bitfit" (every bias and LayerNorm
+	// bias), in the parts LoRAParts.
+	PEFT       string
+	AdapterDim int
 	// Accountant [accountant] is the accountant that calibrates σ and whose
 	// ε is the run's ε: "rdp" (the papers' choice) or "pld" (tight). Both
 	// ε are recorded whichever calibrates.
@@ -460,7 +467,11 @@ func loraParams() []Param {
 		{Name: "lora_targets", Kind: List, Doc: "projections that get LoRA: q, k, v, o, fc1, fc2",
 			Default: same([]string{"q", "k", "v", "o", "fc1", "fc2"}), Check: subsetOf("q", "k", "v", "o", "fc1", "fc2"),
 			set: func(h *Hyper, v any) { h.LoRATargets = v.([]string) }},
-		{Name: "lora_parts", Kind: List, Doc: "model parts that get LoRA: lm, projector, vision",
+		{Name: "peft", Kind: String, Doc: "PEFT family that is trained: lora, adapter (Houlsby, two per block) or bitfit (biases)",
+			Default: same("lora"), Check: oneOf(list("lora", "adapter", "bitfit")), set: func(h *Hyper, v any) { h.PEFT = v.(string) }},
+		{Name: "adapter_dim", Kind: Int, Doc: "bottleneck width of the Houlsby adapters (peft = adapter), ≥ 1",
+			Default: byScale(8, 16, 64), Check: between(1, 1<<20), set: func(h *Hyper, v any) { h.AdapterDim = v.(int) }},
+		{Name: "lora_parts", Kind: List, Doc: "model parts that get the PEFT family (LoRA, adapters or BitFit's biases): lm, projector, vision",
 			Default: same([]string{"lm"}), Check: subsetOf("lm", "projector", "vision"), set: func(h *Hyper, v any) { h.LoRAParts = v.([]string) }},
 		{Name: "accountant", Kind: String, Doc: "accountant that calibrates σ: rdp or pld",
 			Default: same("rdp"), Check: oneOf(list("rdp", "pld")), set: func(h *Hyper, v any) { h.Accountant = v.(string) }},
@@ -488,15 +499,17 @@ func (h Hyper) steps(n int) (steps int, q float64) {
 	return max(steps, 1), q
 }
 
-// peft returns the LoRA configuration of h, its tensors seeded from seed.
+// peft returns the PEFT configuration of h (LoRA unless h.PEFT names
+// another family), its new tensors seeded from seed.
 func (h Hyper) peft(seed uint64) nn.PEFT {
 	return nn.PEFT{
-		Method:  "lora",
-		Rank:    h.LoRARank,
-		Alpha:   h.LoRAAlpha,
-		Targets: slices.Clone(h.LoRATargets),
-		Parts:   slices.Clone(h.LoRAParts),
-		Seed:    seed,
+		Method:     cmp.Or(h.PEFT, "lora"),
+		Rank:       h.LoRARank,
+		Alpha:      h.LoRAAlpha,
+		Targets:    slices.Clone(h.LoRATargets),
+		AdapterDim: h.AdapterDim,
+		Parts:      slices.Clone(h.LoRAParts),
+		Seed:       seed,
 	}
 }
 

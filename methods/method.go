@@ -96,6 +96,9 @@ type Result struct {
 	// VisualTokens, when not 0, is the number of visual tokens per image
 	// that reach the language model.
 	VisualTokens float64
+	// Values are method-specific results for the run's manifest by name
+	// (Rap-FT's partition sizes, clip norms and both ε).
+	Values map[string]float64
 }
 
 // A Metric is the value of a named training metric at a step.

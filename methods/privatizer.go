@@ -89,6 +89,12 @@ type Report struct {
 	// MeanNorm is the mean pre-clipping norm of group 0 over the examples
 	// with a finite norm (NaN if none).
 	MeanNorm float64
+	// GroupMeanNorm holds every group's mean pre-clipping norm over the
+	// examples with a finite norm in that group (NaN if none), and
+	// GroupClipped the number of examples above each group's clip norm
+	// (Rap-FT's per-partition norms against their clips).
+	GroupMeanNorm []float64
+	GroupClipped  []int
 }
 
 // ClippedFraction returns Clipped/Examples, or NaN for an empty batch.
@@ -108,15 +114,21 @@ func (p *Privatizer) Privatize(dst []float32, grads [][]float32) Report {
 	r := Report{Examples: len(grads)}
 	norms := nn.ClipAll(grads, p.Rule)
 	sum, finite := 0.0, 0
+	gsum, gfinite := make([]float64, len(p.Rule.C)), make([]int, len(p.Rule.C))
+	r.GroupClipped = make([]int, len(p.Rule.C))
 	for _, ns := range norms {
 		clipped, bad := false, false
 		for g, n := range ns {
 			switch {
 			case math.IsNaN(n) || math.IsInf(n, 0):
 				bad = true
+				continue
 			case n > p.Rule.C[g]:
 				clipped = true
+				r.GroupClipped[g]++
 			}
+			gsum[g] += n
+			gfinite[g]++
 		}
 		if clipped {
 			r.Clipped++
@@ -131,6 +143,13 @@ func (p *Privatizer) Privatize(dst []float32, grads [][]float32) Report {
 	r.MeanNorm = math.NaN()
 	if finite > 0 {
 		r.MeanNorm = sum / float64(finite)
+	}
+	r.GroupMeanNorm = make([]float64, len(p.Rule.C))
+	for g := range gsum {
+		r.GroupMeanNorm[g] = math.NaN()
+		if gfinite[g] > 0 {
+			r.GroupMeanNorm[g] = gsum[g] / float64(gfinite[g])
+		}
 	}
 	clear(dst)
 	nn.Sum(dst, grads)

@@ -12,8 +12,8 @@ import "github.com/repro-dp/repro/experiments"
 func init() {
 	experiments.RegisterNames(func() *experiments.Names {
 		return &experiments.Names{
-			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv"},
-			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "icl", "fl-mm"},
+			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv", "rapft"},
+			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm"},
 			Attacks: []string{"loss-mia"},
 			Scales:  []string{"smoke", "small", "full"},
 		}

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -15,7 +16,11 @@ func TestList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("repro list: %v", err)
 	}
-	for _, want := range []string{"EXPERIMENT  DESCRIPTION\n", "\ntable1  ", "\nfig1  ", "Dual-Priv Table 1 shape", "no runs under " + dir} {
+	// The columns are as wide as the longest experiment name.
+	if !regexp.MustCompile(`(?m)^EXPERIMENT +DESCRIPTION$`).MatchString(out) {
+		t.Errorf("repro list printed:\n%s\nwant a header EXPERIMENT  DESCRIPTION", out)
+	}
+	for _, want := range []string{"\ntable1  ", "\nfig1  ", "Dual-Priv Table 1 shape", "no runs under " + dir} {
 		if !strings.Contains(out, want) {
 			t.Errorf("repro list printed:\n%s\nwant it to contain %q", out, want)
 		}

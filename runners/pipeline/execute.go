@@ -79,7 +79,8 @@ func names() *experiments.Names {
 //     seeded by the run's seed; per-step metrics and the privacy record are
 //     recorded (fineTuneStage);
 //  4. eval: the test metrics of the task's kind: Acc and IMG of greedy
-//     decoding for generative tasks (Evaluate), accuracy for classifiers
+//     decoding for generative tasks (Evaluate), the test perplexity for
+//     the records text tasks (Perplexities), accuracy for classifiers
 //     (evalStage);
 //  5. attacks: each of the run's attacks on the trained model, members the
 //     private examples that are not canary copies, non-members every
@@ -201,6 +202,23 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	if res.VisualTokens > 0 {
 		rec.Result("visual_tokens", res.VisualTokens)
 	}
+	for _, k := range slices.Sorted(maps.Keys(res.Values)) {
+		rec.Result(k, res.Values[k])
+	}
+	if _, ok := res.Values["epsilon_tight"]; !ok {
+		// Both ε in every manifest: the paper's (nominal) and the executed
+		// mechanism's (tight) are the same unless the method says not.
+		nominal := float64(res.Privacy.Epsilon)
+		if res.Privacy.EpsilonNominal != nil {
+			nominal = float64(*res.Privacy.EpsilonNominal)
+		}
+		rec.Result("epsilon_tight", float64(res.Privacy.Epsilon))
+		rec.Result("epsilon_nominal", nominal)
+	}
+	counts := nn.TrainableCounts(model)
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		rec.Result(k, counts[k])
+	}
 	return res, h, nil
 }
 
@@ -214,13 +232,9 @@ const majorityCaveat = "non-private diagnostic outside the guarantee: acc_majori
 func evalStage(ctx context.Context, model nn.Model, vt nn.VisualTransform, d *datasets.Dataset, diagnostics bool, final int64, rec *runners.Recorder) error {
 	var evr map[string]float64
 	if m, ok := model.(*nn.TinyMLLM); ok {
-		ev, err := Evaluate(ctx, m, vt, d.Test, d.Private, 0)
-		if err != nil {
+		var err error
+		if evr, err = lmResults(ctx, m, vt, d, diagnostics); err != nil {
 			return err
-		}
-		evr = ev.results()
-		if !diagnostics {
-			delete(evr, "acc_majority")
 		}
 	} else {
 		acc, err := classifierAccuracy(ctx, model, d.Test)
@@ -234,6 +248,24 @@ func evalStage(ctx context.Context, model nn.Model, vt nn.VisualTransform, d *da
 		rec.Metric(final, "test", name, evr[name])
 	}
 	return nil
+}
+
+// lmResults returns the test metrics of a TinyMLLM: the perplexity for
+// the records text tasks (Perplexities; the exact match of a whole
+// generated record is not their metric), else those of Evaluate.
+func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, diagnostics bool) (map[string]float64, error) {
+	if textTask(d.Task) {
+		return Perplexities(ctx, m, vt, d.Test, 0)
+	}
+	ev, err := Evaluate(ctx, m, vt, d.Test, d.Private, 0)
+	if err != nil {
+		return nil, err
+	}
+	evr := ev.results()
+	if !diagnostics {
+		delete(evr, "acc_majority")
+	}
+	return evr, nil
 }
 
 // attackStage runs the run's attacks on model: members are the private
