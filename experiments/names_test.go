@@ -18,7 +18,7 @@ func init() {
 		return &Names{
 			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv"},
 			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "icl", "fl-mm", "shapes-vqa-mia", "fashion-vqa-mia"},
-			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run"},
+			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "exposure", "pii-extraction", "pii-reconstruction"},
 			Scales:  []string{"smoke", "small", "full"},
 		}
 	})
