@@ -55,110 +55,112 @@ func (s *Secret) index() int {
 	return idx
 }
 
-// enumBatch is the largest number of sequences enumerate extends in one
-// batch.
-const enumBatch = 1000
+// enumBatch is the largest number of sequences decoded in one batch.
+const enumBatch = 1024
 
 // enumerate returns the log-perplexity −log P(x | prompt) (in nats) under
 // m of every candidate x of Alphabet^length, in lexicographic order of
-// the alphabet's indices. It decodes the candidates' prefix tree with a
-// KV cache: every tree node is one cached position, and the last levels
-// (up to enumBatch paths) are decoded as one batch.
+// the alphabet's indices (see walk).
 func enumerate(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence, alphabet []int, length int) ([]float64, error) {
-	A := len(alphabet)
 	n := 1
 	for range length {
-		n *= A
+		n *= len(alphabet)
 	}
+	out := make([]float64, n)
+	err := walk(m, vt, prompt, alphabet, length, math.Inf(1), func(idx int, score float64) { out[idx] = score })
+	return out, err
+}
+
+// enode is a node of the candidates' prefix tree: its cache (the prompt
+// and the node's tokens), the log-probabilities of the alphabet's tokens
+// next, its log-perplexity so far and its index (its path in base A).
+type enode struct {
+	c     *nn.KVCache
+	lp    []float64
+	score float64
+	idx   int
+}
+
+// walk calls leaf(idx, score) for every candidate of Alphabet^length
+// whose log-perplexity after prompt under m is at most bound, with its
+// index in lexicographic order. Log-perplexity only grows along a path
+// (every token adds −log p ≥ 0), so subtrees whose prefix is already
+// above bound are skipped: with a small bound (a well-memorised secret)
+// the walk visits a few nodes, with +Inf every node once. The tree is
+// decoded level by level in batches of up to enumBatch nodes with a KV
+// cache, one cached position per node, depth first over batches so at
+// most enumBatch·A caches per level are alive.
+func walk(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence, alphabet []int, length int, bound float64, leaf func(idx int, score float64)) error {
 	c := m.NewKVCache()
 	z, err := m.Prefill(c, prompt, vt)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	lp := make([]float64, m.Config.Vocab)
-	logSoftmax(lp, z.Data)
-	out := make([]float64, n)
-	e := &enumerator{m: m, alphabet: alphabet, out: out}
-	if err := e.node(c, lp, 0, length, 0); err != nil {
-		return nil, err
-	}
-	return out, nil
+	w := &walker{m: m, alphabet: alphabet, bound: bound, leaf: leaf, row: make([]float64, m.Config.Vocab)}
+	root := enode{c: c, lp: w.alphabetLP(z.Data)}
+	return w.expand([]enode{root}, length)
 }
 
-// enumerator holds the state of one enumeration.
-type enumerator struct {
+// walker holds the state of one walk.
+type walker struct {
 	m        *nn.TinyMLLM
 	alphabet []int
-	out      []float64
+	bound    float64
+	leaf     func(idx int, score float64)
+	row      []float64
 }
 
-// node scores the subtree of a prefix tree node: c holds the prompt and
-// the node's tokens, lp the next-token log-probabilities there, base the
-// node's log-perplexity so far, r the number of tokens still to choose and
-// idx the node's index (its path in base A). Leaves go to e.out.
-func (e *enumerator) node(c *nn.KVCache, lp []float64, base float64, r, idx int) error {
-	A := len(e.alphabet)
+// alphabetLP returns the log-softmax of logits z at the alphabet's tokens.
+func (w *walker) alphabetLP(z []float32) []float64 {
+	logSoftmax(w.row, z)
+	lp := make([]float64, len(w.alphabet))
+	for a, tok := range w.alphabet {
+		lp[a] = w.row[tok]
+	}
+	return lp
+}
+
+// expand visits the subtrees of nodes, which have r tokens still to
+// choose.
+func (w *walker) expand(nodes []enode, r int) error {
+	A := len(w.alphabet)
 	if r == 1 {
-		for a, tok := range e.alphabet {
-			e.out[idx*A+a] = base - lp[tok]
+		for _, nd := range nodes {
+			for a := range A {
+				if s := nd.score - nd.lp[a]; s <= w.bound {
+					w.leaf(nd.idx*A+a, s)
+				}
+			}
 		}
 		return nil
 	}
-	paths := 1
-	for range r - 1 {
-		paths *= A
+	type kid struct{ parent, a int }
+	var kids []kid
+	for i, nd := range nodes {
+		for a := range A {
+			if nd.score-nd.lp[a] <= w.bound {
+				kids = append(kids, kid{i, a})
+			}
+		}
 	}
-	if paths <= enumBatch {
-		return e.leaves(c, lp, base, r, idx, paths)
-	}
-	caches := make([]*nn.KVCache, A)
-	toks := make([][]int, A)
-	for a, tok := range e.alphabet {
-		caches[a], toks[a] = c.Clone(), []int{tok}
-	}
-	zs, err := e.m.Extend(caches, toks)
-	if err != nil {
-		return err
-	}
-	child := make([]float64, e.m.Config.Vocab)
-	for a, tok := range e.alphabet {
-		logSoftmax(child, zs[a].Data)
-		if err := e.node(caches[a], child, base-lp[tok], r-1, idx*A+a); err != nil {
+	for lo := 0; lo < len(kids); lo += enumBatch {
+		hi := min(lo+enumBatch, len(kids))
+		caches := make([]*nn.KVCache, hi-lo)
+		toks := make([][]int, hi-lo)
+		for j, k := range kids[lo:hi] {
+			caches[j], toks[j] = nodes[k.parent].c.Clone(), []int{w.alphabet[k.a]}
+		}
+		zs, err := w.m.Extend(caches, toks)
+		if err != nil {
 			return err
 		}
-		caches[a] = nil
-	}
-	return nil
-}
-
-// leaves scores all A^r leaves below a node at once: the paths of its
-// first r−1 tokens are decoded as one batch, each from a clone of c.
-func (e *enumerator) leaves(c *nn.KVCache, lp []float64, base float64, r, idx, paths int) error {
-	A := len(e.alphabet)
-	caches := make([]*nn.KVCache, paths)
-	toks := make([][]int, paths)
-	for p := range paths {
-		caches[p] = c.Clone()
-		toks[p] = make([]int, r-1)
-		for j, q := r-2, p; j >= 0; j, q = j-1, q/A {
-			toks[p][j] = e.alphabet[q%A]
+		next := make([]enode, hi-lo)
+		for j, k := range kids[lo:hi] {
+			p := &nodes[k.parent]
+			next[j] = enode{c: caches[j], lp: w.alphabetLP(zs[j].Data), score: p.score - p.lp[k.a], idx: p.idx*A + k.a}
 		}
-	}
-	zs, err := e.m.Extend(caches, toks)
-	if err != nil {
-		return err
-	}
-	V := e.m.Config.Vocab
-	row := make([]float64, V)
-	for p := range paths {
-		s := base - lp[toks[p][0]]
-		for j := 1; j < r-1; j++ {
-			logSoftmax(row, zs[p].Data[(j-1)*V:j*V])
-			s -= row[toks[p][j]]
-		}
-		logSoftmax(row, zs[p].Data[(r-2)*V:(r-1)*V])
-		for a, tok := range e.alphabet {
-			e.out[(idx*paths+p)*A+a] = s - row[tok]
+		if err := w.expand(next, r-1); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -220,17 +222,16 @@ func scoreCandidates(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence,
 //
 // Results: exposure_max (log₂|R|), exposure_rep<r> and
 // exposure_extrap_rep<r> (mean exact and extrapolated exposure of the
-// canaries inserted r times; r = 0 are the reference canaries, whose
-// exposure is about 1 bit on average), exposure_base_rep<r> under the base
-// model when the target has one (the control that never saw the
-// canaries). Scores: each canary's exposure (attack "exposure", member:
+// canaries inserted r times; r = 0 are the reference canaries, drawn like
+// the others but never inserted: the control, whose exposure is about
+// 1 bit on average). Scores: each canary's exposure (attack "exposure", member:
 // inserted) and extrapolated exposure ("exposure-extrap").
 type CanaryExposure struct {
 	// MaxEnumerate is the largest space that is enumerated; 0 means
 	// 2²⁰ (the six-digit secrets of package datasets, 10⁶, are).
 	MaxEnumerate float64
 	// Samples is the number of candidates the extrapolation fits; 0
-	// means 4000.
+	// means 2000.
 	Samples int
 	// Seed seeds the candidate draws.
 	Seed uint64
@@ -262,13 +263,6 @@ func (a CanaryExposure) Run(ctx context.Context, t *Target) (*Report, error) {
 		rep.Scores = append(rep.Scores,
 			results.Score{Attack: "exposure", ExampleID: s.ID, Member: s.Reps > 0, Score: target[i].exact},
 			results.Score{Attack: "exposure-extrap", ExampleID: s.ID, Member: s.Reps > 0, Score: target[i].extrap})
-	}
-	if t.Base != nil {
-		base, err := a.exposures(ctx, t.Base, nil, t.Secrets, t.Workers)
-		if err != nil {
-			return nil, fmt.Errorf("attacks: exposure: base model: %w", err)
-		}
-		a.summarise(rep, "exposure_base", t.Secrets, base)
 	}
 	maxExp := 0.0
 	for i := range t.Secrets {
@@ -325,47 +319,43 @@ func (a CanaryExposure) exposures(ctx context.Context, m *nn.TinyMLLM, vt nn.Vis
 }
 
 // exposure computes one secret's exact (when enumerable) and extrapolated
-// exposure.
+// exposure. The exact rank counts the candidates scoring at most the
+// secret with a pruned walk of the space; the extrapolation fits the
+// scores of Samples candidates drawn uniformly (with replacement).
 func (a CanaryExposure) exposure(m *nn.TinyMLLM, vt nn.VisualTransform, s *Secret) (exposureOf, error) {
 	idx := s.index()
 	if idx < 0 || len(s.Secret) == 0 {
 		return exposureOf{}, fmt.Errorf("secret %v is not a string over the alphabet %v", s.Secret, s.Alphabet)
 	}
 	rng := rand.New(rand.NewPCG(a.Seed, uint64(s.ID)))
-	ns := a.Samples
-	if ns == 0 {
-		ns = 4000
+	ns := cmp.Or(a.Samples, 2000)
+	cands := make([][]int, ns+1)
+	cands[0] = s.Secret
+	for i := 1; i <= ns; i++ {
+		cands[i] = make([]int, len(s.Secret))
+		for j := range cands[i] {
+			cands[i][j] = s.Alphabet[rng.IntN(len(s.Alphabet))]
+		}
+	}
+	scores, err := scoreCandidates(m, vt, &s.Prompt, cands)
+	if err != nil {
+		return exposureOf{}, err
 	}
 	res := exposureOf{exact: math.NaN()}
-	var sample []float64
-	var secretScore float64
-	if s.space() <= a.maxEnumerate() {
-		scores, err := enumerate(m, vt, &s.Prompt, s.Alphabet, len(s.Secret))
-		if err != nil {
-			return res, err
-		}
-		res.exact = Exposure(float64(Rank(scores, idx)), s.space())
-		secretScore = scores[idx]
-		sample = make([]float64, ns)
-		for i := range sample {
-			sample[i] = scores[rng.IntN(len(scores))]
-		}
-	} else {
-		cands := make([][]int, ns+1)
-		cands[0] = s.Secret
-		for i := 1; i <= ns; i++ {
-			cands[i] = make([]int, len(s.Secret))
-			for j := range cands[i] {
-				cands[i][j] = s.Alphabet[rng.IntN(len(s.Alphabet))]
-			}
-		}
-		scores, err := scoreCandidates(m, vt, &s.Prompt, cands)
-		if err != nil {
-			return res, err
-		}
-		secretScore, sample = scores[0], scores[1:]
+	if res.extrap, _, err = ExtrapolatedExposure(scores[1:], scores[0]); err != nil {
+		return res, err
 	}
-	var err error
-	res.extrap, _, err = ExtrapolatedExposure(sample, secretScore)
-	return res, err
+	if s.space() <= a.maxEnumerate() {
+		rank := 1
+		err := walk(m, vt, &s.Prompt, s.Alphabet, len(s.Secret), scores[0], func(i int, _ float64) {
+			if i != idx {
+				rank++
+			}
+		})
+		if err != nil {
+			return res, err
+		}
+		res.exact = Exposure(float64(rank), s.space())
+	}
+	return res, nil
 }
