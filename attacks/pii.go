@@ -88,9 +88,11 @@ func ExtractionPR(generated []Name, real map[Name]bool) (precision, recall float
 	return precision, recall
 }
 
-// RapFTEA returns the extraction attack (EA) metrics of Rap-FT (Li et
-// al., "Rap-FT: relevance-based adaptive private fine-tuning", §VII-A-4,
-// Table V), which follows Lukas et al.'s released code: names leaked by
+// RapFTEA returns the extraction attack (EA) metrics of Rap-FT (Wang et
+// al., "Balancing Differential Privacy and Utility: A Relevance-Based
+// Adaptive Private Fine-Tuning Framework for Language Models", IEEE TIFS
+// 2024, §VII-A-4 and Table V), which follows Lukas et al.'s released code
+// (microsoft/analysing_pii_leakage): names leaked by
 // the pretrained model are excluded, Leaked = G \ G0, and
 //
 //	precision = |Real_unique ∩ Leaked| / |Leaked|
