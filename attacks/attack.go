@@ -45,6 +45,15 @@ type Target struct {
 	// Decode, when not nil, turns token ids into text (the zlib score
 	// compresses it); nil compresses the ids as decimal words.
 	Decode func(ids []int) string
+	// Secrets are the secret canaries of a generative task, for
+	// CanaryExposure; PII, when not nil, is the task's personal data, for
+	// PIIExtraction and PIIReconstruction.
+	Secrets []Secret
+	PII     *PIIData
+	// Base, when not nil, is the model the target was fine-tuned from:
+	// the control of the extraction attacks, which never saw the private
+	// data. Attacks only read it.
+	Base *nn.TinyMLLM
 	// Canaries are the audit canaries of the run (AuditOneRun): each was
 	// drawn before training and inserted into the training set with
 	// probability ½.

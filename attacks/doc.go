@@ -12,7 +12,16 @@
 //   - maxrenyi-mia: MaxRényi-K% of VL-MIA, Rényi orders 0.5, 1, 2, ∞ ×
 //     K = 0, 10, 100% × the position slices img, inst, desp, inst_desp;
 //   - audit-one-run: the one-run privacy audit of Steinke, Nasr &
-//     Jagielski (2023) on audit canaries.
+//     Jagielski (2023) on audit canaries;
+//   - exposure: the canary exposure of Carlini et al. (2019), exact by
+//     enumerating the secrets' space and by skew-normal extrapolation;
+//   - pii-extraction: names extracted from sampled generations (Lukas et
+//     al. 2023), with the base model as control and Rap-FT's EA metrics;
+//   - pii-reconstruction: masked names reconstructed by likelihood among
+//     a candidate list, and Rap-FT's RA.
+//
+// The extraction attacks decode with nn's KV cache (TinyMLLM.Extend,
+// GenerateBatch).
 //
 // The membership attacks score private-train members against holdout
 // non-members. Every score comes from one forward pass per example, shared

@@ -18,7 +18,7 @@ func init() {
 		return &Names{
 			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv", "rapft"},
 			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira"},
-			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia"},
+			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia", "exposure", "pii-extraction", "pii-reconstruction"},
 			Scales:  []string{"smoke", "small", "full"},
 		}
 	})

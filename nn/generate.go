@@ -63,7 +63,8 @@ func (s Sampler) Next(logits []float32, rng *rand.Rand) int {
 // included) is an error. The images are encoded once; every step reruns
 // the language model on the whole sequence, so hooks see every position at
 // every step (DP-MTV patches the last position at each step). rng drives
-// sampling and may be nil for greedy decoding.
+// sampling and may be nil for greedy decoding. GenerateBatch decodes many
+// prompts together with a KV cache, without hooks, about ten times faster.
 func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.Rand, h *Hooks, vt VisualTransform) ([]int, error) {
 	if err := m.Check(&Sequence{Tokens: prompt.Tokens, Images: prompt.Images}); err != nil {
 		return nil, err

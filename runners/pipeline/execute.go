@@ -93,7 +93,7 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return fmt.Errorf("pipeline: unknown method %q", cfg.Method)
 	}
 	rec.Stage("base")
-	model, err := baseStage(ctx, run, method.Arch())
+	model, base, err := baseStage(ctx, run, method.Arch())
 	if err != nil {
 		return err
 	}
@@ -115,38 +115,40 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return err
 	}
 	rec.Stage("attacks")
-	return attackStage(ctx, cfg, model, res.Visual, d, res.Privacy, rec)
+	return attackStage(ctx, cfg, model, base, res.Visual, d, res.Privacy, rec)
 }
 
 // baseStage returns a fresh copy of the pretrained base of arch at the
 // run's scale and writes its identity to base.json in the run's folder.
 // The bases are cached in BaseDir, or in the folder pretrain of the results
-// root the run writes under.
-func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, error) {
+// root the run writes under. For a TinyMLLM it also returns the cached
+// base itself (shared: read only), the extraction attacks' control.
+func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, *nn.TinyMLLM, error) {
 	dir := BaseDir
 	if dir == "" {
 		// run.Dir is <root>/<experiment>/runs/<id>.
 		dir = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(run.Dir))), "pretrain")
 	}
 	var model nn.Model
+	var shared *nn.TinyMLLM
 	var hash, checkpoint string
 	if arch == "tinymllm" {
 		base, err := Base(ctx, dir, run.Config.Scale)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m, err := clone(base.TinyMLLM())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		model, hash, checkpoint = m, base.Hash, base.Checkpoint
+		model, shared, hash, checkpoint = m, base.TinyMLLM(), base.Hash, base.Checkpoint
 	} else {
 		base, err := pretrain.Base(ctx, pretrain.Options{Scale: run.Config.Scale, Arch: arch, Dir: dir})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if model, err = base.Load(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		hash, checkpoint = base.Hash, base.Checkpoint
 	}
@@ -157,9 +159,9 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, er
 		Checkpoint string `json:"checkpoint"`
 	}{run.Inputs.Base, arch, hash, checkpoint}, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return model, results.WriteFile(filepath.Join(run.Dir, "base.json"), append(bj, '\n'))
+	return model, shared, results.WriteFile(filepath.Join(run.Dir, "base.json"), append(bj, '\n'))
 }
 
 // fineTuneStage resolves the run's hyperparameters, fine-tunes model with
@@ -279,7 +281,7 @@ func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *da
 // and recorded as a warning. An attack that fails (for example for want
 // of audit canaries) does not stop the others; the run fails with every
 // such error once all have run.
-func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy, rec *runners.Recorder) error {
+func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, base *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy, rec *runners.Recorder) error {
 	if len(cfg.Attacks) == 0 {
 		return nil
 	}
@@ -292,6 +294,7 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, v
 	if err != nil {
 		return err
 	}
+	extractionTarget(target, d, base)
 	var errs []error
 	warned := map[string]bool{}
 	for _, name := range cfg.Attacks {

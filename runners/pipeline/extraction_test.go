@@ -1,0 +1,93 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pipeline
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/repro-dp/repro/attacks"
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/internal/parallel"
+	"github.com/repro-dp/repro/methods"
+	"github.com/repro-dp/repro/nn"
+)
+
+// TestMemorisationControl is the extraction experiment's control at the
+// smoke preset, on a freshly initialised model (as freshBase gives):
+// fine-tuned on records for 20 epochs with a cosine decay (the
+// extraction spec's recipe, shortened), non-privately and by DP-SGD at
+// ε = 1, the canary inserted 16 times must be exposed near the maximum
+// log₂10⁶ ≈ 19.93 bits by the non-private model (> 15; a never-inserted
+// canary has about 1 on average) and less by the DP model. Only the 16×
+// canary is attacked, to keep the test short (the exposure of a low-rank
+// secret needs a small part of the 10⁶ candidates; a reference canary
+// needs them all). (DP at ε = 1 bounds a canary inserted k times only by
+// group privacy, e^{kε}: for k = 16 that allows any exposure, so the DP
+// run is compared with the non-private one, not with chance.)
+func TestMemorisationControl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fine-tunes two models for 20 epochs")
+	}
+	d, err := Data("records", "smoke", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []struct {
+		method string
+		eps    float64
+	}{{"nonprivate", math.Inf(1)}, {"dpsgd", 1}}
+	exposure := make([]float64, len(runs))
+	err = parallel.For(len(runs), 2, func(i int) error {
+		return memorise(t, d, runs[i].method, runs[i].eps, &exposure[i])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("exposure of the 16× canary: non-private %.2f bits, DP-SGD ε = 1 %.2f bits", exposure[0], exposure[1])
+	if !(exposure[0] > 15) {
+		t.Errorf("non-private: exposure of the 16× canary %.2f, want > 15 bits", exposure[0])
+	}
+	if !(exposure[0] > exposure[1]) {
+		t.Errorf("exposure of the 16× canary: non-private %.2f, DP ε = 1 %.2f; want non-private higher", exposure[0], exposure[1])
+	}
+}
+
+// memorise fine-tunes a fresh smoke model on d with method at ε and sets
+// *exposure to the exposure of the canaries inserted 16 times.
+func memorise(t *testing.T, d *datasets.Dataset, method string, eps float64, exposure *float64) error {
+	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
+	if err != nil {
+		return err
+	}
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		return err
+	}
+	h, err := methods.Resolve(method, "smoke", map[string]any{"epochs": 20.0, "schedule": "cosine"})
+	if err != nil {
+		return err
+	}
+	meth, _ := methods.Lookup(method)
+	if _, err := meth.FineTune(t.Context(), &methods.Job{Model: m, Data: d, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 1}); err != nil {
+		return err
+	}
+	target := &attacks.Target{Model: m, Workers: 1}
+	extractionTarget(target, d, nil)
+	var keep []attacks.Secret
+	for _, s := range target.Secrets {
+		if s.Reps == 16 {
+			keep = append(keep, s)
+		}
+	}
+	target.Secrets = keep
+	rep, err := attacks.CanaryExposure{}.Run(context.Background(), target)
+	if err != nil {
+		return err
+	}
+	*exposure = rep.Results["exposure_rep16"]
+	return nil
+}
