@@ -1,0 +1,154 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package gia
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestPSNRClosedForm(t *testing.T) {
+	t.Parallel()
+	x := make([]float32, 64)
+	for i := range x {
+		x[i] = float32(i) / 64
+	}
+	for _, tc := range []struct {
+		desc   string
+		offset float32
+		peak   float64
+		want   float64
+	}{
+		// A uniform offset d gives MSE = d², so PSNR = 20·log₁₀(peak/d).
+		{"offset 0.1, peak 1", 0.1, 1, 20},
+		{"offset 0.01, peak 1", 0.01, 1, 40},
+		{"offset 0.5, peak 2", 0.5, 2, 20 * math.Log10(4)},
+	} {
+		y := make([]float32, len(x))
+		for i := range x {
+			y[i] = x[i] + tc.offset
+		}
+		if got := PSNR(y, x, tc.peak); math.Abs(got-tc.want) > 1e-4 {
+			t.Errorf("%s: got %v dB, want %v", tc.desc, got, tc.want)
+		}
+	}
+	if got := PSNR(x, x, 1); !math.IsInf(got, 1) {
+		t.Errorf("equal images: got %v, want +Inf", got)
+	}
+}
+
+func TestSSIMClosedForm(t *testing.T) {
+	t.Parallel()
+	const h, w = 16, 13
+	c1 := ssimK1 * ssimK1
+	for _, tc := range []struct{ a, b float32 }{{0.2, 0.7}, {0.5, 0.5}, {0, 1}, {0.9, 0.1}} {
+		// Constant images: every σ is 0, so the map is
+		// (2ab + C₁)/(a² + b² + C₁) everywhere (Wang et al. 2004, Eq. 13).
+		x, y := make([]float32, 2*h*w), make([]float32, 2*h*w)
+		for i := range x {
+			x[i], y[i] = tc.a, tc.b
+		}
+		a, b := float64(tc.a), float64(tc.b)
+		want := (2*a*b + c1) / (a*a + b*b + c1)
+		got, err := SSIM(x, y, 2, h, w, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-want) > 1e-6 {
+			t.Errorf("constants %v, %v: got %v, want %v", a, b, got, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := make([]float32, 3*28*28)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	if got, _ := SSIM(x, x, 3, 28, 28, 1); math.Abs(got-1) > 1e-9 {
+		t.Errorf("SSIM(x, x) = %v, want 1", got)
+	}
+	if _, err := SSIM(x[:3*10*10], x[:3*10*10], 3, 10, 10, 1); err == nil {
+		t.Error("a 10×10 image: got no error, want one (smaller than the window)")
+	}
+}
+
+// TestSSIMWindow checks the window against the closed form of MATLAB's
+// fspecial('gaussian', 11, 1.5): the centre weight is 1/(Σ_k e^{−k²/4.5})².
+func TestSSIMWindow(t *testing.T) {
+	t.Parallel()
+	g := ssimWeights()
+	var s float64
+	for k := -5; k <= 5; k++ {
+		s += math.Exp(-float64(k*k) / 4.5)
+	}
+	if got, want := g[5]*g[5], 1/(s*s); math.Abs(got-want) > 1e-15 {
+		t.Errorf("centre weight %v, want %v", got, want)
+	}
+}
+
+func TestAssignBruteForce(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(2, 3))
+	for n := 1; n <= 7; n++ {
+		for trial := range 20 {
+			cost := make([][]float64, n)
+			for i := range cost {
+				cost[i] = make([]float64, n)
+				for j := range cost[i] {
+					cost[i][j] = math.Floor(rng.Float64() * 10) // ties on purpose
+				}
+			}
+			p := Assign(cost)
+			got := total(cost, p)
+			if want := bruteAssign(cost); math.Abs(got-want) > 1e-12 {
+				t.Errorf("n=%d trial %d: cost %v, brute force %v (cost %v, p %v)", n, trial, got, want, cost, p)
+			}
+			q := slices.Clone(p)
+			slices.Sort(q)
+			for i, v := range q {
+				if v != i {
+					t.Fatalf("n=%d: %v is not a permutation", n, p)
+				}
+			}
+		}
+	}
+}
+
+func total(cost [][]float64, p []int) float64 {
+	var s float64
+	for i, j := range p {
+		s += cost[i][j]
+	}
+	return s
+}
+
+// bruteAssign is the slow reference: the least total over all n!
+// permutations (Heap's algorithm).
+func bruteAssign(cost [][]float64) float64 {
+	n := len(cost)
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	best := total(cost, p)
+	c := make([]int, n)
+	for i := 0; i < n; {
+		if c[i] < i {
+			if i%2 == 0 {
+				p[0], p[i] = p[i], p[0]
+			} else {
+				p[c[i]], p[i] = p[i], p[c[i]]
+			}
+			best = min(best, total(cost, p))
+			c[i]++
+			i = 0
+		} else {
+			c[i] = 0
+			i++
+		}
+	}
+	return best
+}
