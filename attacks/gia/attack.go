@@ -173,10 +173,11 @@ func AttackViT(m *nn.ViT, l *nn.Layout, g []float32, batch Batch, fallback []flo
 // AttackFusion attacks the released update g (over layout l) of batch on
 // the fusion classifier m: labels from the head's bias gradient, the bag of
 // words from the rows of the text.tok gradient (keeping the n largest rows
-// when n > 0), and the image by LinearInput on image.proj (the
-// convolutional features, exact for a batch of one) followed by Invert
-// through the convolutional encoder. If image.proj is not released the
-// reconstruction is fallback.
+// when n > 0), and the image by gradient matching on the released
+// gradients of the convolutional encoder and image.proj (ConvMatch;
+// Inverting Gradients' cosine distance, or DLG's ℓ₂ with opt.L2) minimised
+// by Invert. If a tensor ConvMatch needs is not released (frozen or
+// pruned) the reconstruction is fallback.
 func AttackFusion(m *nn.Fusion, l *nn.Layout, g []float32, batch Batch, n int, fallback []float32, opt *InvertOptions) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
@@ -188,13 +189,11 @@ func AttackFusion(m *nn.Fusion, l *nn.Layout, g []float32, batch Batch, n int, f
 		o.TRR = TRR(o.Tokens, batch.Tokens)
 	}
 	img := fallback
-	if gw, gb := block(l, g, m.ImgProj.W), block(l, g, m.ImgProj.B); gw != nil && gb != nil {
-		feat, err := LinearInput(gw, gb)
-		if err == nil {
-			img, _, err = Invert(FusionFeatures(m), feat, c.Channels, c.ImageSize, c.ImageSize, opt)
-			if err != nil {
-				return nil, err
-			}
+	if cm, err := NewConvMatch(m, l, g); err == nil {
+		cm.L2 = opt != nil && opt.L2
+		obj := func(x, grad []float32) (float64, error) { return cm.Objective(x, grad), nil }
+		if img, _, err = Invert(obj, c.Channels, c.ImageSize, c.ImageSize, opt); err != nil {
+			return nil, err
 		}
 	}
 	if err := o.Score(replicate(img, len(batch.Images)), batch.Images, c.Channels, c.ImageSize, c.ImageSize); err != nil {

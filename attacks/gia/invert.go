@@ -29,6 +29,14 @@ type InvertOptions struct {
 	TV float64
 	// Seed seeds the initialisations.
 	Seed uint64
+	// L2 makes the attacks that build their objective from these options
+	// (AttackFusion) match with DLG's ℓ₂ distance instead of Inverting
+	// Gradients' cosine distance.
+	L2 bool
+	// Gray ties the channels of the image to one value per pixel (the
+	// attacker's prior for grayscale data such as Fashion-MNIST, whose
+	// images are stored with three equal channels).
+	Gray bool
 }
 
 func (o *InvertOptions) withDefaults() InvertOptions {
@@ -55,38 +63,107 @@ func (o *InvertOptions) withDefaults() InvertOptions {
 // feature node on the same tape (an encoder's first layers).
 type FeatureMap func(t *nn.Tape, img *nn.Node) *nn.Node
 
-// Invert returns the image x ∈ [0, 1]^{C×H×W} whose features f(x) best
-// match target, the Inverting-Gradients objective of Geiping et al. (2020,
-// Eq. 4) applied to a recovered layer input: it minimises
+// An Objective returns an attack objective at the image x and writes its
+// gradient with respect to x to grad (len(x), overwritten).
+type Objective func(x, grad []float32) (float64, error)
+
+// Invert returns the image x ∈ [0, 1]^{C×H×W} that minimises
 //
-//	1 − cos(f(x), target) + TV·TV(x)
+//	obj(x) + TV·TV(x)
 //
-// with Adam from uniform random starts, projecting onto the box after each
-// step, and keeps the restart with the lowest objective. The objective's
-// gradient is f's vector-Jacobian product (one backward pass of nn's tape)
-// plus the closed forms of the cosine and TV terms. It returns the image
-// and its objective, or an error if f's output does not match target.
-func Invert(f FeatureMap, target []float32, c, h, w int, opt *InvertOptions) ([]float32, float64, error) {
+// by Adam from uniform random starts, projecting onto the box after each
+// step (breaching's "boxed" Inverting Gradients), and keeps the restart
+// with the lowest objective, as Geiping et al. (2020, §5) do. It returns
+// the image and its objective, or obj's first error.
+func Invert(obj Objective, c, h, w int, opt *InvertOptions) ([]float32, float64, error) {
 	o := opt.withDefaults()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6961))
+	nu := c * h * w
+	if o.Gray {
+		nu = h * w
+	}
+	x, gx := make([]float32, c*h*w), make([]float32, c*h*w)
+	full := func(u, gu []float32) (float64, error) {
+		expand(x, u)
+		v, err := obj(x, gx)
+		if err != nil {
+			return 0, err
+		}
+		v += o.TV * totalVariation(x, c, h, w, o.TV, gx)
+		reduce(gu, gx)
+		return v, nil
+	}
 	var best []float32
 	bestObj := math.Inf(1)
 	for range o.Restarts {
-		x := make([]float32, c*h*w)
-		for i := range x {
-			x[i] = rng.Float32()
+		u := make([]float32, nu)
+		for i := range u {
+			u[i] = rng.Float32()
 		}
-		obj, err := adamBox(x, o, func(x, grad []float32) (float64, error) {
-			return invertObjective(f, target, x, c, h, w, o.TV, grad)
-		})
+		v, err := adamBox(u, o, full)
 		if err != nil {
 			return nil, 0, err
 		}
-		if obj < bestObj || best == nil {
-			best, bestObj = x, obj
+		if v < bestObj || best == nil {
+			best, bestObj = u, v
 		}
 	}
-	return best, bestObj, nil
+	out := make([]float32, c*h*w)
+	expand(out, best)
+	return out, bestObj, nil
+}
+
+// FeatureObjective returns the objective of matching f(x) to target, a
+// recovered layer input (LinearInput): 1 − cos(f(x), target), or with l2
+// the relative squared distance ‖f(x) − target‖²/‖target‖² (DLG's ℓ₂
+// matching, Zhu et al. 2019). The gradient is f's vector-Jacobian product,
+// one backward pass of nn's tape, seeded with the closed-form gradient of
+// the distance.
+func FeatureObjective(f FeatureMap, target []float32, c, h, w int, l2 bool) Objective {
+	return func(x, grad []float32) (float64, error) {
+		t := nn.NewTape(nil, nil)
+		in := t.Input(nn.Tensor{Shape: []int{c, h, w}, Data: x}, true)
+		out := f(t, in)
+		z := out.Value.Data
+		if len(z) != len(target) {
+			return 0, fmt.Errorf("gia: features of %d values, target %d", len(z), len(target))
+		}
+		seed := make([]float32, len(z))
+		var match float64
+		if l2 {
+			match = l2Grad(z, target, seed)
+		} else {
+			match = 1 - cosineGrad(z, target, seed) // seed = ∂cos/∂z
+			for i := range seed {
+				seed[i] = -seed[i]
+			}
+		}
+		t.BackwardFrom(out, seed)
+		clear(grad)
+		if in.Grad != nil {
+			copy(grad, in.Grad)
+		}
+		return match, nil
+	}
+}
+
+// expand writes u to x, repeating it over x's channels when u is one
+// channel.
+func expand(x, u []float32) {
+	for o := 0; o < len(x); o += len(u) {
+		copy(x[o:], u)
+	}
+}
+
+// reduce writes to gu the gradient with respect to u of a function of
+// expand(x, u) whose gradient with respect to x is gx.
+func reduce(gu, gx []float32) {
+	copy(gu, gx)
+	for o := len(gu); o < len(gx); o += len(gu) {
+		for i := range gu {
+			gu[i] += gx[o+i]
+		}
+	}
 }
 
 // adamBox minimises obj over the box [0, 1]ⁿ from x in place with Adam
@@ -112,29 +189,6 @@ func adamBox(x []float32, o InvertOptions, obj func(x, grad []float32) (float64,
 	return obj(x, g)
 }
 
-// invertObjective returns Invert's objective at x and writes its gradient
-// with respect to x to grad.
-func invertObjective(f FeatureMap, target, x []float32, c, h, w int, tv float64, grad []float32) (float64, error) {
-	t := nn.NewTape(nil, nil)
-	in := t.Input(nn.Tensor{Shape: []int{c, h, w}, Data: x}, true)
-	out := f(t, in)
-	z := out.Value.Data
-	if len(z) != len(target) {
-		return 0, fmt.Errorf("gia: features of %d values, target %d", len(z), len(target))
-	}
-	seed := make([]float32, len(z))
-	cosv := cosineGrad(z, target, seed) // seed = ∂cos/∂z
-	for i := range seed {
-		seed[i] = -seed[i]
-	}
-	t.BackwardFrom(out, seed)
-	clear(grad)
-	if in.Grad != nil {
-		copy(grad, in.Grad)
-	}
-	return 1 - cosv + tv*totalVariation(x, c, h, w, tv, grad), nil
-}
-
 // cosineGrad returns cos(z, y) and writes ∂cos/∂z to dz:
 // (y/(‖z‖‖y‖) − cos·z/‖z‖²). A zero vector has cosine 0 and gradient y/‖y‖
 // scaled by 1/‖z‖ taken as 1.
@@ -156,6 +210,25 @@ func cosineGrad(z, y, dz []float32) float64 {
 		dz[i] = float32(float64(y[i])/(nz*ny) - cs*float64(z[i])/zz)
 	}
 	return cs
+}
+
+// l2Grad returns ‖z − y‖²/‖y‖² and writes its gradient with respect to z
+// to dz (zero for a zero y).
+func l2Grad(z, y, dz []float32) float64 {
+	var yy, s float64
+	for i := range y {
+		yy += float64(y[i]) * float64(y[i])
+	}
+	if yy == 0 {
+		clear(dz)
+		return 0
+	}
+	for i := range z {
+		d := float64(z[i]) - float64(y[i])
+		s += d * d
+		dz[i] = float32(2 * d / yy)
+	}
+	return s / yy
 }
 
 // totalVariation returns the anisotropic total variation of x, the mean
