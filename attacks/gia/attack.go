@@ -222,3 +222,33 @@ func MeanImage(imgs [][]float32) []float32 {
 	}
 	return out
 }
+
+// AttackMLLM attacks the released update g (over layout l) of a batch of
+// TinyMLLM sequences, each with one image (batch.Images) and its tokens
+// (batch.Tokens, prompt and answer): the image by PatchRecovery on the
+// vision encoder (exact for a batch of one when the encoder is released;
+// otherwise fallback), the bag of words from the rows of lm.tok's gradient,
+// keeping the n rows of largest norm when n > 0. The language model's
+// head is tied to lm.tok, so its gradient reaches every row; the input
+// embedding's rows dominate but are not the only non-zero ones, so the
+// attacker needs n (it takes the number of distinct tokens).
+func AttackMLLM(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, n int, fallback []float32) (*Outcome, error) {
+	start := time.Now()
+	c := m.Config
+	o := &Outcome{TRR: math.NaN(), LabelAcc: math.NaN()}
+	if ge := block(l, g, m.Tok); ge != nil {
+		o.Tokens = BagOfWords(ge, c.Width, n)
+		o.TRR = TRR(o.Tokens, batch.Tokens)
+	}
+	img, err := PatchRecovery(m.Vision, l, g)
+	if err != nil {
+		img = fallback
+	} else {
+		clamp01(img)
+	}
+	if err := o.Score(replicate(img, len(batch.Images)), batch.Images, c.Channels, c.ImageSize, c.ImageSize); err != nil {
+		return nil, err
+	}
+	o.Elapsed = time.Since(start)
+	return o, nil
+}

@@ -215,3 +215,66 @@ func TestControlFusionText(t *testing.T) {
 		t.Logf("%s: TRR %.3f, label acc %v, PSNR %.2f", tc.desc, o.TRR, o.LabelAcc, o.MeanPSNR())
 	}
 }
+
+// TestControlMLLM runs the controls on TinyMLLM's vision path and prompts:
+// a fully fine-tuned smoke TinyMLLM (vision, projector and language model)
+// releases the raw update of one fashion-vqa example; the image comes back
+// at PSNR ≥ 25 dB and the tokens at TRR ≥ 0.9 (top rows of lm.tok's
+// gradient, as many as the sequence has distinct tokens); at ε = 1 both
+// fall to the baselines.
+func TestControlMLLM(t *testing.T) {
+	t.Parallel()
+	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := nn.Preset("smoke", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.PEFT = nn.PEFT{Method: "full", Parts: []string{"vision", "projector", "lm"}}
+	m, err := nn.NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := nn.NewLayout(m.Params())
+	ex := &d.Private[0]
+	seq, mask := ex.Sequence()
+	s := nn.Sequence{Tokens: seq, Images: ex.Images, Loss: mask}
+	r, err := nn.PerSample(l, 1, func(tp *nn.Tape, _ int) (*nn.Node, error) { return m.Loss(tp, &s, nil, nil) }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pub [][]float32
+	for _, e := range d.Public {
+		pub = append(pub, e.Images[0])
+	}
+	mean := MeanImage(pub)
+	b := Batch{Images: [][]float32{ex.Images[0]}, Tokens: [][]int{seq}}
+	base := PSNR(mean, ex.Images[0], 1)
+	for _, tc := range []struct {
+		desc           string
+		mech           Mechanism
+		minPSNR, maxP  float64
+		minTRR, maxTRR float64
+	}{
+		{"raw", Mechanism{}, 25, math.Inf(1), 0.9, 1},
+		{"eps=1", Mechanism{Rule: nn.Flat(1), Sigma: []float64{sigmaEps1(t)}, Seed: 3}, 0, base + 3, 0, 0.5},
+	} {
+		g, err := Release(l, r.Grads, tc.mech)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := AttackMLLM(m, l, g, b, distinct(b.Tokens), mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := o.MeanPSNR(); p < tc.minPSNR || p > tc.maxP {
+			t.Errorf("%s: PSNR %.2f dB, want in [%v, %v]", tc.desc, p, tc.minPSNR, tc.maxP)
+		}
+		if o.TRR < tc.minTRR || o.TRR > tc.maxTRR {
+			t.Errorf("%s: TRR %.3f, want in [%v, %v]", tc.desc, o.TRR, tc.minTRR, tc.maxTRR)
+		}
+		t.Logf("%s: PSNR %.2f dB (baseline %.2f), TRR %.3f", tc.desc, o.MeanPSNR(), base, o.TRR)
+	}
+}
