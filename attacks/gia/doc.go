@@ -20,20 +20,37 @@
 //
 // The pipeline of an attack on one update is:
 //
-//  1. labels from the gradient of the classifier head's bias (LabelsIDLG
+//  1. labels from the gradient of the classifier head's bias (LabelIDLG
 //     for B = 1, after Zhao et al. 2020; LabelsSign for batches, the
 //     gradient-sign rule of Wainakh et al. 2022);
-//  2. text tokens from the non-zero rows of the token-embedding gradient
-//     (BagOfWords): a token that is in no example of the batch gets an
-//     exactly zero row;
-//  3. images: the analytic recoveries where they are exact for B = 1
-//     (LinearInput, the input of a fully connected layer with bias, Phong
-//     et al. 2017, Geiping et al. 2020 §4; PatchRecovery, the patches of a
-//     ViT whose patch embedding and learned position embedding are both
-//     released, Lu et al. 2022 "APRIL"), followed for the fusion
-//     classifier's convolutional encoder by an Inverting-Gradients style
-//     optimisation of the image (cosine distance plus total variation,
-//     Adam, restarts; Invert) towards the recovered layer input.
+//  2. text tokens from the rows of the token-embedding gradient
+//     (BagOfWords; Melis et al. 2019): a token that is in no example of
+//     the batch gets an exactly zero row (except through a head tied to
+//     the embedding, as TinyMLLM's, where the largest rows are taken);
+//  3. images, by the attack that fits the released tensors (below).
+//
+// For the ViT and TinyMLLM's vision encoder, with the patch embedding and
+// the learned position embedding released, PatchRecovery is the closed
+// form of Lu et al. 2022 (APRIL), exact for B = 1. For the fusion
+// classifier (convolutional image encoder) the attack is gradient
+// matching, Inverting Gradients (cosine distance, total variation,
+// Adam, restarts; Geiping et al. 2020) or DLG (ℓ₂ distance; Zhu et al.
+// 2019) on the released gradients of the convolutions and image.proj
+// (ConvMatch, minimised by Invert). Its gradient with respect to the image
+// is a second-order derivative of the loss; it is computed exactly (almost
+// everywhere) from the analytically recovered output gradient of
+// image.proj (LinearInput's argument, Phong et al. 2017; Geiping et al.
+// 2020 §4), see ConvMatch.
+//
+// No attack here differentiates twice through attention or LayerNorm:
+// gradient matching on a transformer's own released gradients (LoRA
+// tensors of the language model, as the methods of package methods
+// release) is not implemented, and for such an update the image attacks
+// return the attacker's data-independent guess.
+//
+// Table runs the attacks against the release mechanisms of the methods
+// (Defences) and writes the gia table and reconstruction grids
+// (Markdown, WriteGrid).
 //
 // # Metrics
 //
@@ -49,6 +66,8 @@
 //     arXiv 2001.02610, 2020.
 //   - Geiping, Bauermeister, Dröge & Moeller, "Inverting Gradients – How
 //     easy is it to break privacy in federated learning?", NeurIPS 2020.
+//   - Melis, Song, De Cristofaro & Shmatikov, "Exploiting Unintended
+//     Feature Leakage in Collaborative Learning", IEEE S&P 2019.
 //   - Phong, Aono, Hayashi, Wang & Moriai, "Privacy-Preserving Deep
 //     Learning via Additively Homomorphic Encryption", IEEE TIFS 2017.
 //   - Lu, Huang, Lin, Ma & Yao, "APRIL: Finding the Achilles' Heel on
