@@ -22,7 +22,7 @@ var (
 
 // smokeData returns the fl-mm task at smoke scale (Fashion-MNIST images
 // with captions and labels), built once.
-func smokeData(t *testing.T) *datasets.Dataset {
+func smokeData(t testing.TB) *datasets.Dataset {
 	t.Helper()
 	dataOnce.Do(func() { dataSet, dataErr = datasets.Build("fl-mm", &datasets.Options{Scale: datasets.Smoke, Seed: 1}) })
 	if dataErr != nil {
@@ -33,7 +33,7 @@ func smokeData(t *testing.T) *datasets.Dataset {
 
 // smokeBatch returns the first b private examples as a Batch and the mean
 // public image (the data-independent baseline).
-func smokeBatch(t *testing.T, b int) (Batch, []float32) {
+func smokeBatch(t testing.TB, b int) (Batch, []float32) {
 	t.Helper()
 	d := smokeData(t)
 	var bt Batch
@@ -49,7 +49,7 @@ func smokeBatch(t *testing.T, b int) (Batch, []float32) {
 	return bt, MeanImage(pub)
 }
 
-func smokeConfig(t *testing.T) nn.Config {
+func smokeConfig(t testing.TB) nn.Config {
 	t.Helper()
 	c, err := nn.Preset("smoke", datasets.Vocab().Len())
 	if err != nil {
@@ -60,7 +60,7 @@ func smokeConfig(t *testing.T) nn.Config {
 	return c
 }
 
-func smokeViT(t *testing.T) (*nn.ViT, *nn.Layout) {
+func smokeViT(t testing.TB) (*nn.ViT, *nn.Layout) {
 	t.Helper()
 	m, err := nn.NewViT(smokeConfig(t))
 	if err != nil {
@@ -69,7 +69,7 @@ func smokeViT(t *testing.T) (*nn.ViT, *nn.Layout) {
 	return m, nn.NewLayout(m.Params())
 }
 
-func smokeFusion(t *testing.T) (*nn.Fusion, *nn.Layout) {
+func smokeFusion(t testing.TB) (*nn.Fusion, *nn.Layout) {
 	t.Helper()
 	m, err := nn.NewFusion(smokeConfig(t))
 	if err != nil {
@@ -78,7 +78,7 @@ func smokeFusion(t *testing.T) (*nn.Fusion, *nn.Layout) {
 	return m, nn.NewLayout(m.Params())
 }
 
-func vitGrads(t *testing.T, m *nn.ViT, l *nn.Layout, b Batch) [][]float32 {
+func vitGrads(t testing.TB, m *nn.ViT, l *nn.Layout, b Batch) [][]float32 {
 	t.Helper()
 	r, err := nn.PerSample(l, len(b.Images), func(tp *nn.Tape, i int) (*nn.Node, error) {
 		return m.Loss(tp, b.Images[i], b.Labels[i], nil)
@@ -89,7 +89,7 @@ func vitGrads(t *testing.T, m *nn.ViT, l *nn.Layout, b Batch) [][]float32 {
 	return r.Grads
 }
 
-func fusionGrads(t *testing.T, m *nn.Fusion, l *nn.Layout, b Batch) [][]float32 {
+func fusionGrads(t testing.TB, m *nn.Fusion, l *nn.Layout, b Batch) [][]float32 {
 	t.Helper()
 	r, err := nn.PerSample(l, len(b.Images), func(tp *nn.Tape, i int) (*nn.Node, error) {
 		return m.Loss(tp, b.Images[i], b.Tokens[i], b.Labels[i], nil)
@@ -103,7 +103,7 @@ func fusionGrads(t *testing.T, m *nn.Fusion, l *nn.Layout, b Batch) [][]float32 
 // sigmaEps1 is the noise multiplier of one Gaussian release at ε = 1,
 // δ = 1e-5 with sensitivity 1 (the analytic Gaussian mechanism): the
 // weakest DP-SGD noise that can protect one released batch at ε = 1.
-func sigmaEps1(t *testing.T) float64 {
+func sigmaEps1(t testing.TB) float64 {
 	t.Helper()
 	s, err := privacy.AnalyticGaussianSigma(1, 1e-5, 1)
 	if err != nil {

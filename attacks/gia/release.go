@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
@@ -121,4 +122,18 @@ func block(l *nn.Layout, g []float32, p *nn.Param) []float32 {
 		return nil
 	}
 	return l.Block(g, i)
+}
+
+// PerModality returns the clip rule of Sec-MMFL's per-modality mechanism
+// on layout l: tensors named "image.*" form group 0 and every other tensor
+// (text encoder and head) group 1, clipped to cImage and cText; pair it
+// with one noise multiplier per group in Mechanism.Sigma.
+func PerModality(l *nn.Layout, cImage, cText float64) nn.ClipRule {
+	part := l.Parts(func(p *nn.Param) int {
+		if strings.HasPrefix(p.Name, "image.") {
+			return 0
+		}
+		return 1
+	})
+	return nn.ClipRule{Part: part, C: []float64{cImage, cText}}
 }

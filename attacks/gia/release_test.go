@@ -117,3 +117,34 @@ func TestBagOfWords(t *testing.T) {
 		t.Errorf("TRR: got %v, want 3/4", got)
 	}
 }
+
+// TestReleasePerModality checks the per-modality release of a batch of 4
+// on the smoke fusion classifier without noise: each modality's part of
+// the release has norm at most its own clip norm (the mean of vectors of
+// norm ≤ C_g), and with noise only the image group noised (σ_text = 0)
+// the text part is unchanged.
+func TestReleasePerModality(t *testing.T) {
+	t.Parallel()
+	m, l := smokeFusion(t)
+	b, _ := smokeBatch(t, 4)
+	grads := fusionGrads(t, m, l, b)
+	rule := PerModality(l, 0.01, 0.02)
+	clipped, err := Release(l, grads, Mechanism{Rule: rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, n := range nn.Norms(clipped, rule) {
+		if n > rule.C[g]*(1+1e-6) {
+			t.Errorf("group %d: norm %v > C = %v", g, n, rule.C[g])
+		}
+	}
+	noised, err := Release(l, grads, Mechanism{Rule: rule, Sigma: []float64{1, 0}, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, part := range rule.Part {
+		if part == 1 && noised[j] != clipped[j] {
+			t.Fatalf("text coordinate %d changed: %v, want %v", j, noised[j], clipped[j])
+		}
+	}
+}
