@@ -37,8 +37,21 @@ type Outcome struct {
 	// rate (NaN for image-only models).
 	Tokens []int
 	TRR    float64
+	// FeatDist is the mean FeatureDistance of the matched pairs (NaN
+	// until ScoreFeatures).
+	FeatDist float64
 	// Elapsed is the attack's wall time.
 	Elapsed time.Duration
+}
+
+// ScoreFeatures sets o.FeatDist from o.Images (after Score) and the
+// originals under the encoder v.
+func (o *Outcome) ScoreFeatures(v *nn.VisionEncoder, orig [][]float32) {
+	var s float64
+	for i, x := range o.Images {
+		s += FeatureDistance(v, x, orig[i])
+	}
+	o.FeatDist = s / float64(len(o.Images))
 }
 
 // MeanPSNR returns the mean of o.PSNR, with +Inf values (exact
@@ -154,7 +167,7 @@ func replicate(img []float32, b int) [][]float32 {
 func AttackViT(m *nn.ViT, l *nn.Layout, g []float32, batch Batch, fallback []float32) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
-	o := &Outcome{TRR: math.NaN()}
+	o := &Outcome{TRR: math.NaN(), FeatDist: math.NaN()}
 	o.Labels = labels(block(l, g, m.Head.B), len(batch.Images))
 	o.LabelAcc = LabelAccuracy(o.Labels, batch.Labels)
 	img, err := PatchRecovery(m.Vision, l, g)
@@ -181,7 +194,7 @@ func AttackViT(m *nn.ViT, l *nn.Layout, g []float32, batch Batch, fallback []flo
 func AttackFusion(m *nn.Fusion, l *nn.Layout, g []float32, batch Batch, n int, fallback []float32, opt *InvertOptions) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
-	o := &Outcome{TRR: math.NaN()}
+	o := &Outcome{TRR: math.NaN(), FeatDist: math.NaN()}
 	o.Labels = labels(block(l, g, m.Head.B), len(batch.Images))
 	o.LabelAcc = LabelAccuracy(o.Labels, batch.Labels)
 	if ge := block(l, g, m.Tok); ge != nil {
@@ -235,7 +248,7 @@ func MeanImage(imgs [][]float32) []float32 {
 func AttackMLLM(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, n int, fallback []float32) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
-	o := &Outcome{TRR: math.NaN(), LabelAcc: math.NaN()}
+	o := &Outcome{TRR: math.NaN(), LabelAcc: math.NaN(), FeatDist: math.NaN()}
 	if ge := block(l, g, m.Tok); ge != nil {
 		o.Tokens = BagOfWords(ge, c.Width, n)
 		o.TRR = TRR(o.Tokens, batch.Tokens)

@@ -190,3 +190,36 @@ func TestSSIMReference(t *testing.T) {
 		t.Errorf("PSNR: got %.15f, want %.15f", got, want)
 	}
 }
+
+// TestFeatureDistance checks FeatureDistance against a slow reference
+// written from its definition on the smoke ViT encoder's tokens, and its
+// edges: zero for equal images, symmetric, at most 4.
+func TestFeatureDistance(t *testing.T) {
+	t.Parallel()
+	m, _ := smokeViT(t)
+	b, mean := smokeBatch(t, 2)
+	x, y := b.Images[0], b.Images[1]
+	got := FeatureDistance(m.Vision, x, y)
+	fx, fy := tokens(m.Vision, x), tokens(m.Vision, y)
+	var want float64
+	for i := range fx.Rows() {
+		var nx, ny, dot float64
+		for j := range fx.Row(i) {
+			a, c := float64(fx.Row(i)[j]), float64(fy.Row(i)[j])
+			nx += a * a
+			ny += c * c
+			dot += a * c
+		}
+		want += 2 - 2*dot/math.Sqrt(nx*ny) // ‖a/‖a‖ − c/‖c‖‖² = 2 − 2cos
+	}
+	want /= float64(fx.Rows())
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if d := FeatureDistance(m.Vision, x, x); d != 0 {
+		t.Errorf("d(x, x) = %v, want 0", d)
+	}
+	if d1, d2 := FeatureDistance(m.Vision, x, mean), FeatureDistance(m.Vision, mean, x); math.Abs(d1-d2) > 1e-12 || d1 > 4 || d1 <= 0 {
+		t.Errorf("d(x, mean) = %v, d(mean, x) = %v: want equal, in (0, 4]", d1, d2)
+	}
+}

@@ -71,6 +71,9 @@ type Row struct {
 	// public mean image) on the same images.
 	PSNRMean, PSNRMax, SSIM, LabelAcc, TRR float64
 	BaselinePSNR, BaselineSSIM             float64
+	// FeatDist and BaselineFeat are the FeatureDistance of the attack and
+	// of the baseline (NaN without TableOptions.Encoder).
+	FeatDist, BaselineFeat float64
 	// PerImage is the attack's wall time per image of the batch.
 	PerImage time.Duration
 	// Grid holds the first trial's originals and reconstructions.
@@ -85,29 +88,28 @@ type TableOptions struct {
 	Trials int
 	// Invert configures the fusion classifier's image attack.
 	Invert *InvertOptions
+	// ViT and Fusion are the attacked models, for example the pretrained
+	// bases (pretrain.Base); Table makes every tensor trainable (SetPEFT
+	// full) and releases all of them. nil: the smoke-preset models at their
+	// seeded initialisation.
+	ViT    *nn.ViT
+	Fusion *nn.Fusion
+	// Encoder, when not nil, is the vision encoder of FeatureDistance (the
+	// pretrained base's); nil leaves the feature distance out (NaN).
+	Encoder *nn.VisionEncoder
 }
 
 // Table runs the gia table on data d (fl-mm: images, captions, labels) for
-// the smoke-preset models with fully fine-tuned tensors, the ViT
-// (PatchRecovery) and the fusion classifier (ConvMatch and BagOfWords),
-// both at their seeded initialisation (the weights the attacker knows),
-// under every defence. It returns an error if d has too few private
+// the ViT (PatchRecovery) and the fusion classifier (ConvMatch and
+// BagOfWords) with every tensor trainable and released, at the weights of
+// TableOptions (the weights the attacker knows), under every defence. It returns an error if d has too few private
 // examples for the batches or an attack fails.
 func Table(d *datasets.Dataset, defences []Defence, opt *TableOptions) ([]Row, error) {
 	o := TableOptions{Batches: []int{1, 8}, Trials: 3}
 	if opt != nil {
 		o = *opt
 	}
-	c, err := nn.Preset(string(d.Scale), datasets.Vocab().Len())
-	if err != nil {
-		return nil, err
-	}
-	c.Classes, c.PEFT = len(d.Classes), nn.PEFT{Method: "full"}
-	vit, err := nn.NewViT(c)
-	if err != nil {
-		return nil, err
-	}
-	fus, err := nn.NewFusion(c)
+	vit, fus, err := tableModels(d, o)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +134,32 @@ func Table(d *datasets.Dataset, defences []Defence, opt *TableOptions) ([]Row, e
 		}
 	}
 	return rows, nil
+}
+
+// tableModels returns the models of the table with every tensor
+// trainable: o's, or new ones of d's scale preset.
+func tableModels(d *datasets.Dataset, o TableOptions) (*nn.ViT, *nn.Fusion, error) {
+	full := nn.PEFT{Method: "full"}
+	if o.ViT != nil && o.Fusion != nil {
+		if _, err := o.ViT.SetPEFT(full); err != nil {
+			return nil, nil, err
+		}
+		if _, err := o.Fusion.SetPEFT(full); err != nil {
+			return nil, nil, err
+		}
+		return o.ViT, o.Fusion, nil
+	}
+	c, err := nn.Preset(string(d.Scale), datasets.Vocab().Len())
+	if err != nil {
+		return nil, nil, err
+	}
+	c.Classes, c.PEFT = len(d.Classes), full
+	vit, err := nn.NewViT(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	fus, err := nn.NewFusion(c)
+	return vit, fus, err
 }
 
 // tableRow attacks o.Trials disjoint batches of b private examples.
@@ -162,6 +190,14 @@ func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, me
 		trr += out.TRR
 		r.BaselinePSNR += base.MeanPSNR()
 		r.BaselineSSIM += base.MeanSSIM()
+		if o.Encoder != nil {
+			out.ScoreFeatures(o.Encoder, bt.Images)
+			base.ScoreFeatures(o.Encoder, bt.Images)
+			r.FeatDist += out.FeatDist
+			r.BaselineFeat += base.FeatDist
+		} else {
+			r.FeatDist, r.BaselineFeat = math.NaN(), math.NaN()
+		}
 		elapsed += out.Elapsed
 		if k == 0 {
 			r.Grid = [2][][]float32{bt.Images, out.Images}
@@ -170,6 +206,7 @@ func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, me
 	n := float64(o.Trials)
 	r.PSNRMean, r.PSNRMax, r.SSIM, r.LabelAcc, r.TRR = r.PSNRMean/n, r.PSNRMax/n, r.SSIM/n, r.LabelAcc/n, trr/n
 	r.BaselinePSNR, r.BaselineSSIM = r.BaselinePSNR/n, r.BaselineSSIM/n
+	r.FeatDist, r.BaselineFeat = r.FeatDist/n, r.BaselineFeat/n
 	r.PerImage = elapsed / time.Duration(o.Trials*b)
 	return r, nil
 }
@@ -229,16 +266,16 @@ func distinct(seqs [][]int) int {
 // Markdown returns rows as a Markdown table: PSNR mean and max (dB), SSIM,
 // label accuracy, TRR, the mean-image baseline and the time per image.
 func Markdown(rows []Row) string {
-	s := "| model | method | ε | batch | PSNR mean | PSNR max | SSIM | label acc | TRR | baseline PSNR | baseline SSIM | time/image |\n"
-	s += "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+	s := "| model | method | ε | batch | PSNR mean | PSNR max | SSIM | feat. dist. | label acc | TRR | baseline PSNR | baseline SSIM | baseline feat. | time/image |\n"
+	s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 	for _, r := range rows {
 		trr := "–"
 		if !math.IsNaN(r.TRR) {
 			trr = fmt.Sprintf("%.2f", r.TRR)
 		}
-		s += fmt.Sprintf("| %s | %s | %v | %d | %.1f | %.1f | %.3f | %.2f | %s | %.1f | %.3f | %v |\n",
-			r.Model, r.Defence.Method, r.Defence.Epsilon, r.Batch, r.PSNRMean, r.PSNRMax, r.SSIM, r.LabelAcc, trr,
-			r.BaselinePSNR, r.BaselineSSIM, r.PerImage.Round(time.Millisecond))
+		s += fmt.Sprintf("| %s | %s | %v | %d | %.1f | %.1f | %.3f | %.3f | %.2f | %s | %.1f | %.3f | %.3f | %v |\n",
+			r.Model, r.Defence.Method, r.Defence.Epsilon, r.Batch, r.PSNRMean, r.PSNRMax, r.SSIM, r.FeatDist, r.LabelAcc, trr,
+			r.BaselinePSNR, r.BaselineSSIM, r.BaselineFeat, r.PerImage.Round(time.Millisecond))
 	}
 	return s
 }

@@ -13,9 +13,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/pretrain"
 )
 
-var tableOut = flag.String("gia.out", "", "write the gia table (gia.md) and its grids (PNG) to `dir`")
+var (
+	tableOut      = flag.String("gia.out", "", "write the gia table (gia.md) and its grids (PNG) to `dir`")
+	tablePretrain = flag.String("gia.pretrain", "results/pretrain", "cache `dir` of the pretrained bases the gia table attacks")
+)
 
 // TestTableControls runs a reduced gia table (batch 1, one trial, ε ∈
 // {1, ∞}, a short fusion attack) and checks the rows the issue's controls
@@ -49,9 +55,12 @@ func TestTableControls(t *testing.T) {
 	}
 }
 
-// TestTable writes the full gia table at smoke scale when -gia.out is set:
+// TestTable writes the full gia table at smoke scale when -gia.out is set,
+// attacking the pretrained smoke bases (ViT with a new 10-class head, and
+// the fusion classifier), with the pretrained ViT encoder as the feature
+// distance's:
 //
-//	go test ./attacks/gia -run TestTable$ -gia.out DIR -timeout 30m
+//	go test ./attacks/gia -run TestTable$ -gia.out DIR -gia.pretrain DIR -timeout 60m
 func TestTable(t *testing.T) {
 	if *tableOut == "" {
 		t.Skip("set -gia.out to write the gia table")
@@ -60,7 +69,21 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := Table(smokeData(t), defs, &TableOptions{Batches: []int{1, 8}, Trials: 3,
+	d := smokeData(t)
+	vb, err := pretrain.Base(t.Context(), pretrain.Options{Scale: string(d.Scale), Arch: "vit", Dir: *tablePretrain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := pretrain.Base(t.Context(), pretrain.Options{Scale: string(d.Scale), Arch: "fusion", Dir: *tablePretrain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vit, err := pretrain.ViTFor(vb.Model.(*nn.ViT), len(d.Classes), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := vb.Model.(*nn.ViT).Vision
+	rows, err := Table(d, defs, &TableOptions{Batches: []int{1, 8}, Trials: 3, ViT: vit, Fusion: fb.Model.(*nn.Fusion), Encoder: enc,
 		Invert: &InvertOptions{Iterations: 1000, Restarts: 2, LR: 0.05, TV: 0.05, Gray: true}})
 	if err != nil {
 		t.Fatal(err)
