@@ -37,6 +37,11 @@ type Outcome struct {
 	// rate (NaN for image-only models).
 	Tokens []int
 	TRR    float64
+	// Sequence is the recovered token sequence of a batch of one (nil
+	// otherwise) and PositionTRR its position-wise recovery rate (NaN
+	// without one).
+	Sequence    []int
+	PositionTRR float64
 	// FeatDist is the mean FeatureDistance of the matched pairs (NaN
 	// until ScoreFeatures).
 	FeatDist float64
@@ -167,7 +172,7 @@ func replicate(img []float32, b int) [][]float32 {
 func AttackViT(m *nn.ViT, l *nn.Layout, g []float32, batch Batch, fallback []float32) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
-	o := &Outcome{TRR: math.NaN(), FeatDist: math.NaN()}
+	o := &Outcome{TRR: math.NaN(), PositionTRR: math.NaN(), FeatDist: math.NaN()}
 	o.Labels = labels(block(l, g, m.Head.B), len(batch.Images))
 	o.LabelAcc = LabelAccuracy(o.Labels, batch.Labels)
 	img, err := PatchRecovery(m.Vision, l, g)
@@ -194,12 +199,20 @@ func AttackViT(m *nn.ViT, l *nn.Layout, g []float32, batch Batch, fallback []flo
 func AttackFusion(m *nn.Fusion, l *nn.Layout, g []float32, batch Batch, n int, fallback []float32, opt *InvertOptions) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
-	o := &Outcome{TRR: math.NaN(), FeatDist: math.NaN()}
+	o := &Outcome{TRR: math.NaN(), PositionTRR: math.NaN(), FeatDist: math.NaN()}
 	o.Labels = labels(block(l, g, m.Head.B), len(batch.Images))
 	o.LabelAcc = LabelAccuracy(o.Labels, batch.Labels)
 	if ge := block(l, g, m.Tok); ge != nil {
 		o.Tokens = BagOfWords(ge, c.Width, n)
 		o.TRR = TRR(o.Tokens, batch.Tokens)
+		if gp := block(l, g, m.Pos); gp != nil && len(batch.Tokens) == 1 {
+			offset := 0
+			if c.FusionMode == "early" {
+				offset = 1 // the image feature is the first token
+			}
+			o.Sequence = Sequence(ge, gp, c.Width, o.Tokens, offset, 0)
+			o.PositionTRR = PositionTRR(o.Sequence, batch.Tokens[0])
+		}
 	}
 	img := fallback
 	if cm, err := NewConvMatch(m, l, g); err == nil {
@@ -248,7 +261,7 @@ func MeanImage(imgs [][]float32) []float32 {
 func AttackMLLM(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, n int, fallback []float32) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
-	o := &Outcome{TRR: math.NaN(), LabelAcc: math.NaN(), FeatDist: math.NaN()}
+	o := &Outcome{TRR: math.NaN(), PositionTRR: math.NaN(), LabelAcc: math.NaN(), FeatDist: math.NaN()}
 	if ge := block(l, g, m.Tok); ge != nil {
 		o.Tokens = BagOfWords(ge, c.Width, n)
 		o.TRR = TRR(o.Tokens, batch.Tokens)

@@ -181,8 +181,9 @@ func TestControlViTImage(t *testing.T) {
 
 // TestControlFusionText is the text control: the bag of words from the
 // raw update of a batch of one recovers TRR ≥ 0.9 (every token: the rows
-// are exactly zero for absent tokens) and the label; at ε = 1 the
-// noise-dominated rows give a TRR near chance.
+// are exactly zero for absent tokens), the position-wise rate from the
+// position-embedding rows too, and the label; at ε = 1 the noise-dominated
+// rows give rates near chance.
 func TestControlFusionText(t *testing.T) {
 	t.Parallel()
 	m, l := smokeFusion(t)
@@ -212,7 +213,10 @@ func TestControlFusionText(t *testing.T) {
 		if o.TRR < tc.min || o.TRR > tc.max {
 			t.Errorf("%s: TRR %v, want in [%v, %v]", tc.desc, o.TRR, tc.min, tc.max)
 		}
-		t.Logf("%s: TRR %.3f, label acc %v, PSNR %.2f", tc.desc, o.TRR, o.LabelAcc, o.MeanPSNR())
+		if o.PositionTRR < tc.min || o.PositionTRR > tc.max {
+			t.Errorf("%s: position-wise TRR %v (sequence %v of %v), want in [%v, %v]", tc.desc, o.PositionTRR, o.Sequence, b.Tokens[0], tc.min, tc.max)
+		}
+		t.Logf("%s: TRR %.3f, position-wise %.3f, label acc %v, PSNR %.2f", tc.desc, o.TRR, o.PositionTRR, o.LabelAcc, o.MeanPSNR())
 	}
 }
 

@@ -148,3 +148,29 @@ func TestReleasePerModality(t *testing.T) {
 		}
 	}
 }
+
+// TestSequence checks the position rule on hand-built gradients of the
+// sequence [2 0 2 1] (token 2 repeated), width 2, with a zero row past
+// the end: tok rows are the sums of their positions' rows.
+func TestSequence(t *testing.T) {
+	t.Parallel()
+	pos := [][2]float32{{1, 0.1}, {0, 1}, {0.9, -0.2}, {-1, 0.3}, {0, 0}}
+	seq := []int{2, 0, 2, 1}
+	ge := make([]float32, 3*2)
+	gp := make([]float32, len(pos)*2)
+	for i, p := range pos {
+		copy(gp[2*i:], p[:])
+		if i < len(seq) {
+			ge[2*seq[i]] += p[0]
+			ge[2*seq[i]+1] += p[1]
+		}
+	}
+	bag := BagOfWords(ge, 2, 0)
+	got := Sequence(ge, gp, 2, bag, 0, 0)
+	if !slices.Equal(got, seq) {
+		t.Errorf("got %v, want %v", got, seq)
+	}
+	if r := PositionTRR([]int{2, 0, 1}, seq); r != 0.5 {
+		t.Errorf("PositionTRR: got %v, want 2/4", r)
+	}
+}

@@ -70,7 +70,10 @@ type Row struct {
 	// and BaselinePSNR and BaselineSSIM of the data-independent guess (the
 	// public mean image) on the same images.
 	PSNRMean, PSNRMax, SSIM, LabelAcc, TRR float64
-	BaselinePSNR, BaselineSSIM             float64
+	// PosTRR is the position-wise token recovery rate (batch 1 of the
+	// fusion classifier; NaN otherwise).
+	PosTRR                     float64
+	BaselinePSNR, BaselineSSIM float64
 	// FeatDist and BaselineFeat are the FeatureDistance of the attack and
 	// of the baseline (NaN without TableOptions.Encoder).
 	FeatDist, BaselineFeat float64
@@ -166,7 +169,7 @@ func tableModels(d *datasets.Dataset, o TableOptions) (*nn.ViT, *nn.Fusion, erro
 func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, mean []float32, def Defence, b int, o TableOptions) (Row, error) {
 	r := Row{Model: model, Defence: def, Batch: b, Trials: o.Trials}
 	var elapsed time.Duration
-	var trr float64
+	var trr, pos float64
 	for k := range o.Trials {
 		var bt Batch
 		for _, ex := range d.Private[k*b : (k+1)*b] {
@@ -188,6 +191,7 @@ func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, me
 		r.SSIM += out.MeanSSIM()
 		r.LabelAcc += out.LabelAcc
 		trr += out.TRR
+		pos += out.PositionTRR
 		r.BaselinePSNR += base.MeanPSNR()
 		r.BaselineSSIM += base.MeanSSIM()
 		if o.Encoder != nil {
@@ -205,6 +209,7 @@ func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, me
 	}
 	n := float64(o.Trials)
 	r.PSNRMean, r.PSNRMax, r.SSIM, r.LabelAcc, r.TRR = r.PSNRMean/n, r.PSNRMax/n, r.SSIM/n, r.LabelAcc/n, trr/n
+	r.PosTRR = pos / n
 	r.BaselinePSNR, r.BaselineSSIM = r.BaselinePSNR/n, r.BaselineSSIM/n
 	r.FeatDist, r.BaselineFeat = r.FeatDist/n, r.BaselineFeat/n
 	r.PerImage = elapsed / time.Duration(o.Trials*b)
@@ -266,16 +271,20 @@ func distinct(seqs [][]int) int {
 // Markdown returns rows as a Markdown table: PSNR mean and max (dB), SSIM,
 // label accuracy, TRR, the mean-image baseline and the time per image.
 func Markdown(rows []Row) string {
-	s := "| model | method | ε | batch | PSNR mean | PSNR max | SSIM | feat. dist. | label acc | TRR | baseline PSNR | baseline SSIM | baseline feat. | time/image |\n"
-	s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+	s := "| model | method | ε | batch | PSNR mean | PSNR max | SSIM | feat. dist. | label acc | TRR | TRR (pos.) | baseline PSNR | baseline SSIM | baseline feat. | time/image |\n"
+	s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 	for _, r := range rows {
-		trr := "–"
-		if !math.IsNaN(r.TRR) {
-			trr = fmt.Sprintf("%.2f", r.TRR)
-		}
-		s += fmt.Sprintf("| %s | %s | %v | %d | %.1f | %.1f | %.3f | %.3f | %.2f | %s | %.1f | %.3f | %.3f | %v |\n",
-			r.Model, r.Defence.Method, r.Defence.Epsilon, r.Batch, r.PSNRMean, r.PSNRMax, r.SSIM, r.FeatDist, r.LabelAcc, trr,
+		s += fmt.Sprintf("| %s | %s | %v | %d | %.1f | %.1f | %.3f | %.3f | %.2f | %s | %s | %.1f | %.3f | %.3f | %v |\n",
+			r.Model, r.Defence.Method, r.Defence.Epsilon, r.Batch, r.PSNRMean, r.PSNRMax, r.SSIM, r.FeatDist, r.LabelAcc, dash(r.TRR), dash(r.PosTRR),
 			r.BaselinePSNR, r.BaselineSSIM, r.BaselineFeat, r.PerImage.Round(time.Millisecond))
 	}
 	return s
+}
+
+// dash formats a rate with two decimals, or – for NaN (not applicable).
+func dash(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", v)
 }

@@ -6,6 +6,7 @@ package gia
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -68,4 +69,63 @@ func TRR(bag []int, orig [][]int) float64 {
 		return 0
 	}
 	return float64(hit) / float64(all)
+}
+
+// Sequence returns the token at each position of a batch of one from the
+// released gradients of a token-embedding table ge [vocab, width] and of a
+// learned position-embedding table gpos [positions, width], given the bag
+// of words bag (BagOfWords). The encoder's input row i is tok[xᵢ] +
+// pos[i + offset], so the gradient of pos row i + offset equals position
+// i's contribution to the gradient of tok row xᵢ: rows of positions past
+// the end are exactly zero (the length leaks), and a token that occurs once
+// has a tok row equal to its position's row. Sequence assigns to each
+// position the token of the bag whose tok row has the largest cosine
+// similarity with the position's row; a token repeated at k positions has
+// the sum of k rows, which still points towards each of them. The
+// sequence ends at the last non-zero position row (at most n positions
+// when n > 0). It panics if the tables do not fit width.
+func Sequence(ge, gpos []float32, width int, bag []int, offset, n int) []int {
+	if width < 1 || len(ge)%width != 0 || len(gpos)%width != 0 {
+		panic("gia: embedding gradients do not fit the width")
+	}
+	rows := len(gpos)/width - offset
+	end := 0
+	for i := range rows {
+		if norm(gpos[(i+offset)*width:(i+offset+1)*width]) > 0 {
+			end = i + 1
+		}
+	}
+	if n > 0 {
+		end = min(end, n)
+	}
+	out := make([]int, end)
+	dz := make([]float32, width)
+	for i := range end {
+		p := gpos[(i+offset)*width : (i+offset+1)*width]
+		best, bestCos := -1, math.Inf(-1)
+		for _, id := range bag {
+			if c := cosineGrad(p, ge[id*width:(id+1)*width], dz); c > bestCos {
+				best, bestCos = id, c
+			}
+		}
+		out[i] = best
+	}
+	return out
+}
+
+// PositionTRR returns the fraction of the positions of orig whose token got
+// has at the same position (Sec-MMFL's text recovery rate read position by
+// position); positions missing from got count as wrong. It returns 0 for
+// an empty orig.
+func PositionTRR(got, orig []int) float64 {
+	if len(orig) == 0 {
+		return 0
+	}
+	hit := 0
+	for i, id := range orig {
+		if i < len(got) && got[i] == id {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(orig))
 }
