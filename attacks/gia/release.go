@@ -33,6 +33,11 @@ type Mechanism struct {
 	// Mechanism 2 ranks by the raw norm, as methods.DualPriv does). 0 or
 	// 1 releases every tensor.
 	Keep float64
+	// Mask, when not nil, is an element mask over the layout (SPARTA's
+	// fixed row mask, nn.Layout.RowMask): masked-out coordinates are
+	// removed from every per-example gradient before clipping and are zero
+	// in the release (no noise is released for them).
+	Mask []float32
 	// Seed seeds the noise (the stream of methods.NewPrivatizer).
 	Seed uint64
 }
@@ -56,9 +61,19 @@ func Release(l *nn.Layout, grads [][]float32, m Mechanism) ([]float32, error) {
 	if m.Keep < 0 || m.Keep > 1 || math.IsNaN(m.Keep) {
 		return nil, fmt.Errorf("gia: update ratio %v outside [0, 1]", m.Keep)
 	}
+	if m.Mask != nil && len(m.Mask) != l.Size {
+		return nil, fmt.Errorf("gia: mask of %d values, layout %d", len(m.Mask), l.Size)
+	}
+	cp := make([][]float32, len(grads))
+	for i, g := range grads {
+		cp[i] = slices.Clone(g)
+		if m.Mask != nil {
+			nn.ApplyMask(cp[i], m.Mask)
+		}
+	}
 	out := make([]float32, l.Size)
 	if len(m.Rule.C) == 0 {
-		nn.Sum(out, grads)
+		nn.Sum(out, cp)
 		inv := 1 / float64(len(grads))
 		for j, v := range out {
 			out[j] = float32(float64(v) * inv)
@@ -72,11 +87,10 @@ func Release(l *nn.Layout, grads [][]float32, m Mechanism) ([]float32, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gia: %w", err)
 		}
-		cp := make([][]float32, len(grads))
-		for i, g := range grads {
-			cp[i] = slices.Clone(g)
-		}
 		p.Privatize(out, cp)
+		if m.Mask != nil {
+			nn.ApplyMask(out, m.Mask)
+		}
 	}
 	if m.Keep > 0 && m.Keep < 1 {
 		pruneBlocks(l, out, m.Keep)

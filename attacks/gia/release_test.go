@@ -174,3 +174,38 @@ func TestSequence(t *testing.T) {
 		t.Errorf("PositionTRR: got %v, want 2/4", r)
 	}
 }
+
+// TestReleaseRowMask checks SPARTA's masked release on the smoke ViT: with
+// a row mask keeping the even rows of every tensor, the odd rows of the
+// noised release are exactly zero and the even rows equal those of the
+// release of the masked gradients.
+func TestReleaseRowMask(t *testing.T) {
+	t.Parallel()
+	m, l := smokeViT(t)
+	b, _ := smokeBatch(t, 2)
+	grads := vitGrads(t, m, l, b)
+	mask := l.RowMask(func(_ *nn.Param, row int) bool { return row%2 == 0 })
+	mech := Mechanism{Rule: nn.Flat(1), Sigma: []float64{1}, Seed: 5, Mask: mask}
+	got, err := Release(l, grads, mech)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked := make([][]float32, len(grads))
+	for i, g := range grads {
+		masked[i] = slices.Clone(g)
+		nn.ApplyMask(masked[i], mask)
+	}
+	mech.Mask = nil
+	ref, err := Release(l, masked, mech)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, k := range mask {
+		switch {
+		case k == 0 && got[j] != 0:
+			t.Fatalf("masked coordinate %d released %v", j, got[j])
+		case k != 0 && got[j] != ref[j]:
+			t.Fatalf("kept coordinate %d: %v, want %v", j, got[j], ref[j])
+		}
+	}
+}
