@@ -20,7 +20,7 @@ import (
 
 var (
 	tableOut      = flag.String("gia.out", "", "write the gia table (gia.md) and its grids (PNG) to `dir`")
-	tablePretrain = flag.String("gia.pretrain", "results/pretrain", "cache `dir` of the pretrained bases the gia table attacks")
+	tablePretrain = flag.String("gia.pretrain", "results/pretrain", "cache `dir` of the pretrained bases the gia table attacks (relative to the package directory)")
 )
 
 // TestTableControls runs a reduced gia table (batch 1, one trial, ε ∈
@@ -60,7 +60,7 @@ func TestTableControls(t *testing.T) {
 // the fusion classifier), with the pretrained ViT encoder as the feature
 // distance's:
 //
-//	go test ./attacks/gia -run TestTable$ -gia.out DIR -gia.pretrain DIR -timeout 60m
+//	go test ./attacks/gia -run TestTable$ -gia.out $PWD/results/gia -gia.pretrain $PWD/results/pretrain -timeout 60m
 func TestTable(t *testing.T) {
 	if *tableOut == "" {
 		t.Skip("set -gia.out to write the gia table")
