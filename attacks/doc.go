@@ -48,4 +48,7 @@
 //
 // Per-example scores are returned for scores.parquet, labelled by score
 // set.
+//
+// Gradient-inversion attacks on one released update (images, labels and
+// text tokens) are in the subpackage gia.
 package attacks

@@ -1,0 +1,82 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+// Package gia implements gradient-inversion attacks: what an attacker who
+// sees one released update of a batch recovers of the batch's images,
+// labels and text tokens.
+//
+// # Threat model
+//
+// The attacker knows the architecture and the weights at the step, and
+// sees one update of a batch of B examples (B = 1 by default) exactly as
+// the method releases it (Release): the raw mean gradient (non-private
+// training, FedAvg), the clipped mean, the clipped and noised mean (DP-SGD,
+// Sec-MMFL's per-modality noise through a grouped clip rule), or the
+// noised mean restricted to the top-K% blocks by norm (Dual-Priv's
+// Mechanism 2). Only the trainable tensors of the model are in the update.
+//
+// # Attacks
+//
+// The pipeline of an attack on one update is:
+//
+//  1. labels from the gradient of the classifier head's bias (LabelIDLG
+//     for B = 1, after Zhao et al. 2020; LabelsSign for batches, the
+//     gradient-sign rule of Wainakh et al. 2022);
+//  2. text tokens from the rows of the token-embedding gradient
+//     (BagOfWords; Melis et al. 2019): a token that is in no example of
+//     the batch gets an exactly zero row (except through a head tied to
+//     the embedding, as TinyMLLM's, where the largest rows are taken);
+//  3. images, by the attack that fits the released tensors (below).
+//
+// For the ViT and TinyMLLM's vision encoder, with the patch embedding and
+// the learned position embedding released, PatchRecovery is the closed
+// form of Lu et al. 2022 (APRIL), exact for B = 1. For the fusion
+// classifier (convolutional image encoder) the attack is gradient
+// matching, Inverting Gradients (cosine distance, total variation,
+// Adam, restarts; Geiping et al. 2020) or DLG (ℓ₂ distance; Zhu et al.
+// 2019) on the released gradients of the convolutions and image.proj
+// (ConvMatch, minimised by Invert). Its gradient with respect to the image
+// is a second-order derivative of the loss; it is computed exactly (almost
+// everywhere) from the analytically recovered output gradient of
+// image.proj (LinearInput's argument, Phong et al. 2017; Geiping et al.
+// 2020 §4), see ConvMatch.
+//
+// No attack here differentiates twice through attention or LayerNorm:
+// gradient matching on a transformer's own released gradients (LoRA
+// tensors of the language model, as the methods of package methods
+// release) is not implemented, and for such an update the image attacks
+// return the attacker's data-independent guess.
+//
+// Table runs the attacks against the release mechanisms of the methods
+// (Defences) and writes the gia table and reconstruction grids
+// (Markdown, WriteGrid).
+//
+// # Metrics
+//
+// PSNR (mean and max over the batch), SSIM (Wang et al. 2004, 11×11
+// Gaussian window, σ = 1.5), label accuracy and the token recovery rate
+// TRR, all after matching reconstructions to originals with the Hungarian
+// algorithm (Assign).
+//
+// References:
+//
+//   - Zhu, Liu & Han, "Deep Leakage from Gradients", NeurIPS 2019.
+//   - Zhao, Mopuri & Bilen, "iDLG: Improved Deep Leakage from Gradients",
+//     arXiv 2001.02610, 2020.
+//   - Geiping, Bauermeister, Dröge & Moeller, "Inverting Gradients – How
+//     easy is it to break privacy in federated learning?", NeurIPS 2020.
+//   - Melis, Song, De Cristofaro & Shmatikov, "Exploiting Unintended
+//     Feature Leakage in Collaborative Learning", IEEE S&P 2019.
+//   - Phong, Aono, Hayashi, Wang & Moriai, "Privacy-Preserving Deep
+//     Learning via Additively Homomorphic Encryption", IEEE TIFS 2017.
+//   - Lu, Huang, Lin, Ma & Yao, "APRIL: Finding the Achilles' Heel on
+//     Privacy for Vision Transformers", CVPR 2022.
+//   - Wainakh, Ventola, Müßig, Keim, Cordero, Zimmer, Grube, Kersting &
+//     Mühlhäuser, "User-Level Label Leakage from Gradients in Federated
+//     Learning", PETS 2022.
+//   - Wang, Bovik, Sheikh & Simoncelli, "Image Quality Assessment: From
+//     Error Visibility to Structural Similarity", IEEE TIP 13(4), 2004.
+//   - Kuhn, "The Hungarian Method for the Assignment Problem", Naval
+//     Research Logistics Quarterly 2, 1955.
+package gia

@@ -1,0 +1,138 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package gia
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/pretrain"
+)
+
+var (
+	tableOut      = flag.String("gia.out", "", "write the gia table (gia.md) and its grids (PNG) to `dir`")
+	tablePretrain = flag.String("gia.pretrain", "results/pretrain", "cache `dir` of the pretrained bases the gia table attacks (relative to the package directory)")
+)
+
+// TestTableControls runs a reduced gia table (batch 1, one trial, ε ∈
+// {1, ∞}, a short fusion attack) and checks the rows the issue's controls
+// name: undefended ViT PSNR ≥ 25 dB and fusion TRR ≥ 0.9; at ε = 1 the ViT
+// PSNR within 3 dB of the mean-image baseline and TRR ≤ 0.5.
+func TestTableControls(t *testing.T) {
+	t.Parallel()
+	defs, err := Defences([]float64{1, math.Inf(1)}, 0.8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Table(smokeData(t), defs, &TableOptions{Batches: []int{1}, Trials: 1, Invert: &InvertOptions{Iterations: 3, Restarts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2*len(defs) {
+		t.Fatalf("got %d rows, want %d", len(rows), 2*len(defs))
+	}
+	for _, r := range rows {
+		private := !math.IsInf(r.Defence.Epsilon, 1)
+		switch {
+		case r.Model == "vit" && r.Defence.Method == "nonprivate" && r.PSNRMean < 25:
+			t.Errorf("undefended ViT: PSNR %.2f dB, want ≥ 25", r.PSNRMean)
+		case r.Model == "fusion" && r.Defence.Method == "nonprivate" && r.TRR < 0.9:
+			t.Errorf("undefended fusion: TRR %.2f, want ≥ 0.9", r.TRR)
+		case r.Model == "vit" && private && r.PSNRMean > r.BaselinePSNR+3:
+			t.Errorf("ViT %s ε=%v: PSNR %.2f dB, want ≤ baseline %.2f + 3", r.Defence.Method, r.Defence.Epsilon, r.PSNRMean, r.BaselinePSNR)
+		case r.Model == "fusion" && private && r.TRR > 0.5:
+			t.Errorf("fusion %s ε=%v: TRR %.2f, want ≤ 0.5", r.Defence.Method, r.Defence.Epsilon, r.TRR)
+		}
+	}
+}
+
+// TestTable writes the full gia table at smoke scale when -gia.out is set,
+// attacking the pretrained smoke bases (ViT with a new 10-class head, and
+// the fusion classifier), with the pretrained ViT encoder as the feature
+// distance's:
+//
+//	go test ./attacks/gia -run TestTable$ -gia.out $PWD/results/gia -gia.pretrain $PWD/results/pretrain -timeout 60m
+func TestTable(t *testing.T) {
+	if *tableOut == "" {
+		t.Skip("set -gia.out to write the gia table")
+	}
+	defs, err := Defences([]float64{1, 8, math.Inf(1)}, 0.8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := smokeData(t)
+	vb, err := pretrain.Base(t.Context(), pretrain.Options{Scale: string(d.Scale), Arch: "vit", Dir: *tablePretrain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := pretrain.Base(t.Context(), pretrain.Options{Scale: string(d.Scale), Arch: "fusion", Dir: *tablePretrain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vit, err := pretrain.ViTFor(vb.Model.(*nn.ViT), len(d.Classes), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := vb.Model.(*nn.ViT).Vision
+	rows, err := Table(d, defs, &TableOptions{Batches: []int{1, 8}, Trials: 3, ViT: vit, Fusion: fb.Model.(*nn.Fusion), Encoder: enc,
+		Invert: &InvertOptions{Iterations: 1000, Restarts: 2, LR: 0.05, TV: 0.05, Gray: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(*tableOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := Markdown(rows)
+	t.Log("\n" + md)
+	if err := os.WriteFile(filepath.Join(*tableOut, "gia.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		var buf bytes.Buffer
+		c := 3
+		if err := WriteGrid(&buf, r.Grid[:], c, 28, 28, 2); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("grid-%s-%s-eps%v-b%d.png", r.Model, r.Defence.Method, r.Defence.Epsilon, r.Batch)
+		if err := os.WriteFile(filepath.Join(*tableOut, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestWriteGrid decodes a written grid and checks its size and two
+// pixels: a white original and a black reconstruction.
+func TestWriteGrid(t *testing.T) {
+	t.Parallel()
+	white, black := make([]float32, 3*4*5), make([]float32, 3*4*5)
+	for i := range white {
+		white[i] = 1
+	}
+	var buf bytes.Buffer
+	if err := WriteGrid(&buf, [][][]float32{{white, white}, {black, black}}, 3, 4, 5, 2); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 columns of 5·2 + 2 gap, plus the leading gap; 2 rows of 4·2 + 2.
+	if b := img.Bounds(); b.Dx() != 2*12+2 || b.Dy() != 2*10+2 {
+		t.Errorf("grid is %v, want 26×22", b)
+	}
+	if r, _, _, _ := img.At(3, 3).RGBA(); r != 0xffff {
+		t.Errorf("original pixel red %x, want white", r)
+	}
+	if r, _, _, _ := img.At(3, 2+10+3).RGBA(); r != 0 {
+		t.Errorf("reconstruction pixel red %x, want black", r)
+	}
+}
