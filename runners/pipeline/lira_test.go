@@ -25,29 +25,32 @@ methods:
   - name: nonprivate
 sweep:
   epsilon: [inf]
-  seed: [1, 2, 3, 4, 5, 6]
+  seed: [1, 2, 3, 4, 5, 6, 7, 8]
 attacks: [lira-mia]
 `
 
-// TestLiRAControl runs LiRA's non-private control at the smoke preset (on
-// a freshly initialised base): six runs over shapes-vqa-lira's pool of 32,
-// each trained on its own random half for 300 epochs, are each other's
-// shadows; LiRA must tell members from non-members (online AUC ≥ 0.75
-// averaged over the six targets), and every row must carry the multi-run
-// audit of the pool's canary.
+// TestLiRAControl runs LiRA's non-private control at the smoke preset, on
+// the pretrained smoke base (built into the test's folder): eight runs
+// over shapes-vqa-lira's pool of 32, each trained on its own random half
+// for 300 epochs, are each other's shadows; LiRA must tell members from
+// non-members (online AUC ≥ 0.75 averaged over the eight targets), and the
+// multi-run audit's guess must find the canary in exactly the runs that
+// trained on it. Eight runs are too few for a positive ε bound (16 give at
+// most 0.31), so the test checks the guesses, which the bound is made of.
+// On a freshly initialised base LiRA works as well but no run learns the
+// canary's answer of another kind: the audit needs the pretrained base.
 func TestLiRAControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains six models for 300 epochs")
 	}
-	freshBase(t)
 	s, err := experiments.Parse("lira.yaml", []byte(liraSpec), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
 	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 2})
-	if err != nil || sum.OK != 6 {
-		t.Fatalf("sweep: %v (%+v), want 6 runs ok", err, sum)
+	if err != nil || sum.OK != 8 {
+		t.Fatalf("sweep: %v (%+v), want 8 runs ok", err, sum)
 	}
 	rows, err := results.ReadRuns(filepath.Join(root, "lira", results.RunsFile))
 	if err != nil {
@@ -59,11 +62,15 @@ func TestLiRAControl(t *testing.T) {
 			r.Seed, r.Results["conf_auc"], r.Results["lira_online_auc"], r.Results["lira_online_pe_auc"], r.Results["lira_offline_auc"],
 			r.Results["lira_shadows"], r.Results["audit_runs_epsilon_lb"], r.Results["audit_runs_tp"], r.Results["audit_runs_in"],
 			r.Results["audit_runs_fp"], r.Results["audit_runs_out"])
-		if r.Results["lira_shadows"] != 5 {
-			t.Errorf("seed %d: %v shadows, want 5", r.Seed, r.Results["lira_shadows"])
+		if r.Results["lira_shadows"] != 7 {
+			t.Errorf("seed %d: %v shadows, want 7", r.Seed, r.Results["lira_shadows"])
 		}
 		if _, ok := r.Results["audit_runs_epsilon_lb"]; !ok {
 			t.Errorf("seed %d: no multi-run audit", r.Seed)
+		}
+		if r.Results["audit_runs_tp"] != r.Results["audit_runs_in"] || r.Results["audit_runs_fp"] != 0 {
+			t.Errorf("seed %d: the audit guessed the canary in for %v of %v runs with it and %v of %v without, want all and none",
+				r.Seed, r.Results["audit_runs_tp"], r.Results["audit_runs_in"], r.Results["audit_runs_fp"], r.Results["audit_runs_out"])
 		}
 		mean += r.Results["lira_online_auc"] / float64(len(rows))
 	}
