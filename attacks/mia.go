@@ -260,7 +260,10 @@ func (a MinKMIA) Run(ctx context.Context, t *Target) (*Report, error) {
 // decimals with _ for the point, ∞ as inf: 0_5, 1, 2, inf), e.g.
 // renyi_img_ainf_k0_auc. The zero value computes VL-MIA's grid: every
 // slice of Slices × every order of RenyiOrders × K ∈ 100·TopFractions, 48
-// score sets.
+// score sets; a spec's options (Options) choose a sub-grid or other orders
+// and K. The sets share the bound check's BoundAlpha (runSets), so fewer
+// sets give each a larger share; every other result of a set is the same
+// whatever other sets run.
 //
 // References:
 //   - Z. Li, Y. Wu, Y. Chen, F. Tonin, E. Abad Rocamora, V. Cevher,
