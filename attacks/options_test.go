@@ -153,7 +153,7 @@ func TestOwns(t *testing.T) {
 // shapes-vqa at smoke scale on a freshly initialised model, with the
 // bound check off (so that every result of a score set is a function of
 // its scores alone).
-func optionTarget(t *testing.T) *Target {
+func optionTarget(t testing.TB) *Target {
 	t.Helper()
 	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
 	if err != nil {
@@ -405,5 +405,38 @@ func TestMinKOption(t *testing.T) {
 	}
 	if _, ok := rep.Results["mink10_auc"]; ok {
 		t.Error("K = 50 alone also reported mink10")
+	}
+}
+
+// BenchmarkMaxRenyi times MaxRényi-K% on 10 members and 10 non-members of
+// a smoke model, forward passes included: VL-MIA's 48 default sets
+// against the 2 of `{slices: [img], orders: [inf], k: [0, 10]}`, and
+// against 2 sets of an order outside the default ones (a second forward
+// pass).
+func BenchmarkMaxRenyi(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts map[string][]string
+	}{
+		{"default-48", nil},
+		{"img-inf-2", map[string][]string{"slices": {"img"}, "orders": {"inf"}, "k": {"0", "10"}}},
+		{"img-3-2", map[string][]string{"slices": {"img"}, "orders": {"3"}, "k": {"0", "10"}}},
+	} {
+		a, err := Configure("maxrenyi-mia", bc.opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tg := optionTarget(b)
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				fresh := &Target{Model: tg.Model, Members: tg.Members, NonMembers: tg.NonMembers, Workers: 1}
+				if _, err := (LossMIA{}).Run(context.Background(), fresh); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := a.Run(context.Background(), fresh); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -156,7 +156,7 @@ func TestForward(t *testing.T) {
 }
 
 // testModel returns a freshly initialised smoke-preset TinyMLLM.
-func testModel(t *testing.T) *nn.TinyMLLM {
+func testModel(t testing.TB) *nn.TinyMLLM {
 	t.Helper()
 	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
 	if err != nil {
