@@ -201,7 +201,7 @@ func (a AuditOneRun) Run(ctx context.Context, t *Target) (*Report, error) {
 	for i, c := range t.Canaries {
 		exs[i], in[i] = c.Example, c.In
 	}
-	ps, err := passes(ctx, t.Model, t.Visual, exs, t.Workers)
+	ps, err := passes(ctx, t.Model, t.Visual, exs, nil, t.Workers) // losses only: no entropies
 	if err != nil {
 		return nil, fmt.Errorf("attacks: %s: %w", a.Name(), err)
 	}

@@ -8,9 +8,10 @@
 //
 //   - loss-mia: minus the loss (perplexity is a monotone transform of it);
 //   - zlib-mia: the loss over the zlib length of the answer;
-//   - mink-mia: Min-K% Prob, K = 10%, 20%;
-//   - maxrenyi-mia: MaxRényi-K% of VL-MIA, Rényi orders 0.5, 1, 2, ∞ ×
-//     K = 0, 10, 100% × the position slices img, inst, desp, inst_desp;
+//   - mink-mia: Min-K% Prob, K = 10%, 20% by default (option k);
+//   - maxrenyi-mia: MaxRényi-K% of VL-MIA, by default Rényi orders 0.5, 1,
+//     2, ∞ × K = 0, 10, 100% × the position slices img, inst, desp,
+//     inst_desp (options orders, k and slices);
 //   - audit-one-run: the one-run privacy audit of Steinke, Nasr &
 //     Jagielski (2023) on audit canaries;
 //   - exposure: the canary exposure of Carlini et al. (2019), exact by
@@ -19,6 +20,11 @@
 //     al. 2023), with the base model as control and Rap-FT's EA metrics;
 //   - pii-reconstruction: masked names reconstructed by likelihood among
 //     a candidate list, and Rap-FT's RA.
+//
+// An attack may take options (Optioned): a table of Option declarations
+// that the spec checker reads, like a method's hyperparameters, and
+// Configure, which returns the attack with a spec's options. Without
+// options an attack computes its default score sets.
 //
 // The extraction attacks decode with nn's KV cache (TinyMLLM.Extend,
 // GenerateBatch).

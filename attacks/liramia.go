@@ -42,7 +42,7 @@ func (a LiRAMIA) Run(ctx context.Context, t *Target) (*Report, error) {
 	if !t.Pool {
 		return nil, errors.New("attacks: lira-mia needs a task with a fixed member/non-member pool (shapes-vqa-lira, fashion-vqa-lira): its shadow models are the runs of the same configuration at other seeds")
 	}
-	return runSets(ctx, a.Name(), t, []scoreSet{{"conf_", LiRAConfLabel, confidence}})
+	return runSets(ctx, a.Name(), t, []scoreSet{{"conf_", LiRAConfLabel, confidence}}, nil)
 }
 
 // confidence returns LiRA's logit-scaled confidence of the answer of p.

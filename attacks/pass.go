@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -49,9 +50,12 @@ const renyiClamp = 1e-10
 // position slice, and the log-probabilities of the true next tokens where
 // the slice predicts a token.
 type pass struct {
-	// ent[o][s] are the entropies of order RenyiOrders[o] at the rows of
+	// orders are the Rényi orders of ent: RenyiOrders, then any others
+	// an attack asked for (Target.forwardAll).
+	orders []float64
+	// ent[o][s] are the entropies of order orders[o] at the rows of
 	// slice s (0 img, 1 inst, 2 desp, in position order).
-	ent [4][3][]float64
+	ent [][3][]float64
 	// logp[0] are the log-probabilities of the prompt's text tokens, [1]
 	// those of the answer tokens, in token order.
 	logp [2][]float64
@@ -75,11 +79,23 @@ func slice(v [3][]float64, name string) []float64 {
 	panic("attacks: unknown slice " + name)
 }
 
+// entropies returns the entropies of order α at the rows of each slice;
+// it panics if the pass lacks α (runSets asks forwardAll for it).
+func (p *pass) entropies(alpha float64) [3][]float64 {
+	for i, a := range p.orders {
+		if a == alpha {
+			return p.ent[i]
+		}
+	}
+	panic(fmt.Sprintf("attacks: a pass without Rényi order %v", alpha))
+}
+
 // forward runs m (with the visual transform vt) once on s and returns its
-// pass. The rows of the slices: for each <image> placeholder the rows of
-// its visual tokens; for each other token i ≥ 1 the row pos[i]−1 that
-// predicts it, in inst if s.Loss does not mark it and in desp if it does.
-func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence) (*pass, error) {
+// pass with the entropies of the Rényi orders orders. The rows of the
+// slices: for each <image> placeholder the rows of its visual tokens; for
+// each other token i ≥ 1 the row pos[i]−1 that predicts it, in inst if
+// s.Loss does not mark it and in desp if it does.
+func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []float64) (*pass, error) {
 	t := nn.NewTape(nil, nil)
 	hid, pos, err := m.Forward(t, s, nil, nil, vt)
 	if err != nil {
@@ -113,16 +129,16 @@ func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence) (*pass, erro
 	}
 	z := m.Logits(t, hid, all).Value
 	V := m.Config.Vocab
-	p := &pass{answer: targets[2]}
+	p := &pass{orders: orders, ent: make([][3][]float64, len(orders)), answer: targets[2]}
 	lp := make([]float64, V)
 	r := 0
 	for sl := range 3 {
-		for o := range RenyiOrders {
+		for o := range orders {
 			p.ent[o][sl] = make([]float64, len(rows[sl]))
 		}
 		for j := range rows[sl] {
 			logSoftmax(lp, z.Data[r*V:(r+1)*V])
-			for o, a := range RenyiOrders {
+			for o, a := range orders {
 				p.ent[o][sl][j] = renyi(lp, a)
 			}
 			if sl > 0 {
@@ -150,13 +166,15 @@ func logSoftmax(dst []float64, z []float32) {
 	}
 }
 
-// renyi returns the Rényi entropy of order α of the distribution with
+// renyi returns the Rényi entropy of order α ≥ 0 of the distribution with
 // log-probabilities lp (Rényi 1961):
 //
 //	H_α(p) = 1/(1−α) · log Σ_v p_v^α,  H_1(p) = −Σ_v p_v log p_v,  H_∞(p) = −log max_v p_v,
 //
 // with the probabilities clamped to [1e-10, 1 − 1e-10] for α ∉ {1, ∞}, as
-// VL-MIA does for α = 0.5 and 2.
+// VL-MIA does for α = 0.5 and 2. H_1 and H_∞ are the limits of H_α as
+// α → 1 and α → ∞; H_0 is the log of the number of outcomes (the clamp
+// makes every p_v positive).
 func renyi(lp []float64, alpha float64) float64 {
 	switch {
 	case alpha == 1:
@@ -180,11 +198,11 @@ func renyi(lp []float64, alpha float64) float64 {
 	return math.Log(s) / (1 - alpha)
 }
 
-// passes returns the passes of exs, computed on up to workers goroutines
-// (0: GOMAXPROCS), each example on its own so the result does not depend
-// on workers. It returns the error of the lowest-indexed example that
-// fails.
-func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Example, workers int) ([]*pass, error) {
+// passes returns the passes of exs with the entropies of orders, computed
+// on up to workers goroutines (0: GOMAXPROCS), each example on its own so
+// the result does not depend on workers. It returns the error of the
+// lowest-indexed example that fails.
+func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Example, orders []float64, workers int) ([]*pass, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -200,7 +218,7 @@ func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Ex
 				if i >= len(exs) || ctx.Err() != nil {
 					return
 				}
-				out[i], errs[i] = forward(m, vt, &exs[i].Seq)
+				out[i], errs[i] = forward(m, vt, &exs[i].Seq, orders)
 			}
 		})
 	}
@@ -219,7 +237,8 @@ func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Ex
 // passSet holds the passes of a Target's members and non-members, computed
 // once and shared by every attack run on the Target.
 type passSet struct {
-	once       sync.Once
+	mu         sync.Mutex
+	done       bool
 	members    []*pass
 	nonMembers []*pass
 	err        error
@@ -227,16 +246,65 @@ type passSet struct {
 
 // forwardAll returns the passes of t's members and non-members, computing
 // them on the first call: one forward pass per example, whatever attacks
-// read them.
-func (t *Target) forwardAll(ctx context.Context) (members, nonMembers []*pass, err error) {
+// read them, with the entropies of RenyiOrders, t.Orders and orders. A
+// later call that asks for orders the passes lack runs one more forward
+// pass per example for those (t.Orders avoids it). The passes do not
+// depend on which attack asks first: every value of a pass is a function
+// of the model and the example alone.
+func (t *Target) forwardAll(ctx context.Context, orders []float64) (members, nonMembers []*pass, err error) {
 	ps := t.passSet()
-	ps.once.Do(func() {
-		if ps.members, ps.err = passes(ctx, t.Model, t.Visual, t.Members, t.Workers); ps.err != nil {
-			return
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if !ps.done {
+		ps.done = true
+		all := addOrders(addOrders(slices.Clone(RenyiOrders), t.Orders), orders)
+		if ps.members, ps.err = passes(ctx, t.Model, t.Visual, t.Members, all, t.Workers); ps.err == nil {
+			ps.nonMembers, ps.err = passes(ctx, t.Model, t.Visual, t.NonMembers, all, t.Workers)
 		}
-		ps.nonMembers, ps.err = passes(ctx, t.Model, t.Visual, t.NonMembers, t.Workers)
-	})
-	return ps.members, ps.nonMembers, ps.err
+	}
+	if ps.err != nil {
+		return nil, nil, ps.err
+	}
+	if len(ps.members) == 0 {
+		return ps.members, ps.nonMembers, nil
+	}
+	have := ps.members[0].orders
+	if more := addOrders(nil, slices.DeleteFunc(slices.Clone(orders), func(a float64) bool { return slices.Contains(have, a) })); len(more) > 0 {
+		if err := t.extend(ctx, ps, more); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ps.members, ps.nonMembers, nil
+}
+
+// extend adds the entropies of the orders more to the passes of ps, with
+// one more forward pass per example.
+func (t *Target) extend(ctx context.Context, ps *passSet, more []float64) error {
+	for _, side := range []struct {
+		ps  []*pass
+		exs []Example
+	}{{ps.members, t.Members}, {ps.nonMembers, t.NonMembers}} {
+		extra, err := passes(ctx, t.Model, t.Visual, side.exs, more, t.Workers)
+		if err != nil {
+			return err
+		}
+		for i, p := range side.ps {
+			p.orders = slices.Concat(p.orders, more)
+			p.ent = slices.Concat(p.ent, extra[i].ent)
+		}
+	}
+	return nil
+}
+
+// addOrders returns orders with those of more it lacks appended, in the
+// order of more.
+func addOrders(orders, more []float64) []float64 {
+	for _, a := range more {
+		if !slices.Contains(orders, a) {
+			orders = append(orders, a)
+		}
+	}
+	return orders
 }
 
 // passSet returns t's pass cache, making it on the first call.

@@ -19,7 +19,12 @@ import (
 // the uniform distribution on 7 outcomes every order gives log 7. For the
 // point mass (1, 0, 0), VL-MIA's clamp to [1e-10, 1 − 1e-10] gives
 // H_½ = 2 log(√(1 − 1e-10) + 2·1e-5) and H_2 = −log((1 − 1e-10)² + 2e-20)
-// rather than 0 (values by hand with Python's math module).
+// rather than 0 (values by hand with Python's math module). Orders a spec
+// may add: H_3 = ½ log(32/5) for (½, ¼, ¼) (Σp³ = 5/32); H_0 is the log
+// of the support size, log 3 even for the point mass once clamped; and
+// H_α tends to Shannon's H_1 as α → 1 (at α = 1 ± 1e-6 the closed form
+// log(½^α + 2·¼^α)/(1 − α) is within 1e-7 of it: dH_α/dα at 1 is minus
+// half the variance of log p, −(log 2)²/8).
 func TestRenyi(t *testing.T) {
 	lg := func(p ...float64) []float64 {
 		out := make([]float64, len(p))
@@ -51,6 +56,14 @@ func TestRenyi(t *testing.T) {
 		{"point mass α=½ clamped", []float64{0, math.Inf(-1), math.Inf(-1)}, 0.5, 3.99995000071429e-05, 1e-12},
 		{"point mass α=2 clamped", []float64{0, math.Inf(-1), math.Inf(-1)}, 2, 2.000000165680742e-10, 1e-15},
 		{"point mass α=1", []float64{0, -800, -800}, 1, 0, 1e-300},
+		{"(½,¼,¼) α=3", lg(.5, .25, .25), 3, 0.9281489951828131, 1e-14},
+		{"(½,¼,¼) α=0", lg(.5, .25, .25), 0, 1.0986122886681098, 1e-14},
+		{"point mass α=0 clamped", []float64{0, math.Inf(-1), math.Inf(-1)}, 0, 1.0986122886681098, 1e-14},
+		{"uniform 7 α=0", uni, 0, math.Log(7), 1e-14},
+		{"uniform 7 α=3", uni, 3, math.Log(7), 1e-14},
+		{"(½,¼,¼) α=1+1e-6", lg(.5, .25, .25), 1 + 1e-6, 1.039720710776649, 1e-9},
+		{"(½,¼,¼) α=1−1e-6", lg(.5, .25, .25), 1 - 1e-6, 1.0397208309032482, 1e-9},
+		{"(½,¼,¼) α=1+1e-6 near Shannon", lg(.5, .25, .25), 1 + 1e-6, 1.0397207708399179, 1e-7},
 	} {
 		if got := renyi(tc.lp, tc.alpha); math.Abs(got-tc.want) > tc.tol {
 			t.Errorf("%s: got %v, want %v", tc.desc, got, tc.want)
@@ -98,7 +111,7 @@ func TestForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	exs := examples(d.Holdout, 3)
-	ps, err := passes(context.Background(), m, nil, exs, 2)
+	ps, err := passes(context.Background(), m, nil, exs, RenyiOrders, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +156,7 @@ func TestForward(t *testing.T) {
 }
 
 // testModel returns a freshly initialised smoke-preset TinyMLLM.
-func testModel(t *testing.T) *nn.TinyMLLM {
+func testModel(t testing.TB) *nn.TinyMLLM {
 	t.Helper()
 	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
 	if err != nil {

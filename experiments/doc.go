@@ -42,7 +42,9 @@
 //	  seed: [1, 2, 3]                 # default [1]
 //	  zip:                            # paired values: one dimension per group
 //	    - {prune_ratio: [0.1, 0.5], update_ratio: [0.2, 0.6]}
-//	attacks: [loss-mia]
+//	attacks:                          # names, or a name with options
+//	  - loss-mia
+//	  - {name: mink-mia, k: [10, 20, 50]}
 //	diagnostics: on                   # off: no non-private per-step diagnostics
 //	tables:
 //	  - name: table1
@@ -63,6 +65,38 @@
 //	  - {name: roc, kind: roc, attack: loss-mia, series: method, facet: epsilon_target}
 //	  - {name: heat, kind: heatmap, x: update_ratio, rows: retention, y: acc}
 //	  - {name: recon, kind: grid, images: [original-0, reconstruction-0], series: epsilon_target}
+//
+// # Attacks and their options
+//
+// Each element of attacks is an attack's name, or a mapping with its name
+// and options. The options each attack takes, with their defaults, are
+// declared by the attack (attacks.Optioned); an attack without options
+// computes its default score sets:
+//
+//	attacks:
+//	  - loss-mia
+//	  - name: maxrenyi-mia
+//	    slices: [img, desp]   # img, inst, desp, inst_desp; default all four
+//	    orders: [0.5, inf]    # Rényi orders α ≥ 0 or inf; default [0.5, 1, 2, inf]
+//	    k: [0, 10]            # K% in [0, 100]; default [0, 10, 100]
+//	  - {name: mink-mia, k: [10, 20, 50]}   # K% in [0, 100]; default [10, 20]
+//
+// An option takes a list or a single value. An unknown attack or option,
+// a value out of range (an unknown slice, a negative order, K outside
+// [0, 100]), a duplicate value and an empty list are file:line errors at
+// the offending key or value, e.g. `spec.yaml:18: attack maxrenyi-mia has
+// no option "order" (known: slices, orders, k)`. The options reach the run
+// in [Config.AttackOptions], in canonical spelling and order: they change
+// the run id, except that options equal to an attack's defaults are
+// dropped, so a spec without options (or spelling out the defaults) keeps
+// the ids of specs written before attacks took options. An override sets
+// options of an attack named bare, too:
+// `--set attacks.maxrenyi-mia.orders=[inf]`.
+//
+// A metric of a table, plot or claim that is a result of an attack's score
+// set (renyi_img_a2_k10_auc of maxrenyi-mia, mink50_auc of mink-mia) must
+// be one the spec's attacks compute with their options; otherwise it is
+// an error at the metric's line (see [Names.AttackSets]).
 //
 // # Outputs
 //

@@ -29,6 +29,10 @@ type Config struct {
 	Delta   float64 `json:"delta"`
 	// Attacks run on the trained model, in spec order.
 	Attacks []string `json:"attacks"`
+	// AttackOptions are the options of the attacks that a spec sets
+	// (Spec.AttackOptions); nil for none, which leaves run ids as they
+	// were before attacks took options.
+	AttackOptions map[string]AttackOptions `json:"attack_options,omitempty"`
 	// Params holds the hyperparameters and sweep values other than ε and
 	// the seed: int64 for integers (and integer sweep axes), float64,
 	// string or bool.
@@ -150,6 +154,15 @@ func (s *Spec) Expand() []Config {
 				}
 				if c.Attacks == nil {
 					c.Attacks = []string{}
+				}
+				for a, o := range s.AttackOptions {
+					if c.AttackOptions == nil {
+						c.AttackOptions = make(map[string]AttackOptions)
+					}
+					c.AttackOptions[a] = maps.Clone(o)
+					for k, v := range o {
+						c.AttackOptions[a][k] = slices.Clone(v)
+					}
 				}
 				maps.Copy(c.Params, s.Params)
 				maps.Copy(c.Params, m.Params)

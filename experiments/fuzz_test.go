@@ -15,6 +15,8 @@ import (
 // testdata/fuzz/FuzzParse plus the embedded specs.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(base), "sweep.seed=[1, 2]")
+	f.Add([]byte(withAttacks("attacks:\n  - loss-mia\n  - {name: maxrenyi-mia, slices: [img], orders: [0.5, inf], k: 10}\n  - mink-mia\n")),
+		"attacks.mink-mia.k=[5, 50]")
 	for _, name := range []string{"table1.yaml", "fig1.yaml"} {
 		b, err := embedded.ReadFile(name)
 		if err != nil {

@@ -5,8 +5,11 @@
 package experiments
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -20,8 +23,107 @@ func init() {
 			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira"},
 			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia", "exposure", "pii-extraction", "pii-reconstruction"},
 			Scales:  []string{"smoke", "small", "full"},
+			// The options of maxrenyi-mia and mink-mia as package
+			// attacks declares them (runners/pipeline tests the real
+			// declarations against the same spec errors).
+			AttackOptions: testAttackOptions,
+			AttackSets:    testAttackSets,
 		}
 	})
+}
+
+// testAttackOptions declares the options of maxrenyi-mia (slices, orders,
+// k) and mink-mia (k).
+func testAttackOptions(attack string) []AttackOption {
+	slices4 := []string{"img", "inst", "desp", "inst_desp"}
+	num := func(elem string, ok func(float64) bool, must string) func(any) (string, error) {
+		return func(v any) (string, error) {
+			x, isNum := v.(float64)
+			if s, isStr := v.(string); isStr {
+				var err error
+				if x, err = strconv.ParseFloat(s, 64); err != nil {
+					return "", fmt.Errorf("%s %q is not a number", elem, s)
+				}
+				isNum = true
+			}
+			if !isNum || math.IsNaN(x) {
+				return "", fmt.Errorf("%s %v is not a number", elem, v)
+			}
+			if !ok(x) {
+				return "", fmt.Errorf("%s %s: must be %s", elem, FormatFloat(x), must)
+			}
+			return FormatFloat(x), nil
+		}
+	}
+	numSort := func(v []string) {
+		slices.SortFunc(v, func(a, b string) int {
+			x, _ := strconv.ParseFloat(a, 64)
+			y, _ := strconv.ParseFloat(b, 64)
+			return cmp.Compare(x, y)
+		})
+	}
+	k := AttackOption{Name: "k", Elem: "K", Canonical: num("K", func(x float64) bool { return x >= 0 && x <= 100 }, "in [0, 100]"), Sort: numSort}
+	switch attack {
+	case "maxrenyi-mia":
+		k.Default = []string{"0", "10", "100"}
+		return []AttackOption{
+			{Name: "slices", Elem: "slice", Default: slices4,
+				Canonical: func(v any) (string, error) {
+					if s, ok := v.(string); ok && slices.Contains(slices4, s) {
+						return s, nil
+					}
+					if s, ok := v.(string); ok {
+						v = strconv.Quote(s)
+					}
+					return "", fmt.Errorf("unknown slice %v (known: %s)", v, strings.Join(slices4, ", "))
+				},
+				Sort: func(v []string) {
+					slices.SortFunc(v, func(a, b string) int { return slices.Index(slices4, a) - slices.Index(slices4, b) })
+				}},
+			{Name: "orders", Elem: "order", Default: []string{"0.5", "1", "2", "inf"},
+				Canonical: num("order", func(x float64) bool { return x >= 0 }, "≥ 0 or inf"), Sort: numSort},
+			k,
+		}
+	case "mink-mia":
+		k.Default = []string{"10", "20"}
+		return []AttackOption{k}
+	}
+	return nil
+}
+
+// testAttackSets returns the score sets of maxrenyi-mia and mink-mia with
+// opts (renyi_<slice>_a<α>_k<K>, mink<K>), and the metrics each owns.
+func testAttackSets(attack string, opts AttackOptions) ([]string, func(string) bool, error) {
+	get := func(name string) []string {
+		if v, ok := opts[name]; ok {
+			return v
+		}
+		for _, o := range testAttackOptions(attack) {
+			if o.Name == name {
+				return o.Default
+			}
+		}
+		return nil
+	}
+	under := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
+	var sets []string
+	switch attack {
+	case "maxrenyi-mia":
+		for _, sl := range get("slices") {
+			for _, a := range get("orders") {
+				for _, k := range get("k") {
+					sets = append(sets, "renyi_"+sl+"_a"+under(a)+"_k"+under(k))
+				}
+			}
+		}
+		return sets, func(m string) bool { return strings.HasPrefix(m, "renyi_") }, nil
+	case "mink-mia":
+		for _, k := range get("k") {
+			sets = append(sets, "mink"+under(k))
+		}
+		return sets, func(m string) bool { return len(m) > 4 && strings.HasPrefix(m, "mink") && m[4] >= '0' && m[4] <= '9' }, nil
+	}
+	return nil, nil, nil
 }
 
 // withParams returns the test names with a CheckParam that accepts, for

@@ -24,8 +24,11 @@ type Options struct {
 	Names *Names
 	// Overrides are `key=value` settings applied to the YAML before it is
 	// decoded, in order. A key is a dotted path (`delta`, `sweep.seed`,
-	// `params.lr`, `methods.dpsgd.params.lora_rank`); a list element is
-	// selected by its index or by its `name`. The value is YAML
+	// `params.lr`, `methods.dpsgd.params.lora_rank`,
+	// `attacks.maxrenyi-mia.orders`); a list element is selected by its
+	// index, by its `name`, or by its value when it is a bare name (an
+	// attack), which then becomes a mapping {name: NAME} that the
+	// override adds a key to. The value is YAML
 	// (`[1, 2]`, `inf`, `0.1`), typed by the field it lands in.
 	Overrides []string
 	// Sources name the overrides in errors: Sources[i], when there and not
@@ -235,9 +238,17 @@ func (d *decoder) override(root *yaml.Node, ov, src string) error {
 		case yaml.SequenceNode:
 			j, err := strconv.Atoi(seg)
 			if err != nil {
-				j = slices.IndexFunc(n.Content, func(e *yaml.Node) bool { return nameOf(e) == seg })
+				j = slices.IndexFunc(n.Content, func(e *yaml.Node) bool {
+					return nameOf(e) == seg || e.Kind == yaml.ScalarNode && e.Value == seg
+				})
 				if j < 0 {
 					return errorf("no element named %q in %s", seg, strings.Join(segs[:i], "."))
+				}
+				if e := n.Content[j]; !last && e.Kind == yaml.ScalarNode {
+					// An element that is a bare name (an attack) becomes
+					// {name: NAME}, so that an override can give it keys.
+					k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name", Line: e.Line, Column: e.Column}
+					n.Content[j] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: e.Line, Column: e.Column, Content: []*yaml.Node{k, e}}
 				}
 			} else if j < 0 || j >= len(n.Content) {
 				return errorf("index %d out of range in %s (%d elements)", j, strings.Join(segs[:i], "."), len(n.Content))
@@ -642,10 +653,7 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 			s.Tasks, err = d.nameList(v, "task", d.names.Tasks, false)
 			return err
 		}),
-		"attacks": func(v *yaml.Node) (err error) {
-			s.Attacks, err = d.nameList(v, "attack", d.names.Attacks, true)
-			return err
-		},
+		"attacks": keep("attacks", func(v *yaml.Node) error { return d.attacks(v, s) }),
 		"params": keep("params", func(v *yaml.Node) (err error) {
 			s.Params, err = d.params(v, "params")
 			return err
@@ -972,6 +980,9 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 		return err
 	}
 	if err := d.checkOutputs(s, columns, at); err != nil {
+		return err
+	}
+	if err := d.checkMetrics(s, at); err != nil {
 		return err
 	}
 	return d.checkClaims(s, columns, at)

@@ -27,9 +27,13 @@ type Spec struct {
 	Methods     []Method       `json:"methods"`
 	Params      map[string]any `json:"params,omitempty"`
 	Sweep       Sweep          `json:"sweep"`
-	Attacks     []string       `json:"attacks,omitempty"`
-	Tables      []Table        `json:"tables,omitempty"`
-	Plots       []Plot         `json:"plots,omitempty"`
+	// Attacks are the names of the spec's attacks, in spec order;
+	// AttackOptions the options of those that set any (attacks: [{name:
+	// maxrenyi-mia, orders: [inf]}]).
+	Attacks       []string                 `json:"attacks,omitempty"`
+	AttackOptions map[string]AttackOptions `json:"attack_options,omitempty"`
+	Tables        []Table                  `json:"tables,omitempty"`
+	Plots         []Plot                   `json:"plots,omitempty"`
 	// Claims are the papers' claims that repro verify checks; Regression
 	// the thresholds of repro compare (see claims.go).
 	Claims     []Claim      `json:"claims,omitempty"`
@@ -228,6 +232,18 @@ type Names struct {
 	// task (a method fine-tunes one model architecture; each task is
 	// posed to one).
 	Compatible func(method, task string) error
+	// AttackOptions, when not nil, returns the options attack declares
+	// (nil: it takes none), so that a spec's attack options are checked
+	// at their lines. When it is nil, no attack takes options.
+	AttackOptions func(attack string) []AttackOption
+	// AttackSets, when not nil, returns the score sets attack computes
+	// with options opts (nil: its defaults), the prefixes of its results
+	// without the trailing underscore, and owns, which reports whether a
+	// metric is a result of a score set the attack computes with some
+	// options; owns is nil for an attack without such sets. Tables,
+	// plots and claims that name a metric an attack owns but does not
+	// compute are errors.
+	AttackSets func(attack string, opts AttackOptions) (sets []string, owns func(metric string) bool, err error)
 }
 
 var registered struct {

@@ -65,7 +65,41 @@ func names() *experiments.Names {
 			}
 			return nil
 		},
+		AttackOptions: attackOptions,
+		AttackSets:    attackSets,
 	}
+}
+
+// attackOptions returns the option declarations of attack for the spec
+// checker (attacks.Optioned.Options).
+func attackOptions(attack string) []experiments.AttackOption {
+	a, ok := attacks.Lookup(attack)
+	if !ok {
+		return nil
+	}
+	oa, ok := a.(attacks.Optioned)
+	if !ok {
+		return nil
+	}
+	var out []experiments.AttackOption
+	for _, o := range oa.Options() {
+		out = append(out, experiments.AttackOption{Name: o.Name, Elem: o.Elem, Canonical: o.Canonical, Sort: o.Sort, Default: o.Default})
+	}
+	return out
+}
+
+// attackSets returns the score sets of attack with options opts and the
+// metrics it owns, for the spec checker (attacks.Optioned.Sets and Owns).
+func attackSets(attack string, opts experiments.AttackOptions) ([]string, func(string) bool, error) {
+	a, err := attacks.Configure(attack, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	oa, ok := a.(attacks.Optioned)
+	if !ok {
+		return nil, nil, nil
+	}
+	return oa.Sets(), oa.Owns, nil
 }
 
 // Execute is the runners.Executor of every method in the methods registry.
@@ -296,13 +330,22 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	}
 	extractionTarget(target, d, base)
 	var errs []error
-	warned := map[string]bool{}
+	var as []attacks.Attack
 	for _, name := range cfg.Attacks {
-		a, ok := attacks.Lookup(name)
-		if !ok {
-			errs = append(errs, fmt.Errorf("pipeline: unknown attack %q", name))
+		a, err := attacks.Configure(name, cfg.AttackOptions[name])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pipeline: %w", err))
 			continue
 		}
+		as = append(as, a)
+		if r, ok := a.(attacks.MaxRenyiMIA); ok {
+			// Every Rényi order in the shared forward passes: one pass.
+			target.Orders = r.Orders
+		}
+	}
+	warned := map[string]bool{}
+	for _, a := range as {
+		name := a.Name()
 		rep, err := a.Run(ctx, target)
 		if err != nil {
 			if ctx.Err() != nil {

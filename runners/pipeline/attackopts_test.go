@@ -1,0 +1,88 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/runners"
+)
+
+const optionSpec = `
+name: opts
+description: attack options
+scale: smoke
+tasks: [shapes-vqa]
+methods:
+  - name: nonprivate
+params: {epochs: 1}
+attacks:
+  - loss-mia
+  - name: maxrenyi-mia
+    slices: [desp]
+    orders: [inf, 3]
+    k: 50
+  - {name: mink-mia, k: [50]}
+tables:
+  - {name: tab, rows: [method], columns: [task], metrics: [renyi_desp_a3_k50_auc, mink50_auc]}
+`
+
+// TestAttackOptionErrorsRegistered checks the spec errors of attack options
+// with the registries' own declarations (the experiments tests use a
+// fixture of them).
+func TestAttackOptionErrorsRegistered(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{"orders: [inf, 3]", "order: [inf, 3]", `o.yaml:13: attack maxrenyi-mia has no option "order" (known: slices, orders, k)`},
+		{"slices: [desp]", "slices: [desp, text]", `o.yaml:12: attack maxrenyi-mia: unknown slice "text" (known: img, inst, desp, inst_desp)`},
+		{"orders: [inf, 3]", "orders: [inf, -3]", `o.yaml:13: attack maxrenyi-mia: order -3: must be ≥ 0 or inf`},
+		{"k: [50]", "k: [50, 101]", `o.yaml:15: attack mink-mia: K 101: must be in [0, 100]`},
+		{"  - loss-mia", "  - {name: loss-mia, k: 1}", `o.yaml:10: attack loss-mia has no option "k" (it takes none)`},
+		{"mink50_auc", "mink10_auc", `o.yaml:17: table tab: metric "mink10_auc" is not a result of attack mink-mia with the spec's options (k: [50])`},
+		{"renyi_desp_a3_k50_auc", "renyi_desp_a2_k50_auc", `o.yaml:17: table tab: metric "renyi_desp_a2_k50_auc" is not a result of attack maxrenyi-mia with the spec's options (k: [50]; orders: [3, inf]; slices: [desp])`},
+	} {
+		src := strings.Replace(optionSpec, tc.old, tc.new, 1)
+		if _, err := experiments.Parse("o.yaml", []byte(src), nil); err == nil || err.Error() != tc.want {
+			t.Errorf("%s → %s: got %v, want %s", tc.old, tc.new, err, tc.want)
+		}
+	}
+}
+
+// TestAttackOptionsRun runs a spec whose attacks have options and checks
+// that the run records exactly the score sets the options name.
+func TestAttackOptionsRun(t *testing.T) {
+	freshBase(t)
+	s, err := experiments.Parse("o.yaml", []byte(optionSpec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 1})
+	if err != nil || sum.OK != 1 {
+		t.Fatalf("sweep: %v (%+v), want 1 run ok", err, sum)
+	}
+	rows, err := results.ReadRuns(filepath.Join(root, "opts", results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []string
+	for k := range rows[0].Results {
+		if strings.HasSuffix(k, "_auc") && !strings.HasPrefix(k, "mia_") {
+			sets = append(sets, strings.TrimSuffix(k, "_auc"))
+		}
+	}
+	slices.Sort(sets)
+	if want := []string{"mink50", "renyi_desp_a3_k50", "renyi_desp_ainf_k50"}; !slices.Equal(sets, want) {
+		t.Errorf("score sets %q, want %q", sets, want)
+	}
+	if _, ok := rows[0].Results["mia_auc"]; !ok {
+		t.Error("loss-mia did not run")
+	}
+}
