@@ -127,6 +127,9 @@ func printManifest(w io.Writer, m *results.Manifest) {
 	row("epsilon", "%s", c.Epsilon)
 	row("delta", "%g", c.Delta)
 	row("attacks", "%s", strings.Join(c.Attacks, ", "))
+	for _, a := range slices.Sorted(maps.Keys(c.AttackOptions)) {
+		row("attacks."+a, "%s", c.AttackOptions[a])
+	}
 	for _, k := range slices.Sorted(maps.Keys(c.Params)) {
 		v := c.Params[k]
 		if f, ok := v.(float64); ok {
