@@ -7,7 +7,9 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,9 +22,11 @@ import (
 func claimRuns(t *testing.T, vals map[string]map[string][]float64, first map[string]int, extra ...Row) *Runs {
 	t.Helper()
 	var rows []Row
-	for m, byTask := range vals {
-		for task, xs := range byTask {
-			for i, x := range xs {
+	// Rows in sorted order: string keys are ordered by first appearance.
+	for _, m := range slices.Sorted(maps.Keys(vals)) {
+		byTask := vals[m]
+		for _, task := range slices.Sorted(maps.Keys(byTask)) {
+			for i, x := range byTask[task] {
 				s := 1
 				if f, ok := first[m]; ok {
 					s = f
