@@ -238,16 +238,25 @@ func (b *Block) Params() []*Param {
 // Forward applies the block to the sequence x (shape [T, d]). It returns the
 // new residual stream and the attention probabilities [heads, T, T].
 func (b *Block) Forward(t *Tape, x *Node, causal bool, stack string, layer int, h *Hooks) (*Node, Tensor) {
+	return b.forward(t, x, nil, causal, stack, layer, h)
+}
+
+// forward is Forward on the sequences stacked in the rows of x: rows
+// [segs[s], segs[s+1]) are sequence s, and every sequence gets the bits
+// Forward gives it alone, since attention, rotary positions and smeared
+// keys run on each sequence's rows and every other map on each row. A nil
+// segs is one sequence.
+func (b *Block) forward(t *Tape, x *Node, segs []int, causal bool, stack string, layer int, h *Hooks) (*Node, Tensor) {
 	h.observe(b.Name+".in", x)
 	a := b.LN1.Forward(t, x, h)
 	q, k := b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
 	if b.Rotary {
-		q, k = t.Rotary(q, b.Heads), t.Rotary(k, b.Heads)
+		q, k = t.rotary(q, b.Heads, segs), t.rotary(k, b.Heads, segs)
 	}
 	if b.Smear != nil {
-		k = t.SmearKeys(k, t.Param(b.Smear), b.Heads)
+		k = t.smearKeys(k, t.Param(b.Smear), b.Heads, segs)
 	}
-	heads, probs := t.Attention(q, k, b.V.Forward(t, a, h), b.Heads, causal)
+	heads, probs := t.attention(q, k, b.V.Forward(t, a, h), b.Heads, causal, segs)
 	if h != nil && h.Observe != nil {
 		h.Observe(b.Name+".attn.probs", probs)
 		h.Observe(b.Name+".attn.heads", heads.Value)
@@ -300,10 +309,16 @@ func (s *Stack) Params() []*Param {
 // Forward runs the blocks and the final LayerNorm on x. If probsLayer is a
 // valid block index, it also returns that block's attention probabilities.
 func (s *Stack) Forward(t *Tape, x *Node, probsLayer int, h *Hooks) (*Node, Tensor) {
+	return s.forward(t, x, nil, probsLayer, h)
+}
+
+// forward is Forward on the sequences stacked in the rows of x (see
+// Block.forward).
+func (s *Stack) forward(t *Tape, x *Node, segs []int, probsLayer int, h *Hooks) (*Node, Tensor) {
 	var probs Tensor
 	for i, b := range s.Blocks {
 		var p Tensor
-		x, p = b.Forward(t, x, s.Causal, s.Name, i, h)
+		x, p = b.forward(t, x, segs, s.Causal, s.Name, i, h)
 		if i == probsLayer {
 			probs = p
 		}

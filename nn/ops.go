@@ -35,6 +35,10 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 		if x.needs {
 			kernels.Gemm(false, false, n, in, out, 1, g, out, w.Value.Data, in, 1, t.g(x), in)
 		}
+		if t.batch != nil {
+			t.batch.affine(t, w, b, g, x.Value.Data, n, out, in)
+			return
+		}
 		if w.needs {
 			kernels.Gemm(true, false, out, in, n, 1, g, out, x.Value.Data, in, 1, t.g(w), in)
 		}
@@ -414,16 +418,56 @@ func (t *Tape) Dropout(x *Node, p float64) *Node {
 // (the mean). Normalisers are computed in float64. It panics if a target is
 // out of range.
 func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
-	n, c := logits.Value.Rows(), logits.Value.Cols()
+	n := logits.Value.Rows()
 	if len(targets) != n || w != nil && len(w) != n {
 		panic(errLength)
 	}
-	y := t.node([]int{}, logits)
-	probs := t.floats(n * c)
+	return t.crossEntropies(logits, targets, w, []int{0, n}, []int{})
+}
+
+// crossEntropies is CrossEntropy of each block of rows [segs[e],
+// segs[e+1]) of logits on its own (the mean over the block when w is nil):
+// a vector of len(segs)−1 losses, of the given shape, whose entry e is the
+// bits CrossEntropy gives for block e alone. A batched tape builds the
+// losses of all its examples with one call.
+func (t *Tape) crossEntropies(logits *Node, targets []int, w []float32, segs []int, shape []int) *Node {
+	c := logits.Value.Cols()
+	y := t.node(shape, logits)
+	if len(y.Value.Data) != len(segs)-1 {
+		panic(errShape)
+	}
+	probs := t.floats(len(logits.Value.Data))
 	t.bytes += int64(4 * len(probs))
+	for e := range y.Value.Data {
+		r0, r1 := segs[e], segs[e+1]
+		var we []float32
+		if w != nil {
+			we = w[r0:r1]
+		}
+		y.Value.Data[e] = float32(ceForward(logits.Value.Data[r0*c:r1*c], probs[r0*c:r1*c], targets[r0:r1], we, c))
+	}
+	targets = append([]int(nil), targets...)
+	t.record(y, func(g []float32) {
+		gz := t.g(logits)
+		for e, ge := range g {
+			r0, r1 := segs[e], segs[e+1]
+			var we []float32
+			if w != nil {
+				we = w[r0:r1]
+			}
+			ceBackward(gz[r0*c:r1*c], probs[r0*c:r1*c], targets[r0:r1], we, c, ge)
+		}
+	})
+	return y
+}
+
+// ceForward writes the softmax of the rows of z (c columns) into probs and
+// returns the weighted cross-entropy of CrossEntropy.
+func ceForward(z, probs []float32, targets []int, w []float32, c int) float64 {
+	n := len(targets)
 	var loss float64
 	for i := 0; i < n; i++ {
-		zr := logits.Value.Data[i*c : (i+1)*c]
+		zr := z[i*c : (i+1)*c]
 		if targets[i] < 0 || targets[i] >= c {
 			panic(errIndex)
 		}
@@ -434,23 +478,23 @@ func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
 		}
 		loss += wi * (lse - float64(zr[targets[i]]))
 	}
-	y.Value.Data[0] = float32(loss)
-	targets = append([]int(nil), targets...)
-	t.record(y, func(g []float32) {
-		gz := t.g(logits)
-		for i := 0; i < n; i++ {
-			wi := g[0] / float32(n)
-			if w != nil {
-				wi = g[0] * w[i]
-			}
-			pr, gr := probs[i*c:(i+1)*c], gz[i*c:(i+1)*c]
-			for j, p := range pr {
-				gr[j] += wi * p
-			}
-			gr[targets[i]] -= wi
+	return loss
+}
+
+// ceBackward adds to gz the gradient of ceForward's loss, scaled by g0.
+func ceBackward(gz, probs []float32, targets []int, w []float32, c int, g0 float32) {
+	n := len(targets)
+	for i := 0; i < n; i++ {
+		wi := g0 / float32(n)
+		if w != nil {
+			wi = g0 * w[i]
 		}
-	})
-	return y
+		pr, gr := probs[i*c:(i+1)*c], gz[i*c:(i+1)*c]
+		for j, p := range pr {
+			gr[j] += wi * p
+		}
+		gr[targets[i]] -= wi
+	}
 }
 
 // softmaxRow writes softmax(z) into p and returns log Σ exp z, in float64

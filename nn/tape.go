@@ -37,6 +37,9 @@ type Tape struct {
 	done   bool
 	bytes  int64
 	arena  *arena // where values and gradients come from; nil: the heap
+	// batch, when not nil, makes the tape a batched one with per-example
+	// parameter gradients (see batchRows); grad is then unused.
+	batch *batchRows
 
 	// Train turns dropout on. The default, false, is evaluation mode.
 	Train bool
@@ -69,7 +72,9 @@ func (t *Tape) Param(p *Param) *Node {
 	if t.layout != nil {
 		if i := t.layout.Index(p); i >= 0 {
 			n.needs = true
-			n.Grad = t.grad[t.layout.Offsets[i]:t.layout.Offsets[i+1]]
+			if t.batch == nil {
+				n.Grad = t.grad[t.layout.Offsets[i]:t.layout.Offsets[i+1]]
+			}
 		}
 	}
 	t.params[p] = n
@@ -112,6 +117,11 @@ func (t *Tape) record(out *Node, back func(g []float32)) {
 
 // g returns n's gradient buffer, allocating it on first use.
 func (t *Tape) g(n *Node) []float32 {
+	if n.param != nil && t.batch != nil {
+		// Only Affine routes a trainable parameter's gradient to the
+		// examples of a batched tape; any other use would sum them.
+		panic(errBatchParam)
+	}
 	if n.Grad == nil {
 		n.Grad = t.floats(len(n.Value.Data))
 		t.bytes += int64(4 * len(n.Grad))

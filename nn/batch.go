@@ -1,0 +1,327 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"slices"
+	"time"
+)
+
+// This file holds the batched engine: several examples on one tape, their
+// sequences stacked as rows, so that every frozen weight sees the rows of
+// all of them in one matrix product per layer (instead of one product per
+// example and tape), while the gradients of the trainable tensors are still
+// formed per example where a method needs them.
+//
+// Every map of the model but attention, rotary positions, smeared keys,
+// the assembly of a sequence and the loss acts on each row alone, and the
+// matrix product computes every element of C as one chain over k whatever
+// the number of rows (gemm.go), so an example's rows get the same bits on
+// a batched tape as on its own. Attention, rotary positions and smeared
+// keys run on each sequence's block of rows (Block.forward), the loss of
+// each example is its own mean (crossEntropies), and on a per-example tape
+// (batchRows) Affine forms the gradient of a trainable weight as Gᵢᵀ·Xᵢ
+// over example i's rows, the product the example's own tape computes. So
+// PerSample's per-example gradients and losses are bit for bit those of one
+// tape per example. Gradient's batched sum forms Gᵀ·X over all rows at once
+// (one product per trainable tensor, not one per example), so it equals
+// the old sum up to float32 rounding only: the order of summation differs.
+//
+// The per-sample gradients of LoRA factors and adapters are formed from the
+// per-example inputs Xᵢ and output gradients Gᵢ of the trainable products,
+// the "per-sample hooks" of Opacus and of Li et al. 2022 ("Large Language
+// Models Can Be Strong Differentially Private Learners", ICLR 2022), which
+// materialise each gradient; ghost norms (ibid.; Bu et al. 2023,
+// "Differentially Private Optimization on Large Model at Small Cost", ICML
+// 2023) would skip that, but the gradients of rank-8 factors are small.
+
+// batchGroup is the largest number of examples one batched tape holds:
+// enough rows (8 × 33 on the anchor shape) for the products to run near
+// the kernel's peak, few enough that a batch of 32 keeps two workers
+// busy. Groups depend on the batch size alone, so the summed gradient does
+// not depend on the number of workers.
+const batchGroup = 8
+
+// batchGroups splits n examples into ⌈n/batchGroup⌉ contiguous groups of
+// nearly equal size.
+func batchGroups(n int) [][2]int {
+	k := (n + batchGroup - 1) / batchGroup
+	g := make([][2]int, k)
+	for c := range g {
+		g[c] = [2]int{c * n / k, (c + 1) * n / k}
+	}
+	return g
+}
+
+// batchRows makes a tape a per-example batched one: rows [off[e],
+// off[e+1]) of every trainable product belong to example e, whose
+// gradient (a flat vector in the tape's layout) is grads[e]. On such a
+// tape only Affine may use a trainable parameter (Tape.g panics
+// otherwise).
+type batchRows struct {
+	off   []int
+	grads [][]float32
+}
+
+// affine adds the gradients of Affine's weight w and bias b (b may be nil)
+// given the output gradient g and the input x ([n, in]): per example for
+// trainable parameters, into the node's own gradient otherwise.
+func (br *batchRows) affine(t *Tape, w, b *Node, g, x []float32, n, out, in int) {
+	if w.needs && w.param == nil {
+		kernels.Gemm(true, false, out, in, n, 1, g, out, x, in, 1, t.g(w), in)
+	}
+	pw, pb := w.needs && w.param != nil, b != nil && b.needs
+	if !pw && !pb {
+		return
+	}
+	if n != br.off[len(br.off)-1] {
+		panic(errShape)
+	}
+	var ow, ob int
+	if pw {
+		ow = t.layout.Offsets[t.layout.Index(w.param)]
+	}
+	if pb {
+		if b.param == nil {
+			panic(errBatchParam)
+		}
+		ob = t.layout.Offsets[t.layout.Index(b.param)]
+	}
+	for e, ge := range br.grads {
+		r0, r1 := br.off[e], br.off[e+1]
+		if pw && r1 > r0 {
+			kernels.Gemm(true, false, out, in, r1-r0, 1, g[r0*out:], out, x[r0*in:], in, 1, ge[ow:ow+out*in], in)
+		}
+		if pb {
+			gb := ge[ob : ob+out]
+			for i := r0; i < r1; i++ {
+				axpy(1, g[i*out:(i+1)*out], gb)
+			}
+		}
+	}
+}
+
+// batchLoss builds the losses of examples [from, to) on the batched tape
+// t, as a vector node of to−from entries, and returns the row offsets of
+// the examples' sequences in the stacked rows (off[e] is the first row of
+// example from+e, off[to−from] the number of rows).
+type batchLoss func(t *Tape, from, to int) (loss *Node, off []int)
+
+// runBatched evaluates the losses of n examples in groups (batchGroups),
+// one batched tape per group, on opt's workers. With perExample not nil
+// (n vectors of the layout's size) it adds each example's gradient to
+// perExample[i]; otherwise it adds each group's summed gradient to sums[c].
+// It writes the losses and returns the statistics Stats describes, where a
+// tape now holds a group.
+func runBatched(l *Layout, n int, build batchLoss, opt *Options, perExample, sums [][]float32, losses []float64) Stats {
+	if opt == nil {
+		opt = &Options{}
+	}
+	if opt.Mask != nil && len(opt.Mask) != l.Size {
+		panic(errLayout)
+	}
+	groups := batchGroups(n)
+	tapeBytes := make([]int64, len(groups))
+	var live liveBytes
+	workers(opt.Workers, len(groups), opt.Reuse, func(a *arena, u int) {
+		from, to := groups[u][0], groups[u][1]
+		if a != nil {
+			a.reset()
+		}
+		t := &Tape{layout: l, params: make(map[*Param]*Node), arena: a}
+		if perExample != nil {
+			t.batch = &batchRows{grads: perExample[from:to]}
+		} else {
+			t.grad = sums[u]
+		}
+		out, off := build(t, from, to)
+		if t.batch != nil {
+			t.batch.off = off
+		}
+		b := t.Bytes()
+		live.add(b)
+		for i, v := range out.Value.Data {
+			losses[from+i] = float64(v)
+		}
+		seed := make([]float32, to-from)
+		for i := range seed {
+			seed[i] = 1
+		}
+		t.BackwardFrom(out, seed)
+		tapeBytes[u] = t.Bytes()
+		live.add(t.Bytes() - b)
+		live.add(-t.Bytes())
+		if opt.Mask == nil {
+			return
+		}
+		if perExample == nil {
+			ApplyMask(sums[u], opt.Mask)
+			return
+		}
+		for _, g := range perExample[from:to] {
+			ApplyMask(g, opt.Mask)
+		}
+	})
+	return Stats{Examples: n, PeakTapeBytes: live.peak.Load(), TapeBytes: slices.Max(tapeBytes)}
+}
+
+// perSampleBatched is PerSample on batched tapes.
+func perSampleBatched(l *Layout, n int, build batchLoss, opt *Options) *Result {
+	start := time.Now()
+	r := &Result{Grads: make([][]float32, n), Losses: make([]float64, n)}
+	for i := range r.Grads {
+		r.Grads[i] = make([]float32, l.Size)
+	}
+	r.Stats = runBatched(l, n, build, opt, r.Grads, nil, r.Losses)
+	r.Stats.GradBytes = int64(4 * n * l.Size)
+	r.Stats.Elapsed = time.Since(start)
+	return r
+}
+
+// gradientBatched is Gradient on batched tapes: each group's gradient is
+// one product per trainable tensor over the group's rows, and the group
+// sums are added in order.
+func gradientBatched(l *Layout, n int, build batchLoss, opt *Options) ([]float32, []float64, Stats) {
+	start := time.Now()
+	k := len(batchGroups(n))
+	sums := make([][]float32, k)
+	for c := range sums {
+		sums[c] = make([]float32, l.Size)
+	}
+	losses := make([]float64, n)
+	st := runBatched(l, n, build, opt, nil, sums, losses)
+	g := Sum(nil, sums)
+	st.GradBytes = int64(4 * (k + 1) * l.Size)
+	st.Elapsed = time.Since(start)
+	return g, losses, st
+}
+
+// batchable reports whether the batched engine computes m's losses and
+// gradients on batch exactly as one tape per example would: no hooks, no
+// visual transform, no dropout in training mode, every example valid (an
+// invalid one goes to the per-example path, which returns its error), and,
+// for per-example gradients, trainable tensors among the LoRA factors and
+// adapters of the language model only (those whose gradients batchRows
+// routes per example).
+func (m *TinyMLLM) batchable(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options, perExample bool) bool {
+	if h != nil || vt != nil || len(batch) == 0 || opt != nil && opt.Train && m.Config.Dropout > 0 {
+		return false
+	}
+	if perExample {
+		ok := m.perExampleParams()
+		for _, p := range l.Params {
+			if !ok[p] {
+				return false
+			}
+		}
+	}
+	visual := m.Config.Patches() + 1
+	for i := range batch {
+		s := &batch[i]
+		if s.Loss == nil || !slices.Contains(s.Loss, true) || m.Check(s) != nil {
+			return false
+		}
+		if len(s.Tokens)+len(s.Images)*(visual-1) > m.Config.MaxLen {
+			return false
+		}
+	}
+	return true
+}
+
+// perExampleParams returns the tensors whose per-example gradients a
+// batched tape forms: the LoRA factors and adapters of the language
+// model's blocks, all used by Affine only.
+func (m *TinyMLLM) perExampleParams() map[*Param]bool {
+	ok := map[*Param]bool{}
+	for _, b := range m.LM.Blocks {
+		for _, lin := range b.Linears() {
+			if lin.LoRAA != nil {
+				ok[lin.LoRAA], ok[lin.LoRAB] = true, true
+			}
+		}
+		for _, a := range []*Adapter{b.Adapter1, b.Adapter2} {
+			if a == nil {
+				continue
+			}
+			for _, p := range a.Params() {
+				ok[p] = true
+			}
+		}
+	}
+	return ok
+}
+
+// lossBatch builds the losses of batch on the batched tape t: the images
+// of all examples through the vision encoder and the projector as one
+// stack of rows, then the sequences of all examples through the language
+// model as another, and each example's mean cross-entropy over the
+// tokens its Loss marks. It returns the losses and the examples' row
+// offsets in the language model's stack. The examples must be valid
+// (batchable).
+func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) (*Node, []int) {
+	vis := m.encodeBatch(t, batch)
+	xs := make([]*Node, len(batch))
+	off := make([]int, len(batch)+1)
+	var rows, targets []int
+	ce := []int{0}
+	for e := range batch {
+		s := &batch[e]
+		x, pos, err := m.embed(t, s, vis[:len(s.Images)])
+		if err != nil {
+			panic(err) // batchable checked the length
+		}
+		vis = vis[len(s.Images):]
+		xs[e] = x
+		off[e+1] = off[e] + x.Value.Rows()
+		for i, l := range s.Loss {
+			if l {
+				rows = append(rows, off[e]+pos[i]-1)
+				targets = append(targets, s.Tokens[i])
+			}
+		}
+		ce = append(ce, len(rows))
+	}
+	hid, _ := m.LM.forward(t, t.Concat(xs...), off, -1, nil)
+	return t.crossEntropies(m.Logits(t, hid, rows), targets, nil, ce, []int{len(batch)}), off
+}
+
+// batchLosses returns the batched losses of the examples of batch.
+func (m *TinyMLLM) batchLosses(batch []Sequence) batchLoss {
+	return func(t *Tape, from, to int) (*Node, []int) { return m.lossBatch(t, batch[from:to]) }
+}
+
+// encodeBatch runs the vision encoder and the projector on the images of
+// all examples of batch at once, each image a block of rows, and returns
+// each image's projected visual tokens, in order (EncodeImage with no
+// hooks and no visual transform).
+func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence) []*Node {
+	var imgs [][]float32
+	for i := range batch {
+		imgs = append(imgs, batch[i].Images...)
+	}
+	if len(imgs) == 0 {
+		return nil
+	}
+	v := m.Vision
+	patches := make([]*Node, len(imgs))
+	for j, img := range imgs {
+		patches[j] = t.Patchify(v.imageNode(t, img, false), v.Patch)
+	}
+	pe := v.PatchEmbed.Forward(t, t.Concat(patches...), nil)
+	n := m.Config.Patches()
+	xs := make([]*Node, len(imgs))
+	segs := make([]int, len(imgs)+1)
+	for j := range imgs {
+		xs[j] = t.Add(t.Concat(t.Param(v.CLS), t.Slice(pe, j*n, (j+1)*n)), t.Param(v.Pos))
+		segs[j+1] = (j + 1) * (n + 1)
+	}
+	enc, _ := v.Stack.forward(t, t.Concat(xs...), segs, -1, nil)
+	p := m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, enc, nil)), nil)
+	out := make([]*Node, len(imgs))
+	for j := range out {
+		out[j] = t.Slice(p, segs[j], segs[j+1])
+	}
+	return out
+}
