@@ -47,8 +47,8 @@ func (t *Tape) attention(q, k, v *Node, heads int, causal bool, segs []int) (out
 		size += heads * n * n
 		long = max(long, n)
 	}
-	out = t.node([]int{T, D}, q, k, v)
-	pd := t.floats(size)
+	out = t.nodeOver([]int{T, D}, q, k, v)
+	pd := t.floatsOver(size)
 	t.bytes += int64(4 * size)
 	if len(segs) == 2 {
 		probs = Tensor{Shape: []int{heads, T, T}, Data: pd}

@@ -37,12 +37,14 @@ import (
 // "Differentially Private Optimization on Large Model at Small Cost", ICML
 // 2023) would skip that, but the gradients of rank-8 factors are small.
 
-// batchGroup is the largest number of examples one batched tape holds:
-// enough rows (8 × 33 on the anchor shape) for the products to run near
-// the kernel's peak, few enough that a batch of 32 keeps two workers
-// busy. Groups depend on the batch size alone, so the summed gradient does
-// not depend on the number of workers.
-const batchGroup = 8
+// batchGroup is the largest number of examples one batched tape holds.
+// On the anchor shape (33 rows an example) the step's CPU time was the
+// same, within the noise of a shared machine, for groups of 4, 8, 16 and
+// 32, while a tape's memory grows with the group; 4 also leaves a batch
+// of 32 eight groups to share among the workers. Groups depend on the
+// batch size alone, so the summed gradient does not depend on the number
+// of workers.
+const batchGroup = 4
 
 // batchGroups splits n examples into ⌈n/batchGroup⌉ contiguous groups of
 // nearly equal size.

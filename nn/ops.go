@@ -19,7 +19,7 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 	}
 	n := len(x.Value.Data) / in
 	shape := append(append([]int(nil), xs[:len(xs)-1]...), out)
-	y := t.node(shape, x, w, b)
+	y := t.nodeOver(shape, x, w, b)
 	yd := y.Value.Data
 	if b != nil {
 		for i := 0; i < n; i++ {
@@ -58,7 +58,7 @@ func (t *Tape) Add(a, b *Node) *Node {
 	if len(a.Value.Data) != len(b.Value.Data) {
 		panic(errShape)
 	}
-	y := t.node(a.Value.Shape, a, b)
+	y := t.nodeOver(a.Value.Shape, a, b)
 	for i, v := range a.Value.Data {
 		y.Value.Data[i] = v + b.Value.Data[i]
 	}
@@ -137,10 +137,10 @@ const invSqrt2Pi = 0.39894228040143267794
 // form, not the tanh approximation), computed in float32 by gelu32 (vmath.go:
 // Φ within 2.5e-7), eight lanes at a time where the CPU has AVX2.
 func (t *Tape) GELU(x *Node) *Node {
-	y := t.node(x.Value.Shape, x)
+	y := t.nodeOver(x.Value.Shape, x)
 	var d []float32
 	if y.needs {
-		d = t.floats(len(x.Value.Data))
+		d = t.floatsOver(len(x.Value.Data))
 		t.bytes += int64(4 * len(d))
 	}
 	geluFwd(y.Value.Data, d, x.Value.Data)
@@ -196,8 +196,8 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 		panic(errShape)
 	}
 	rows := len(x.Value.Data) / c
-	y := t.node(x.Value.Shape, x, g, b)
-	xhat := t.floats(len(x.Value.Data))
+	y := t.nodeOver(x.Value.Shape, x, g, b)
+	xhat := t.floatsOver(len(x.Value.Data))
 	rstd := make([]float64, rows)
 	t.bytes += int64(4*len(xhat) + 8*rows)
 	for i := 0; i < rows; i++ {
@@ -260,7 +260,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 // It panics if an id is out of range.
 func (t *Tape) Embed(table *Node, ids []int) *Node {
 	n, d := table.Value.Rows(), table.Value.Cols()
-	y := t.node([]int{len(ids), d}, table)
+	y := t.nodeOver([]int{len(ids), d}, table)
 	for i, id := range ids {
 		if id < 0 || id >= n {
 			panic(errIndex)
@@ -290,7 +290,7 @@ func (t *Tape) Slice(x *Node, from, to int) *Node {
 	}
 	c := x.Value.Cols()
 	shape := append([]int{to - from}, x.Value.Shape[1:]...)
-	y := t.node(shape, x)
+	y := t.nodeOver(shape, x)
 	copy(y.Value.Data, x.Value.Data[from*c:to*c])
 	t.record(y, func(g []float32) { axpy(1, g, t.g(x)[from*c:to*c]) })
 	return y
@@ -307,7 +307,7 @@ func (t *Tape) Concat(xs ...*Node) *Node {
 		rows += x.Value.Rows()
 	}
 	shape := append([]int{rows}, xs[0].Value.Shape[1:]...)
-	y := t.node(shape, xs...)
+	y := t.nodeOver(shape, xs...)
 	off := 0
 	for _, x := range xs {
 		copy(y.Value.Data[off:], x.Value.Data)

@@ -102,6 +102,20 @@ func (t *Tape) node(shape []int, in ...*Node) *Node {
 	return n
 }
 
+// nodeOver is node for an operation that writes every element of the
+// output's value: the value is not cleared first (floatsOver).
+func (t *Tape) nodeOver(shape []int, in ...*Node) *Node {
+	n := &Node{Value: Tensor{Shape: append([]int(nil), shape...), Data: t.floatsOver(numel(shape))}}
+	t.bytes += int64(4 * len(n.Value.Data))
+	for _, x := range in {
+		if x != nil && x.needs {
+			n.needs = true
+			break
+		}
+	}
+	return n
+}
+
 // record adds a backward rule, run only when out receives a gradient.
 func (t *Tape) record(out *Node, back func(g []float32)) {
 	if !out.needs {
