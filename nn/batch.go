@@ -57,20 +57,29 @@ func batchGroups(n int) [][2]int {
 	return g
 }
 
-// batchRows makes a tape a per-example batched one: rows [off[e],
-// off[e+1]) of every trainable product belong to example e, whose
-// gradient (a flat vector in the tape's layout) is grads[e]. On such a
-// tape only Affine may use a trainable parameter (Tape.g panics
-// otherwise).
+// batchRows makes a tape a per-example batched one: the gradient of
+// example e (a flat vector in the tape's layout) is grads[e], and rows
+// [off[e], off[e+1]) of the products recorded while off is current
+// (Tape.setRows) belong to example e. On such a tape only Affine may use
+// a trainable parameter (Tape.g panics otherwise).
 type batchRows struct {
 	off   []int
 	grads [][]float32
 }
 
+// setRows makes off the row offsets of the examples of the products that
+// follow, on a per-example batched tape (and does nothing on others).
+func (t *Tape) setRows(off []int) {
+	if t.batch != nil {
+		t.batch.off = off
+	}
+}
+
 // affine adds the gradients of Affine's weight w and bias b (b may be nil)
-// given the output gradient g and the input x ([n, in]): per example for
-// trainable parameters, into the node's own gradient otherwise.
-func (br *batchRows) affine(t *Tape, w, b *Node, g, x []float32, n, out, in int) {
+// given the output gradient g, the input x ([n, in]) and the examples' row
+// offsets rows: per example for trainable parameters, into the node's own
+// gradient otherwise.
+func (br *batchRows) affine(t *Tape, rows []int, w, b *Node, g, x []float32, n, out, in int) {
 	if w.needs && w.param == nil {
 		kernels.Gemm(true, false, out, in, n, 1, g, out, x, in, 1, t.g(w), in)
 	}
@@ -78,7 +87,10 @@ func (br *batchRows) affine(t *Tape, w, b *Node, g, x []float32, n, out, in int)
 	if !pw && !pb {
 		return
 	}
-	if n != br.off[len(br.off)-1] {
+	if len(rows) != len(br.grads)+1 {
+		panic(errBatchParam) // a trainable product outside the examples' rows
+	}
+	if n != rows[len(rows)-1] {
 		panic(errShape)
 	}
 	var ow, ob int
@@ -92,7 +104,7 @@ func (br *batchRows) affine(t *Tape, w, b *Node, g, x []float32, n, out, in int)
 		ob = t.layout.Offsets[t.layout.Index(b.param)]
 	}
 	for e, ge := range br.grads {
-		r0, r1 := br.off[e], br.off[e+1]
+		r0, r1 := rows[e], rows[e+1]
 		if pw && r1 > r0 {
 			kernels.Gemm(true, false, out, in, r1-r0, 1, g[r0*out:], out, x[r0*in:], in, 1, ge[ow:ow+out*in], in)
 		}
@@ -106,10 +118,9 @@ func (br *batchRows) affine(t *Tape, w, b *Node, g, x []float32, n, out, in int)
 }
 
 // batchLoss builds the losses of examples [from, to) on the batched tape
-// t, as a vector node of to−from entries, and returns the row offsets of
-// the examples' sequences in the stacked rows (off[e] is the first row of
-// example from+e, off[to−from] the number of rows).
-type batchLoss func(t *Tape, from, to int) (loss *Node, off []int)
+// t, as a vector node of to−from entries, setting the examples' rows of
+// its products (Tape.setRows).
+type batchLoss func(t *Tape, from, to int) *Node
 
 // runBatched evaluates the losses of n examples in groups (batchGroups),
 // one batched tape per group, on opt's workers. With perExample not nil
@@ -138,10 +149,7 @@ func runBatched(l *Layout, n int, build batchLoss, opt *Options, perExample, sum
 		} else {
 			t.grad = sums[u]
 		}
-		out, off := build(t, from, to)
-		if t.batch != nil {
-			t.batch.off = off
-		}
+		out := build(t, from, to)
 		b := t.Bytes()
 		live.add(b)
 		for i, v := range out.Value.Data {
@@ -259,15 +267,16 @@ func (m *TinyMLLM) perExampleParams() map[*Param]bool {
 // of all examples through the vision encoder and the projector as one
 // stack of rows, then the sequences of all examples through the language
 // model as another, and each example's mean cross-entropy over the
-// tokens its Loss marks. It returns the losses and the examples' row
-// offsets in the language model's stack. The examples must be valid
+// tokens its Loss marks. The language model's last block runs everything
+// after attention on the rows that predict those tokens only (the rows
+// the loss reads; the others feed nothing). The examples must be valid
 // (batchable).
-func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) (*Node, []int) {
+func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) *Node {
 	vis := m.encodeBatch(t, batch)
 	xs := make([]*Node, len(batch))
 	off := make([]int, len(batch)+1)
-	var rows, targets []int
-	ce := []int{0}
+	keep := &rowKeep{off: []int{0}}
+	var targets []int
 	for e := range batch {
 		s := &batch[e]
 		x, pos, err := m.embed(t, s, vis[:len(s.Images)])
@@ -279,19 +288,21 @@ func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) (*Node, []int) {
 		off[e+1] = off[e] + x.Value.Rows()
 		for i, l := range s.Loss {
 			if l {
-				rows = append(rows, off[e]+pos[i]-1)
+				keep.rows = append(keep.rows, off[e]+pos[i]-1)
 				targets = append(targets, s.Tokens[i])
 			}
 		}
-		ce = append(ce, len(rows))
+		keep.off = append(keep.off, len(keep.rows))
 	}
-	hid, _ := m.LM.forward(t, t.Concat(xs...), off, -1, nil)
-	return t.crossEntropies(m.Logits(t, hid, rows), targets, nil, ce, []int{len(batch)}), off
+	t.setRows(off)
+	hid, _ := m.LM.forward(t, t.Concat(xs...), off, keep, -1, nil)
+	z := t.Affine(hid, t.Param(m.Tok), nil)
+	return t.crossEntropies(z, targets, nil, keep.off, []int{len(batch)})
 }
 
 // batchLosses returns the batched losses of the examples of batch.
 func (m *TinyMLLM) batchLosses(batch []Sequence) batchLoss {
-	return func(t *Tape, from, to int) (*Node, []int) { return m.lossBatch(t, batch[from:to]) }
+	return func(t *Tape, from, to int) *Node { return m.lossBatch(t, batch[from:to]) }
 }
 
 // encodeBatch runs the vision encoder and the projector on the images of
@@ -319,7 +330,7 @@ func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence) []*Node {
 		xs[j] = t.Add(t.Concat(t.Param(v.CLS), t.Slice(pe, j*n, (j+1)*n)), t.Param(v.Pos))
 		segs[j+1] = (j + 1) * (n + 1)
 	}
-	enc, _ := v.Stack.forward(t, t.Concat(xs...), segs, -1, nil)
+	enc, _ := v.Stack.forward(t, t.Concat(xs...), segs, nil, -1, nil)
 	p := m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, enc, nil)), nil)
 	out := make([]*Node, len(imgs))
 	for j := range out {

@@ -73,7 +73,7 @@ func raggedBatch(rng *rand.Rand, c Config, n int) []Sequence {
 // gradients and losses are bit for bit those of one tape per example (the
 // order of every sum is unchanged, see batch.go), for LoRA on q and v and
 // on every map, adapters, rotary positions, smeared keys and [CLS] last,
-// batches of 1 to 19 ragged examples (one to three groups), any number of
+// batches of 1 to 19 ragged examples (one to five groups), any number of
 // workers and with an element mask.
 func TestBatchedPerSampleBitwise(t *testing.T) {
 	t.Parallel()

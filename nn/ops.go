@@ -31,12 +31,16 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 		beta = 1
 	}
 	kernels.Gemm(false, true, n, out, in, 1, x.Value.Data, in, w.Value.Data, in, beta, yd, out)
+	var rows []int
+	if t.batch != nil {
+		rows = t.batch.off
+	}
 	t.record(y, func(g []float32) {
 		if x.needs {
 			kernels.Gemm(false, false, n, in, out, 1, g, out, w.Value.Data, in, 1, t.g(x), in)
 		}
 		if t.batch != nil {
-			t.batch.affine(t, w, b, g, x.Value.Data, n, out, in)
+			t.batch.affine(t, rows, w, b, g, x.Value.Data, n, out, in)
 			return
 		}
 		if w.needs {

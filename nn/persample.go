@@ -35,7 +35,7 @@ type Options struct {
 	// the masked gradient (SPARTA's row mask, a pruned block set).
 	Mask []float32
 	// Reuse lets each worker run the tapes of its examples in one arena of
-	// memory, reused from example to example and from call to call,
+	// memory, reused from tape to tape and from call to call,
 	// instead of allocating every activation and gradient anew (which
 	// costs about a fifth of a step in allocation and garbage collection).
 	// The results are the same bits either way. With Reuse, a tensor a
@@ -54,7 +54,8 @@ type Stats struct {
 	// GradBytes counts the gradient vectors: one per example for
 	// PerSample, one per example group plus the sum for Gradient.
 	GradBytes int64
-	// TapeBytes is the largest tape of one example.
+	// TapeBytes is the largest tape: of one example, or of one group of
+	// examples on the batched engine (batch.go).
 	TapeBytes int64
 	// PeakTapeBytes is the largest total of tapes alive at once. It
 	// depends on scheduling and the number of workers.
