@@ -25,9 +25,17 @@ import (
 // (batchRows) Affine forms the gradient of a trainable weight as Gᵢᵀ·Xᵢ
 // over example i's rows, the product the example's own tape computes. So
 // PerSample's per-example gradients and losses are bit for bit those of one
-// tape per example. Gradient's batched sum forms Gᵀ·X over all rows at once
-// (one product per trainable tensor, not one per example), so it equals
-// the old sum up to float32 rounding only: the order of summation differs.
+// tape per example, and so is Gradient's sum, which adds the examples'
+// products into its 16 chunks in example order as their tapes did. In the
+// language model's last block, everything after attention runs on the rows
+// the loss reads only (the others feed nothing); each kept row gets the
+// same bits, and the rows dropped would only have passed exact zeros back.
+//
+// Only the trainable tensors whose gradients Affine forms per example are
+// supported (the LoRA factors and adapters of the language model, the
+// default fine-tuning); any other set, hooks, a visual transform and
+// dropout in training go to one tape per example, which stays the
+// reference the tests hold the batched engine to.
 //
 // The per-sample gradients of LoRA factors and adapters are formed from the
 // per-example inputs Xᵢ and output gradients Gᵢ of the trainable products,
@@ -122,20 +130,14 @@ func (br *batchRows) affine(t *Tape, rows []int, w, b *Node, g, x []float32, n, 
 // its products (Tape.setRows).
 type batchLoss func(t *Tape, from, to int) *Node
 
-// runBatched evaluates the losses of n examples in groups (batchGroups),
-// one batched tape per group, on opt's workers. With perExample not nil
-// (n vectors of the layout's size) it adds each example's gradient to
-// perExample[i]; otherwise it adds each group's summed gradient to sums[c].
-// It writes the losses and returns the statistics Stats describes, where a
-// tape now holds a group.
-func runBatched(l *Layout, n int, build batchLoss, opt *Options, perExample, sums [][]float32, losses []float64) Stats {
-	if opt == nil {
-		opt = &Options{}
-	}
-	if opt.Mask != nil && len(opt.Mask) != l.Size {
-		panic(errLayout)
-	}
-	groups := batchGroups(n)
+// runBatched evaluates the losses of n examples, one batched tape per
+// group of examples, on opt's workers, and adds the gradient of example i
+// to grads[i]. Examples may share a vector (Gradient's chunks), but only
+// within a group: a group's examples are added in example order, one
+// product at a time, as their own tapes would add them. After a group,
+// done(u) runs (to apply a mask). It writes the losses and returns the
+// statistics Stats describes, where a tape now holds a group.
+func runBatched(l *Layout, groups [][2]int, build batchLoss, opt *Options, grads [][]float32, losses []float64, done func(u int)) Stats {
 	tapeBytes := make([]int64, len(groups))
 	var live liveBytes
 	workers(opt.Workers, len(groups), opt.Reuse, func(a *arena, u int) {
@@ -143,12 +145,7 @@ func runBatched(l *Layout, n int, build batchLoss, opt *Options, perExample, sum
 		if a != nil {
 			a.reset()
 		}
-		t := &Tape{layout: l, params: make(map[*Param]*Node), arena: a}
-		if perExample != nil {
-			t.batch = &batchRows{grads: perExample[from:to]}
-		} else {
-			t.grad = sums[u]
-		}
+		t := &Tape{layout: l, params: make(map[*Param]*Node), arena: a, batch: &batchRows{grads: grads[from:to]}}
 		out := build(t, from, to)
 		b := t.Bytes()
 		live.add(b)
@@ -163,46 +160,80 @@ func runBatched(l *Layout, n int, build batchLoss, opt *Options, perExample, sum
 		tapeBytes[u] = t.Bytes()
 		live.add(t.Bytes() - b)
 		live.add(-t.Bytes())
-		if opt.Mask == nil {
-			return
-		}
-		if perExample == nil {
-			ApplyMask(sums[u], opt.Mask)
-			return
-		}
-		for _, g := range perExample[from:to] {
-			ApplyMask(g, opt.Mask)
-		}
+		done(u)
 	})
-	return Stats{Examples: n, PeakTapeBytes: live.peak.Load(), TapeBytes: slices.Max(tapeBytes)}
+	return Stats{Examples: len(losses), PeakTapeBytes: live.peak.Load(), TapeBytes: slices.Max(tapeBytes)}
 }
 
-// perSampleBatched is PerSample on batched tapes.
+// batchOptions returns opt, or the defaults for nil, after checking its
+// mask against l.
+func batchOptions(l *Layout, opt *Options) *Options {
+	if opt == nil {
+		opt = &Options{}
+	}
+	if opt.Mask != nil && len(opt.Mask) != l.Size {
+		panic(errLayout)
+	}
+	return opt
+}
+
+// perSampleBatched is PerSample on batched tapes: the same gradients and
+// losses, bit for bit.
 func perSampleBatched(l *Layout, n int, build batchLoss, opt *Options) *Result {
 	start := time.Now()
+	opt = batchOptions(l, opt)
 	r := &Result{Grads: make([][]float32, n), Losses: make([]float64, n)}
 	for i := range r.Grads {
 		r.Grads[i] = make([]float32, l.Size)
 	}
-	r.Stats = runBatched(l, n, build, opt, r.Grads, nil, r.Losses)
+	groups := batchGroups(n)
+	r.Stats = runBatched(l, groups, build, opt, r.Grads, r.Losses, func(u int) {
+		if opt.Mask != nil {
+			for _, g := range r.Grads[groups[u][0]:groups[u][1]] {
+				ApplyMask(g, opt.Mask)
+			}
+		}
+	})
 	r.Stats.GradBytes = int64(4 * n * l.Size)
 	r.Stats.Elapsed = time.Since(start)
 	return r
 }
 
-// gradientBatched is Gradient on batched tapes: each group's gradient is
-// one product per trainable tensor over the group's rows, and the group
-// sums are added in order.
+// gradientBatched is Gradient on batched tapes, with the same bits: the
+// examples are accumulated in Gradient's 16 chunks, in example order, and
+// the chunks are added in order; a group is one or more whole chunks of
+// at most batchGroup examples in all (or one larger chunk).
 func gradientBatched(l *Layout, n int, build batchLoss, opt *Options) ([]float32, []float64, Stats) {
 	start := time.Now()
-	k := len(batchGroups(n))
-	sums := make([][]float32, k)
-	for c := range sums {
-		sums[c] = make([]float32, l.Size)
+	opt = batchOptions(l, opt)
+	k := min(n, gradientChunks)
+	bufs := make([][]float32, k)
+	grads := make([][]float32, n)
+	var groups [][2]int
+	for c := range bufs {
+		from, to := c*n/k, (c+1)*n/k
+		bufs[c] = make([]float32, l.Size)
+		for i := from; i < to; i++ {
+			grads[i] = bufs[c]
+		}
+		if g := len(groups) - 1; g >= 0 && to-groups[g][0] <= batchGroup {
+			groups[g][1] = to
+		} else {
+			groups = append(groups, [2]int{from, to})
+		}
 	}
 	losses := make([]float64, n)
-	st := runBatched(l, n, build, opt, nil, sums, losses)
-	g := Sum(nil, sums)
+	st := runBatched(l, groups, build, opt, grads, losses, func(u int) {
+		if opt.Mask == nil {
+			return
+		}
+		for c := range bufs {
+			if from := c * n / k; from >= groups[u][0] && from < groups[u][1] {
+				ApplyMask(bufs[c], opt.Mask)
+			}
+		}
+	})
+	g := Sum(nil, bufs)
 	st.GradBytes = int64(4 * (k + 1) * l.Size)
 	st.Elapsed = time.Since(start)
 	return g, losses, st
@@ -211,20 +242,17 @@ func gradientBatched(l *Layout, n int, build batchLoss, opt *Options) ([]float32
 // batchable reports whether the batched engine computes m's losses and
 // gradients on batch exactly as one tape per example would: no hooks, no
 // visual transform, no dropout in training mode, every example valid (an
-// invalid one goes to the per-example path, which returns its error), and,
-// for per-example gradients, trainable tensors among the LoRA factors and
-// adapters of the language model only (those whose gradients batchRows
-// routes per example).
-func (m *TinyMLLM) batchable(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options, perExample bool) bool {
+// invalid one goes to the per-example path, which returns its error), and
+// trainable tensors among the LoRA factors and adapters of the language
+// model only (those whose gradients batchRows routes per example).
+func (m *TinyMLLM) batchable(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) bool {
 	if h != nil || vt != nil || len(batch) == 0 || opt != nil && opt.Train && m.Config.Dropout > 0 {
 		return false
 	}
-	if perExample {
-		ok := m.perExampleParams()
-		for _, p := range l.Params {
-			if !ok[p] {
-				return false
-			}
+	ok := m.perExampleParams()
+	for _, p := range l.Params {
+		if !ok[p] {
+			return false
 		}
 	}
 	visual := m.Config.Patches() + 1

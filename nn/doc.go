@@ -19,11 +19,12 @@
 // differentiator. Every layer has an explicit forward and backward rule. The
 // package functions [PerSample] and [Gradient] give each example its own
 // tape, run in parallel on up to GOMAXPROCS goroutines. TinyMLLM's
-// PerSample and Gradient run, where they can, the batched engine instead:
-// groups of four examples on one tape, their sequences stacked as rows, so
-// that every frozen weight sees all their rows in one matrix product per
-// layer, with the per-example gradients of LoRA factors and adapters formed
-// from each example's rows (bit for bit those of its own tape). Because
+// PerSample and Gradient run, where they can (LoRA or adapters in the
+// language model, no hooks), the batched engine instead: a few examples on
+// one tape, their sequences stacked as rows, so that every frozen weight
+// sees all their rows in one matrix product per layer, with the gradients
+// of the LoRA factors and adapters formed from each example's rows (bit
+// for bit those of one tape per example). Because
 // the work is split into units fixed by the batch alone and results are
 // reduced in example order, every number the package produces is the same
 // bit for bit whatever GOMAXPROCS is.
@@ -80,9 +81,8 @@
 //     the update with layout.Values and layout.SetValues.
 //
 // The non-private batch gradient is m.Gradient (or the package function
-// Gradient), which accumulates examples in fixed groups (16 of them, or
-// the batched engine's groups of four) instead of keeping one vector per
-// example.
+// Gradient), which accumulates examples in 16 fixed groups instead of
+// keeping one vector per example.
 //
 // # Sequences and hooks
 //

@@ -361,7 +361,7 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 // frozen weights see the whole batch in one product per layer, with the
 // same bits as one tape per example.
 func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) (*Result, error) {
-	if m.batchable(l, batch, h, vt, opt, true) {
+	if m.batchable(l, batch, h, vt, opt) {
 		return perSampleBatched(l, len(batch), m.batchLosses(batch), opt), nil
 	}
 	return PerSample(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)
@@ -370,13 +370,11 @@ func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTra
 // Gradient returns the batch gradient (the sum of the examples' gradients)
 // and the losses (see the package function Gradient).
 //
-// Without hooks, visual transform or dropout it runs the batched engine
-// (batch.go) whatever the trainable tensors, with one product per
-// trainable tensor and group of examples; the sum then equals the
-// per-example path's up to float32 rounding (the order of summation
-// differs), and still does not depend on the number of workers.
+// Like PerSample, it runs the batched engine where it can, with the same
+// bits as one tape per example: the examples' gradients are added into
+// Gradient's 16 chunks in the same order.
 func (m *TinyMLLM) Gradient(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) ([]float32, []float64, Stats, error) {
-	if m.batchable(l, batch, h, vt, opt, false) {
+	if m.batchable(l, batch, h, vt, opt) {
 		g, losses, st := gradientBatched(l, len(batch), m.batchLosses(batch), opt)
 		return g, losses, st, nil
 	}
