@@ -357,9 +357,9 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 //
 // Without hooks, visual transform or dropout, and when the trainable tensors
 // are the language model's LoRA factors or adapters, it runs the batched
-// engine (batch.go): the examples' sequences stacked as rows, so that the
-// frozen weights see the whole batch in one product per layer, with the
-// same bits as one tape per example.
+// engine (batch.go): the sequences of a group of examples stacked as rows,
+// so that the frozen weights see the whole group in one product per layer,
+// with the same bits as one tape per example.
 func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) (*Result, error) {
 	if m.batchable(l, batch, h, vt, opt) {
 		return perSampleBatched(l, len(batch), m.batchLosses(batch), opt), nil
