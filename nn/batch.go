@@ -50,8 +50,8 @@ import (
 // same, within the noise of a shared machine, for groups of 4, 8, 16 and
 // 32, while a tape's memory grows with the group; 4 also leaves a batch
 // of 32 eight groups to share among the workers. Groups depend on the
-// batch size alone, so the summed gradient does not depend on the number
-// of workers.
+// batch size alone, and a group's examples are added in example order,
+// so no result depends on the number of workers.
 const batchGroup = 4
 
 // batchGroups splits n examples into ⌈n/batchGroup⌉ contiguous groups of
