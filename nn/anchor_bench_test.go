@@ -60,50 +60,75 @@ func anchorBench(b *testing.B) (*TinyMLLM, *Layout, []Sequence) {
 // DP-SGD (per-sample gradients, clipping to norm 1, Gaussian noise of
 // σ = 1, a plain SGD update), and reports examples per second (ex/s), the
 // process CPU time per step (cpu-ns/op) and, for DP-SGD, the step's peak
-// training state as Stats counts it plus the model (peak-B/step). Compare it with PyTorch's
-// step on the same shape with bench/anchor.py (EXPERIMENTS.md, "Engine
-// speed"); run both with -cpu 1,2 and -count 10 and summarise with
-// benchstat.
+// training state as Stats counts it plus the model (peak-B/step).
+// nonprivate and dpsgd run the methods' path (TinyMLLM.Gradient and
+// PerSample: the batched engine, batch.go); tapes/nonprivate and
+// tapes/dpsgd run one tape per example (the package functions), the
+// engine before batching. Compare it with PyTorch's step on the same shape
+// with bench/anchor.py (EXPERIMENTS.md, "Engine speed"); run both with
+// -cpu 1,2 and -count 10 and summarise with benchstat.
 func BenchmarkAnchor(b *testing.B) {
 	m, l, batch := anchorBench(b)
 	loss := func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], nil, nil) }
-	exs := func(b *testing.B) {
-		b.ReportMetric(float64(anchorBatch*b.N)/b.Elapsed().Seconds(), "ex/s")
-	}
-	b.Run("nonprivate", func(b *testing.B) {
-		cpu := startCPU()
-		for b.Loop() {
+	batched := map[string]bool{"": true, "tapes/": false}
+	for _, prefix := range []string{"", "tapes/"} {
+		gradient := func() ([]float32, error) {
+			if batched[prefix] {
+				g, _, _, err := m.Gradient(l, batch, nil, nil, anchorOptions)
+				return g, err
+			}
 			g, _, _, err := Gradient(l, len(batch), loss, anchorOptions)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sgd(l, g, 1e-3/float32(len(batch)))
+			return g, err
 		}
-		cpu.stop(b)
-		exs(b)
-	})
-	b.Run("dpsgd", func(b *testing.B) {
-		rng := rand.New(rand.NewPCG(2, 2))
-		var st Stats
-		cpu := startCPU()
-		for b.Loop() {
-			r, err := PerSample(l, len(batch), loss, anchorOptions)
-			if err != nil {
-				b.Fatal(err)
+		perSample := func() (*Result, error) {
+			if batched[prefix] {
+				return m.PerSample(l, batch, nil, nil, anchorOptions)
 			}
-			ClipAll(r.Grads, Flat(1))
-			g := Sum(nil, r.Grads)
-			for j := range g {
-				g[j] += float32(rng.NormFloat64())
-			}
-			sgd(l, g, 1e-3/float32(len(batch)))
-			st = r.Stats
-			st.GradBytes += int64(4 * len(g))
+			return PerSample(l, len(batch), loss, anchorOptions)
 		}
-		cpu.stop(b)
-		exs(b)
-		b.ReportMetric(float64(st.PeakBytes()+ModelBytes(m)), "peak-B/step")
-	})
+		b.Run(prefix+"nonprivate", func(b *testing.B) { anchorNonPrivate(b, l, gradient) })
+		b.Run(prefix+"dpsgd", func(b *testing.B) { anchorDPSGD(b, m, l, perSample) })
+	}
+}
+
+// anchorNonPrivate times a non-private step: the summed gradient and an
+// SGD update.
+func anchorNonPrivate(b *testing.B, l *Layout, gradient func() ([]float32, error)) {
+	cpu := startCPU()
+	for b.Loop() {
+		g, err := gradient()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sgd(l, g, 1e-3/float32(anchorBatch))
+	}
+	cpu.stop(b)
+	b.ReportMetric(float64(anchorBatch*b.N)/b.Elapsed().Seconds(), "ex/s")
+}
+
+// anchorDPSGD times a DP-SGD step: per-sample gradients, clipping, noise
+// and an SGD update.
+func anchorDPSGD(b *testing.B, m *TinyMLLM, l *Layout, perSample func() (*Result, error)) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	var st Stats
+	cpu := startCPU()
+	for b.Loop() {
+		r, err := perSample()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ClipAll(r.Grads, Flat(1))
+		g := Sum(nil, r.Grads)
+		for j := range g {
+			g[j] += float32(rng.NormFloat64())
+		}
+		sgd(l, g, 1e-3/float32(anchorBatch))
+		st = r.Stats
+		st.GradBytes += int64(4 * len(g))
+	}
+	cpu.stop(b)
+	b.ReportMetric(float64(anchorBatch*b.N)/b.Elapsed().Seconds(), "ex/s")
+	b.ReportMetric(float64(st.PeakBytes()+ModelBytes(m)), "peak-B/step")
 }
 
 // TestAnchorShape checks that the anchor benchmark has the shape it claims:

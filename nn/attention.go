@@ -19,6 +19,15 @@ import (
 // owned by the tape and read-only. Softmax normalisers are computed in
 // float64.
 func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, probs Tensor) {
+	return t.attention(q, k, v, heads, causal, nil)
+}
+
+// attention is Attention on the sequences stacked in the rows of q, k and
+// v: rows [segs[s], segs[s+1]) are sequence s, which attends to itself
+// only, exactly as Attention would on it alone. A nil segs is one
+// sequence. The probabilities are returned for one sequence only (an empty
+// tensor otherwise).
+func (t *Tape) attention(q, k, v *Node, heads int, causal bool, segs []int) (out *Node, probs Tensor) {
 	T, D := q.Value.Rows(), q.Value.Cols()
 	if k.Value.Rows() != T || v.Value.Rows() != T || k.Value.Cols() != D || v.Value.Cols() != D {
 		panic(errShape)
@@ -26,14 +35,67 @@ func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, prob
 	if heads <= 0 || D%heads != 0 {
 		panic(errHeads)
 	}
+	if segs == nil {
+		segs = []int{0, T}
+	}
+	if segs[len(segs)-1] != T {
+		panic(errShape)
+	}
+	size, long := 0, 0
+	for s := range len(segs) - 1 {
+		n := segs[s+1] - segs[s]
+		size += heads * n * n
+		long = max(long, n)
+	}
+	out = t.nodeOver([]int{T, D}, q, k, v)
+	pd := t.floatsOver(size)
+	t.bytes += int64(4 * size)
+	if len(segs) == 2 {
+		probs = Tensor{Shape: []int{heads, T, T}, Data: pd}
+	}
+	qd, kd, vd, od := q.Value.Data, k.Value.Data, v.Value.Data, out.Value.Data
+	for s, po := 0, 0; s < len(segs)-1; s++ {
+		r, n := segs[s]*D, segs[s+1]-segs[s]
+		attendForward(qd[r:], kd[r:], vd[r:], od[r:], pd[po:po+heads*n*n], n, D, heads, causal)
+		po += heads * n * n
+	}
+	t.record(out, func(g []float32) {
+		dp := t.floats(long * long)
+		var gq, gk, gv []float32
+		if q.needs {
+			gq = t.g(q)
+		}
+		if k.needs {
+			gk = t.g(k)
+		}
+		if v.needs {
+			gv = t.g(v)
+		}
+		sub := func(x []float32, r int) []float32 {
+			if x == nil {
+				return nil
+			}
+			return x[r:]
+		}
+		for s, po := 0, 0; s < len(segs)-1; s++ {
+			r, n := segs[s]*D, segs[s+1]-segs[s]
+			attendBackward(g[r:], qd[r:], kd[r:], vd[r:], pd[po:po+heads*n*n], dp[:n*n], sub(gq, r), sub(gk, r), sub(gv, r), n, D, heads)
+			po += heads * n * n
+		}
+	})
+	return out, probs
+}
+
+// attendForward computes the attention of one sequence of T rows (row
+// stride D) into od and its probabilities into probs ([heads, T, T]).
+func attendForward(qd, kd, vd, od, probs []float32, T, D, heads int, causal bool) {
+	if T == 0 {
+		return
+	}
 	dh := D / heads
 	sc := float32(1 / math.Sqrt(float64(dh)))
-	out = t.node([]int{T, D}, q, k, v)
-	probs = t.tensor(heads, T, T)
-	t.bytes += int64(4 * len(probs.Data))
-	qd, kd, vd, od := q.Value.Data, k.Value.Data, v.Value.Data, out.Value.Data
 	for h := 0; h < heads; h++ {
-		p := probs.Data[h*T*T : (h+1)*T*T]
+		p := probs[h*T*T : (h+1)*T*T]
 		kernels.Gemm(false, true, T, T, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, T)
 		for i := 0; i < T; i++ {
 			row := p[i*T : (i+1)*T]
@@ -48,37 +110,44 @@ func (t *Tape) Attention(q, k, v *Node, heads int, causal bool) (out *Node, prob
 		}
 		kernels.Gemm(false, false, T, dh, T, 1, p, T, vd[h*dh:], D, 0, od[h*dh:], D)
 	}
-	t.record(out, func(g []float32) {
-		dp := t.floats(T * T)
-		for h := 0; h < heads; h++ {
-			p := probs.Data[h*T*T : (h+1)*T*T]
-			gh := g[h*dh:]
-			if v.needs {
-				kernels.Gemm(true, false, T, dh, T, 1, p, T, gh, D, 1, t.g(v)[h*dh:], D)
+}
+
+// attendBackward adds the gradients of attendForward's inputs, given the
+// output gradient g, to gq, gk and gv (each nil when not wanted); dp is
+// T×T scratch.
+func attendBackward(g, qd, kd, vd, probs, dp, gq, gk, gv []float32, T, D, heads int) {
+	if T == 0 {
+		return
+	}
+	dh := D / heads
+	sc := float32(1 / math.Sqrt(float64(dh)))
+	for h := 0; h < heads; h++ {
+		p := probs[h*T*T : (h+1)*T*T]
+		gh := g[h*dh:]
+		if gv != nil {
+			kernels.Gemm(true, false, T, dh, T, 1, p, T, gh, D, 1, gv[h*dh:], D)
+		}
+		if gq == nil && gk == nil {
+			continue
+		}
+		kernels.Gemm(false, true, T, T, dh, 1, gh, D, vd[h*dh:], D, 0, dp, T)
+		for i := 0; i < T; i++ {
+			pr, dr := p[i*T:(i+1)*T], dp[i*T:(i+1)*T]
+			var s float64
+			for j, x := range pr {
+				s += float64(x) * float64(dr[j])
 			}
-			if !q.needs && !k.needs {
-				continue
-			}
-			kernels.Gemm(false, true, T, T, dh, 1, gh, D, vd[h*dh:], D, 0, dp, T)
-			for i := 0; i < T; i++ {
-				pr, dr := p[i*T:(i+1)*T], dp[i*T:(i+1)*T]
-				var s float64
-				for j, x := range pr {
-					s += float64(x) * float64(dr[j])
-				}
-				for j, x := range pr {
-					dr[j] = float32(float64(x) * (float64(dr[j]) - s))
-				}
-			}
-			if q.needs {
-				kernels.Gemm(false, false, T, dh, T, sc, dp, T, kd[h*dh:], D, 1, t.g(q)[h*dh:], D)
-			}
-			if k.needs {
-				kernels.Gemm(true, false, T, dh, T, sc, dp, T, qd[h*dh:], D, 1, t.g(k)[h*dh:], D)
+			for j, x := range pr {
+				dr[j] = float32(float64(x) * (float64(dr[j]) - s))
 			}
 		}
-	})
-	return out, probs
+		if gq != nil {
+			kernels.Gemm(false, false, T, dh, T, sc, dp, T, kd[h*dh:], D, 1, gq[h*dh:], D)
+		}
+		if gk != nil {
+			kernels.Gemm(true, false, T, dh, T, sc, dp, T, qd[h*dh:], D, 1, gk[h*dh:], D)
+		}
+	}
 }
 
 // HeadPatch replaces the output of one attention head at one position: the
@@ -194,6 +263,13 @@ const RotaryBase = 10000
 // a rotated query at row p and a rotated key at row p′ depends on p − p′
 // only. The backward pass rotates the gradient back by −p·θᵢ.
 func (t *Tape) Rotary(x *Node, heads int) *Node {
+	return t.rotary(x, heads, nil)
+}
+
+// rotary is Rotary on the sequences stacked in the rows of x (see
+// attention): the positions of each start at 0. A nil segs is one
+// sequence.
+func (t *Tape) rotary(x *Node, heads int, segs []int) *Node {
 	T, D := x.Value.Rows(), x.Value.Cols()
 	if heads <= 0 || D%heads != 0 {
 		panic(errHeads)
@@ -202,10 +278,23 @@ func (t *Tape) Rotary(x *Node, heads int) *Node {
 	if dh%2 != 0 {
 		panic(errShape)
 	}
-	cos, sin := rotaryTable(T, dh)
+	if segs == nil {
+		segs = []int{0, T}
+	}
+	long := 0
+	for s := range len(segs) - 1 {
+		long = max(long, segs[s+1]-segs[s])
+	}
+	cos, sin := rotaryTable(long, dh)
+	each := func(dst, src []float32, sign float32) {
+		for s := range len(segs) - 1 {
+			r := segs[s] * D
+			rotate(dst[r:], src[r:], cos, sin, segs[s+1]-segs[s], D, dh, sign)
+		}
+	}
 	y := t.node(x.Value.Shape, x)
-	rotate(y.Value.Data, x.Value.Data, cos, sin, T, D, dh, 1)
-	t.record(y, func(g []float32) { rotate(t.g(x), g, cos, sin, T, D, dh, -1) })
+	each(y.Value.Data, x.Value.Data, 1)
+	t.record(y, func(g []float32) { each(t.g(x), g, -1) })
 	return y
 }
 
@@ -275,7 +364,21 @@ func rotaryTable(T, dh int) (cos, sin []float32) {
 // previous-token head in an earlier layer to compose with. It is causal: row
 // j depends on rows j and j−1 only.
 func (t *Tape) SmearKeys(x, logit *Node, heads int) *Node {
+	return t.smearKeys(x, logit, heads, nil)
+}
+
+// smearKeys is SmearKeys on the sequences stacked in the rows of x (see
+// attention): the first row of each has no row before it. A nil segs is
+// one sequence.
+func (t *Tape) smearKeys(x, logit *Node, heads int, segs []int) *Node {
 	T, D := x.Value.Rows(), x.Value.Cols()
+	first := make([]bool, T+1)
+	if segs == nil {
+		segs = []int{0, T}
+	}
+	for _, r := range segs {
+		first[r] = true
+	}
 	if heads <= 0 || D%heads != 0 {
 		panic(errHeads)
 	}
@@ -296,7 +399,7 @@ func (t *Tape) SmearKeys(x, logit *Node, heads int) *Node {
 			for c := range out {
 				out[c] = s[h] * cur[c]
 			}
-			if j > 0 {
+			if !first[j] {
 				axpy(1-s[h], xd[o-D:o-D+dh], out)
 			}
 		}
@@ -308,7 +411,7 @@ func (t *Tape) SmearKeys(x, logit *Node, heads int) *Node {
 				for h := 0; h < heads; h++ {
 					o := j*D + h*dh
 					axpy(s[h], g[o:o+dh], gx[o:o+dh])
-					if j > 0 {
+					if !first[j] {
 						axpy(1-s[h], g[o:o+dh], gx[o-D:o-D+dh])
 					}
 				}
@@ -323,7 +426,7 @@ func (t *Tape) SmearKeys(x, logit *Node, heads int) *Node {
 					o := j*D + h*dh
 					for c := 0; c < dh; c++ {
 						d := xd[o+c]
-						if j > 0 {
+						if !first[j] {
 							d -= xd[o-D+c]
 						}
 						sum += float64(g[o+c]) * float64(d)

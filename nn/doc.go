@@ -16,11 +16,17 @@
 // GPU backend can replace it without touching the layers.
 //
 // Computation is recorded on a [Tape], a reverse-mode automatic
-// differentiator over one example. Every layer has an explicit forward and
-// backward rule. The engine is per-example by construction: a batch is a list
-// of examples, each with its own tape, run in parallel on up to GOMAXPROCS
-// goroutines. Because each example's computation is sequential and results
-// are reduced in example order, every number the package produces is the same
+// differentiator. Every layer has an explicit forward and backward rule. The
+// package functions [PerSample] and [Gradient] give each example its own
+// tape, run in parallel on up to GOMAXPROCS goroutines. TinyMLLM's
+// PerSample and Gradient run, where they can (LoRA or adapters in the
+// language model, no hooks), the batched engine instead: a few examples on
+// one tape, their sequences stacked as rows, so that every frozen weight
+// sees all their rows in one matrix product per layer, with the gradients
+// of the LoRA factors and adapters formed from each example's rows (bit
+// for bit those of one tape per example). Because
+// the work is split into units fixed by the batch alone and results are
+// reduced in example order, every number the package produces is the same
 // bit for bit whatever GOMAXPROCS is.
 //
 // # Parameters and per-sample gradients

@@ -21,5 +21,6 @@ var (
 	errNotScalar   = Error{"nn: backward from a non-scalar node"}
 	errIndex       = Error{"nn: index out of range"}
 	errLayout      = Error{"nn: gradient vector does not match the layout"}
+	errBatchParam  = Error{"nn: a batched tape's trainable parameter used outside Affine"}
 	errClip        = Error{"nn: bad clip rule"}
 )

@@ -238,16 +238,34 @@ func (b *Block) Params() []*Param {
 // Forward applies the block to the sequence x (shape [T, d]). It returns the
 // new residual stream and the attention probabilities [heads, T, T].
 func (b *Block) Forward(t *Tape, x *Node, causal bool, stack string, layer int, h *Hooks) (*Node, Tensor) {
+	return b.forward(t, x, nil, nil, causal, stack, layer, h)
+}
+
+// rowKeep selects the rows a stack's output is needed at: rows (in
+// increasing order) of the stacked sequences, of which those of example e
+// are rows[off[e]:off[e+1]].
+type rowKeep struct {
+	rows, off []int
+}
+
+// forward is Forward on the sequences stacked in the rows of x: rows
+// [segs[s], segs[s+1]) are sequence s, and every sequence gets the bits
+// Forward gives it alone, since attention, rotary positions and smeared
+// keys run on each sequence's rows and every other map on each row. A nil
+// segs is one sequence. With keep, everything after attention runs on the
+// kept rows only, and the output has those rows: the other rows of a last
+// block feed nothing.
+func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool, stack string, layer int, h *Hooks) (*Node, Tensor) {
 	h.observe(b.Name+".in", x)
 	a := b.LN1.Forward(t, x, h)
 	q, k := b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
 	if b.Rotary {
-		q, k = t.Rotary(q, b.Heads), t.Rotary(k, b.Heads)
+		q, k = t.rotary(q, b.Heads, segs), t.rotary(k, b.Heads, segs)
 	}
 	if b.Smear != nil {
-		k = t.SmearKeys(k, t.Param(b.Smear), b.Heads)
+		k = t.smearKeys(k, t.Param(b.Smear), b.Heads, segs)
 	}
-	heads, probs := t.Attention(q, k, b.V.Forward(t, a, h), b.Heads, causal)
+	heads, probs := t.attention(q, k, b.V.Forward(t, a, h), b.Heads, causal, segs)
 	if h != nil && h.Observe != nil {
 		h.Observe(b.Name+".attn.probs", probs)
 		h.Observe(b.Name+".attn.heads", heads.Value)
@@ -256,6 +274,10 @@ func (b *Block) Forward(t *Tape, x *Node, causal bool, stack string, layer int, 
 		if ps := h.Heads(stack, layer, heads.Value); len(ps) > 0 {
 			heads = t.Patch(heads, b.Heads, ps)
 		}
+	}
+	if keep != nil {
+		heads, x = t.Gather(heads, keep.rows), t.Gather(x, keep.rows)
+		t.setRows(keep.off)
 	}
 	o := t.Dropout(b.O.Forward(t, heads, h), b.Dropout)
 	if b.Adapter1 != nil {
@@ -300,10 +322,21 @@ func (s *Stack) Params() []*Param {
 // Forward runs the blocks and the final LayerNorm on x. If probsLayer is a
 // valid block index, it also returns that block's attention probabilities.
 func (s *Stack) Forward(t *Tape, x *Node, probsLayer int, h *Hooks) (*Node, Tensor) {
+	return s.forward(t, x, nil, nil, probsLayer, h)
+}
+
+// forward is Forward on the sequences stacked in the rows of x (see
+// Block.forward), with the output at the rows keep selects (all when
+// nil).
+func (s *Stack) forward(t *Tape, x *Node, segs []int, keep *rowKeep, probsLayer int, h *Hooks) (*Node, Tensor) {
 	var probs Tensor
 	for i, b := range s.Blocks {
 		var p Tensor
-		x, p = b.Forward(t, x, s.Causal, s.Name, i, h)
+		var k *rowKeep
+		if i == len(s.Blocks)-1 {
+			k = keep
+		}
+		x, p = b.forward(t, x, segs, k, s.Causal, s.Name, i, h)
 		if i == probsLayer {
 			probs = p
 		}

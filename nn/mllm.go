@@ -235,6 +235,19 @@ func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt Visua
 			vis[i] = v.Tokens
 		}
 	}
+	x, pos, err := m.embed(t, s, vis)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, _ := m.LM.Forward(t, x, -1, h)
+	return out, pos, nil
+}
+
+// embed returns the language model's input for s, the token embeddings
+// with each image's visual tokens vis[i] in place of its placeholder (plus
+// the position embeddings), shape [T, width], and pos (see Forward). It
+// returns an error if T is longer than MaxLen.
+func (m *TinyMLLM) embed(t *Tape, s *Sequence, vis []*Node) (*Node, []int, error) {
 	var segs []*Node
 	pos := make([]int, len(s.Tokens))
 	T, img, start := 0, 0, 0
@@ -266,8 +279,7 @@ func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt Visua
 	if m.Pos != nil {
 		x = t.Add(x, t.Slice(t.Param(m.Pos), 0, T))
 	}
-	out, _ := m.LM.Forward(t, x, -1, h)
-	return out, pos, nil
+	return x, pos, nil
 }
 
 // lmVisual returns one image's visual tokens in the order the language
@@ -342,12 +354,29 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 // PerSample returns the exact per-sample gradients of the batch's losses with
 // respect to the parameters of l (see the package function PerSample). The
 // hooks and visual transform, which may be nil, apply to every example.
+//
+// Without hooks, visual transform or dropout, and when the trainable tensors
+// are the language model's LoRA factors or adapters, it runs the batched
+// engine (batch.go): the sequences of a group of examples stacked as rows,
+// so that the frozen weights see the whole group in one product per layer,
+// with the same bits as one tape per example.
 func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) (*Result, error) {
+	if m.batchable(l, batch, h, vt, opt) {
+		return perSampleBatched(l, len(batch), m.batchLosses(batch), opt), nil
+	}
 	return PerSample(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)
 }
 
 // Gradient returns the batch gradient (the sum of the examples' gradients)
 // and the losses (see the package function Gradient).
+//
+// Like PerSample, it runs the batched engine where it can, with the same
+// bits as one tape per example: the examples' gradients are added into
+// Gradient's 16 chunks in the same order.
 func (m *TinyMLLM) Gradient(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) ([]float32, []float64, Stats, error) {
+	if m.batchable(l, batch, h, vt, opt) {
+		g, losses, st := gradientBatched(l, len(batch), m.batchLosses(batch), opt)
+		return g, losses, st, nil
+	}
 	return Gradient(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)
 }

@@ -19,7 +19,7 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 	}
 	n := len(x.Value.Data) / in
 	shape := append(append([]int(nil), xs[:len(xs)-1]...), out)
-	y := t.node(shape, x, w, b)
+	y := t.nodeOver(shape, x, w, b)
 	yd := y.Value.Data
 	if b != nil {
 		for i := 0; i < n; i++ {
@@ -31,9 +31,17 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 		beta = 1
 	}
 	kernels.Gemm(false, true, n, out, in, 1, x.Value.Data, in, w.Value.Data, in, beta, yd, out)
+	var rows []int
+	if t.batch != nil {
+		rows = t.batch.off
+	}
 	t.record(y, func(g []float32) {
 		if x.needs {
 			kernels.Gemm(false, false, n, in, out, 1, g, out, w.Value.Data, in, 1, t.g(x), in)
+		}
+		if t.batch != nil {
+			t.batch.affine(t, rows, w, b, g, x.Value.Data, n, out, in)
+			return
 		}
 		if w.needs {
 			kernels.Gemm(true, false, out, in, n, 1, g, out, x.Value.Data, in, 1, t.g(w), in)
@@ -54,7 +62,7 @@ func (t *Tape) Add(a, b *Node) *Node {
 	if len(a.Value.Data) != len(b.Value.Data) {
 		panic(errShape)
 	}
-	y := t.node(a.Value.Shape, a, b)
+	y := t.nodeOver(a.Value.Shape, a, b)
 	for i, v := range a.Value.Data {
 		y.Value.Data[i] = v + b.Value.Data[i]
 	}
@@ -133,10 +141,10 @@ const invSqrt2Pi = 0.39894228040143267794
 // form, not the tanh approximation), computed in float32 by gelu32 (vmath.go:
 // Φ within 2.5e-7), eight lanes at a time where the CPU has AVX2.
 func (t *Tape) GELU(x *Node) *Node {
-	y := t.node(x.Value.Shape, x)
+	y := t.nodeOver(x.Value.Shape, x)
 	var d []float32
 	if y.needs {
-		d = t.floats(len(x.Value.Data))
+		d = t.floatsOver(len(x.Value.Data))
 		t.bytes += int64(4 * len(d))
 	}
 	geluFwd(y.Value.Data, d, x.Value.Data)
@@ -192,8 +200,8 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 		panic(errShape)
 	}
 	rows := len(x.Value.Data) / c
-	y := t.node(x.Value.Shape, x, g, b)
-	xhat := t.floats(len(x.Value.Data))
+	y := t.nodeOver(x.Value.Shape, x, g, b)
+	xhat := t.floatsOver(len(x.Value.Data))
 	rstd := make([]float64, rows)
 	t.bytes += int64(4*len(xhat) + 8*rows)
 	for i := 0; i < rows; i++ {
@@ -256,7 +264,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 // It panics if an id is out of range.
 func (t *Tape) Embed(table *Node, ids []int) *Node {
 	n, d := table.Value.Rows(), table.Value.Cols()
-	y := t.node([]int{len(ids), d}, table)
+	y := t.nodeOver([]int{len(ids), d}, table)
 	for i, id := range ids {
 		if id < 0 || id >= n {
 			panic(errIndex)
@@ -286,7 +294,7 @@ func (t *Tape) Slice(x *Node, from, to int) *Node {
 	}
 	c := x.Value.Cols()
 	shape := append([]int{to - from}, x.Value.Shape[1:]...)
-	y := t.node(shape, x)
+	y := t.nodeOver(shape, x)
 	copy(y.Value.Data, x.Value.Data[from*c:to*c])
 	t.record(y, func(g []float32) { axpy(1, g, t.g(x)[from*c:to*c]) })
 	return y
@@ -303,7 +311,7 @@ func (t *Tape) Concat(xs ...*Node) *Node {
 		rows += x.Value.Rows()
 	}
 	shape := append([]int{rows}, xs[0].Value.Shape[1:]...)
-	y := t.node(shape, xs...)
+	y := t.nodeOver(shape, xs...)
 	off := 0
 	for _, x := range xs {
 		copy(y.Value.Data[off:], x.Value.Data)
@@ -414,16 +422,56 @@ func (t *Tape) Dropout(x *Node, p float64) *Node {
 // (the mean). Normalisers are computed in float64. It panics if a target is
 // out of range.
 func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
-	n, c := logits.Value.Rows(), logits.Value.Cols()
+	n := logits.Value.Rows()
 	if len(targets) != n || w != nil && len(w) != n {
 		panic(errLength)
 	}
-	y := t.node([]int{}, logits)
-	probs := t.floats(n * c)
+	return t.crossEntropies(logits, targets, w, []int{0, n}, []int{})
+}
+
+// crossEntropies is CrossEntropy of each block of rows [segs[e],
+// segs[e+1]) of logits on its own (the mean over the block when w is nil):
+// a vector of len(segs)−1 losses, of the given shape, whose entry e is the
+// bits CrossEntropy gives for block e alone. A batched tape builds the
+// losses of all its examples with one call.
+func (t *Tape) crossEntropies(logits *Node, targets []int, w []float32, segs []int, shape []int) *Node {
+	c := logits.Value.Cols()
+	y := t.node(shape, logits)
+	if len(y.Value.Data) != len(segs)-1 {
+		panic(errShape)
+	}
+	probs := t.floats(len(logits.Value.Data))
 	t.bytes += int64(4 * len(probs))
+	for e := range y.Value.Data {
+		r0, r1 := segs[e], segs[e+1]
+		var we []float32
+		if w != nil {
+			we = w[r0:r1]
+		}
+		y.Value.Data[e] = float32(ceForward(logits.Value.Data[r0*c:r1*c], probs[r0*c:r1*c], targets[r0:r1], we, c))
+	}
+	targets = append([]int(nil), targets...)
+	t.record(y, func(g []float32) {
+		gz := t.g(logits)
+		for e, ge := range g {
+			r0, r1 := segs[e], segs[e+1]
+			var we []float32
+			if w != nil {
+				we = w[r0:r1]
+			}
+			ceBackward(gz[r0*c:r1*c], probs[r0*c:r1*c], targets[r0:r1], we, c, ge)
+		}
+	})
+	return y
+}
+
+// ceForward writes the softmax of the rows of z (c columns) into probs and
+// returns the weighted cross-entropy of CrossEntropy.
+func ceForward(z, probs []float32, targets []int, w []float32, c int) float64 {
+	n := len(targets)
 	var loss float64
 	for i := 0; i < n; i++ {
-		zr := logits.Value.Data[i*c : (i+1)*c]
+		zr := z[i*c : (i+1)*c]
 		if targets[i] < 0 || targets[i] >= c {
 			panic(errIndex)
 		}
@@ -434,23 +482,23 @@ func (t *Tape) CrossEntropy(logits *Node, targets []int, w []float32) *Node {
 		}
 		loss += wi * (lse - float64(zr[targets[i]]))
 	}
-	y.Value.Data[0] = float32(loss)
-	targets = append([]int(nil), targets...)
-	t.record(y, func(g []float32) {
-		gz := t.g(logits)
-		for i := 0; i < n; i++ {
-			wi := g[0] / float32(n)
-			if w != nil {
-				wi = g[0] * w[i]
-			}
-			pr, gr := probs[i*c:(i+1)*c], gz[i*c:(i+1)*c]
-			for j, p := range pr {
-				gr[j] += wi * p
-			}
-			gr[targets[i]] -= wi
+	return loss
+}
+
+// ceBackward adds to gz the gradient of ceForward's loss, scaled by g0.
+func ceBackward(gz, probs []float32, targets []int, w []float32, c int, g0 float32) {
+	n := len(targets)
+	for i := 0; i < n; i++ {
+		wi := g0 / float32(n)
+		if w != nil {
+			wi = g0 * w[i]
 		}
-	})
-	return y
+		pr, gr := probs[i*c:(i+1)*c], gz[i*c:(i+1)*c]
+		for j, p := range pr {
+			gr[j] += wi * p
+		}
+		gr[targets[i]] -= wi
+	}
 }
 
 // softmaxRow writes softmax(z) into p and returns log Σ exp z, in float64

@@ -35,7 +35,7 @@ type Options struct {
 	// the masked gradient (SPARTA's row mask, a pruned block set).
 	Mask []float32
 	// Reuse lets each worker run the tapes of its examples in one arena of
-	// memory, reused from example to example and from call to call,
+	// memory, reused from tape to tape and from call to call,
 	// instead of allocating every activation and gradient anew (which
 	// costs about a fifth of a step in allocation and garbage collection).
 	// The results are the same bits either way. With Reuse, a tensor a
@@ -54,7 +54,8 @@ type Stats struct {
 	// GradBytes counts the gradient vectors: one per example for
 	// PerSample, one per example group plus the sum for Gradient.
 	GradBytes int64
-	// TapeBytes is the largest tape of one example.
+	// TapeBytes is the largest tape: of one example, or of one group of
+	// examples on the batched engine (batch.go).
 	TapeBytes int64
 	// PeakTapeBytes is the largest total of tapes alive at once. It
 	// depends on scheduling and the number of workers.
@@ -137,10 +138,7 @@ func Gradient(l *Layout, n int, loss LossFunc, opt *Options) ([]float32, []float
 
 // run evaluates the losses of the examples in parallel. Each unit is a
 // range of examples [from, to) that one goroutine runs in order,
-// accumulating their gradients into grad(unit). The loop is nn's own, not
-// internal/parallel.For, because nn imports nothing of repro and because it
-// re-raises a loss function's panic on the caller's goroutine and tracks
-// peak tape memory across workers.
+// accumulating their gradients into grad(unit).
 func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) []float32, losses []float64) (Stats, error) {
 	if opt == nil {
 		opt = &Options{}
@@ -149,75 +147,86 @@ func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) 
 		panic(errLayout)
 	}
 	n := len(losses)
-	w := opt.Workers
+	errs := make([]error, n)
+	tapeBytes := make([]int64, n)
+	var live liveBytes
+	workers(opt.Workers, len(units), opt.Reuse, func(a *arena, u int) {
+		g := grad(u)
+		for i := units[u][0]; i < units[u][1]; i++ {
+			if a != nil {
+				a.reset()
+			}
+			t := NewTape(l, g)
+			t.arena = a
+			t.Train = opt.Train
+			if opt.Train {
+				t.Rand = rand.New(rand.NewPCG(opt.Seed, uint64(i)))
+			}
+			out, err := loss(t, i)
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			b := t.Bytes()
+			live.add(b)
+			losses[i] = float64(out.Value.Data[0])
+			t.Backward(out)
+			tapeBytes[i] = t.Bytes()
+			live.add(t.Bytes() - b)
+			live.add(-t.Bytes())
+		}
+		if opt.Mask != nil {
+			ApplyMask(g, opt.Mask)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return Stats{}, err
+		}
+	}
+	st := Stats{Examples: n, PeakTapeBytes: live.peak.Load()}
+	for _, b := range tapeBytes {
+		st.TapeBytes = max(st.TapeBytes, b)
+	}
+	return st, nil
+}
+
+// workers runs body(a, u) for every unit u < units on w goroutines (0:
+// GOMAXPROCS), each taking units in turn and, with reuse, running them in
+// its own arena a (nil otherwise). The loop is nn's own, not
+// internal/parallel.For, because nn imports nothing of repro and because it
+// re-raises a panic of body (a programmer error) on the caller's
+// goroutine, where a runner can recover it.
+func workers(w, units int, reuse bool, body func(a *arena, u int)) {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	w = min(w, len(units))
-	errs := make([]error, n)
-	tapeBytes := make([]int64, n)
-	var live, peak atomic.Int64
+	w = min(w, units)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	bump := func(cur int64) {
-		for {
-			p := peak.Load()
-			if cur <= p || peak.CompareAndSwap(p, cur) {
-				return
-			}
-		}
-	}
 	var panicOnce sync.Once
 	var panicked any
 	for range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A panic in a loss function (a programmer error) is re-raised
-			// on the caller's goroutine, where a runner can recover it.
 			defer func() {
 				if r := recover(); r != nil {
 					panicOnce.Do(func() { panicked = r })
-					next.Store(int64(len(units)))
+					next.Store(int64(units))
 				}
 			}()
 			var a *arena
-			if opt.Reuse {
+			if reuse {
 				a = arenas.Get().(*arena)
 				defer arenas.Put(a)
 			}
 			for {
 				u := int(next.Add(1) - 1)
-				if u >= len(units) {
+				if u >= units {
 					return
 				}
-				g := grad(u)
-				for i := units[u][0]; i < units[u][1]; i++ {
-					if a != nil {
-						a.reset()
-					}
-					t := NewTape(l, g)
-					t.arena = a
-					t.Train = opt.Train
-					if opt.Train {
-						t.Rand = rand.New(rand.NewPCG(opt.Seed, uint64(i)))
-					}
-					out, err := loss(t, i)
-					if err != nil {
-						errs[i] = err
-						continue
-					}
-					b := t.Bytes()
-					bump(live.Add(b))
-					losses[i] = float64(out.Value.Data[0])
-					t.Backward(out)
-					tapeBytes[i] = t.Bytes()
-					bump(live.Add(t.Bytes() - b))
-					live.Add(-t.Bytes())
-				}
-				if opt.Mask != nil {
-					ApplyMask(g, opt.Mask)
-				}
+				body(a, u)
 			}
 		}()
 	}
@@ -225,16 +234,23 @@ func run(l *Layout, units [][2]int, loss LossFunc, opt *Options, grad func(int) 
 	if panicked != nil {
 		panic(panicked)
 	}
-	for _, err := range errs {
-		if err != nil {
-			return Stats{}, err
+}
+
+// liveBytes tracks the bytes of the tapes alive across workers and their
+// peak.
+type liveBytes struct {
+	live, peak atomic.Int64
+}
+
+// add changes the live bytes by d and raises the peak to match.
+func (m *liveBytes) add(d int64) {
+	cur := m.live.Add(d)
+	for {
+		p := m.peak.Load()
+		if cur <= p || m.peak.CompareAndSwap(p, cur) {
+			return
 		}
 	}
-	st := Stats{Examples: n, PeakTapeBytes: peak.Load()}
-	for _, b := range tapeBytes {
-		st.TapeBytes = max(st.TapeBytes, b)
-	}
-	return st, nil
 }
 
 // ModelBytes returns the bytes of the values of every parameter of m.

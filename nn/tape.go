@@ -37,6 +37,9 @@ type Tape struct {
 	done   bool
 	bytes  int64
 	arena  *arena // where values and gradients come from; nil: the heap
+	// batch, when not nil, makes the tape a batched one with per-example
+	// parameter gradients (see batchRows); grad is then unused.
+	batch *batchRows
 
 	// Train turns dropout on. The default, false, is evaluation mode.
 	Train bool
@@ -69,7 +72,9 @@ func (t *Tape) Param(p *Param) *Node {
 	if t.layout != nil {
 		if i := t.layout.Index(p); i >= 0 {
 			n.needs = true
-			n.Grad = t.grad[t.layout.Offsets[i]:t.layout.Offsets[i+1]]
+			if t.batch == nil {
+				n.Grad = t.grad[t.layout.Offsets[i]:t.layout.Offsets[i+1]]
+			}
 		}
 	}
 	t.params[p] = n
@@ -97,6 +102,20 @@ func (t *Tape) node(shape []int, in ...*Node) *Node {
 	return n
 }
 
+// nodeOver is node for an operation that writes every element of the
+// output's value: the value is not cleared first (floatsOver).
+func (t *Tape) nodeOver(shape []int, in ...*Node) *Node {
+	n := &Node{Value: Tensor{Shape: append([]int(nil), shape...), Data: t.floatsOver(numel(shape))}}
+	t.bytes += int64(4 * len(n.Value.Data))
+	for _, x := range in {
+		if x != nil && x.needs {
+			n.needs = true
+			break
+		}
+	}
+	return n
+}
+
 // record adds a backward rule, run only when out receives a gradient.
 func (t *Tape) record(out *Node, back func(g []float32)) {
 	if !out.needs {
@@ -112,6 +131,11 @@ func (t *Tape) record(out *Node, back func(g []float32)) {
 
 // g returns n's gradient buffer, allocating it on first use.
 func (t *Tape) g(n *Node) []float32 {
+	if n.param != nil && t.batch != nil {
+		// Only Affine routes a trainable parameter's gradient to the
+		// examples of a batched tape; any other use would sum them.
+		panic(errBatchParam)
+	}
 	if n.Grad == nil {
 		n.Grad = t.floats(len(n.Value.Data))
 		t.bytes += int64(4 * len(n.Grad))

@@ -1,0 +1,368 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"slices"
+	"time"
+)
+
+// This file holds the batched engine: several examples on one tape, their
+// sequences stacked as rows, so that every frozen weight sees the rows of
+// all of them in one matrix product per layer (instead of one product per
+// example and tape), while the gradients of the trainable tensors are still
+// formed per example where a method needs them.
+//
+// Every map of the model but attention, rotary positions, smeared keys,
+// the assembly of a sequence and the loss acts on each row alone, and the
+// matrix product computes every element of C as one chain over k whatever
+// the number of rows (gemm.go), so an example's rows get the same bits on
+// a batched tape as on its own. Attention, rotary positions and smeared
+// keys run on each sequence's block of rows (Block.forward), the loss of
+// each example is its own mean (crossEntropies), and on a per-example tape
+// (batchRows) Affine forms the gradient of a trainable weight as Gᵢᵀ·Xᵢ
+// over example i's rows, the product the example's own tape computes. So
+// PerSample's per-example gradients and losses are bit for bit those of one
+// tape per example, and so is Gradient's sum, which adds the examples'
+// products into its 16 chunks in example order as their tapes did. In the
+// language model's last block, everything after attention runs on the rows
+// the loss reads only (the others feed nothing); each kept row gets the
+// same bits, and the rows dropped would only have passed exact zeros back.
+//
+// Only the trainable tensors whose gradients Affine forms per example are
+// supported (the LoRA factors and adapters of the language model, the
+// default fine-tuning); any other set, hooks, a visual transform and
+// dropout in training go to one tape per example, which stays the
+// reference the tests hold the batched engine to.
+//
+// The per-sample gradients of LoRA factors and adapters are formed from the
+// per-example inputs Xᵢ and output gradients Gᵢ of the trainable products,
+// the "per-sample hooks" of Opacus and of Li et al. 2022 ("Large Language
+// Models Can Be Strong Differentially Private Learners", ICLR 2022), which
+// materialise each gradient; ghost norms (ibid.; Bu et al. 2023,
+// "Differentially Private Optimization on Large Model at Small Cost", ICML
+// 2023) would skip that, but the gradients of rank-8 factors are small.
+
+// batchGroup is the largest number of examples one batched tape holds.
+// On the anchor shape (33 rows an example) the step's CPU time was the
+// same, within the noise of a shared machine, for groups of 4, 8, 16 and
+// 32, while a tape's memory grows with the group; 4 also leaves a batch
+// of 32 eight groups to share among the workers. Groups depend on the
+// batch size alone, and a group's examples are added in example order,
+// so no result depends on the number of workers.
+const batchGroup = 4
+
+// batchGroups splits n examples into ⌈n/batchGroup⌉ contiguous groups of
+// nearly equal size.
+func batchGroups(n int) [][2]int {
+	k := (n + batchGroup - 1) / batchGroup
+	g := make([][2]int, k)
+	for c := range g {
+		g[c] = [2]int{c * n / k, (c + 1) * n / k}
+	}
+	return g
+}
+
+// batchRows makes a tape a per-example batched one: the gradient of
+// example e (a flat vector in the tape's layout) is grads[e], and rows
+// [off[e], off[e+1]) of the products recorded while off is current
+// (Tape.setRows) belong to example e. On such a tape only Affine may use
+// a trainable parameter (Tape.g panics otherwise).
+type batchRows struct {
+	off   []int
+	grads [][]float32
+}
+
+// setRows makes off the row offsets of the examples of the products that
+// follow, on a per-example batched tape (and does nothing on others).
+func (t *Tape) setRows(off []int) {
+	if t.batch != nil {
+		t.batch.off = off
+	}
+}
+
+// affine adds the gradients of Affine's weight w and bias b (b may be nil)
+// given the output gradient g, the input x ([n, in]) and the examples' row
+// offsets rows: per example for trainable parameters, into the node's own
+// gradient otherwise.
+func (br *batchRows) affine(t *Tape, rows []int, w, b *Node, g, x []float32, n, out, in int) {
+	if w.needs && w.param == nil {
+		kernels.Gemm(true, false, out, in, n, 1, g, out, x, in, 1, t.g(w), in)
+	}
+	pw, pb := w.needs && w.param != nil, b != nil && b.needs
+	if !pw && !pb {
+		return
+	}
+	if len(rows) != len(br.grads)+1 {
+		panic(errBatchParam) // a trainable product outside the examples' rows
+	}
+	if n != rows[len(rows)-1] {
+		panic(errShape)
+	}
+	var ow, ob int
+	if pw {
+		ow = t.layout.Offsets[t.layout.Index(w.param)]
+	}
+	if pb {
+		if b.param == nil {
+			panic(errBatchParam)
+		}
+		ob = t.layout.Offsets[t.layout.Index(b.param)]
+	}
+	for e, ge := range br.grads {
+		r0, r1 := rows[e], rows[e+1]
+		if pw && r1 > r0 {
+			kernels.Gemm(true, false, out, in, r1-r0, 1, g[r0*out:], out, x[r0*in:], in, 1, ge[ow:ow+out*in], in)
+		}
+		if pb {
+			gb := ge[ob : ob+out]
+			for i := r0; i < r1; i++ {
+				axpy(1, g[i*out:(i+1)*out], gb)
+			}
+		}
+	}
+}
+
+// batchLoss builds the losses of examples [from, to) on the batched tape
+// t, as a vector node of to−from entries, setting the examples' rows of
+// its products (Tape.setRows).
+type batchLoss func(t *Tape, from, to int) *Node
+
+// runBatched evaluates the losses of n examples, one batched tape per
+// group of examples, on opt's workers, and adds the gradient of example i
+// to grads[i]. Examples may share a vector (Gradient's chunks), but only
+// within a group: a group's examples are added in example order, one
+// product at a time, as their own tapes would add them. After a group,
+// done(u) runs (to apply a mask). It writes the losses and returns the
+// statistics Stats describes, where a tape now holds a group.
+func runBatched(l *Layout, groups [][2]int, build batchLoss, opt *Options, grads [][]float32, losses []float64, done func(u int)) Stats {
+	tapeBytes := make([]int64, len(groups))
+	var live liveBytes
+	workers(opt.Workers, len(groups), opt.Reuse, func(a *arena, u int) {
+		from, to := groups[u][0], groups[u][1]
+		if a != nil {
+			a.reset()
+		}
+		t := &Tape{layout: l, params: make(map[*Param]*Node), arena: a, batch: &batchRows{grads: grads[from:to]}}
+		out := build(t, from, to)
+		b := t.Bytes()
+		live.add(b)
+		for i, v := range out.Value.Data {
+			losses[from+i] = float64(v)
+		}
+		seed := make([]float32, to-from)
+		for i := range seed {
+			seed[i] = 1
+		}
+		t.BackwardFrom(out, seed)
+		tapeBytes[u] = t.Bytes()
+		live.add(t.Bytes() - b)
+		live.add(-t.Bytes())
+		done(u)
+	})
+	return Stats{Examples: len(losses), PeakTapeBytes: live.peak.Load(), TapeBytes: slices.Max(tapeBytes)}
+}
+
+// batchOptions returns opt, or the defaults for nil, after checking its
+// mask against l.
+func batchOptions(l *Layout, opt *Options) *Options {
+	if opt == nil {
+		opt = &Options{}
+	}
+	if opt.Mask != nil && len(opt.Mask) != l.Size {
+		panic(errLayout)
+	}
+	return opt
+}
+
+// perSampleBatched is PerSample on batched tapes: the same gradients and
+// losses, bit for bit.
+func perSampleBatched(l *Layout, n int, build batchLoss, opt *Options) *Result {
+	start := time.Now()
+	opt = batchOptions(l, opt)
+	r := &Result{Grads: make([][]float32, n), Losses: make([]float64, n)}
+	for i := range r.Grads {
+		r.Grads[i] = make([]float32, l.Size)
+	}
+	groups := batchGroups(n)
+	r.Stats = runBatched(l, groups, build, opt, r.Grads, r.Losses, func(u int) {
+		if opt.Mask != nil {
+			for _, g := range r.Grads[groups[u][0]:groups[u][1]] {
+				ApplyMask(g, opt.Mask)
+			}
+		}
+	})
+	r.Stats.GradBytes = int64(4 * n * l.Size)
+	r.Stats.Elapsed = time.Since(start)
+	return r
+}
+
+// gradientBatched is Gradient on batched tapes, with the same bits: the
+// examples are accumulated in Gradient's 16 chunks, in example order, and
+// the chunks are added in order; a group is one or more whole chunks of
+// at most batchGroup examples in all (or one larger chunk).
+func gradientBatched(l *Layout, n int, build batchLoss, opt *Options) ([]float32, []float64, Stats) {
+	start := time.Now()
+	opt = batchOptions(l, opt)
+	k := min(n, gradientChunks)
+	bufs := make([][]float32, k)
+	grads := make([][]float32, n)
+	var groups [][2]int
+	for c := range bufs {
+		from, to := c*n/k, (c+1)*n/k
+		bufs[c] = make([]float32, l.Size)
+		for i := from; i < to; i++ {
+			grads[i] = bufs[c]
+		}
+		if g := len(groups) - 1; g >= 0 && to-groups[g][0] <= batchGroup {
+			groups[g][1] = to
+		} else {
+			groups = append(groups, [2]int{from, to})
+		}
+	}
+	losses := make([]float64, n)
+	st := runBatched(l, groups, build, opt, grads, losses, func(u int) {
+		if opt.Mask == nil {
+			return
+		}
+		for c := range bufs {
+			if from := c * n / k; from >= groups[u][0] && from < groups[u][1] {
+				ApplyMask(bufs[c], opt.Mask)
+			}
+		}
+	})
+	g := Sum(nil, bufs)
+	st.GradBytes = int64(4 * (k + 1) * l.Size)
+	st.Elapsed = time.Since(start)
+	return g, losses, st
+}
+
+// batchable reports whether the batched engine computes m's losses and
+// gradients on batch exactly as one tape per example would: no hooks, no
+// visual transform, no dropout in training mode, every example valid (an
+// invalid one goes to the per-example path, which returns its error), and
+// trainable tensors among the LoRA factors and adapters of the language
+// model only (those whose gradients batchRows routes per example).
+func (m *TinyMLLM) batchable(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) bool {
+	if h != nil || vt != nil || len(batch) == 0 || opt != nil && opt.Train && m.Config.Dropout > 0 {
+		return false
+	}
+	ok := m.perExampleParams()
+	for _, p := range l.Params {
+		if !ok[p] {
+			return false
+		}
+	}
+	visual := m.Config.Patches() + 1
+	for i := range batch {
+		s := &batch[i]
+		if s.Loss == nil || !slices.Contains(s.Loss, true) || m.Check(s) != nil {
+			return false
+		}
+		if len(s.Tokens)+len(s.Images)*(visual-1) > m.Config.MaxLen {
+			return false
+		}
+	}
+	return true
+}
+
+// perExampleParams returns the tensors whose per-example gradients a
+// batched tape forms: the LoRA factors and adapters of the language
+// model's blocks, all used by Affine only.
+func (m *TinyMLLM) perExampleParams() map[*Param]bool {
+	ok := map[*Param]bool{}
+	for _, b := range m.LM.Blocks {
+		for _, lin := range b.Linears() {
+			if lin.LoRAA != nil {
+				ok[lin.LoRAA], ok[lin.LoRAB] = true, true
+			}
+		}
+		for _, a := range []*Adapter{b.Adapter1, b.Adapter2} {
+			if a == nil {
+				continue
+			}
+			for _, p := range a.Params() {
+				ok[p] = true
+			}
+		}
+	}
+	return ok
+}
+
+// lossBatch builds the losses of batch on the batched tape t: the images
+// of all examples through the vision encoder and the projector as one
+// stack of rows, then the sequences of all examples through the language
+// model as another, and each example's mean cross-entropy over the
+// tokens its Loss marks. The language model's last block runs everything
+// after attention on the rows that predict those tokens only (the rows
+// the loss reads; the others feed nothing). The examples must be valid
+// (batchable).
+func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) *Node {
+	vis := m.encodeBatch(t, batch)
+	xs := make([]*Node, len(batch))
+	off := make([]int, len(batch)+1)
+	keep := &rowKeep{off: []int{0}}
+	var targets []int
+	for e := range batch {
+		s := &batch[e]
+		x, pos, err := m.embed(t, s, vis[:len(s.Images)])
+		if err != nil {
+			panic(err) // batchable checked the length
+		}
+		vis = vis[len(s.Images):]
+		xs[e] = x
+		off[e+1] = off[e] + x.Value.Rows()
+		for i, l := range s.Loss {
+			if l {
+				keep.rows = append(keep.rows, off[e]+pos[i]-1)
+				targets = append(targets, s.Tokens[i])
+			}
+		}
+		keep.off = append(keep.off, len(keep.rows))
+	}
+	t.setRows(off)
+	hid, _ := m.LM.forward(t, t.Concat(xs...), off, keep, -1, nil)
+	z := t.Affine(hid, t.Param(m.Tok), nil)
+	return t.crossEntropies(z, targets, nil, keep.off, []int{len(batch)})
+}
+
+// batchLosses returns the batched losses of the examples of batch.
+func (m *TinyMLLM) batchLosses(batch []Sequence) batchLoss {
+	return func(t *Tape, from, to int) *Node { return m.lossBatch(t, batch[from:to]) }
+}
+
+// encodeBatch runs the vision encoder and the projector on the images of
+// all examples of batch at once, each image a block of rows, and returns
+// each image's projected visual tokens, in order (EncodeImage with no
+// hooks and no visual transform).
+func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence) []*Node {
+	var imgs [][]float32
+	for i := range batch {
+		imgs = append(imgs, batch[i].Images...)
+	}
+	if len(imgs) == 0 {
+		return nil
+	}
+	v := m.Vision
+	patches := make([]*Node, len(imgs))
+	for j, img := range imgs {
+		patches[j] = t.Patchify(v.imageNode(t, img, false), v.Patch)
+	}
+	pe := v.PatchEmbed.Forward(t, t.Concat(patches...), nil)
+	n := m.Config.Patches()
+	xs := make([]*Node, len(imgs))
+	segs := make([]int, len(imgs)+1)
+	for j := range imgs {
+		xs[j] = t.Add(t.Concat(t.Param(v.CLS), t.Slice(pe, j*n, (j+1)*n)), t.Param(v.Pos))
+		segs[j+1] = (j + 1) * (n + 1)
+	}
+	enc, _ := v.Stack.forward(t, t.Concat(xs...), segs, nil, -1, nil)
+	p := m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, enc, nil)), nil)
+	out := make([]*Node, len(imgs))
+	for j := range out {
+		out[j] = t.Slice(p, segs[j], segs[j+1])
+	}
+	return out
+}

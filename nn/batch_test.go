@@ -1,0 +1,225 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// batchCase is a model of the batched engine's tests.
+type batchCase struct {
+	desc      string
+	peft      PEFT
+	positions string
+	smear     bool
+	clsLast   bool
+}
+
+// batchCases are the models the batched engine is checked on: the
+// default LoRA on q and v, LoRA on every map with rotary positions and
+// smeared keys, and adapters with the [CLS] token last.
+var batchCases = []batchCase{
+	{"lora q v", PEFT{Method: "lora", Targets: []string{"q", "v"}, BInitStd: 0.1}, "", false, false},
+	{"lora all rope smear", PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}, "rope", true, false},
+	{"adapter clslast", PEFT{Method: "adapter"}, "learned", false, true},
+}
+
+// batchModel builds the model of tc on the smoke preset, with every tensor
+// perturbed (adapters start as the identity).
+func batchModel(t *testing.T, tc batchCase) (*TinyMLLM, *Layout) {
+	t.Helper()
+	c := smokeConfig(t)
+	c.PEFT, c.Positions, c.SmearKeys, c.CLSLast = tc.peft, tc.positions, tc.smear, tc.clsLast
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.peft.Method == "adapter" {
+		perturbAll(m, 81)
+	}
+	return m, NewLayout(m.Params())
+}
+
+// raggedBatch returns n examples of different lengths: VQA sequences with
+// questions of 1 to 7 tokens and answers of 1 to 3, one text-only
+// sequence and one with two images.
+func raggedBatch(rng *rand.Rand, c Config, n int) []Sequence {
+	b := make([]Sequence, n)
+	for i := range b {
+		b[i] = vqa(rng, c, 1+rng.IntN(7), 1+rng.IntN(3))
+		switch i % 5 {
+		case 2: // text only: drop the image
+			s := &b[i]
+			s.Tokens = slices.Delete(s.Tokens, 1, 2)
+			s.Loss = slices.Delete(s.Loss, 1, 2)
+			s.Images = nil
+		case 4: // a second image after the question
+			s := &b[i]
+			at := len(s.Tokens) - 2
+			s.Tokens = slices.Insert(s.Tokens, at, TokenImage)
+			s.Loss = slices.Insert(s.Loss, at, false)
+			s.Images = append(s.Images, randImage(rng, c))
+		}
+	}
+	return b
+}
+
+// TestBatchedPerSampleBitwise checks that the batched engine's per-sample
+// gradients and losses are bit for bit those of one tape per example (the
+// order of every sum is unchanged, see batch.go), for LoRA on q and v and
+// on every map, adapters, rotary positions, smeared keys and [CLS] last,
+// batches of 1 to 19 ragged examples (one to five groups), any number of
+// workers and with an element mask.
+func TestBatchedPerSampleBitwise(t *testing.T) {
+	t.Parallel()
+	for _, tc := range batchCases {
+		m, l := batchModel(t, tc)
+		rng := rand.New(rand.NewPCG(82, 82))
+		for _, n := range []int{1, 3, 8, 19} {
+			batch := raggedBatch(rng, m.Config, n)
+			if !m.batchable(l, batch, nil, nil, nil) {
+				t.Fatalf("%s: batch of %d not batchable", tc.desc, n)
+			}
+			old, err := PerSample(l, n, func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, nil) }, &Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []int{1, 2, 5} {
+				r, err := m.PerSample(l, batch, nil, nil, &Options{Workers: w, Reuse: w == 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(r.Losses, old.Losses) {
+					t.Errorf("%s, n %d, workers %d: losses %v, want %v", tc.desc, n, w, r.Losses, old.Losses)
+				}
+				for i := range batch {
+					if !bitsEqual(r.Grads[i], old.Grads[i]) {
+						t.Errorf("%s, n %d, workers %d: gradient of example %d differs from its own tape's", tc.desc, n, w, i)
+					}
+				}
+			}
+			if Norm(old.Grads[0]) == 0 {
+				t.Errorf("%s: zero gradient, the check is vacuous", tc.desc)
+			}
+		}
+	}
+	m, l := batchModel(t, batchCases[0])
+	batch := raggedBatch(rand.New(rand.NewPCG(83, 83)), m.Config, 5)
+	mask := l.Mask(func(p *Param) bool { return p.Kind == KindLoRAB })
+	old, err := PerSample(l, len(batch), func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, nil) }, &Options{Mask: mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.PerSample(l, batch, nil, nil, &Options{Mask: mask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range batch {
+		if !bitsEqual(r.Grads[i], old.Grads[i]) {
+			t.Errorf("masked gradient of example %d differs", i)
+		}
+	}
+}
+
+func bitsEqual(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+// TestBatchedGradient checks that the batched summed gradient and losses
+// are bit for bit those of Gradient's one tape per example (each chunk
+// adds its examples' products in the same order), for batches of 1 to 37
+// examples (chunks of one to three examples, groups of one or more
+// chunks), any number of workers and with an element mask.
+func TestBatchedGradient(t *testing.T) {
+	t.Parallel()
+	for _, tc := range batchCases {
+		m, l := batchModel(t, tc)
+		rng := rand.New(rand.NewPCG(84, 84))
+		mask := l.Mask(func(p *Param) bool { return p.Kind != KindLoRAA })
+		for _, n := range []int{1, 6, 19, 37} {
+			batch := raggedBatch(rng, m.Config, n)
+			for _, opt := range []*Options{nil, {Workers: 3, Reuse: true}, {Workers: 2, Mask: mask}} {
+				old, oldLosses, _, err := Gradient(l, n, func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, nil) }, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, losses, _, err := m.Gradient(l, batch, nil, nil, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(losses, oldLosses) {
+					t.Errorf("%s, n %d: losses differ", tc.desc, n)
+				}
+				if !bitsEqual(g, old) {
+					t.Errorf("%s, n %d, options %+v: gradient differs from the sum of the examples' own tapes", tc.desc, n, opt)
+				}
+				if Norm(old) == 0 {
+					t.Errorf("%s: zero gradient, the check is vacuous", tc.desc)
+				}
+			}
+		}
+	}
+}
+
+// TestBatchedFallback checks that the batched engine is used only where it
+// is exact: not with hooks, a visual transform or dropout in training, not
+// for tensors other than the language model's LoRA factors and adapters,
+// and not for an invalid example, whose error the per-example path
+// returns.
+func TestBatchedFallback(t *testing.T) {
+	t.Parallel()
+	m, l := batchModel(t, batchCases[0])
+	batch := raggedBatch(rand.New(rand.NewPCG(85, 85)), m.Config, 3)
+	if m.batchable(l, batch, &Hooks{}, nil, nil) || m.batchable(l, batch, nil, func(int, Tensor, Tensor) TokenMix { return TokenMix{} }, nil) {
+		t.Error("batchable with hooks or a visual transform")
+	}
+	c := m.Config
+	c.PEFT = PEFT{Method: "lora", Targets: []string{"q"}, Parts: []string{"vision", "lm"}}
+	v, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := NewLayout(v.Params())
+	if v.batchable(lv, batch, nil, nil, nil) {
+		t.Error("batchable with LoRA in the vision encoder")
+	}
+	c.Dropout = 0.1
+	c.PEFT = m.Config.PEFT
+	d, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.batchable(NewLayout(d.Params()), batch, nil, nil, &Options{Train: true}) {
+		t.Error("batchable with dropout in training")
+	}
+	bad := slices.Clone(batch)
+	bad[1].Loss = make([]bool, len(bad[1].Tokens))
+	if m.batchable(l, bad, nil, nil, nil) {
+		t.Error("batchable with an example without loss positions")
+	}
+	if _, err := m.PerSample(l, bad, nil, nil, nil); err == nil {
+		t.Error("no error for an example without loss positions")
+	}
+}
+
+// TestBatchedTapeGuard checks that a batched tape refuses a trainable
+// parameter in any operation but Affine, rather than summing its
+// per-example gradients.
+func TestBatchedTapeGuard(t *testing.T) {
+	g := &Param{Name: "g", Shape: []int{2}, Data: []float32{1, 1}, Trainable: true}
+	l := NewLayout([]*Param{g})
+	tp := &Tape{layout: l, params: map[*Param]*Node{}, batch: &batchRows{off: []int{0, 1}, grads: [][]float32{make([]float32, 2)}}}
+	x := tp.Input(Tensor{Shape: []int{1, 2}, Data: []float32{1, 2}}, false)
+	y := tp.Sum(tp.LayerNorm(x, tp.Param(g), nil, 1e-5))
+	defer func() {
+		if r := recover(); r != errBatchParam {
+			t.Errorf("recovered %v, want %v", r, errBatchParam)
+		}
+	}()
+	tp.Backward(y)
+}
