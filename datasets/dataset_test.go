@@ -79,8 +79,8 @@ func TestExamples(t *testing.T) {
 	t.Parallel()
 	v := Vocab()
 	for _, task := range Tasks() {
-		if strings.HasSuffix(task, "-mia") || strings.HasSuffix(task, "-lira") {
-			continue // their own sizes and canaries: TestMIAVariant, TestLiRAPool
+		if strings.HasSuffix(task, "-mia") || strings.HasSuffix(task, "-lira") || strings.HasSuffix(task, TuneSuffix) {
+			continue // their own sizes and canaries: TestMIAVariant, TestLiRAPool, TestTuneVariant
 		}
 		d := smoke(t, task, 0)
 		sz, err := TaskSizes(task, Smoke)
@@ -204,7 +204,7 @@ func checkExample(t *testing.T, d *Dataset, split string, ex *Example, where str
 	} else if ex.Client != -1 {
 		t.Fatalf("%s: client %d outside fl-mm private", where, ex.Client)
 	}
-	if ex.TextOnly && d.Task != "fashion-vqa" && d.Task != "fl-mm" {
+	if ex.TextOnly && !strings.HasPrefix(d.Task, "fashion-vqa") && d.Task != "fl-mm" {
 		t.Fatalf("%s: TextOnly in %s", where, d.Task)
 	}
 	seq, mask := ex.Sequence()
@@ -714,7 +714,7 @@ func TestBuildErrors(t *testing.T) {
 		opt  *Options
 		want string
 	}{
-		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fl-mm, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia`},
+		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fl-mm, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune`},
 		{"records", &Options{Scale: "huge"}, `unknown scale "huge": want one of smoke, small, full`},
 		{"fl-mm", &Options{Alpha: -1}, "alpha is -1"},
 		{"fl-mm", &Options{Alpha: math.Inf(1)}, "alpha is +Inf"},

@@ -48,6 +48,13 @@
 // their layout, records by disjoint name lists), so a base model pretrained
 // on any task's public split at any seed has never seen any private item.
 //
+// Variants: the -mia tasks (a small member set and audit canaries), the
+// -lira tasks (a fixed pool split by the seed) and the -tune tasks
+// (fashion-vqa-tune, shapes-vqa-tune: the private task's questions about
+// public items only, with a validation split of public items that
+// pretraining holds out, PretrainHeldOut), for choosing hyperparameters on
+// public data.
+//
 // Canaries are random secrets (six digit words, or noise images with random
 // labels for classification tasks) inserted 1, 4 and 16 times into private
 // train, with as many reference canaries drawn the same way and not

@@ -97,16 +97,7 @@ func buildFashionVQA(d *Dataset, b *buildCtx) error {
 			}
 			return ex
 		}
-		prompt := "<bos> <image> "
-		if rng.Float64() < 0.25 {
-			ex.TextOnly = true
-			ex.Kind = pick(rng, []string{"class", "coarse", "feet"})
-			prompt += "the item is a " + name + " . "
-		} else {
-			ex.Kind = pick(rng, []string{"class", "class", "coarse", "feet", "shade", "shade"})
-		}
-		ex.Prompt = b.vocab.Encode(nil, prompt+fashionQuestions[ex.Kind])
-		ex.Answer = b.vocab.Encode(nil, fashionAnswer(f, idx, ex.Kind)+" <eos>")
+		b.fashionQuestion(&ex, f, idx, rng)
 		return ex
 	})
 	if err != nil {
@@ -114,6 +105,23 @@ func buildFashionVQA(d *Dataset, b *buildCtx) error {
 	}
 	b.addCanaries(d, b.imageSecretCanary)
 	return nil
+}
+
+// fashionQuestion poses the private task's question about pool image idx
+// of f in ex (Kind, TextOnly, Prompt, Answer), drawing from rng: a quarter
+// text-answerable (the prompt states the item), the others about the image
+// (class, coarse category, footwear or shade).
+func (b *buildCtx) fashionQuestion(ex *Example, f *Fashion, idx int, rng *rand.Rand) {
+	prompt := "<bos> <image> "
+	if rng.Float64() < 0.25 {
+		ex.TextOnly = true
+		ex.Kind = pick(rng, []string{"class", "coarse", "feet"})
+		prompt += "the item is a " + FashionClasses[f.Labels[idx]] + " . "
+	} else {
+		ex.Kind = pick(rng, []string{"class", "class", "coarse", "feet", "shade", "shade"})
+	}
+	ex.Prompt = b.vocab.Encode(nil, prompt+fashionQuestions[ex.Kind])
+	ex.Answer = b.vocab.Encode(nil, fashionAnswer(f, idx, ex.Kind)+" <eos>")
 }
 
 // buildFashionCls builds fashion-cls, SPARTA's public-pretrain → private

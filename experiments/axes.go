@@ -33,6 +33,8 @@ var Axes = []AxisKind{
 	{Name: "lambda", Doc: "penalty weight λ ≥ 0", Check: nonNegative},
 	{Name: "clip", Doc: "clipping norm C > 0", Check: positive},
 	{Name: "lr", Doc: "learning rate > 0", Check: positive},
+	{Name: "epochs", Doc: "passes over the training set in expectation > 0", Check: positive},
+	{Name: "phi", Doc: "DPZO's perturbation scale φ > 0", Check: positive},
 	{Name: "chunks", Int: true, Doc: "chunk count K ≥ 1", Check: atLeast(1)},
 	{Name: "shots", Int: true, Doc: "demonstrations per prompt N ≥ 0", Check: atLeast(0)},
 	{Name: "clients", Int: true, Doc: "federated clients ≥ 1", Check: atLeast(1)},

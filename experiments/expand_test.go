@@ -174,3 +174,34 @@ func TestEpsilonJSON(t *testing.T) {
 		t.Errorf("json.Marshal(Epsilon(NaN)): got nil error")
 	}
 }
+
+// TestTuneBaselines checks the tuning spec: it trains and validates on the
+// -tune tasks only (public data; never a task whose test split is the
+// private test set), sweeps lr and epochs for nonprivate and dpsgd and
+// φ, lr and epochs for both DPZO clip scopes, and expands to the runs its
+// comments count.
+func TestTuneBaselines(t *testing.T) {
+	s, err := Load("tune-baselines", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range s.Tasks {
+		if !strings.HasSuffix(task, "-tune") {
+			t.Errorf("tune-baselines tunes on %s, want only -tune tasks", task)
+		}
+	}
+	count := make(map[string]int)
+	for _, c := range s.Expand() {
+		v, _ := c.Params[VariantParam].(string)
+		count[c.Method+"/"+v]++
+		if c.Scale != "smoke" {
+			t.Errorf("run %v: scale %s, want smoke", &c, c.Scale)
+		}
+	}
+	// 2 tasks × 3 seeds × nonprivate 5 lr × 3 epochs; dpsgd the same × 2 ε;
+	// the clip variant 3 clips; DPZO 2 tasks × 2 seeds × 2 φ × 2 lr × 2 epochs.
+	want := map[string]int{"nonprivate/": 90, "dpsgd/": 180, "dpsgd/clip": 18, "dpzo/difference": 32, "dpzo/derivative": 32}
+	if diff := cmp.Diff(want, count); diff != "" {
+		t.Errorf("tune-baselines runs per method/variant (-want +got):\n%s", diff)
+	}
+}

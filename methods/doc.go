@@ -82,9 +82,15 @@
 //     tokens (nn.TinyMLLM.Loss), not the sum of Dual-Priv's Eq. (3), so the
 //     clip norm C = 1 means the same for short and long answers.
 //   - Hyperparameters by scale are in each method's Params; the spec's
-//     params override them (Resolve). The smoke and small learning rates
-//     were chosen by comparing test accuracy, and runs that keep them say
-//     so in their privacy record's caveats.
+//     params override them (Resolve). nonprivate's and dpsgd's learning
+//     rate and epochs at smoke and small, and dpzo's clip scope, φ,
+//     learning rate and epochs at smoke, were chosen on public validation
+//     data (the -tune tasks of experiments tune-baselines: best mean
+//     validation accuracy; dpsgd at ε = 3); dualpriv and rapft share
+//     dpsgd's, also on the records tasks, where nothing was tuned. dpzo's
+//     learning rate at small was chosen by comparing test accuracy, and
+//     runs that keep it say so in their privacy record's caveats
+//     (Param.Tuned).
 //   - Per-step metrics computed from private data without noise (realised
 //     batch size, batch loss, clipped fraction) are diagnostics outside the
 //     guarantee; the privacy record says so, and diagnostics=off drops

@@ -79,15 +79,16 @@ const (
 	rankRandom   = "random"          // uniformly random blocks (control)
 )
 
-// Params implements Method: DPSGD's LoRA recipe and the two mechanisms'
-// knobs. The paper keeps 222 of 577 visual tokens (191 dominant, 30
+// Params implements Method: DPSGD's recipe (dpsgdParams, tuned for DP-SGD
+// and shared so that the two differ by the mechanisms alone) and the two
+// mechanisms' knobs. The paper keeps 222 of 577 visual tokens (191 dominant, 30
 // contextual, [CLS]; 38.5%, which it calls "40% of total"): retention 0.4 of
 // the patches (221/576 = 0.384 would give the paper's counts exactly at
 // 576 patches) and a contextual share 30/221 ≈ 0.14 of the retained
 // patches; P_K = 80%. At the presets' 4, 16 and 49 patches an image,
 // retention 0.4 keeps 2, 6 and 20 patch tokens.
 func (DualPriv) Params() []Param {
-	return append(loraParams(),
+	return append(dpsgdParams(),
 		Param{Name: "retention", Kind: Float, Doc: "fraction of an image's patch tokens that reach the language model (dominant + contextual), in (0, 1]",
 			Default: same(0.4), Check: halfOpenFraction},
 		Param{Name: "contextual_share", Kind: Float, Doc: "share of the retained patch tokens that are contextual (fused) tokens, in [0, 1)",

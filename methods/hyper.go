@@ -49,6 +49,12 @@ type Param struct {
 	// Check, when not nil, returns an error for a value of the right kind
 	// that is out of range.
 	Check func(v any) error
+	// Tuned lists the scales at which Default was chosen on public
+	// validation data (the -tune tasks of experiments tune-baselines). At
+	// smoke and small, a run that keeps the default lr of a scale not
+	// listed carries a caveat: that default was chosen by comparing test
+	// accuracy.
+	Tuned []string
 	// set, when not nil, stores the value in the shared recipe fields of
 	// Hyper.
 	set func(h *Hyper, v any)
@@ -210,12 +216,19 @@ func Resolve(method, scale string, params map[string]any) (Hyper, error) {
 		h.values["lora_alpha"] = h.LoRAAlpha
 	}
 	if scale != "full" {
-		if _, ok := params["lr"]; !ok && h.values["lr"] != nil {
+		if _, ok := params["lr"]; !ok && untuned(ps, "lr", scale) {
 			h.Caveats = append(h.Caveats, fmt.Sprintf(
 				"the default learning rate at %s scale was chosen by comparing test accuracy of earlier runs, not on a public validation split", scale))
 		}
 	}
 	return h, nil
+}
+
+// untuned reports whether ps declares name with a default that was not
+// chosen on public validation data at scale (Param.Tuned).
+func untuned(ps []Param, name, scale string) bool {
+	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
+	return i >= 0 && !slices.Contains(ps[i].Tuned, scale)
 }
 
 // CheckParam returns v converted to the Go type of method's hyperparameter
@@ -420,12 +433,20 @@ func same[T any](v T) func(string) any { return func(string) any { return v } }
 // withDefault returns ps with the default of name replaced (ps is not
 // modified); it panics if ps has no such name.
 func withDefault(ps []Param, name string, def func(string) any) []Param {
+	return withTuned(ps, name, def)
+}
+
+// withTuned returns ps with the default of name replaced by def, chosen on
+// public validation data at the scales tuned (Param.Tuned); ps is not
+// modified. It panics if ps has no such name.
+func withTuned(ps []Param, name string, def func(string) any, tuned ...string) []Param {
 	ps = slices.Clone(ps)
 	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
 	if i < 0 {
 		panic("methods: withDefault: no hyperparameter " + name)
 	}
 	ps[i].Default = def
+	ps[i].Tuned = tuned
 	return ps
 }
 
@@ -439,7 +460,10 @@ func withDefault(ps []Param, name string, def func(string) any) []Param {
 // than 12 to keep the noise σC/B small, so smoke and small use B = 32 and
 // 64, 4 epochs and lr 1e-2 and 5e-3 (Adam). Those rates were picked by
 // comparing test accuracy, so runs that keep them carry a caveat in their
-// privacy record. full keeps the paper's shape (B = 12, 1 epoch, lr 2e-4).
+// privacy record; nonprivate, dpsgd (with dualpriv) and dpzo replace them
+// with values chosen on public validation data where they list a scale in
+// Param.Tuned, which drops the caveat. full keeps the paper's shape
+// (B = 12, 1 epoch, lr 2e-4).
 // LoRA goes on every projection of the language model (q, k, v, o, fc1,
 // fc2) with the preset's rank and α = 2r.
 func loraParams() []Param {

@@ -69,9 +69,9 @@ func TestResolve(t *testing.T) {
 	if h, _ := Resolve("dpsgd", "smoke", map[string]any{"lora_rank": int64(64), "lora_alpha": 3.0}); h.LoRAAlpha != 3 {
 		t.Errorf("lora_alpha 3: α = %v", h.LoRAAlpha)
 	}
-	def, _ := Defaults("dpsgd", "small")
+	def, _ := Defaults("dpzo", "small")
 	if len(def.Caveats) != 1 || !strings.Contains(def.Caveats[0], "test accuracy") {
-		t.Errorf("default lr at small: caveats %q, want one about test accuracy", def.Caveats)
+		t.Errorf("dpzo's default lr at small: caveats %q, want one about test accuracy", def.Caveats)
 	}
 	for _, tc := range []struct {
 		method string
@@ -114,5 +114,49 @@ func TestSteps(t *testing.T) {
 	h = Hyper{Epochs: 1, BatchSize: 64}
 	if s, q := h.steps(10); s != 1 || q != 1 {
 		t.Errorf("steps(10) with B = 64: %d, %v; want 1, 1", s, q)
+	}
+}
+
+// TestTunedDefaults checks the defaults chosen on public validation data
+// (experiments tune-baselines): their values, that runs keeping them carry
+// no test-accuracy caveat at the scales tuned, and that runs keeping an
+// untuned learning rate still do.
+func TestTunedDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		method, scale string
+		lr, epochs    float64
+		caveat        bool
+	}{
+		{"nonprivate", "smoke", 5e-3, 8, false},
+		{"dpsgd", "smoke", 2e-2, 4, false},
+		{"dualpriv", "smoke", 2e-2, 4, false}, // DP-SGD's recipe
+		{"dpzo", "smoke", 1e-3, 4, false},
+		{"nonprivate", "small", 5e-3, 8, false},
+		{"dpsgd", "small", 1e-2, 8, false},
+		{"dpzo", "small", 5e-4, 4, true},   // not tuned at small
+		{"rapft", "smoke", 2e-2, 4, false}, // DP-SGD's recipe
+		{"dpsgd", "full", 2e-4, 1, false},  // the paper's values
+	} {
+		h, err := Defaults(tc.method, tc.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		caveat := slices.ContainsFunc(h.Caveats, func(c string) bool { return strings.Contains(c, "test accuracy") })
+		if h.LR != tc.lr || h.Epochs != tc.epochs || caveat != tc.caveat {
+			t.Errorf("%s at %s: lr %v, epochs %v, test-accuracy caveat %v; want %v, %v, %v", tc.method, tc.scale, h.LR, h.Epochs, caveat, tc.lr, tc.epochs, tc.caveat)
+		}
+	}
+	if h, _ := Defaults("dpzo", "smoke"); h.String("clip_scope") != "derivative" || h.Float("phi") != 0.15 {
+		t.Errorf("dpzo at smoke: clip_scope %s, φ %v; want derivative, 0.15", h.String("clip_scope"), h.Float("phi"))
+	}
+	for _, name := range Names() {
+		m, _ := Lookup(name)
+		for _, p := range m.Params() {
+			for _, s := range p.Tuned {
+				if !slices.Contains(Scales, s) {
+					t.Errorf("%s: %s tuned at unknown scale %q", name, p.Name, s)
+				}
+			}
+		}
 	}
 }

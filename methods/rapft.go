@@ -57,10 +57,11 @@ func (RapFT) Name() string { return "rapft" }
 // Arch implements Method.
 func (RapFT) Arch() string { return "tinymllm" }
 
-// Params implements Method: the shared recipe, with the paper's β = 0.7,
-// top-p (0.9) initialisation and α = 0.5.
+// Params implements Method: DPSGD's recipe (dpsgdParams, shared so that
+// β = 1 is DP-SGD bit for bit), with the paper's β = 0.7, top-p (0.9)
+// initialisation and α = 0.5.
 func (RapFT) Params() []Param {
-	return append(loraParams(),
+	return append(dpsgdParams(),
 		Param{Name: "beta", Kind: Float, Doc: "irrelevance ratio β: the share of θ's elements in the weak partition, in (0, 1]; 1 is DP-SGD",
 			Default: same(0.7), Check: upTo(1)},
 		Param{Name: "lrp_init", Kind: String, Doc: "relevance initialisation: naive, topk, topp or beam",

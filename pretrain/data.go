@@ -6,7 +6,6 @@ package pretrain
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -32,23 +31,12 @@ const (
 // training images (see episodes).
 var dataTasks = []string{srcCoarse, srcFashion, srcRecords, srcShapes, srcICL, "fl-mm"}
 
-// heldOutEvery is the held-out fraction 1/heldOutEvery of public items.
-const heldOutEvery = 8
-
 // heldOut reports whether an example whose source items are items belongs
-// to the held-out public evaluation set. The assignment hashes the item
-// names (FNV-1a), so an image is held out in every task that uses it, at
-// every seed and scale.
-func heldOut(items []string) bool {
-	for _, it := range items {
-		h := fnv.New64a()
-		h.Write([]byte(it))
-		if h.Sum64()%heldOutEvery == 0 {
-			return true
-		}
-	}
-	return false
-}
+// to the held-out public evaluation set (datasets.PretrainHeldOut: 1 item in
+// datasets.PretrainHeldOutEvery, by a hash of its name, so an image is held
+// out in every task that uses it, at every seed and scale). The -tune
+// tasks validate on these items, which the base never trains on.
+func heldOut(items []string) bool { return datasets.PretrainHeldOut(items) }
 
 // image is one public Fashion-MNIST image with its fine label, for
 // in-context episodes.

@@ -36,7 +36,7 @@ func TestDataInfoJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.Fingerprint != d.Fingerprint() || got.Splits["private"] != len(d.Private) || got.Splits["test"] != len(d.Test) ||
-			got.VocabSize != datasets.Vocab().Len() || got.Canaries["16"] != 1 && !strings.HasSuffix(task, "-mia") && !strings.HasSuffix(task, "-lira") {
+			got.VocabSize != datasets.Vocab().Len() || got.Canaries["16"] != 1 && !strings.HasSuffix(task, "-mia") && !strings.HasSuffix(task, "-lira") && !strings.HasSuffix(task, datasets.TuneSuffix) {
 			t.Errorf("%s: got %+v, want fingerprint %s, private %d, test %d", task, got, d.Fingerprint(), len(d.Private), len(d.Test))
 		}
 	}
@@ -103,7 +103,7 @@ func TestDataInfoErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"data", "info", "fashion-vqa", "--scale", "huge"}, `data info: --scale "huge": want one of smoke, small, full`},
-		{[]string{"data", "info", "cifar"}, `data info: unknown TASK "cifar": want one of fashion-cls, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fl-mm, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia`},
+		{[]string{"data", "info", "cifar"}, `data info: unknown TASK "cifar": want one of fashion-cls, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fl-mm, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune`},
 		{[]string{"data", "info"}, "want one TASK argument"},
 		{[]string{"data", "info", "records", "--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"data", "info", "records", "--examples", "-1"}, "--examples -1: want N ≥ 0"},

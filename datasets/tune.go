@@ -1,0 +1,198 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package datasets
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+)
+
+// PretrainHeldOutEvery is the share 1/PretrainHeldOutEvery of public items
+// that pretraining holds out of its training mixture (PretrainHeldOut).
+const PretrainHeldOutEvery = 8
+
+// PretrainHeldOut reports whether an example whose source items are items
+// is held out of pretraining: package pretrain trains the base models on no
+// public example with such an item (it measures them instead), and the
+// -tune tasks validate on such items only. The assignment hashes the item
+// names (FNV-1a), so an item is held out in every task that uses it, at
+// every seed and scale.
+func PretrainHeldOut(items []string) bool {
+	for _, it := range items {
+		h := fnv.New64a()
+		h.Write([]byte(it))
+		if h.Sum64()%PretrainHeldOutEvery == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TuneSuffix ends the name of the tuning variant of a task.
+const TuneSuffix = "-tune"
+
+// tuneSizes are the split sizes of the -tune variants: Train regular
+// examples in private train (as many as the base task's, so an epoch takes
+// as many steps), Holdout non-members and Validation examples in the test
+// split. At smoke and small the embedded Fashion-MNIST subset has 3233
+// public images, 404 of them held out of pretraining.
+var tuneSizes = map[Scale]struct{ Train, Holdout, Validation int }{
+	Smoke: {256, 256, 256},
+	Small: {2000, 500, 400},
+	Full:  {20000, 4000, 3000},
+}
+
+// The tuning variants: fashion-vqa-tune and shapes-vqa-tune pose the
+// private task's questions about public items only, so hyperparameters
+// are chosen on public data (no privacy cost, and the test split is never
+// looked at).
+func init() {
+	tasks["fashion-vqa"+TuneSuffix] = tuneBuilder("fashion-vqa", tuneFashion)
+	tasks["shapes-vqa"+TuneSuffix] = tuneBuilder("shapes-vqa", tuneShapes)
+	for _, base := range []string{"fashion-vqa", "shapes-vqa"} {
+		taskArch[base+TuneSuffix] = taskArch[base]
+	}
+}
+
+// tunePoser fills the private-side splits of a -tune variant of a task
+// built in d: it appends to d.Private, d.Holdout and d.Test the examples
+// sz asks for, every one about a public item, the test split's about
+// items held out of pretraining (PretrainHeldOut) and the others' about
+// items not held out.
+type tunePoser func(d *Dataset, b *buildCtx, task string) error
+
+// tuneBuilder returns the builder of the -tune variant of the task base:
+//
+//  1. the base task is built at the same scale and seed (its random
+//     streams are named after base); its public split is kept as it is,
+//     its private, holdout and test splits and its canaries are dropped;
+//  2. pose builds private train (Train examples), holdout and a validation
+//     split in place of test, posing the private task's questions (all
+//     kinds, in the base's proportions) about public items: public
+//     Fashion-MNIST images or public scene layouts, never a private-side
+//     item, so the variant shares no item with any task's private, holdout
+//     or test split;
+//  3. the validation items are held out of pretraining (PretrainHeldOut),
+//     so, like the test items, the base model never trained on them; the
+//     train and holdout items may have been pretraining examples (with the
+//     public captions and class questions, not the private questions).
+//
+// The -tune tasks are for choosing hyperparameters (experiments
+// tune-baselines): their test split is the validation split, and a run's
+// acc on them is validation accuracy.
+func tuneBuilder(base string, pose tunePoser) builder {
+	return func(d *Dataset, b *buildCtx) error {
+		task := d.Task
+		d.Task = base
+		err := tasks[base](d, b)
+		d.Task = task
+		if err != nil {
+			return err
+		}
+		for i := range d.Public {
+			d.Public[i].ID = task + strings.TrimPrefix(d.Public[i].ID, base)
+		}
+		d.Private, d.Holdout, d.Test, d.Canaries = nil, nil, nil, nil
+		return pose(d, b, task)
+	}
+}
+
+// tuneSplit returns the -tune split that an example about an item with
+// held-out status heldOut goes to, given the numbers of examples built so
+// far, or "" when its split is full.
+func tuneSplit(d *Dataset, heldOut bool) string {
+	sz := tuneSizes[d.Scale]
+	switch {
+	case heldOut && len(d.Test) < sz.Validation:
+		return "test"
+	case heldOut:
+		return ""
+	case len(d.Private) < sz.Train:
+		return "private"
+	case len(d.Holdout) < sz.Holdout:
+		return "holdout"
+	}
+	return ""
+}
+
+// tuneFull reports whether every -tune split of d is full.
+func tuneFull(d *Dataset) bool {
+	sz := tuneSizes[d.Scale]
+	return len(d.Test) == sz.Validation && len(d.Private) == sz.Train && len(d.Holdout) == sz.Holdout
+}
+
+// tuneFashion poses fashion-vqa's private questions about the public
+// Fashion-MNIST images of the pool, taken in a random order.
+func tuneFashion(d *Dataset, b *buildCtx, task string) error {
+	f, err := b.fashionPool(task)
+	if err != nil {
+		return err
+	}
+	pub, _ := fashionRoles(f, b.rng(task, "split"))
+	rng := b.rng(task, "questions")
+	for _, idx := range pub {
+		item := fashionItem(f, idx)
+		split := tuneSplit(d, PretrainHeldOut([]string{item}))
+		if split == "" {
+			continue
+		}
+		dst := d.splitRef(split)
+		ex := newExample(exampleID(task, split, len(*dst)))
+		ex.Items = []string{item}
+		ex.Images = [][]float32{b.image(f, idx)}
+		b.fashionQuestion(&ex, f, idx, rng)
+		*dst = append(*dst, ex)
+		if tuneFull(d) {
+			return nil
+		}
+	}
+	sz := tuneSizes[d.Scale]
+	return fmt.Errorf("datasets: %s at scale %s needs %d public Fashion-MNIST images held out of pretraining and %d others, the %s pool has too few (%d validation, %d train, %d holdout built)%s",
+		task, d.Scale, sz.Validation, sz.Train+sz.Holdout, f.Source, len(d.Test), len(d.Private), len(d.Holdout), fullHint(f))
+}
+
+func fullHint(f *Fashion) string {
+	if f.Source == "embedded" {
+		return ": pass a data directory with the full release (Debian package dataset-fashion-mnist)"
+	}
+	return ""
+}
+
+// tuneShapes poses shapes-vqa's private questions (every kind) about
+// generated scenes with public layouts (isPublicKey), each layout once.
+func tuneShapes(d *Dataset, b *buildCtx, task string) error {
+	d.Source = "generated"
+	scenes := b.rng(task, "scenes")
+	qs := b.rng(task, "questions")
+	seen := make(map[string]bool)
+	// 19⁴ − 1 layouts, about 40% public: the draws never run out, but a
+	// bound keeps a mistake from looping forever.
+	for range 1 << 24 {
+		s := NewScene(scenes)
+		k := s.key()
+		if seen[k] || !isPublicKey(k) {
+			continue
+		}
+		seen[k] = true
+		split := tuneSplit(d, PretrainHeldOut([]string{k}))
+		if split == "" {
+			continue
+		}
+		dst := d.splitRef(split)
+		ex := newExample(exampleID(task, split, len(*dst)))
+		ex.Items = []string{k}
+		ex.Images = [][]float32{s.Render()}
+		kind, q, a := s.question(qs, shapeKindsAll)
+		ex.Kind = kind
+		ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
+		ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+		*dst = append(*dst, ex)
+		if tuneFull(d) {
+			return nil
+		}
+	}
+	return fmt.Errorf("datasets: %s: ran out of public scene layouts", task)
+}
