@@ -22,7 +22,11 @@ import (
 // writeOutputs writes the tables and plots of s after its sweep, if the
 // sweep wrote a run table, and prints the paths to w and the warnings to
 // wErr.
-func writeOutputs(w, wErr io.Writer, root string, s *experiments.Spec) error {
+//
+// With partial set (the runs were a --only selection), a table or plot
+// that cannot be built from the runs there are is a warning, not an error:
+// the runs themselves succeeded.
+func writeOutputs(w, wErr io.Writer, root string, s *experiments.Spec, partial bool) error {
 	if _, err := os.Stat(filepath.Join(root, s.Name, results.RunsFile)); err != nil {
 		return nil
 	}
@@ -32,6 +36,10 @@ func writeOutputs(w, wErr io.Writer, root string, s *experiments.Spec) error {
 	}
 	for _, warn := range warnings {
 		fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, warn)
+	}
+	if err != nil && partial {
+		fmt.Fprintf(wErr, "%s: warning: %v (the runs are a --only selection; run without --only, or repro table, for every table and plot)\n", s.Name, err)
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("run: %s: %w", s.Name, err)

@@ -214,7 +214,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 			errs = append(errs, err)
 		}
 		if ctx.Err() == nil {
-			errs = append(errs, writeOutputs(w, wErr, o.results, s))
+			errs = append(errs, writeOutputs(w, wErr, o.results, s, len(o.only) > 0))
 		}
 	}
 	return errors.Join(errs...)

@@ -20,6 +20,7 @@
 package specout
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -46,22 +47,21 @@ func Write(root string, s *experiments.Spec) (paths, warnings []string, err erro
 	if err != nil {
 		return nil, nil, err
 	}
+	// One table or plot that cannot be built does not keep the others
+	// from being written.
+	var errs []error
 	for _, t := range s.Tables {
 		ps, err := writeTable(dir, runs, t)
 		paths = append(paths, ps...)
-		if err != nil {
-			return paths, warnings, err
-		}
+		errs = append(errs, err)
 	}
 	for _, p := range s.Plots {
 		ps, ws, err := writePlot(dir, runDirs, runs, p)
 		paths = append(paths, ps...)
 		warnings = append(warnings, ws...)
-		if err != nil {
-			return paths, warnings, err
-		}
+		errs = append(errs, err)
 	}
-	return paths, warnings, nil
+	return paths, warnings, errors.Join(errs...)
 }
 
 // TableOf returns the reports table that spec table t describes.

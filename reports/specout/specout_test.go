@@ -210,3 +210,28 @@ func TestKindsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteGoesOnPastAFailure checks that a table that cannot be built (its
+// metric is missing from the runs, as after a --only selection) is an error
+// that names it, while every other table and plot is still written.
+func TestWriteGoesOnPastAFailure(t *testing.T) {
+	s := loadKinds(t)
+	root := t.TempDir()
+	writeKinds(t, root, s)
+	bad := s.Tables[0]
+	bad.Name, bad.Metrics = "missing", []string{"ppl"}
+	s.Tables = append([]experiments.Table{bad}, s.Tables...)
+	paths, _, err := Write(root, s)
+	if err == nil || !strings.Contains(err.Error(), "table missing") {
+		t.Fatalf("Write: error %v, want one naming table missing", err)
+	}
+	var got []string
+	for _, p := range paths {
+		got = append(got, filepath.Base(p))
+	}
+	for _, want := range []string{"tab.md", "line.png", "grid.png"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("wrote %v, lacks %s", got, want)
+		}
+	}
+}
