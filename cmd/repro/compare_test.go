@@ -5,6 +5,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,19 +21,29 @@ var baseline = filepath.Join("..", "..", "results", "baselines", "table1-smoke.p
 // folder (a RESULTS-DIR).
 func plant(t *testing.T, method, task string, eps, delta float64) string {
 	t.Helper()
+	n := 0
+	dir := plantRows(t, func(r *results.Run) {
+		if r.Method == method && r.Task == task && r.EpsilonTarget == eps {
+			r.Results["acc"] += delta
+			n++
+		}
+	})
+	if delta != 0 && n == 0 {
+		t.Fatalf("no run of %s on %s at ε=%v in the baseline", method, task, eps)
+	}
+	return dir
+}
+
+// plantRows writes a copy of the baseline, each run changed by f, to a
+// temporary folder and returns the folder.
+func plantRows(t *testing.T, f func(r *results.Run)) string {
+	t.Helper()
 	rows, err := results.ReadRuns(baseline)
 	if err != nil {
 		t.Fatalf("reading the baseline: %v", err)
 	}
-	n := 0
-	for i, r := range rows {
-		if r.Method == method && r.Task == task && r.EpsilonTarget == eps {
-			rows[i].Results["acc"] += delta
-			n++
-		}
-	}
-	if delta != 0 && n == 0 {
-		t.Fatalf("no run of %s on %s at ε=%v in the baseline", method, task, eps)
+	for i := range rows {
+		f(&rows[i])
 	}
 	dir := t.TempDir()
 	if err := results.WriteRuns(filepath.Join(dir, results.RunsFile), rows); err != nil {
@@ -42,6 +53,9 @@ func plant(t *testing.T, method, task string, eps, delta float64) string {
 }
 
 func TestCompareBaseline(t *testing.T) {
+	// The baseline's mean, read rather than pinned, so that make baselines
+	// does not break the test.
+	m := baselineMean(t, "dpsgd", "fashion-vqa", 3, "acc")
 	for _, tc := range []struct {
 		desc    string
 		delta   float64
@@ -52,7 +66,7 @@ func TestCompareBaseline(t *testing.T) {
 		{"untouched", 0, "", []string{"identical", "0 regressions"}},
 		// dpsgd on fashion-vqa at ε=3 8 points worse on every seed: beyond
 		// table1's threshold of 5 points.
-		{"planted regression", -8, "compare: 1 regression", []string{"REGRESSION", "regression: acc dpsgd fashion-vqa smoke ε=3 δ=1e-05: 28.52 → 20.52"}},
+		{"planted regression", -8, "compare: 1 regression", []string{"REGRESSION", "regression: acc dpsgd fashion-vqa smoke ε=3 δ=1e-05: " + fmt.Sprintf("%.2f → %.2f", m, m-8)}},
 		// 2 points worse: significant (the same shift on every seed) but
 		// within the threshold.
 		{"within threshold", -2, "", []string{"worse", "0 regressions"}},
@@ -94,4 +108,26 @@ func TestCompareArgs(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"verdict": "identical"`) || !strings.Contains(out, `"regressions": 0`) {
 		t.Errorf("repro compare --json: error %v, output:\n%s", err, out)
 	}
+}
+
+// baselineMean returns the mean of metric over the baseline's runs of
+// method at ε = eps on task.
+func baselineMean(t *testing.T, method, task string, eps float64, metric string) float64 {
+	t.Helper()
+	rows, err := results.ReadRuns(baseline)
+	if err != nil {
+		t.Fatalf("reading the baseline: %v", err)
+	}
+	var sum float64
+	n := 0
+	for _, r := range rows {
+		if r.Method == method && r.Task == task && r.EpsilonTarget == eps {
+			sum += r.Results[metric]
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no run of %s on %s at ε=%v in the baseline", method, task, eps)
+	}
+	return sum / float64(n)
 }
