@@ -6,7 +6,9 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/repro-dp/repro/attacks"
@@ -90,4 +92,67 @@ func memorise(t *testing.T, d *datasets.Dataset, method string, eps float64, exp
 	}
 	*exposure = rep.Results["exposure_rep16"]
 	return nil
+}
+
+// TestExtractionTargetNames checks the name data extractionTarget gives
+// the attacks on smoke records: every private record's name mention is
+// found by the tagger at its span's start, spans the PII span's tokens
+// exactly, is a private name (first name and surname from the private
+// lists) and decodes to the span's text; the public and private lists are
+// disjoint as names and as token sequences.
+func TestExtractionTargetNames(t *testing.T) {
+	t.Parallel()
+	d, err := Data("records", "smoke", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &attacks.Target{}
+	extractionTarget(target, d, nil)
+	pii := target.PII
+	if pii == nil || len(pii.Records) == 0 {
+		t.Fatal("no PII data")
+	}
+	privF, privS := make(map[int]bool), make(map[int]bool)
+	for _, i := range pii.PrivateFirst {
+		privF[i] = true
+	}
+	for _, i := range pii.PrivateSurnames {
+		privS[i] = true
+	}
+	seqs := make(map[string]bool)
+	for i, s := range slices.Concat(pii.First, pii.Surnames) {
+		k := fmt.Sprint(s)
+		if len(s) < 2 || seqs[k] {
+			t.Errorf("name %d: tokens %v: want two or more pieces, no repeat", i, s)
+		}
+		seqs[k] = true
+	}
+	tg := pii.Tagger()
+	v := datasets.Vocab()
+	mentions := 0
+	for _, r := range pii.Records {
+		ex := &d.Private[r.ID]
+		var spans []datasets.Span
+		for _, s := range ex.PII {
+			if s.Type == datasets.PIIName {
+				spans = append(spans, s)
+			}
+		}
+		if len(spans) != len(r.Names) {
+			t.Fatalf("record %d: %d name starts, %d name spans", r.ID, len(r.Names), len(spans))
+		}
+		for k, start := range r.Names {
+			n, width, ok := tg.At(r.Tokens, start)
+			if !ok || start != spans[k].Start || start+width != spans[k].End || !privF[n[0]] || !privS[n[1]] {
+				t.Fatalf("record %d, mention at %d: name %v, width %d, found %v; span %+v", r.ID, start, n, width, ok, spans[k])
+			}
+			if got := v.Decode(r.Tokens[start : start+width]); got != spans[k].Text {
+				t.Errorf("record %d: mention decodes to %q, want %q", r.ID, got, spans[k].Text)
+			}
+			mentions++
+		}
+	}
+	if mentions < len(pii.Records) {
+		t.Errorf("%d mentions in %d records, want at least one each", mentions, len(pii.Records))
+	}
 }
