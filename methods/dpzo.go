@@ -51,7 +51,7 @@ func (DPZO) Arch() string { return "tinymllm" }
 func (DPZO) Params() []Param {
 	ps := withDefault(loraParams(), "optimizer", same("sgd"))
 	ps = withDefault(ps, "lr", byScale(1e-3, 5e-4, 2e-5))
-	return append(ps,
+	return append(ps, embeddingsParam(),
 		Param{Name: "phi", Kind: Float, Doc: "perturbation scale φ of the finite difference, > 0",
 			Default: same(0.15), Check: positive},
 		Param{Name: "clip_scope", Kind: String, Doc: "what C_ZO clips: difference (the loss difference l_i, Algorithm 3) or derivative (l_i/2φ, the directional derivative estimate)",

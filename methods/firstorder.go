@@ -29,7 +29,7 @@ func (NonPrivate) Name() string { return "nonprivate" }
 func (NonPrivate) Arch() string { return "tinymllm" }
 
 // Params implements Method: the shared LoRA recipe.
-func (NonPrivate) Params() []Param { return loraParams() }
+func (NonPrivate) Params() []Param { return append(loraParams(), embeddingsParam()) }
 
 // FineTune implements Method. The job's ε must be +Inf: the run has no
 // guarantee.
@@ -99,7 +99,7 @@ func (DPSGD) Name() string { return "dpsgd" }
 func (DPSGD) Arch() string { return "tinymllm" }
 
 // Params implements Method: the shared LoRA recipe.
-func (DPSGD) Params() []Param { return loraParams() }
+func (DPSGD) Params() []Param { return append(loraParams(), embeddingsParam()) }
 
 // FineTune implements Method.
 func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
