@@ -486,8 +486,9 @@ func loraParams() []Param {
 	}
 }
 
-// embeddingsParam is the train_embeddings hyperparameter of the methods
-// that train through newLoRALoop (nonprivate, dpsgd, dpzo): it also
+// embeddingsParam is the train_embeddings hyperparameter of nonprivate,
+// dpsgd and dpzo (dualpriv and rapft share their loop but do not declare
+// it, and never train the embedding): it also
 // trains the language model's token embedding, which is tied to its
 // output head, beside the PEFT family. Off by default: the PEFT papers
 // (Rap-FT, Dual-Priv) keep the embedding frozen; Lukas et al., "Analyzing
