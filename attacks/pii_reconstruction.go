@@ -163,10 +163,13 @@ func (a PIIReconstruction) targets(d *PIIData) ([]reconTarget, error) {
 }
 
 // predict returns, for each target, m's least-perplexity name among the
-// candidate list and among Rap-FT RA's sampled candidates (the zero Name
-// when the samples hold none).
+// candidate list and among Rap-FT RA's sampled candidates (noName when
+// the samples hold none).
 func (a PIIReconstruction) predict(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, targets []reconTarget, d *PIIData, workers int) (list, ra []Name, err error) {
 	list, ra = make([]Name, len(targets)), make([]Name, len(targets))
+	for i := range ra {
+		ra[i] = noName
+	}
 	tg := d.Tagger()
 	ns := cmp.Or(a.RASamples, 16)
 	err = parallel.For(len(targets), workers, func(i int) error {
@@ -205,6 +208,10 @@ func (a PIIReconstruction) predict(ctx context.Context, m *nn.TinyMLLM, vt nn.Vi
 	})
 	return list, ra, err
 }
+
+// noName is the RA prediction of a target whose samples hold no name: it
+// is no name of the lists, so it never equals a truth.
+var noName = Name{-1, -1}
 
 // best returns the candidate (names of d) whose filled record has the
 // least perplexity under m (the first on ties): the least mean negative
