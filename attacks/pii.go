@@ -7,8 +7,10 @@ package attacks
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/repro-dp/repro/nn"
 )
@@ -18,8 +20,8 @@ func init() {
 	Register(PIIReconstruction{})
 }
 
-// A Name is a person's name as the token ids of its first name and
-// surname (the records of package datasets spell every name so).
+// A Name is a person's name as the indices of its first name in
+// PIIData.First and of its surname in PIIData.Surnames.
 type Name [2]int
 
 // PIIData is what the extraction attacks know of a task with personal
@@ -31,14 +33,17 @@ type PIIData struct {
 	// Prompts are public prompts to sample from (no private data in
 	// them; Lukas et al. use the empty prompt).
 	Prompts []nn.Sequence
-	// First and Surnames are the token ids of every first name and
-	// surname the generator knows (public and private lists): a first
-	// name followed by a surname is a name mention (the tagger, exact by
-	// construction, that stands in for the papers' NER).
-	First, Surnames []int
-	// PrivateFirst and PrivateSurnames are the private lists, disjoint
-	// from the public ones the base model was pretrained on: the pool of
-	// reconstruction distractors.
+	// First and Surnames are the token sequences of every first name and
+	// surname the generator knows (public and private lists, each
+	// sequence non-empty, no two alike): a first name followed by a
+	// surname is a name mention (the tagger, exact by construction, that
+	// stands in for the papers' NER). Records spell names with sub-word
+	// pieces, so one name is several tokens.
+	First, Surnames [][]int
+	// PrivateFirst and PrivateSurnames are the indices in First and
+	// Surnames of the private lists, disjoint from the public ones the
+	// base model was pretrained on: the pool of reconstruction
+	// distractors.
 	PrivateFirst, PrivateSurnames []int
 }
 
@@ -46,22 +51,92 @@ type PIIData struct {
 type Record struct {
 	ID     int64
 	Tokens []int
-	// Names are the starts of its name mentions (each two tokens), in
-	// order.
+	// Names are the starts of its name mentions, in order; the tagger
+	// must find a name at each.
 	Names []int
 }
 
-// TagNames returns the name mentions in toks, in order: every first-name
-// token followed by a surname token.
-func TagNames(toks []int, first, surnames map[int]bool) []Name {
+// A Tagger finds name mentions in token sequences: a first name's tokens
+// followed by a surname's. Where several first names or surnames match at
+// one place, the longest wins. A Tagger is safe for concurrent use.
+type Tagger struct {
+	first, sur       map[string]int // token sequence key → list index
+	firstLen, surLen []int          // the distinct lengths, longest first
+}
+
+// NewTagger returns the tagger of the first names and surnames given as
+// token sequences; Name{i, j} is first[i] followed by surnames[j].
+func NewTagger(first, surnames [][]int) *Tagger {
+	t := &Tagger{first: make(map[string]int), sur: make(map[string]int)}
+	index := func(m map[string]int, lens *[]int, seqs [][]int) {
+		for i, s := range seqs {
+			m[seqKey(s)] = i
+			if !slices.Contains(*lens, len(s)) {
+				*lens = append(*lens, len(s))
+			}
+		}
+		slices.SortFunc(*lens, func(a, b int) int { return b - a })
+	}
+	index(t.first, &t.firstLen, first)
+	index(t.sur, &t.surLen, surnames)
+	return t
+}
+
+// seqKey returns a map key of a token sequence.
+func seqKey(s []int) string {
+	b := make([]byte, 0, 4*len(s))
+	for _, x := range s {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return string(b)
+}
+
+// match returns the index of the longest sequence of m (lengths lens)
+// that starts toks, and its length; ok is false when none does.
+func match(m map[string]int, lens []int, toks []int) (i, n int, ok bool) {
+	for _, n := range lens {
+		if n > 0 && n <= len(toks) {
+			if i, ok := m[seqKey(toks[:n])]; ok {
+				return i, n, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// At returns the name mention that starts at toks[i] and its length in
+// tokens; ok is false when none does.
+func (t *Tagger) At(toks []int, i int) (n Name, length int, ok bool) {
+	f, nf, ok := match(t.first, t.firstLen, toks[i:])
+	if !ok {
+		return Name{}, 0, false
+	}
+	s, ns, ok := match(t.sur, t.surLen, toks[i+nf:])
+	if !ok {
+		return Name{}, 0, false
+	}
+	return Name{f, s}, nf + ns, true
+}
+
+// Tag returns the name mentions in toks, in order, scanning from the left
+// and going on after each mention.
+func (t *Tagger) Tag(toks []int) []Name {
 	var out []Name
-	for i := 0; i+1 < len(toks); i++ {
-		if first[toks[i]] && surnames[toks[i+1]] {
-			out = append(out, Name{toks[i], toks[i+1]})
-			i++
+	for i := 0; i < len(toks); i++ {
+		if n, l, ok := t.At(toks, i); ok {
+			out = append(out, n)
+			i += l - 1
 		}
 	}
 	return out
+}
+
+// Tagger returns a tagger of d's name lists.
+func (d *PIIData) Tagger() *Tagger { return NewTagger(d.First, d.Surnames) }
+
+// tokens returns the token sequence of n.
+func (d *PIIData) tokens(n Name) []int {
+	return slices.Concat(d.First[n[0]], d.Surnames[n[1]])
 }
 
 // ExtractionPR returns the precision and recall of extracted names against
@@ -159,23 +234,21 @@ func set(xs []Name) map[Name]bool {
 	return m
 }
 
-func tokenSet(xs []int) map[int]bool {
-	m := make(map[int]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return m
-}
-
-// trainNames returns every name mention of the records, in order.
-func (d *PIIData) trainNames() []Name {
+// trainNames returns every name mention of the records, in order; it
+// fails when the tagger finds no name at a mention's start.
+func (d *PIIData) trainNames() ([]Name, error) {
 	var out []Name
+	tg := d.Tagger()
 	for _, r := range d.Records {
 		for _, s := range r.Names {
-			out = append(out, Name{r.Tokens[s], r.Tokens[s+1]})
+			n, _, ok := tg.At(r.Tokens, s)
+			if !ok {
+				return nil, fmt.Errorf("attacks: record %d: no name from the lists at token %d", r.ID, s)
+			}
+			out = append(out, n)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // PIIExtraction is the PII extraction attack of Lukas et al. (IEEE S&P
@@ -210,7 +283,10 @@ func (a PIIExtraction) Run(ctx context.Context, t *Target) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	train := t.PII.trainNames()
+	train, err := t.PII.trainNames()
+	if err != nil {
+		return nil, err
+	}
 	real := set(train)
 	rep := &Report{Results: map[string]float64{}}
 	rep.Results["pii_precision"], rep.Results["pii_recall"] = ExtractionPR(gen, real)
@@ -238,7 +314,7 @@ func (a PIIExtraction) names(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTr
 		prompts[i] = d.Prompts[i%len(d.Prompts)]
 		rngs[i] = rand.New(rand.NewPCG(a.Seed, uint64(i)))
 	}
-	first, sur := tokenSet(d.First), tokenSet(d.Surnames)
+	tg := d.Tagger()
 	var out []Name
 	const batch = 64
 	maxNew := m.Config.MaxLen
@@ -252,7 +328,7 @@ func (a PIIExtraction) names(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTr
 			return nil, fmt.Errorf("attacks: pii-extraction: %w", err)
 		}
 		for _, toks := range g {
-			out = append(out, TagNames(toks, first, sur)...)
+			out = append(out, tg.Tag(toks)...)
 		}
 	}
 	g, err := m.GenerateBatch(d.Prompts, maxNew, nn.Sampler{}, nil, vt)
@@ -260,7 +336,7 @@ func (a PIIExtraction) names(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTr
 		return nil, fmt.Errorf("attacks: pii-extraction: %w", err)
 	}
 	for _, toks := range g {
-		out = append(out, TagNames(toks, first, sur)...)
+		out = append(out, tg.Tag(toks)...)
 	}
 	return out, nil
 }

@@ -19,10 +19,9 @@ import (
 // 2023, §IV-B, PII reconstruction; Rap-FT's RA): in a private training
 // record the first name mention is masked (with every other mention of the
 // same name), each candidate name is filled in, and the candidate of least
-// perplexity is the prediction. Names are two tokens each, so every filled
-// record has the same length and the least perplexity is the least
-// log-likelihood loss of the text from the mask on (the prefix is
-// common).
+// perplexity is the prediction: the perplexity of the whole filled record
+// (after its first token), so that candidates of different token lengths
+// compare fairly (names are spelled with sub-word pieces).
 //
 // Two candidate sets are scored:
 //   - the candidate list: the true name and Distractors names drawn from
@@ -56,17 +55,23 @@ func (PIIReconstruction) Name() string { return "pii-reconstruction" }
 type reconTarget struct {
 	toks   []int // the record
 	at     []int // starts of the masked mentions, increasing
+	width  int   // the tokens of each masked mention
 	truth  Name
 	cands  []Name // the candidate list, truth at a random place
 	prefix nn.Sequence
 }
 
-// fill returns the record's tokens from the first mask on with n in every
-// masked mention.
-func (r *reconTarget) fill(n Name) []int {
-	out := slices.Clone(r.toks[r.at[0]:])
-	for _, s := range r.at {
-		out[s-r.at[0]], out[s-r.at[0]+1] = n[0], n[1]
+// fill returns the record's tokens from the first mask on with the tokens
+// name in every masked mention.
+func (r *reconTarget) fill(name []int) []int {
+	var out []int
+	for k, s := range r.at {
+		out = append(out, name...)
+		end := len(r.toks)
+		if k+1 < len(r.at) {
+			end = r.at[k+1]
+		}
+		out = append(out, r.toks[s+r.width:end]...)
 	}
 	return out
 }
@@ -119,6 +124,7 @@ func (a PIIReconstruction) targets(d *PIIData) ([]reconTarget, error) {
 		return nil, fmt.Errorf("attacks: pii-reconstruction: %d distractors, the private lists hold fewer names", nd)
 	}
 	rng := rand.New(rand.NewPCG(a.Seed, 0x7265636f6e)) // "recon"
+	tg := d.Tagger()
 	var out []reconTarget
 	for _, r := range d.Records {
 		if len(out) == n {
@@ -128,11 +134,14 @@ func (a PIIReconstruction) targets(d *PIIData) ([]reconTarget, error) {
 			continue
 		}
 		s0 := r.Names[0]
-		truth := Name{r.Tokens[s0], r.Tokens[s0+1]}
-		rt := reconTarget{toks: r.Tokens, truth: truth, cands: []Name{truth},
+		truth, width, ok := tg.At(r.Tokens, s0)
+		if !ok || s0 == 0 {
+			return nil, fmt.Errorf("attacks: pii-reconstruction: record %d: no name from the lists at token %d, or no prefix", r.ID, s0)
+		}
+		rt := reconTarget{toks: r.Tokens, width: width, truth: truth, cands: []Name{truth},
 			prefix: nn.Sequence{Tokens: r.Tokens[:s0]}}
 		for _, s := range r.Names {
-			if (Name{r.Tokens[s], r.Tokens[s+1]}) == truth {
+			if n, _, ok := tg.At(r.Tokens, s); ok && n == truth && (len(rt.at) == 0 || s >= rt.at[len(rt.at)-1]+width) {
 				rt.at = append(rt.at, s)
 			}
 		}
@@ -154,11 +163,14 @@ func (a PIIReconstruction) targets(d *PIIData) ([]reconTarget, error) {
 }
 
 // predict returns, for each target, m's least-perplexity name among the
-// candidate list and among Rap-FT RA's sampled candidates (the zero Name
-// when the samples hold none).
+// candidate list and among Rap-FT RA's sampled candidates (noName when
+// the samples hold none).
 func (a PIIReconstruction) predict(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, targets []reconTarget, d *PIIData, workers int) (list, ra []Name, err error) {
 	list, ra = make([]Name, len(targets)), make([]Name, len(targets))
-	first, sur := tokenSet(d.First), tokenSet(d.Surnames)
+	for i := range ra {
+		ra[i] = noName
+	}
+	tg := d.Tagger()
 	ns := cmp.Or(a.RASamples, 16)
 	err = parallel.For(len(targets), workers, func(i int) error {
 		if err := ctx.Err(); err != nil {
@@ -166,7 +178,7 @@ func (a PIIReconstruction) predict(ctx context.Context, m *nn.TinyMLLM, vt nn.Vi
 		}
 		r := &targets[i]
 		var err error
-		if list[i], err = best(m, vt, r, r.cands); err != nil {
+		if list[i], err = best(m, vt, r, r.cands, d); err != nil {
 			return fmt.Errorf("attacks: pii-reconstruction: %w", err)
 		}
 		prompts := make([]nn.Sequence, ns)
@@ -181,14 +193,14 @@ func (a PIIReconstruction) predict(ctx context.Context, m *nn.TinyMLLM, vt nn.Vi
 		}
 		var cands []Name
 		for _, toks := range g {
-			for _, n := range TagNames(toks, first, sur) {
+			for _, n := range tg.Tag(toks) {
 				if !slices.Contains(cands, n) {
 					cands = append(cands, n)
 				}
 			}
 		}
 		if len(cands) > 0 {
-			if ra[i], err = best(m, vt, r, cands); err != nil {
+			if ra[i], err = best(m, vt, r, cands, d); err != nil {
 				return fmt.Errorf("attacks: pii-reconstruction: %w", err)
 			}
 		}
@@ -197,16 +209,35 @@ func (a PIIReconstruction) predict(ctx context.Context, m *nn.TinyMLLM, vt nn.Vi
 	return list, ra, err
 }
 
-// best returns the candidate whose filled record has the least loss from
-// the mask on under m (the first on ties).
-func best(m *nn.TinyMLLM, vt nn.VisualTransform, r *reconTarget, cands []Name) (Name, error) {
+// noName is the RA prediction of a target whose samples hold no name: it
+// is no name of the lists, so it never equals a truth.
+var noName = Name{-1, -1}
+
+// best returns the candidate (names of d) whose filled record has the
+// least perplexity under m (the first on ties): the least mean negative
+// log-likelihood of the record's tokens after the first, (P + S_c) /
+// (len(prefix) − 1 + len(c)), where P is the loss of the prefix after its
+// first token (common to all) and S_c the loss of the filled rest c.
+func best(m *nn.TinyMLLM, vt nn.VisualTransform, r *reconTarget, cands []Name, d *PIIData) (Name, error) {
 	conts := make([][]int, len(cands))
 	for j, c := range cands {
-		conts[j] = r.fill(c)
+		conts[j] = r.fill(d.tokens(c))
 	}
 	scores, err := scoreCandidates(m, vt, &r.prefix, conts)
 	if err != nil {
 		return Name{}, err
+	}
+	p := r.prefix.Tokens
+	var prefixLoss float64
+	if len(p) > 1 {
+		l, err := scoreCandidates(m, vt, &nn.Sequence{Tokens: p[:1], Images: r.prefix.Images}, [][]int{p[1:]})
+		if err != nil {
+			return Name{}, err
+		}
+		prefixLoss = l[0]
+	}
+	for j := range scores {
+		scores[j] = (prefixLoss + scores[j]) / float64(len(p)-1+len(conts[j]))
 	}
 	return cands[argmin(scores)], nil
 }

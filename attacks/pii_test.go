@@ -8,33 +8,46 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/repro-dp/repro/nn"
 )
 
-// Toy name vocabulary for hand-labelled generations: first names 10, 11,
-// 12 and surnames 20, 21, 22; other ids are words.
+// Toy name lists for hand-labelled generations, spelled with pieces as
+// the records' names are: first names [10 30] (index 0), [10 31] (1),
+// [11 30] (2) and [12] (3); surnames [20 40] (0), [21 40] (1), [22] (2)
+// and [22 41] (3); other ids are words.
 var (
-	toyFirst = map[int]bool{10: true, 11: true, 12: true}
-	toySur   = map[int]bool{20: true, 21: true, 22: true}
+	toyFirst = [][]int{{10, 30}, {10, 31}, {11, 30}, {12}}
+	toySur   = [][]int{{20, 40}, {21, 40}, {22}, {22, 41}}
 )
 
 // TestTagNames checks the name tagger on hand-labelled token strings: a
 // first name followed by a surname is a mention; a lone first name or
-// surname, or a surname first, is not.
+// surname, a surname first, or a piece alone is not; the longest surname
+// that matches wins.
 func TestTagNames(t *testing.T) {
 	t.Parallel()
+	tg := NewTagger(toyFirst, toySur)
 	for _, tc := range []struct {
 		toks []int
 		want []Name
 	}{
-		{[]int{1, 10, 20, 5}, []Name{{10, 20}}},
-		{[]int{10, 20, 11, 21}, []Name{{10, 20}, {11, 21}}},
-		{[]int{20, 10, 5, 11}, nil},
-		{[]int{10, 11, 22}, []Name{{11, 22}}},
+		{[]int{1, 10, 30, 20, 40, 5}, []Name{{0, 0}}},
+		{[]int{10, 30, 20, 40, 11, 30, 21, 40}, []Name{{0, 0}, {2, 1}}},
+		{[]int{20, 40, 10, 30, 5, 11, 30}, nil},
+		{[]int{10, 31, 10, 30, 22, 5}, []Name{{0, 2}}},
+		{[]int{12, 22, 41, 7}, []Name{{3, 3}}},
+		{[]int{12, 22, 40}, []Name{{3, 2}}},
+		{[]int{10, 20, 40}, nil},
 		{[]int{12}, nil},
+		{nil, nil},
 	} {
-		if got := TagNames(tc.toks, toyFirst, toySur); !slices.Equal(got, tc.want) {
-			t.Errorf("TagNames(%v) = %v, want %v", tc.toks, got, tc.want)
+		if got := tg.Tag(tc.toks); !slices.Equal(got, tc.want) {
+			t.Errorf("Tag(%v) = %v, want %v", tc.toks, got, tc.want)
 		}
+	}
+	if n, l, ok := tg.At([]int{5, 10, 31, 21, 40}, 1); !ok || n != (Name{1, 1}) || l != 4 {
+		t.Errorf("At: got %v, %d, %v, want {1 1}, 4, true", n, l, ok)
 	}
 }
 
@@ -78,24 +91,26 @@ func TestExtractionMetrics(t *testing.T) {
 }
 
 // TestReconTargets checks the masking: every mention of the target name is
-// filled with the candidate, other names are kept, the prefix ends before
-// the first mention, and the candidate list holds the truth once among
-// distinct private names.
+// filled with the candidate's tokens (of another length too), other names
+// are kept, the prefix ends before the first mention, and the candidate
+// list holds the truth once among distinct private names.
 func TestReconTargets(t *testing.T) {
 	t.Parallel()
 	d := &PIIData{
-		Records:      []Record{{ID: 3, Tokens: []int{1, 5, 10, 20, 6, 11, 21, 7, 10, 20, 2}, Names: []int{2, 5, 8}}},
-		PrivateFirst: []int{10, 11, 12}, PrivateSurnames: []int{20, 21, 22},
+		Records: []Record{{ID: 3, Tokens: []int{1, 5, 10, 30, 20, 40, 6, 11, 30, 21, 40, 7, 10, 30, 20, 40, 2},
+			Names: []int{2, 7, 12}}},
+		First: toyFirst, Surnames: toySur,
+		PrivateFirst: []int{0, 2, 3}, PrivateSurnames: []int{0, 1, 2},
 	}
 	ts, err := PIIReconstruction{Distractors: 4}.targets(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := ts[0]
-	if r.truth != (Name{10, 20}) || !slices.Equal(r.at, []int{2, 8}) || !slices.Equal(r.prefix.Tokens, []int{1, 5}) {
+	if r.truth != (Name{0, 0}) || r.width != 4 || !slices.Equal(r.at, []int{2, 12}) || !slices.Equal(r.prefix.Tokens, []int{1, 5}) {
 		t.Errorf("target %+v", r)
 	}
-	if got, want := r.fill(Name{12, 22}), []int{12, 22, 6, 11, 21, 7, 12, 22, 2}; !slices.Equal(got, want) {
+	if got, want := r.fill(d.tokens(Name{3, 2})), []int{12, 22, 6, 11, 30, 21, 40, 7, 12, 22, 2}; !slices.Equal(got, want) {
 		t.Errorf("fill: got %v, want %v", got, want)
 	}
 	seen := map[Name]bool{}
@@ -104,5 +119,58 @@ func TestReconTargets(t *testing.T) {
 	}
 	if len(r.cands) != 5 || len(seen) != 5 || !seen[r.truth] {
 		t.Errorf("candidates %v: want 5 distinct with the truth", r.cands)
+	}
+	d.Records[0].Names = []int{3}
+	if _, err := (PIIReconstruction{}).targets(d); err == nil {
+		t.Error("a mention start with no name: got no error")
+	}
+}
+
+// TestReconBest checks best, the least-perplexity candidate, against a
+// slow reference: the mean of the full-forward token losses of each filled
+// record after its first token, on a perturbed smoke model, with
+// candidates of 2, 3 and 4 tokens (so the lengths matter).
+func TestReconBest(t *testing.T) {
+	t.Parallel()
+	m := perturbedModel(t)
+	first := [][]int{{10, 30}, {11}, {12, 31}, {13}}
+	sur := [][]int{{20, 40}, {21}, {22, 41}}
+	d := &PIIData{First: first, Surnames: sur}
+	r := &reconTarget{toks: []int{2, 5, 7, 10, 30, 20, 40, 8, 9, 10, 30, 20, 40, 3}, at: []int{3, 9}, width: 4,
+		prefix: nn.Sequence{Tokens: []int{2, 5, 7}}}
+	var cands []Name
+	ref := make([]float64, 0, len(first)*len(sur))
+	for i := range first {
+		for j := range sur {
+			n := Name{i, j}
+			cands = append(cands, n)
+			rest := r.fill(d.tokens(n))
+			// Perplexity order: mean loss of every token after <bos>.
+			s := slowScore(t, m, r.prefix.Tokens[:1], slices.Concat(r.prefix.Tokens[1:], rest))
+			ref = append(ref, s/float64(len(r.prefix.Tokens)-1+len(rest)))
+		}
+	}
+	got, err := best(m, nil, r, cands, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cands[argmin(ref)]; got != want {
+		t.Errorf("best: got %v, want %v (reference mean losses %v)", got, want, ref)
+	}
+	// Each candidate alone and against the truth's rival: best picks the
+	// lower reference score of every pair.
+	for a := range cands {
+		b := (a + 5) % len(cands)
+		got, err := best(m, nil, r, []Name{cands[a], cands[b]}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := cands[a]
+		if ref[b] < ref[a] {
+			want = cands[b]
+		}
+		if got != want && math.Abs(ref[a]-ref[b]) > 1e-9 {
+			t.Errorf("best of %v (%v) and %v (%v): got %v", cands[a], ref[a], cands[b], ref[b], got)
+		}
 	}
 }

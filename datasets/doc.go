@@ -3,8 +3,9 @@
 // that can be found in the LICENSE file.
 
 // Package datasets provides the data of every repro task: real Fashion-MNIST
-// images, synthetic shape scenes and personal-data records, one word-level
-// vocabulary, and the six tasks built on them with their splits, canaries and
+// images, synthetic shape scenes and personal-data records, one vocabulary
+// (a word-level one whose generated names are spelled with sub-word pieces),
+// and the six tasks built on them with their splits, canaries and
 // federated partitions. Nothing is downloaded: the default data is embedded
 // in the binary.
 //
@@ -30,6 +31,12 @@
 //     labels (SPARTA's public pretraining → private fine-tuning).
 //   - records: Echr-like case sentences and E2E-like data-to-text pairs with
 //     exact PII spans (Rap-FT's perplexity, extraction and reconstruction).
+//     Names come from private lists disjoint from the public ones the base
+//     is pretrained on, but every name is two sub-word pieces that public
+//     names use too, so a private name is a new combination of known
+//     tokens, as an unseen name is for GPT-2's BPE in Lukas et al.
+//     ("Analyzing Leakage of Personally Identifiable Information in
+//     Language Models", IEEE S&P 2023).
 //   - icl: in-context episodes, N demonstrations and a query, with random
 //     label words per public episode and a fixed mapping for the private
 //     task (DP-MTV's chunks).

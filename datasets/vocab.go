@@ -28,8 +28,13 @@ const (
 // Specials are the special tokens in id order.
 var Specials = []string{"<pad>", "<unk>", "<bos>", "<eos>", "<image>", "<sep>", "<mask>"}
 
-// Vocabulary is the project's one word-level vocabulary: the special tokens
-// with ids 0–6, then every word any generator can emit, sorted. It is built
+// Vocabulary is the project's one vocabulary: the special tokens with ids
+// 0–6, then every whole word any generator can emit and the sub-word pieces
+// names are spelled with, sorted. A word of the vocabulary is one token;
+// any other word is split into pieces, WordPiece-style (splitPieces), as
+// names are: a generated name is a head word and a continuation piece
+// "##tail" (PieceMark), so a private name the base model never saw is a
+// new combination of pieces it did see. It is built
 // deterministically from the package's word lists, so every binary of the same
 // code has the same vocabulary; Hash identifies it. A Vocabulary is immutable
 // and safe for concurrent use.
@@ -53,6 +58,9 @@ func buildVocabulary() *Vocabulary {
 	}
 	for _, s := range Specials {
 		delete(set, s)
+	}
+	for _, p := range lists().tails {
+		set[p] = true
 	}
 	words := make([]string, 0, len(set))
 	for w := range set {
@@ -101,27 +109,71 @@ func (v *Vocabulary) ID(word string) (int, bool) {
 func (v *Vocabulary) Words() []string { return slices.Clone(v.words) }
 
 // Encode tokenises text: it lower-cases it, splits it at white space and
-// around punctuation, and maps each word to its id (Unk when unknown). Special
-// tokens such as "<image>" written in the text map to their ids. It appends to
-// dst and returns the extended slice.
+// around punctuation, and maps each word to its id; a word outside the
+// vocabulary is split into pieces (splitPieces), and is Unk when it cannot
+// be. Special tokens such as "<image>" written in the text map to their
+// ids. It appends to dst and returns the extended slice.
 func (v *Vocabulary) Encode(dst []int, text string) []int {
 	for _, w := range splitWords(text) {
-		id, _ := v.ID(w)
-		dst = append(dst, id)
+		if id, ok := v.ids[w]; ok {
+			dst = append(dst, id)
+			continue
+		}
+		ps := splitPieces(w, v.ids)
+		if ps == nil {
+			dst = append(dst, Unk)
+			continue
+		}
+		for _, p := range ps {
+			dst = append(dst, v.ids[p])
+		}
 	}
 	return dst
 }
 
-// Decode returns the words of ids joined by single spaces.
+// Decode returns the words of ids joined by single spaces, continuation
+// pieces joined to the token before them without PieceMark.
 func (v *Vocabulary) Decode(ids []int) string {
 	var b strings.Builder
 	for i, id := range ids {
+		w := v.Word(id)
+		if p, ok := strings.CutPrefix(w, PieceMark); ok && i > 0 {
+			b.WriteString(p)
+			continue
+		}
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(v.Word(id))
+		b.WriteString(w)
 	}
 	return b.String()
+}
+
+// splitPieces splits word into pieces of vocab by greedy longest match
+// from the left, the first piece a whole word and every other a
+// continuation piece (PieceMark and the rest), as WordPiece does (Wu et
+// al., "Google's Neural Machine Translation System", 2016; BERT's
+// tokenizer). It returns nil when some part of word matches no piece.
+func splitPieces[V any](word string, vocab map[string]V) []string {
+	var out []string
+	for start := 0; start < len(word); {
+		end := len(word)
+		for ; end > start; end-- {
+			p := word[start:end]
+			if start > 0 {
+				p = PieceMark + p
+			}
+			if _, ok := vocab[p]; ok {
+				out = append(out, p)
+				break
+			}
+		}
+		if end == start {
+			return nil
+		}
+		start = end
+	}
+	return out
 }
 
 // splitWords lower-cases s and splits it into words: runs of letters, digits,

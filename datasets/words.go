@@ -59,7 +59,7 @@ var templateText = []string{
 	"a photo of some an item an upper garment a long garment some footwear an accessory",
 }
 
-// syllables for generated names; none of the results is copied from a list
+// Syllables for generated words; none of the results is copied from a list
 // of real names.
 var (
 	nameOnsets  = []string{"b", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kl", "st", "th"}
@@ -71,30 +71,46 @@ var (
 )
 
 // Sizes of the generated lists. Public and private name lists are disjoint
-// halves.
+// halves of the names. Every name is two sub-word pieces: a head (one
+// syllable, a word of the vocabulary) and a tail (a syllable and a coda,
+// with "ov" after it for surnames, a continuation piece "##tail" of the
+// vocabulary); heads are shared by first names and surnames.
 const (
 	numFirstNames  = 160
 	numSurnames    = 160
+	numNameHeads   = 16
+	numNameTails   = 16
 	numPlaces      = 24
 	numVenues      = 32
 	numLabelWords  = 32
 	nameListStream = 0x6e616d6573 // "names"
 )
 
+// PieceMark starts a continuation piece: "##ra" is "ra" appended to the
+// piece before it without a space (the WordPiece convention of BERT).
+const PieceMark = "##"
+
 // wordLists are the generated lists, built once.
 type wordLists struct {
 	publicFirst, privateFirst     []string
 	publicSurname, privateSurname []string
 	places, venues, labels        []string
+	// heads are the names' first pieces (whole words), tails their
+	// continuation pieces, PieceMark included.
+	heads, tails []string
 }
 
 var listsOnce = sync.OnceValue(buildWordLists)
 
 func lists() *wordLists { return listsOnce() }
 
+// buildWordLists draws the generated lists from a fixed stream: places,
+// venues and label words first, then the name pieces, then the names, so
+// that no generated word collides with another or with a fixed word, and
+// every name splits into its own head and tail (see splitPieces).
 func buildWordLists() *wordLists {
 	rng := rand.New(rand.NewPCG(1, nameListStream))
-	// taken holds every fixed word so generated words never collide with one.
+	// taken holds every whole word so generated words never collide with one.
 	taken := make(map[string]bool)
 	for _, w := range fixedWords() {
 		for _, t := range splitWords(w) {
@@ -112,7 +128,7 @@ func buildWordLists() *wordLists {
 			b.WriteString(codas[rng.IntN(len(codas))])
 			b.WriteString(suffix)
 			w := b.String()
-			if len(w) < 3 || taken[w] {
+			if len(w) < 2 || taken[w] {
 				continue
 			}
 			taken[w] = true
@@ -121,14 +137,72 @@ func buildWordLists() *wordLists {
 		return out
 	}
 	l := &wordLists{}
-	first := gen(numFirstNames, nameOnsets, nameNuclei, nameCodas, 2, "")
-	sur := gen(numSurnames, nameOnsets, nameNuclei, nameCodas, 2, "ov")
-	l.publicFirst, l.privateFirst = first[:numFirstNames/2], first[numFirstNames/2:]
-	l.publicSurname, l.privateSurname = sur[:numSurnames/2], sur[numSurnames/2:]
 	l.places = gen(numPlaces, nameOnsets, nameNuclei, []string{"burg", "ford", "ton", "vik"}, 1, "")
 	l.venues = gen(numVenues, nameOnsets, nameNuclei, []string{"ino", "ery", "ette"}, 1, "")
 	l.labels = gen(numLabelWords, labelOnsets, labelNuclei, labelCodas, 1, "")
+	l.heads = gen(numNameHeads, nameOnsets, nameNuclei, []string{""}, 1, "")
+	// Tails are continuation pieces: they may equal a whole word without
+	// clashing with it, so they are drawn apart from the whole words.
+	whole := taken
+	taken = make(map[string]bool)
+	firstTails := gen(numNameTails, nameOnsets, nameNuclei, nameCodas, 1, "")
+	surTails := gen(numNameTails, nameOnsets, nameNuclei, nameCodas, 1, "ov")
+	taken = whole
+	pieces := make(map[string]bool)
+	for _, w := range slices.Concat(firstTails, surTails) {
+		l.tails = append(l.tails, PieceMark+w)
+		pieces[PieceMark+w] = true
+	}
+	for w := range whole {
+		pieces[w] = true
+	}
+	l.publicFirst, l.privateFirst = nameHalves(rng, l.heads, firstTails, numFirstNames, pieces)
+	l.publicSurname, l.privateSurname = nameHalves(rng, l.heads, surTails, numSurnames, pieces)
 	return l
+}
+
+// nameHalves draws n distinct names head+tail, each of which splitPieces
+// splits into exactly its head and tail given the vocabulary pieces, and
+// returns them as disjoint public and private halves. The public half
+// uses every head and every tail, so every piece of a private name is
+// seen in public text: private names are new combinations of known
+// pieces, as unseen names are for a real sub-word tokenizer.
+func nameHalves(rng *rand.Rand, heads, tails []string, n int, pieces map[string]bool) (public, private []string) {
+	type combo struct{ h, t int }
+	var all []combo
+	for i, h := range heads {
+		for j, t := range tails {
+			w := h + t
+			if !pieces[w] && slices.Equal(splitPieces(w, pieces), []string{h, PieceMark + t}) {
+				all = append(all, combo{i, j})
+			}
+		}
+	}
+	if len(all) < n {
+		panic("datasets: too few name combinations")
+	}
+	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	// The public half first takes names with a piece not yet covered.
+	usedH, usedT := make([]bool, len(heads)), make([]bool, len(tails))
+	var pub, rest []combo
+	for _, c := range all {
+		if len(pub) < n/2 && (!usedH[c.h] || !usedT[c.t]) {
+			usedH[c.h], usedT[c.t] = true, true
+			pub = append(pub, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	need := n/2 - len(pub)
+	pub, rest = append(pub, rest[:need]...), rest[need:]
+	word := func(c combo) string { return heads[c.h] + tails[c.t] }
+	for _, c := range pub {
+		public = append(public, word(c))
+	}
+	for _, c := range rest[:n-n/2] {
+		private = append(private, word(c))
+	}
+	return public, private
 }
 
 // fixedWords returns the hand-written word lists and templates.
@@ -149,14 +223,19 @@ func fixedWords() []string {
 	return w
 }
 
-// allWords returns every word any generator can emit.
+// allWords returns every whole word of the vocabulary: the fixed words,
+// the generated ones and the names' heads. Names themselves are not
+// words of the vocabulary: they are spelled with pieces (NamePieces).
 func allWords() []string {
 	l := lists()
-	w := fixedWords()
-	for _, s := range [][]string{l.publicFirst, l.privateFirst, l.publicSurname, l.privateSurname, l.places, l.venues, l.labels} {
-		w = append(w, s...)
-	}
-	return w
+	return slices.Concat(fixedWords(), l.places, l.venues, l.labels, l.heads)
+}
+
+// NamePieces returns copies of the sub-word pieces names are spelled
+// with: heads (whole words of the vocabulary) and tails (continuation
+// pieces, PieceMark first). Every piece occurs in a public name.
+func NamePieces() (heads, tails []string) {
+	return slices.Clone(lists().heads), slices.Clone(lists().tails)
 }
 
 // PublicNames and PrivateNames return copies of the disjoint first-name and

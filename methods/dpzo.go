@@ -57,7 +57,7 @@ func (DPZO) Params() []Param {
 	ps := withDefault(loraParams(), "optimizer", same("sgd"))
 	ps = withTuned(ps, "lr", byScale(1e-3, 5e-4, 2e-5), "smoke")
 	ps = withTuned(ps, "epochs", byScale(4.0, 4.0, 1.0), "smoke")
-	return append(ps,
+	return append(ps, embeddingsParam(),
 		Param{Name: "phi", Kind: Float, Doc: "perturbation scale φ of the finite difference, > 0",
 			Default: same(0.15), Check: positive, Tuned: []string{"smoke"}},
 		Param{Name: "clip_scope", Kind: String, Doc: "what C_ZO clips: difference (the loss difference l_i, Algorithm 3) or derivative (l_i/2φ, the directional derivative estimate)",

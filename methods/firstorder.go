@@ -32,10 +32,10 @@ func (NonPrivate) Arch() string { return "tinymllm" }
 // and epochs chosen on public validation data (experiments tune-baselines:
 // the best mean validation accuracy on fashion-vqa-tune and
 // shapes-vqa-tune at smoke, on fashion-vqa-tune alone at small) at the
-// scales that list them in Param.Tuned.
+// scales that list them in Param.Tuned, and train_embeddings.
 func (NonPrivate) Params() []Param {
 	ps := withTuned(loraParams(), "lr", byScale(5e-3, 5e-3, 2e-4), "smoke", "small")
-	return withTuned(ps, "epochs", byScale(8.0, 8.0, 1.0), "smoke", "small")
+	return append(withTuned(ps, "epochs", byScale(8.0, 8.0, 1.0), "smoke", "small"), embeddingsParam())
 }
 
 // FineTune implements Method. The job's ε must be +Inf: the run has no
@@ -105,8 +105,9 @@ func (DPSGD) Name() string { return "dpsgd" }
 // Arch implements Method.
 func (DPSGD) Arch() string { return "tinymllm" }
 
-// Params implements Method: dpsgdParams.
-func (DPSGD) Params() []Param { return dpsgdParams() }
+// Params implements Method: dpsgdParams and train_embeddings (which
+// DualPriv and RapFT do not take).
+func (DPSGD) Params() []Param { return append(dpsgdParams(), embeddingsParam()) }
 
 // dpsgdParams returns DP-SGD's recipe, which DualPriv and RapFT share
 // (so that they differ from DP-SGD by their mechanisms alone): the LoRA

@@ -510,6 +510,22 @@ func loraParams() []Param {
 	}
 }
 
+// embeddingsParam is the train_embeddings hyperparameter of nonprivate,
+// dpsgd and dpzo (dualpriv and rapft share their loop but do not declare
+// it, and never train the embedding): it also
+// trains the language model's token embedding, which is tied to its
+// output head, beside the PEFT family. Off by default: the PEFT papers
+// (Rap-FT, Dual-Priv) keep the embedding frozen; Lukas et al., "Analyzing
+// Leakage of Personally Identifiable Information in Language Models"
+// (IEEE S&P 2023), fine-tune the whole GPT-2, embedding included. The
+// extraction experiment's EXPERIMENTS.md section measures what it does to
+// memorisation at smoke.
+func embeddingsParam() Param {
+	return Param{Name: "train_embeddings", Kind: Bool,
+		Doc:     "also train the token embedding (tied to the output head) beside the PEFT family",
+		Default: same(false)}
+}
+
 // PlantedCaveat starts the privacy-record caveat of a run whose noise was
 // scaled by noise_scale ≠ 1: a negative control for audits and bound
 // checks, never a private result.

@@ -68,14 +68,20 @@ type stepInfo struct {
 }
 
 // newLoRALoop sets up LoRA training of m for job: LoRA initialised from
-// the job's seed, the optimizer over its tensors, the schedule and the
-// Poisson sampler over n examples. The caller sets update (and mask).
+// the job's seed (and the token embedding when train_embeddings is set),
+// the optimizer over its tensors, the schedule and the Poisson sampler
+// over n examples. The caller sets update (and mask). Methods that do not
+// declare train_embeddings (embeddingsParam) never train the embedding.
 func newLoRALoop(name string, job *Job, m *nn.TinyMLLM, n int) (*loop, error) {
 	h := job.Hyper
 	steps, q := h.steps(n)
 	layout, err := m.SetPEFT(h.peft(privacy.StreamID(StreamLoRA) ^ job.Seed))
 	if err != nil {
 		return nil, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	if _, ok := h.values["train_embeddings"]; ok && h.Bool("train_embeddings") {
+		m.Tok.Trainable = true
+		layout = nn.NewLayout(m.Params())
 	}
 	params := optimParams(layout)
 	opt, err := optim.New(h.Optimizer, params, &optim.Settings{WeightDecay: h.WeightDecay})

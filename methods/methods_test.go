@@ -6,6 +6,7 @@ package methods
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -168,5 +169,40 @@ func TestDeterminism(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTrainEmbeddings checks train_embeddings on the methods that declare
+// it: off (the default), fine-tuning leaves the token embedding as it
+// was; on, the embedding moves, and the DP methods still record a finite
+// σ > 0 and ε ≤ the target.
+func TestTrainEmbeddings(t *testing.T) {
+	for _, name := range []string{"nonprivate", "dpsgd", "dpzo"} {
+		for _, on := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/%v", name, on), func(t *testing.T) {
+				eps := 3.0
+				if name == "nonprivate" {
+					eps = math.Inf(1)
+				}
+				job := tinyJob(t, name, 16, eps)
+				job.Hyper.Epochs = 1
+				if job.Hyper.Bool("train_embeddings") {
+					t.Fatal("train_embeddings is on by default")
+				}
+				job.Hyper.values["train_embeddings"] = on
+				before := slices.Clone(lmOf(job).Tok.Data)
+				m, _ := Lookup(name)
+				res, err := m.FineTune(context.Background(), job)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if moved := !slices.Equal(before, lmOf(job).Tok.Data); moved != on {
+					t.Errorf("train_embeddings %v: the embedding moved: %v", on, moved)
+				}
+				if name != "nonprivate" && (!(res.Privacy.Sigma > 0) || float64(res.Privacy.Epsilon) > eps) {
+					t.Errorf("privacy record %+v", res.Privacy)
+				}
+			})
+		}
 	}
 }

@@ -46,7 +46,7 @@ func extractionTarget(target *attacks.Target, d *datasets.Dataset, base *nn.Tiny
 		toks, _ := ex.Sequence()
 		r := attacks.Record{ID: int64(i), Tokens: toks}
 		for _, s := range ex.PII {
-			if s.Type == datasets.PIIName && s.End-s.Start == 2 {
+			if s.Type == datasets.PIIName {
 				r.Names = append(r.Names, s.Start)
 			}
 		}
@@ -55,20 +55,27 @@ func extractionTarget(target *attacks.Target, d *datasets.Dataset, base *nn.Tiny
 	if len(pii.Records) == 0 {
 		return
 	}
-	ids := func(words []string) []int {
-		out := make([]int, 0, len(words))
-		for _, w := range words {
-			if id, ok := v.ID(w); ok {
-				out = append(out, id)
-			}
+	// Names are spelled with sub-word pieces: each is a token sequence.
+	encode := func(names []string) [][]int {
+		out := make([][]int, len(names))
+		for i, w := range names {
+			out[i] = v.Encode(nil, w)
+		}
+		return out
+	}
+	span := func(lo, n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = lo + i
 		}
 		return out
 	}
 	pubFirst, pubSur := datasets.PublicNames()
 	privFirst, privSur := datasets.PrivateNames()
-	pii.PrivateFirst, pii.PrivateSurnames = ids(privFirst), ids(privSur)
-	pii.First = append(ids(pubFirst), pii.PrivateFirst...)
-	pii.Surnames = append(ids(pubSur), pii.PrivateSurnames...)
+	pii.First = append(encode(pubFirst), encode(privFirst)...)
+	pii.Surnames = append(encode(pubSur), encode(privSur)...)
+	pii.PrivateFirst = span(len(pubFirst), len(privFirst))
+	pii.PrivateSurnames = span(len(pubSur), len(privSur))
 	for _, p := range piiPrompts {
 		pii.Prompts = append(pii.Prompts, nn.Sequence{Tokens: v.Encode(nil, p)})
 	}

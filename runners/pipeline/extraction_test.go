@@ -6,7 +6,9 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/repro-dp/repro/attacks"
@@ -19,15 +21,23 @@ import (
 // TestMemorisationControl is the extraction experiment's control at the
 // smoke preset, on a freshly initialised model (as freshBase gives):
 // fine-tuned on records for 20 epochs with a cosine decay (the
-// extraction spec's recipe, shortened), non-privately and by DP-SGD at
-// ε = 1, the canary inserted 16 times must be exposed near the maximum
-// log₂10⁶ ≈ 19.93 bits by the non-private model (> 15; a never-inserted
-// canary has about 1 on average) and less by the DP model. Only the 16×
-// canary is attacked, to keep the test short (the exposure of a low-rank
-// secret needs a small part of the 10⁶ candidates; a reference canary
-// needs them all). (DP at ε = 1 bounds a canary inserted k times only by
-// group privacy, e^{kε}: for k = 16 that allows any exposure, so the DP
-// run is compared with the non-private one, not with chance.)
+// extraction spec's recipe, shortened), with the token embedding trained
+// beside LoRA (train_embeddings: at smoke, LoRA alone does not memorise
+// names spelled with sub-word pieces; see EXPERIMENTS.md), non-privately
+// and by DP-SGD at ε = 1:
+//   - the canary inserted 16 times must be exposed near the maximum
+//     log₂10⁶ ≈ 19.93 bits by the non-private model (> 15; a
+//     never-inserted canary has about 1 on average) and less by the DP
+//     model. Only the 16× canary is attacked, to keep the test short (the
+//     exposure of a low-rank secret needs a small part of the 10⁶
+//     candidates; a reference canary needs them all). (DP at ε = 1 bounds
+//     a canary inserted k times only by group privacy, e^{kε}: for k = 16
+//     that allows any exposure, so the DP run is compared with the
+//     non-private one, not with chance.)
+//   - masked-name reconstruction (64 records, the true name among 10
+//     private names, chance 0.1) must reach top-1 ≥ 0.25 for the
+//     non-private model (it reached 0.36; at chance, 16 hits or more of 64
+//     happen with probability 4.5·10⁻⁴, the binomial tail) and more than the DP model's.
 func TestMemorisationControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fine-tunes two models for 20 epochs")
@@ -40,14 +50,18 @@ func TestMemorisationControl(t *testing.T) {
 		method string
 		eps    float64
 	}{{"nonprivate", math.Inf(1)}, {"dpsgd", 1}}
-	exposure := make([]float64, len(runs))
+	exposure, recon := make([]float64, len(runs)), make([]float64, len(runs))
 	err = parallel.For(len(runs), 2, func(i int) error {
-		return memorise(t, d, runs[i].method, runs[i].eps, &exposure[i])
+		return memorise(t, d, runs[i].method, runs[i].eps, &exposure[i], &recon[i])
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("exposure of the 16× canary: non-private %.2f bits, DP-SGD ε = 1 %.2f bits", exposure[0], exposure[1])
+	t.Logf("name reconstruction top-1: non-private %.3f, DP-SGD ε = 1 %.3f (chance 0.1)", recon[0], recon[1])
+	if !(recon[0] >= 0.25 && recon[0] > recon[1]) {
+		t.Errorf("name reconstruction top-1: non-private %.3f, DP ε = 1 %.3f; want non-private ≥ 0.25 and higher", recon[0], recon[1])
+	}
 	if !(exposure[0] > 15) {
 		t.Errorf("non-private: exposure of the 16× canary %.2f, want > 15 bits", exposure[0])
 	}
@@ -57,8 +71,9 @@ func TestMemorisationControl(t *testing.T) {
 }
 
 // memorise fine-tunes a fresh smoke model on d with method at ε and sets
-// *exposure to the exposure of the canaries inserted 16 times.
-func memorise(t *testing.T, d *datasets.Dataset, method string, eps float64, exposure *float64) error {
+// *exposure to the exposure of the canaries inserted 16 times and *recon
+// to the masked-name reconstruction top-1.
+func memorise(t *testing.T, d *datasets.Dataset, method string, eps float64, exposure, recon *float64) error {
 	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
 	if err != nil {
 		return err
@@ -67,7 +82,7 @@ func memorise(t *testing.T, d *datasets.Dataset, method string, eps float64, exp
 	if err != nil {
 		return err
 	}
-	h, err := methods.Resolve(method, "smoke", map[string]any{"epochs": 20.0, "schedule": "cosine"})
+	h, err := methods.Resolve(method, "smoke", map[string]any{"epochs": 20.0, "schedule": "cosine", "train_embeddings": true})
 	if err != nil {
 		return err
 	}
@@ -89,5 +104,73 @@ func memorise(t *testing.T, d *datasets.Dataset, method string, eps float64, exp
 		return err
 	}
 	*exposure = rep.Results["exposure_rep16"]
+	rep, err = attacks.PIIReconstruction{}.Run(context.Background(), target)
+	if err != nil {
+		return err
+	}
+	*recon = rep.Results["recon_top1"]
 	return nil
+}
+
+// TestExtractionTargetNames checks the name data extractionTarget gives
+// the attacks on smoke records: every private record's name mention is
+// found by the tagger at its span's start, spans the PII span's tokens
+// exactly, is a private name (first name and surname from the private
+// lists) and decodes to the span's text; the public and private lists are
+// disjoint as names and as token sequences.
+func TestExtractionTargetNames(t *testing.T) {
+	t.Parallel()
+	d, err := Data("records", "smoke", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &attacks.Target{}
+	extractionTarget(target, d, nil)
+	pii := target.PII
+	if pii == nil || len(pii.Records) == 0 {
+		t.Fatal("no PII data")
+	}
+	privF, privS := make(map[int]bool), make(map[int]bool)
+	for _, i := range pii.PrivateFirst {
+		privF[i] = true
+	}
+	for _, i := range pii.PrivateSurnames {
+		privS[i] = true
+	}
+	seqs := make(map[string]bool)
+	for i, s := range slices.Concat(pii.First, pii.Surnames) {
+		k := fmt.Sprint(s)
+		if len(s) < 2 || seqs[k] {
+			t.Errorf("name %d: tokens %v: want two or more pieces, no repeat", i, s)
+		}
+		seqs[k] = true
+	}
+	tg := pii.Tagger()
+	v := datasets.Vocab()
+	mentions := 0
+	for _, r := range pii.Records {
+		ex := &d.Private[r.ID]
+		var spans []datasets.Span
+		for _, s := range ex.PII {
+			if s.Type == datasets.PIIName {
+				spans = append(spans, s)
+			}
+		}
+		if len(spans) != len(r.Names) {
+			t.Fatalf("record %d: %d name starts, %d name spans", r.ID, len(r.Names), len(spans))
+		}
+		for k, start := range r.Names {
+			n, width, ok := tg.At(r.Tokens, start)
+			if !ok || start != spans[k].Start || start+width != spans[k].End || !privF[n[0]] || !privS[n[1]] {
+				t.Fatalf("record %d, mention at %d: name %v, width %d, found %v; span %+v", r.ID, start, n, width, ok, spans[k])
+			}
+			if got := v.Decode(r.Tokens[start : start+width]); got != spans[k].Text {
+				t.Errorf("record %d: mention decodes to %q, want %q", r.ID, got, spans[k].Text)
+			}
+			mentions++
+		}
+	}
+	if mentions < len(pii.Records) {
+		t.Errorf("%d mentions in %d records, want at least one each", mentions, len(pii.Records))
+	}
 }
