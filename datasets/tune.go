@@ -124,6 +124,23 @@ func tuneFull(d *Dataset) bool {
 	return len(d.Test) == sz.Validation && len(d.Private) == sz.Train && len(d.Holdout) == sz.Holdout
 }
 
+// tuneAdd adds an example about item, posed by pose (its image, question
+// and answer), to the split tuneSplit gives the item, and reports whether
+// every split is then full. An item no split takes is skipped, and pose is
+// not called for it.
+func tuneAdd(d *Dataset, task, item string, pose func(ex *Example)) bool {
+	split := tuneSplit(d, PretrainHeldOut([]string{item}))
+	if split == "" {
+		return false
+	}
+	dst := d.splitRef(split)
+	ex := newExample(exampleID(task, split, len(*dst)))
+	ex.Items = []string{item}
+	pose(&ex)
+	*dst = append(*dst, ex)
+	return tuneFull(d)
+}
+
 // tuneFashion poses fashion-vqa's private questions about the public
 // Fashion-MNIST images of the pool, taken in a random order.
 func tuneFashion(d *Dataset, b *buildCtx, task string) error {
@@ -134,18 +151,10 @@ func tuneFashion(d *Dataset, b *buildCtx, task string) error {
 	pub, _ := fashionRoles(f, b.rng(task, "split"))
 	rng := b.rng(task, "questions")
 	for _, idx := range pub {
-		item := fashionItem(f, idx)
-		split := tuneSplit(d, PretrainHeldOut([]string{item}))
-		if split == "" {
-			continue
-		}
-		dst := d.splitRef(split)
-		ex := newExample(exampleID(task, split, len(*dst)))
-		ex.Items = []string{item}
-		ex.Images = [][]float32{b.image(f, idx)}
-		b.fashionQuestion(&ex, f, idx, rng)
-		*dst = append(*dst, ex)
-		if tuneFull(d) {
+		if tuneAdd(d, task, fashionItem(f, idx), func(ex *Example) {
+			ex.Images = [][]float32{b.image(f, idx)}
+			b.fashionQuestion(ex, f, idx, rng)
+		}) {
 			return nil
 		}
 	}
@@ -154,6 +163,8 @@ func tuneFashion(d *Dataset, b *buildCtx, task string) error {
 		task, d.Scale, sz.Validation, sz.Train+sz.Holdout, f.Source, len(d.Test), len(d.Private), len(d.Holdout), fullHint(f))
 }
 
+// fullHint tells how to get a pool large enough when f is the embedded
+// sample of Fashion-MNIST.
 func fullHint(f *Fashion) string {
 	if f.Source == "embedded" {
 		return ": pass a data directory with the full release (Debian package dataset-fashion-mnist)"
@@ -177,20 +188,13 @@ func tuneShapes(d *Dataset, b *buildCtx, task string) error {
 			continue
 		}
 		seen[k] = true
-		split := tuneSplit(d, PretrainHeldOut([]string{k}))
-		if split == "" {
-			continue
-		}
-		dst := d.splitRef(split)
-		ex := newExample(exampleID(task, split, len(*dst)))
-		ex.Items = []string{k}
-		ex.Images = [][]float32{s.Render()}
-		kind, q, a := s.question(qs, shapeKindsAll)
-		ex.Kind = kind
-		ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
-		ex.Answer = b.vocab.Encode(nil, a+" <eos>")
-		*dst = append(*dst, ex)
-		if tuneFull(d) {
+		if tuneAdd(d, task, k, func(ex *Example) {
+			ex.Images = [][]float32{s.Render()}
+			kind, q, a := s.question(qs, shapeKindsAll)
+			ex.Kind = kind
+			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
+			ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+		}) {
 			return nil
 		}
 	}

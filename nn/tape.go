@@ -91,22 +91,20 @@ func (t *Tape) Input(x Tensor, needGrad bool) *Node {
 // node makes a new output node of the given shape; it needs a gradient when
 // any input does.
 func (t *Tape) node(shape []int, in ...*Node) *Node {
-	n := &Node{Value: t.tensor(shape...)}
-	t.bytes += int64(4 * len(n.Value.Data))
-	for _, x := range in {
-		if x != nil && x.needs {
-			n.needs = true
-			break
-		}
-	}
-	return n
+	return t.output(t.tensor(shape...), in)
 }
 
 // nodeOver is node for an operation that writes every element of the
 // output's value: the value is not cleared first (floatsOver).
 func (t *Tape) nodeOver(shape []int, in ...*Node) *Node {
-	n := &Node{Value: Tensor{Shape: append([]int(nil), shape...), Data: t.floatsOver(numel(shape))}}
-	t.bytes += int64(4 * len(n.Value.Data))
+	return t.output(Tensor{Shape: append([]int(nil), shape...), Data: t.floatsOver(numel(shape))}, in)
+}
+
+// output makes the node of value v, counts its bytes, and marks it as
+// needing a gradient when any input does.
+func (t *Tape) output(v Tensor, in []*Node) *Node {
+	n := &Node{Value: v}
+	t.bytes += int64(4 * len(v.Data))
 	for _, x := range in {
 		if x != nil && x.needs {
 			n.needs = true
