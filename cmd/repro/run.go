@@ -64,7 +64,9 @@ func runCommand() *cli.Command {
 			"runs, skips the runs whose results exist, executes the others on a pool of workers\n" +
 			"and writes results/EXP/runs/ID/manifest.json, metrics.parquet, scores.parquet and\n" +
 			"results/EXP/runs.parquet. The first interrupt stops after the running runs are\n" +
-			"recorded; the second exits at once. The exit status is non-zero if any run failed.\n\n" +
+			"recorded; the second exits at once. The exit status is non-zero if any run failed,\n" +
+			"or if a table or plot of the spec cannot be built; after a --only selection, which\n" +
+			"may leave a table without the runs it needs, that is a warning instead.\n\n" +
 			"   $ repro run table1 --dry-run\n" +
 			"   $ repro run table1 --scale smoke --jobs 2\n" +
 			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8",
