@@ -147,6 +147,60 @@ func LiRAGroup(rep *Report, models []LiRAModel, target int, bound func(float64) 
 	return nil
 }
 
+// LiRAPooled computes LiRA for every model of a group in turn, with the
+// others as its shadows, pools the scores of all targets (each example
+// once per target, member or not as that target trained) and adds the
+// metrics of one ROC over the pool to rep (MembershipAlpha, without a
+// bound check): lira_pooled_online_, lira_pooled_offline_ (fixed
+// variance) and lira_pooled_online_pe_ (per-example variance). A
+// per-run ROC over a pool of a few hundred examples cannot read a TPR at
+// 1% FPR from the handful of non-members above its threshold; k targets
+// give k times the non-members. With one threshold for all targets, the
+// pooled FPR (TPR) is the mean of the targets' own FPRs (TPRs) at that
+// threshold, weighted by their non-member (member) counts. The pooled
+// samples are not independent (the targets share
+// examples and are each other's shadows), so their intervals are
+// approximate and the bound check stays with the per-run metrics
+// (LiRAGroup). Undefined scores are left out, as in LiRAGroup.
+// LiRAPooled returns an error if there are fewer than 3 models or a
+// score has no defined member or non-member.
+func LiRAPooled(rep *Report, models []LiRAModel) error {
+	if len(models) < 3 {
+		return fmt.Errorf("attacks: LiRA needs at least 2 shadow runs (runs of the same configuration at other seeds), has %d", len(models)-1)
+	}
+	if rep.Results == nil {
+		rep.Results = map[string]float64{}
+	}
+	sets := []struct {
+		prefix   string
+		mem, non []float64
+	}{{prefix: "lira_pooled_online_"}, {prefix: "lira_pooled_offline_"}, {prefix: "lira_pooled_online_pe_"}}
+	for target, m := range models {
+		online, offline := LiRAScores(models, target, true)
+		onlinePE, _ := LiRAScores(models, target, false)
+		for k, score := range [][]float64{online, offline, onlinePE} {
+			for i, v := range score {
+				switch {
+				case math.IsNaN(v):
+				case m.In[i]:
+					sets[k].mem = append(sets[k].mem, v)
+				default:
+					sets[k].non = append(sets[k].non, v)
+				}
+			}
+		}
+	}
+	for _, s := range sets {
+		if len(s.mem) == 0 || len(s.non) == 0 {
+			return fmt.Errorf("attacks: LiRA: %s has no defined member or non-member score", s.prefix)
+		}
+		if err := MembershipAlpha(rep, s.prefix, s.mem, s.non, nil, BoundAlpha); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AuditRunsThreshold is the multi-run audit's threshold on a run's
 // logit-scaled confidence in the canary's answer: log(0.1/0.9), a
 // probability of 0.1. It was fixed on a pilot disjoint from every audited

@@ -130,3 +130,86 @@ func TestLiRAScores(t *testing.T) {
 		t.Error("LiRA with one shadow: no error")
 	}
 }
+
+// TestLiRAPooled checks the pooled ROC over all targets of a group
+// against the test's own pooling of each target's scores (LiRAScores,
+// checked above), with the pairwise Mann–Whitney AUC and the brute-force
+// TPR at 1% FPR (slowRates), and that a per-run pool too small for 1% FPR
+// gives a TPR there once pooled.
+func TestLiRAPooled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, k = 60, 9 // 30 non-members a run: 1% FPR needs pooling
+	difficulty := make([]float64, n)
+	for i := range difficulty {
+		difficulty[i] = 2 * rng.NormFloat64()
+	}
+	models := make([]LiRAModel, k)
+	for j := range models {
+		m := LiRAModel{Conf: make([]float64, n), In: make([]bool, n)}
+		for i := range m.Conf {
+			m.In[i] = rng.IntN(2) == 1
+			m.Conf[i] = difficulty[i] + 0.5*rng.NormFloat64()
+			if m.In[i] {
+				m.Conf[i] += 0.8
+			}
+		}
+		models[j] = m
+	}
+	models[0].Conf[1] = math.NaN() // an unscored example is left out
+	rep := &Report{}
+	if err := LiRAPooled(rep, models); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		prefix string
+		fixed  bool
+		online bool
+	}{{"lira_pooled_online_", true, true}, {"lira_pooled_offline_", true, false}, {"lira_pooled_online_pe_", false, true}} {
+		var mem, non []float64
+		for target, m := range models {
+			on, off := LiRAScores(models, target, c.fixed)
+			s := off
+			if c.online {
+				s = on
+			}
+			for i, v := range s {
+				switch {
+				case math.IsNaN(v):
+				case m.In[i]:
+					mem = append(mem, v)
+				default:
+					non = append(non, v)
+				}
+			}
+		}
+		res := rep.Results
+		if res[c.prefix+"members"] != float64(len(mem)) || res[c.prefix+"nonmembers"] != float64(len(non)) {
+			t.Errorf("%s: %v members, %v non-members, want %d and %d", c.prefix, res[c.prefix+"members"], res[c.prefix+"nonmembers"], len(mem), len(non))
+		}
+		if got, want := res[c.prefix+"auc"], slowAUC(mem, non); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: AUC %v, pairwise %v", c.prefix, got, want)
+		}
+		tprs, fprs := slowRates(mem, non)
+		best := 0.0
+		for i := range tprs {
+			if fprs[i] <= 0.01 {
+				best = max(best, tprs[i])
+			}
+		}
+		t.Logf("%s: AUC %.3f, TPR at 1%% FPR %.3f over %d members, %d non-members", c.prefix, res[c.prefix+"auc"], best, len(mem), len(non))
+		if got := res[c.prefix+"tpr_at_fpr_0_01"]; math.IsNaN(got) || math.Abs(got-best) > 1e-12 {
+			t.Errorf("%s: TPR at 1%% FPR %v, brute force %v", c.prefix, got, best)
+		}
+	}
+	// One target alone has about 30 non-members: 1% FPR is out of reach.
+	single := &Report{}
+	if err := LiRAGroup(single, models, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := single.Results["lira_online_tpr_at_fpr_0_01"]; !math.IsNaN(v) {
+		t.Errorf("one target's TPR at 1%% FPR %v from %v non-members, want missing", v, single.Results["lira_online_nonmembers"])
+	}
+	if err := LiRAPooled(&Report{}, models[:2]); err == nil {
+		t.Error("pooled LiRA over two models: no error")
+	}
+}

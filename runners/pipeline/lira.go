@@ -7,6 +7,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,9 @@ const liraCanary = 0
 //
 //   - lira_online_*, lira_offline_*, lira_online_pe_*: the metrics of
 //     LiRA's scores (attacks.MembershipAlpha), lira_shadows, lira_undefined;
+//   - lira_pooled_online_*, lira_pooled_offline_*, lira_pooled_online_pe_*:
+//     the metrics of one ROC over the scores of every run of the group as
+//     target (attacks.LiRAPooled), the same in every row of the group;
 //   - audit_runs_epsilon_lb, audit_runs_pass, audit_runs_in, audit_runs_out,
 //     audit_runs_tp, audit_runs_fp: the multi-run audit, the same in every
 //     row of the group.
@@ -105,6 +109,13 @@ func liraGroup(runs []*runners.Run, rows []results.Run, idx []int) error {
 				errs = append(errs, fmt.Errorf("pipeline: run %s: %s", runs[i].ID, v))
 			}
 		}
+	}
+	pooled := &attacks.Report{}
+	if err := attacks.LiRAPooled(pooled, models); err != nil {
+		return fmt.Errorf("pipeline: LiRA over the %d runs of %s: %w", len(idx), runs[idx[0]].Config.Method, err)
+	}
+	for _, i := range idx {
+		maps.Copy(rows[i].Results, pooled.Results)
 	}
 	if err := auditGroup(runs, rows, idx, models, privs); err != nil {
 		errs = append(errs, err)

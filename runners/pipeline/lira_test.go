@@ -77,4 +77,17 @@ func TestLiRAControl(t *testing.T) {
 	if mean < 0.75 {
 		t.Errorf("non-private LiRA control: mean online AUC %.3f, want ≥ 0.75", mean)
 	}
+	// The pooled ROC is one curve over every run as target: the same in
+	// every row, and as strong as the runs' own.
+	pooled := rows[0].Results
+	t.Logf("pooled: online AUC %.3f, TPR %.3f at 1%% FPR over %v non-members",
+		pooled["lira_pooled_online_auc"], pooled["lira_pooled_online_tpr_at_fpr_0_01"], pooled["lira_pooled_online_nonmembers"])
+	for _, r := range rows {
+		if r.Results["lira_pooled_online_auc"] != pooled["lira_pooled_online_auc"] {
+			t.Errorf("seed %d: pooled AUC %v, seed %d's %v", r.Seed, r.Results["lira_pooled_online_auc"], rows[0].Seed, pooled["lira_pooled_online_auc"])
+		}
+	}
+	if a := pooled["lira_pooled_online_auc"]; !(a >= 0.75) {
+		t.Errorf("non-private LiRA control: pooled online AUC %.3f, want ≥ 0.75", a)
+	}
 }
