@@ -39,10 +39,11 @@ type Target struct {
 	// their TPR with it and report a violation when they exceed it beyond
 	// sampling error (MembershipAlpha).
 	TPRBound func(fpr float64) (float64, error)
-	// Orders are Rényi orders the shared forward passes compute besides
-	// RenyiOrders, so that MaxRenyiMIA with those orders (a spec's
-	// `orders` option) needs no second pass; nil adds none. Results do
-	// not depend on it.
+	// Orders are the Rényi orders whose entropies the shared forward
+	// passes compute, so that MaxRenyiMIA with those orders (RenyiOrders
+	// or a spec's `orders` option) needs no second pass when another
+	// attack runs first; nil computes none until an attack asks. Results
+	// do not depend on it.
 	Orders []float64
 	// Workers is the number of goroutines; 0 means GOMAXPROCS. Results do
 	// not depend on it.

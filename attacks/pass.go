@@ -91,44 +91,102 @@ func (p *pass) entropies(alpha float64) [3][]float64 {
 }
 
 // forward runs m (with the visual transform vt) once on s and returns its
-// pass with the entropies of the Rényi orders orders. The rows of the
-// slices: for each <image> placeholder the rows of its visual tokens; for
-// each other token i ≥ 1 the row pos[i]−1 that predicts it, in inst if
-// s.Loss does not mark it and in desp if it does.
+// pass with the entropies of the Rényi orders orders.
 func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []float64) (*pass, error) {
 	t := nn.NewTape(nil, nil)
 	hid, pos, err := m.Forward(t, s, nil, nil, vt)
 	if err != nil {
 		return nil, err
 	}
-	T := hid.Value.Rows()
-	var rows [3][]int
+	rows, targets, err := scoredRows(s, pos, 0, hid.Value.Rows(), len(orders) > 0)
+	if err != nil {
+		return nil, err
+	}
+	return newPass(m.Logits(t, hid, rows.all()).Value.Data, m.Config.Vocab, targets, rows, orders), nil
+}
+
+// forwardGroup is forward on every sequence of ss at once (no visual
+// transform), through the batched engine (nn.TinyMLLM.ForwardBatch): one
+// stack of rows for the vision encoder, one for the language model and
+// one product for the logits of every scored row. Each pass holds the bits
+// forward gives it alone, since the batched engine gives every row the
+// bits of its own tape and a product's rows are computed independently.
+func forwardGroup(m *nn.TinyMLLM, ss []*nn.Sequence, orders []float64) ([]*pass, error) {
+	batch := make([]nn.Sequence, len(ss))
+	for i, s := range ss {
+		batch[i] = *s
+	}
+	t := nn.NewTape(nil, nil)
+	hid, off, pos, err := m.ForwardBatch(t, batch)
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]passRows, len(ss))
+	ts := make([][3][]int, len(ss))
+	var all []int
+	for e, s := range ss {
+		if rs[e], ts[e], err = scoredRows(s, pos[e], off[e], off[e+1], len(orders) > 0); err != nil {
+			return nil, err
+		}
+		all = append(all, rs[e].all()...)
+	}
+	z := m.Logits(t, hid, all).Value.Data
+	V := m.Config.Vocab
+	out := make([]*pass, len(ss))
+	for e := range ss {
+		n := len(rs[e].all())
+		out[e] = newPass(z[:n*V], V, ts[e], rs[e], orders)
+		z = z[n*V:]
+	}
+	return out, nil
+}
+
+// passRows are the rows of a sequence's hidden states in each position
+// slice (0 img, 1 inst, 2 desp).
+type passRows [3][]int
+
+// all returns the rows of the three slices in slice order.
+func (r passRows) all() []int { return slices.Concat(r[0], r[1], r[2]) }
+
+// scoredRows returns the rows of the slices of s, whose hidden states are
+// rows first to end of its forward pass (pos: its tokens' positions, from
+// first), and the tokens the inst and desp rows predict: for each <image>
+// placeholder the rows of its visual tokens; for each other token i ≥ 1
+// the row pos[i]−1 that predicts it, in inst if s.Loss does not mark it
+// and in desp if it does. Without img (no entropies asked for, so no
+// score reads the visual rows), the img slice is left empty.
+func scoredRows(s *nn.Sequence, pos []int, first, end int, img bool) (passRows, [3][]int, error) {
+	var rows passRows
 	var targets [3][]int
 	for i, id := range s.Tokens {
 		switch {
+		case id == nn.TokenImage && !img:
 		case id == nn.TokenImage:
-			end := T
+			last := end
 			if i+1 < len(s.Tokens) {
-				end = pos[i+1]
+				last = first + pos[i+1]
 			}
-			for r := pos[i]; r < end; r++ {
+			for r := first + pos[i]; r < last; r++ {
 				rows[0] = append(rows[0], r)
 			}
 		case i == 0:
 		case s.Loss != nil && s.Loss[i]:
-			rows[2] = append(rows[2], pos[i]-1)
+			rows[2] = append(rows[2], first+pos[i]-1)
 			targets[2] = append(targets[2], id)
 		default:
-			rows[1] = append(rows[1], pos[i]-1)
+			rows[1] = append(rows[1], first+pos[i]-1)
 			targets[1] = append(targets[1], id)
 		}
 	}
-	all := append(append(append([]int(nil), rows[0]...), rows[1]...), rows[2]...)
-	if len(all) == 0 {
-		return nil, fmt.Errorf("attacks: a sequence of %d tokens has no scored position", len(s.Tokens))
+	if len(rows[0])+len(rows[1])+len(rows[2]) == 0 {
+		return rows, targets, fmt.Errorf("attacks: a sequence of %d tokens has no scored position", len(s.Tokens))
 	}
-	z := m.Logits(t, hid, all).Value
-	V := m.Config.Vocab
+	return rows, targets, nil
+}
+
+// newPass returns the pass of the logits z (one row of V per scored row,
+// in the order of rows.all()) with the entropies of orders.
+func newPass(z []float32, V int, targets [3][]int, rows passRows, orders []float64) *pass {
 	p := &pass{orders: orders, ent: make([][3][]float64, len(orders)), answer: targets[2]}
 	lp := make([]float64, V)
 	r := 0
@@ -137,7 +195,7 @@ func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []flo
 			p.ent[o][sl] = make([]float64, len(rows[sl]))
 		}
 		for j := range rows[sl] {
-			logSoftmax(lp, z.Data[r*V:(r+1)*V])
+			logSoftmax(lp, z[r*V:(r+1)*V])
 			for o, a := range orders {
 				p.ent[o][sl][j] = renyi(lp, a)
 			}
@@ -147,7 +205,7 @@ func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []flo
 			r++
 		}
 	}
-	return p, nil
+	return p
 }
 
 // logSoftmax writes the log-softmax of z to dst, in float64.
@@ -198,15 +256,29 @@ func renyi(lp []float64, alpha float64) float64 {
 	return math.Log(s) / (1 - alpha)
 }
 
+// passGroup is the number of examples forwardGroup runs on one batched
+// tape: enough rows that every frozen product is a matrix product, few
+// enough that the tape stays small (at small, 8 sequences of about 50
+// rows).
+const passGroup = 8
+
 // passes returns the passes of exs with the entropies of orders, computed
-// on up to workers goroutines (0: GOMAXPROCS), each example on its own so
-// the result does not depend on workers. It returns the error of the
-// lowest-indexed example that fails.
+// on up to workers goroutines (0: GOMAXPROCS). Without a visual transform,
+// groups of passGroup consecutive examples share one batched forward pass
+// (forwardGroup); with one, or for a group with an invalid example, each
+// example has its own (forward). Either way a pass is a function of the
+// model and its example alone, so the result does not depend on workers.
+// It returns the error of the lowest-indexed example that fails.
 func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Example, orders []float64, workers int) ([]*pass, error) {
+	size := passGroup
+	if vt != nil {
+		size = 1
+	}
+	groups := (len(exs) + size - 1) / size
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = max(1, min(workers, len(exs)))
+	workers = max(1, min(workers, groups))
 	out := make([]*pass, len(exs))
 	errs := make([]error, len(exs))
 	var next atomic.Int64
@@ -214,11 +286,24 @@ func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Ex
 	for range workers {
 		wg.Go(func() {
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(exs) || ctx.Err() != nil {
+				g := int(next.Add(1) - 1)
+				if g >= groups || ctx.Err() != nil {
 					return
 				}
-				out[i], errs[i] = forward(m, vt, &exs[i].Seq, orders)
+				from, to := g*size, min((g+1)*size, len(exs))
+				if size > 1 {
+					ss := make([]*nn.Sequence, to-from)
+					for i := range ss {
+						ss[i] = &exs[from+i].Seq
+					}
+					if ps, err := forwardGroup(m, ss, orders); err == nil {
+						copy(out[from:to], ps)
+						continue
+					}
+				}
+				for i := from; i < to; i++ {
+					out[i], errs[i] = forward(m, vt, &exs[i].Seq, orders)
+				}
 			}
 		})
 	}
@@ -246,9 +331,10 @@ type passSet struct {
 
 // forwardAll returns the passes of t's members and non-members, computing
 // them on the first call: one forward pass per example, whatever attacks
-// read them, with the entropies of RenyiOrders, t.Orders and orders. A
-// later call that asks for orders the passes lack runs one more forward
-// pass per example for those (t.Orders avoids it). The passes do not
+// read them, with the entropies of t.Orders and orders (none for the
+// attacks that read log-probabilities only). A later call that asks for
+// orders the passes lack runs one more forward pass per example for those
+// (t.Orders avoids it). The passes do not
 // depend on which attack asks first: every value of a pass is a function
 // of the model and the example alone.
 func (t *Target) forwardAll(ctx context.Context, orders []float64) (members, nonMembers []*pass, err error) {
@@ -257,7 +343,7 @@ func (t *Target) forwardAll(ctx context.Context, orders []float64) (members, non
 	defer ps.mu.Unlock()
 	if !ps.done {
 		ps.done = true
-		all := addOrders(addOrders(slices.Clone(RenyiOrders), t.Orders), orders)
+		all := addOrders(slices.Clone(t.Orders), orders)
 		if ps.members, ps.err = passes(ctx, t.Model, t.Visual, t.Members, all, t.Workers); ps.err == nil {
 			ps.nonMembers, ps.err = passes(ctx, t.Model, t.Visual, t.NonMembers, all, t.Workers)
 		}

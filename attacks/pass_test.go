@@ -7,6 +7,7 @@ package attacks
 import (
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -211,5 +212,86 @@ func TestEmptySlice(t *testing.T) {
 	}
 	if n := len(rep.Scores); n != 16*sets {
 		t.Errorf("%d scores, want 16 for each of the %d reported sets", n, sets)
+	}
+}
+
+// TestPassesGrouped checks that the batched passes (groups of passGroup
+// examples on one tape) equal forward's pass of each example on its own
+// bit for bit, for a mix of VQA examples with an image and text-only
+// records in a number that leaves a partial group, and that they do not
+// depend on the number of workers.
+func TestPassesGrouped(t *testing.T) {
+	m := testModel(t)
+	var exs []Example
+	for _, task := range []string{"shapes-vqa", "records"} {
+		d, err := datasets.Build(task, &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exs = append(exs, examples(d.Holdout, 11)...)
+	}
+	ss := make([]*nn.Sequence, len(exs))
+	for i := range exs {
+		ss[i] = &exs[i].Seq
+	}
+	for _, orders := range [][]float64{nil, {1, math.Inf(1)}} {
+		want := make([]*pass, len(exs))
+		for i := range exs {
+			var err error
+			if want[i], err = forward(m, nil, &exs[i].Seq, orders); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// forwardGroup itself (passes falls back to forward on an error).
+		group, err := forwardGroup(m, ss, orders)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(group, want) {
+			t.Errorf("orders %v: forwardGroup's passes differ from the examples' own", orders)
+		}
+		for _, workers := range []int{1, 3} {
+			ps, err := passes(context.Background(), m, nil, exs, orders, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(ps, want) {
+				t.Errorf("orders %v, workers %d: the grouped passes differ from the examples' own", orders, workers)
+			}
+		}
+	}
+}
+
+// BenchmarkPasses times the shared forward passes of 32 shapes-vqa
+// examples on the smoke model, one worker: each example on its own tape
+// (forward) against groups of passGroup on one batched tape (passes), with
+// no Rényi entropies (the loss attacks) and with VL-MIA's four orders.
+func BenchmarkPasses(b *testing.B) {
+	m := testModel(b)
+	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	exs := examples(d.Holdout, 32)
+	for _, oc := range []struct {
+		name   string
+		orders []float64
+	}{{"orders=none", nil}, {"orders=4", RenyiOrders}} {
+		b.Run("each/"+oc.name, func(b *testing.B) {
+			for b.Loop() {
+				for i := range exs {
+					if _, err := forward(m, nil, &exs[i].Seq, oc.orders); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+		b.Run("grouped/"+oc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := passes(context.Background(), m, nil, exs, oc.orders, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -365,4 +366,38 @@ func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence) []*Node {
 		out[j] = t.Slice(p, segs[j], segs[j+1])
 	}
 	return out
+}
+
+// ForwardBatch is Forward on several sequences at once, without hooks or a
+// visual transform: the images of all of them through the vision encoder
+// and the projector as one stack of rows, then all the sequences through
+// the language model as another. It returns the final hidden states of
+// every sequence stacked, with sequence e in rows off[e] to off[e+1], and
+// pos[e], the expanded positions of its tokens (Forward's pos). Each
+// sequence's rows hold the bits Forward gives it on a tape of its own (see
+// the top of this file), so callers may batch inference freely without
+// changing a result. It returns the error of the first invalid sequence.
+func (m *TinyMLLM) ForwardBatch(t *Tape, batch []Sequence) (hid *Node, off []int, pos [][]int, err error) {
+	for i := range batch {
+		if err := m.Check(&batch[i]); err != nil {
+			return nil, nil, nil, fmt.Errorf("sequence %d: %w", i, err)
+		}
+	}
+	vis := m.encodeBatch(t, batch)
+	xs := make([]*Node, len(batch))
+	off = make([]int, len(batch)+1)
+	pos = make([][]int, len(batch))
+	for e := range batch {
+		s := &batch[e]
+		x, p, err := m.embed(t, s, vis[:len(s.Images)])
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("sequence %d: %w", e, err)
+		}
+		vis = vis[len(s.Images):]
+		xs[e], pos[e] = x, p
+		off[e+1] = off[e] + x.Value.Rows()
+	}
+	t.setRows(off)
+	hid, _ = m.LM.forward(t, t.Concat(xs...), off, nil, -1, nil)
+	return hid, off, pos, nil
 }

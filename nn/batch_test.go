@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -222,4 +223,37 @@ func TestBatchedTapeGuard(t *testing.T) {
 		}
 	}()
 	tp.Backward(y)
+}
+
+// TestForwardBatch checks that ForwardBatch gives every sequence the bits
+// Forward gives it on a tape of its own, on the batched engine's models
+// and a ragged batch (text only, one image, two images, different
+// lengths), and that an invalid sequence is an error naming it.
+func TestForwardBatch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range batchCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			m, _ := batchModel(t, tc)
+			batch := raggedBatch(rand.New(rand.NewPCG(5, 5)), m.Config, 7)
+			hid, off, pos, err := m.ForwardBatch(NewTape(nil, nil), batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			D := m.Config.Width
+			for e := range batch {
+				want, wantPos, err := m.Forward(NewTape(nil, nil), &batch[e], nil, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := hid.Value.Data[off[e]*D : off[e+1]*D]
+				if !slices.Equal(got, want.Value.Data) || !slices.Equal(pos[e], wantPos) {
+					t.Errorf("sequence %d: batched rows differ from Forward's (%d rows, want %d)", e, off[e+1]-off[e], want.Value.Rows())
+				}
+			}
+			bad := append(slices.Clone(batch), Sequence{})
+			if _, _, _, err := m.ForwardBatch(NewTape(nil, nil), bad); err == nil || !strings.Contains(err.Error(), "sequence 7") {
+				t.Errorf("an empty sequence: error %v, want one naming sequence 7", err)
+			}
+		})
+	}
 }

@@ -341,6 +341,9 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 		if r, ok := a.(attacks.MaxRenyiMIA); ok {
 			// Every Rényi order in the shared forward passes: one pass.
 			target.Orders = r.Orders
+			if target.Orders == nil {
+				target.Orders = attacks.RenyiOrders
+			}
 		}
 	}
 	warned := map[string]bool{}
