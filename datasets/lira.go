@@ -19,11 +19,16 @@ import (
 const LiRAPoolSeed = 1
 
 // liraPool is the size of the member/non-member pool of the -lira tasks at
-// each scale: twice the member set of the -mia tasks (miaSizes), so each
-// run trains on about as many examples as the -mia variant's.
+// each scale, so that a run trains on about half of it: at smoke and full
+// twice the member set of the -mia tasks (miaSizes), at small the same
+// 128, about 64 members a run. At small a pool of 256 (about 128 members,
+// as many as shapes-vqa-mia's) left the non-private model's leak short of
+// what a LiRA control must show (online AUC 0.77, TPR 6% at 1% FPR over
+// the 16 runs pooled, measured 2026-11-25); a smaller member set is
+// memorised more.
 var liraPool = map[Scale]int{
 	Smoke: 32,
-	Small: 256,
+	Small: 128,
 	Full:  2000,
 }
 
