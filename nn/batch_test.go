@@ -22,11 +22,17 @@ type batchCase struct {
 
 // batchCases are the models the batched engine is checked on: the
 // default LoRA on q and v, LoRA on every map with rotary positions and
-// smeared keys, and adapters with the [CLS] token last.
+// smeared keys, adapters with the [CLS] token last, BitFit in its default
+// parts (the projector and the language model) and in every part, and
+// LoRA and adapters in the vision encoder (whose rows are images).
 var batchCases = []batchCase{
 	{"lora q v", PEFT{Method: "lora", Targets: []string{"q", "v"}, BInitStd: 0.1}, "", false, false},
 	{"lora all rope smear", PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}, "rope", true, false},
 	{"adapter clslast", PEFT{Method: "adapter"}, "learned", false, true},
+	{"bitfit", PEFT{Method: "bitfit"}, "", false, false},
+	{"bitfit every part rope smear clslast", PEFT{Method: "bitfit", Parts: []string{"vision", "projector", "lm"}}, "rope", true, true},
+	{"lora vision lm", PEFT{Method: "lora", Targets: []string{"q", "v", "fc1"}, Parts: []string{"vision", "lm"}, BInitStd: 0.1}, "", false, false},
+	{"adapter vision", PEFT{Method: "adapter", Parts: []string{"vision"}}, "rope", false, false},
 }
 
 // batchModel builds the model of tc on the smoke preset, with every tensor
@@ -39,8 +45,8 @@ func batchModel(t *testing.T, tc batchCase) (*TinyMLLM, *Layout) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tc.peft.Method == "adapter" {
-		perturbAll(m, 81)
+	if tc.peft.Method != "lora" {
+		perturbAll(m, 81) // adapters start as the identity, biases at zero
 	}
 	return m, NewLayout(m.Params())
 }
@@ -103,8 +109,8 @@ func TestBatchedPerSampleBitwise(t *testing.T) {
 					}
 				}
 			}
-			if Norm(old.Grads[0]) == 0 {
-				t.Errorf("%s: zero gradient, the check is vacuous", tc.desc)
+			if p := stillTensor(l, old.Grads); p != "" {
+				t.Errorf("%s, n %d: no example moves %s, the check is vacuous there", tc.desc, n, p)
 			}
 		}
 	}
@@ -124,6 +130,24 @@ func TestBatchedPerSampleBitwise(t *testing.T) {
 			t.Errorf("masked gradient of example %d differs", i)
 		}
 	}
+}
+
+// stillTensor returns the name of a tensor of l whose gradient is zero in
+// every one of grads, or "" when every tensor has a non-zero entry.
+func stillTensor(l *Layout, grads [][]float32) string {
+	for i, p := range l.Params {
+		moved := false
+		for _, g := range grads {
+			if Norm(g[l.Offsets[i]:l.Offsets[i+1]]) != 0 {
+				moved = true
+				break
+			}
+		}
+		if !moved {
+			return p.Name
+		}
+	}
+	return ""
 }
 
 func bitsEqual(a, b []float32) bool {
@@ -168,8 +192,8 @@ func TestBatchedGradient(t *testing.T) {
 
 // TestBatchedFallback checks that the batched engine is used only where it
 // is exact: not with hooks, a visual transform or dropout in training, not
-// for tensors other than the language model's LoRA factors and adapters,
-// and not for an invalid example, whose error the per-example path
+// for tensors other than LoRA factors, adapters and biases (full
+// fine-tuning's weights, gains and embeddings), and not for an invalid example, whose error the per-example path
 // returns.
 func TestBatchedFallback(t *testing.T) {
 	t.Parallel()
@@ -179,14 +203,15 @@ func TestBatchedFallback(t *testing.T) {
 		t.Error("batchable with hooks or a visual transform")
 	}
 	c := m.Config
-	c.PEFT = PEFT{Method: "lora", Targets: []string{"q"}, Parts: []string{"vision", "lm"}}
-	v, err := NewTinyMLLM(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lv := NewLayout(v.Params())
-	if v.batchable(lv, batch, nil, nil, nil) {
-		t.Error("batchable with LoRA in the vision encoder")
+	for _, p := range []PEFT{{Method: "full", Parts: []string{"projector"}}, {Method: "full", Parts: []string{"lm"}}, {Method: "full", Parts: []string{"vision"}}} {
+		c.PEFT = p
+		v, err := NewTinyMLLM(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.batchable(NewLayout(v.Params()), batch, nil, nil, nil) {
+			t.Errorf("batchable with full fine-tuning of %v (weights, gains, embeddings)", p.Parts)
+		}
 	}
 	c.Dropout = 0.1
 	c.PEFT = m.Config.PEFT
@@ -213,7 +238,7 @@ func TestBatchedFallback(t *testing.T) {
 func TestBatchedTapeGuard(t *testing.T) {
 	g := &Param{Name: "g", Shape: []int{2}, Data: []float32{1, 1}, Trainable: true}
 	l := NewLayout([]*Param{g})
-	tp := &Tape{layout: l, params: map[*Param]*Node{}, batch: &batchRows{off: []int{0, 1}, grads: [][]float32{make([]float32, 2)}}}
+	tp := &Tape{layout: l, params: map[*Param]*Node{}, batch: &batchRows{rows: rowMap{off: []int{0, 1}}, grads: [][]float32{make([]float32, 2)}}}
 	x := tp.Input(Tensor{Shape: []int{1, 2}, Data: []float32{1, 2}}, false)
 	y := tp.Sum(tp.LayerNorm(x, tp.Param(g), nil, 1e-5))
 	defer func() {

@@ -356,7 +356,8 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 // hooks and visual transform, which may be nil, apply to every example.
 //
 // Without hooks, visual transform or dropout, and when the trainable tensors
-// are the language model's LoRA factors or adapters, it runs the batched
+// are LoRA factors, adapters or biases (LoRA, adapters or BitFit, in any
+// parts), it runs the batched
 // engine (batch.go): the sequences of a group of examples stacked as rows,
 // so that the frozen weights see the whole group in one product per layer,
 // with the same bits as one tape per example.
