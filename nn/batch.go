@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"crypto/sha256"
 	"slices"
 	"time"
 )
@@ -378,9 +379,10 @@ func (m *TinyMLLM) perExampleParams() map[*Param]bool {
 // tokens its Loss marks. The language model's last block runs everything
 // after attention on the rows that predict those tokens only (the rows
 // the loss reads; the others feed nothing). The examples must be valid
-// (batchable).
-func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) *Node {
-	vis := m.encodeBatch(t, batch)
+// (batchable). vc, when not nil, holds the visual tokens of images seen
+// before (visualCache checked it).
+func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence, vc *VisualCache) *Node {
+	vis := m.encodeBatch(t, batch, vc)
 	xs := make([]*Node, len(batch))
 	off := make([]int, len(batch)+1)
 	keep := &rowKeep{off: []int{0}}
@@ -408,36 +410,67 @@ func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) *Node {
 	return t.crossEntropies(z, targets, nil, keep.off, []int{len(batch)})
 }
 
-// batchLosses returns the batched losses of the examples of batch.
-func (m *TinyMLLM) batchLosses(batch []Sequence) batchLoss {
-	return func(t *Tape, from, to int) *Node { return m.lossBatch(t, batch[from:to]) }
+// batchLosses returns the batched losses of the examples of batch, with
+// the visual tokens of vc where it has them (nil: none).
+func (m *TinyMLLM) batchLosses(batch []Sequence, vc *VisualCache) batchLoss {
+	return func(t *Tape, from, to int) *Node { return m.lossBatch(t, batch[from:to], vc) }
 }
 
 // encodeBatch runs the vision encoder and the projector on the images of
 // all examples of batch at once, each image a block of rows, and returns
 // each image's projected visual tokens, in order (EncodeImage with no
-// hooks and no visual transform).
-func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence) []*Node {
+// hooks and no visual transform). With a cache vc (whose use means that
+// nothing in the vision encoder and the projector is trainable), the
+// tokens of the images it holds are constants from it, and only the
+// others are encoded, then added to it.
+func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence, vc *VisualCache) []*Node {
 	var imgs [][]float32
-	for i := range batch {
-		imgs = append(imgs, batch[i].Images...)
+	// Example e's images, and so its rows, follow those of the examples
+	// before it.
+	first := make([]int, len(batch)+1)
+	for e := range batch {
+		imgs = append(imgs, batch[e].Images...)
+		first[e+1] = first[e] + len(batch[e].Images)
 	}
 	if len(imgs) == 0 {
 		return nil
 	}
+	if vc == nil {
+		return m.encodeImages(t, imgs, first)
+	}
+	out := make([]*Node, len(imgs))
+	keys := make([][sha256.Size]byte, len(imgs))
+	var miss []int
+	var todo [][]float32
+	for j, img := range imgs {
+		keys[j] = imageKey(img)
+		if v, ok := vc.get(keys[j]); ok {
+			out[j] = t.Input(v, false)
+		} else {
+			miss, todo = append(miss, j), append(todo, img)
+		}
+	}
+	if len(todo) > 0 {
+		// No tensor here is trainable: the rows need no examples.
+		for i, v := range m.encodeImages(t, todo, nil) {
+			vc.put(keys[miss[i]], v.Value)
+			out[miss[i]] = v
+		}
+	}
+	return out
+}
+
+// encodeImages runs the vision encoder and the projector on imgs, each
+// image a block of rows, those of example e being images [first[e],
+// first[e+1]) (nil when nothing is trainable), and returns each image's
+// projected visual tokens.
+func (m *TinyMLLM) encodeImages(t *Tape, imgs [][]float32, first []int) []*Node {
 	v := m.Vision
 	patches := make([]*Node, len(imgs))
 	for j, img := range imgs {
 		patches[j] = t.Patchify(v.imageNode(t, img, false), v.Patch)
 	}
 	n := m.Config.Patches()
-	// Example e's images, and so its rows, follow those of the examples
-	// before it: rows [k·first[e], k·first[e+1]) in blocks of k rows, k
-	// rows an image.
-	first := make([]int, len(batch)+1)
-	for e := range batch {
-		first[e+1] = first[e] + len(batch[e].Images)
-	}
 	blocks := func(k int) []int {
 		off := make([]int, len(first))
 		for e, f := range first {

@@ -18,6 +18,17 @@ type batchCase struct {
 	positions string
 	smear     bool
 	clsLast   bool
+	// fewer checks two batch sizes instead of four, to keep the tests
+	// short: the cases added with BitFit and the encoder's LoRA.
+	fewer bool
+}
+
+// sizes returns the batch sizes of tc among all.
+func (tc batchCase) sizes(all []int) []int {
+	if tc.fewer {
+		return []int{all[1], all[3]}
+	}
+	return all
 }
 
 // batchCases are the models the batched engine is checked on: the
@@ -26,13 +37,13 @@ type batchCase struct {
 // parts (the projector and the language model) and in every part, and
 // LoRA and adapters in the vision encoder (whose rows are images).
 var batchCases = []batchCase{
-	{"lora q v", PEFT{Method: "lora", Targets: []string{"q", "v"}, BInitStd: 0.1}, "", false, false},
-	{"lora all rope smear", PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}, "rope", true, false},
-	{"adapter clslast", PEFT{Method: "adapter"}, "learned", false, true},
-	{"bitfit", PEFT{Method: "bitfit"}, "", false, false},
-	{"bitfit every part rope smear clslast", PEFT{Method: "bitfit", Parts: []string{"vision", "projector", "lm"}}, "rope", true, true},
-	{"lora vision lm", PEFT{Method: "lora", Targets: []string{"q", "v", "fc1"}, Parts: []string{"vision", "lm"}, BInitStd: 0.1}, "", false, false},
-	{"adapter vision", PEFT{Method: "adapter", Parts: []string{"vision"}}, "rope", false, false},
+	{"lora q v", PEFT{Method: "lora", Targets: []string{"q", "v"}, BInitStd: 0.1}, "", false, false, false},
+	{"lora all rope smear", PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}, "rope", true, false, false},
+	{"adapter clslast", PEFT{Method: "adapter"}, "learned", false, true, false},
+	{"bitfit", PEFT{Method: "bitfit"}, "", false, false, true},
+	{"bitfit every part rope smear clslast", PEFT{Method: "bitfit", Parts: []string{"vision", "projector", "lm"}}, "rope", true, true, true},
+	{"lora vision lm", PEFT{Method: "lora", Targets: []string{"q", "v", "fc1"}, Parts: []string{"vision", "lm"}, BInitStd: 0.1}, "", false, false, true},
+	{"adapter vision", PEFT{Method: "adapter", Parts: []string{"vision"}}, "rope", false, false, true},
 }
 
 // batchModel builds the model of tc on the smoke preset, with every tensor
@@ -86,7 +97,7 @@ func TestBatchedPerSampleBitwise(t *testing.T) {
 	for _, tc := range batchCases {
 		m, l := batchModel(t, tc)
 		rng := rand.New(rand.NewPCG(82, 82))
-		for _, n := range []int{1, 3, 8, 19} {
+		for _, n := range tc.sizes([]int{1, 3, 8, 19}) {
 			batch := raggedBatch(rng, m.Config, n)
 			if !m.batchable(l, batch, nil, nil, nil) {
 				t.Fatalf("%s: batch of %d not batchable", tc.desc, n)
@@ -165,7 +176,7 @@ func TestBatchedGradient(t *testing.T) {
 		m, l := batchModel(t, tc)
 		rng := rand.New(rand.NewPCG(84, 84))
 		mask := l.Mask(func(p *Param) bool { return p.Kind != KindLoRAA })
-		for _, n := range []int{1, 6, 19, 37} {
+		for _, n := range tc.sizes([]int{1, 6, 19, 37}) {
 			batch := raggedBatch(rng, m.Config, n)
 			for _, opt := range []*Options{nil, {Workers: 3, Reuse: true}, {Workers: 2, Mask: mask}} {
 				old, oldLosses, _, err := Gradient(l, n, func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, nil) }, opt)

@@ -51,6 +51,7 @@ func BenchmarkBitFit(b *testing.B) {
 		perSample := func() (*Result, error) { return m.PerSample(l, batch, nil, nil, anchorOptions) }
 		b.Run(preset+"/dpsgd", func(b *testing.B) { bitfitDPSGD(b, m, l, len(batch), perSample) })
 		b.Run(preset+"/nonprivate", func(b *testing.B) { bitfitNonPrivate(b, l, len(batch), gradient) })
+		bitfitCached(b, preset, m, l, batch)
 	}
 }
 
