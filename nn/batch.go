@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"time"
@@ -24,19 +25,25 @@ import (
 // keys run on each sequence's block of rows (Block.forward), the loss of
 // each example is its own mean (crossEntropies), and on a per-example tape
 // (batchRows) Affine forms the gradient of a trainable weight as Gᵢᵀ·Xᵢ
-// over example i's rows, the product the example's own tape computes. So
-// PerSample's per-example gradients and losses are bit for bit those of one
-// tape per example, and so is Gradient's sum, which adds the examples'
-// products into its 16 chunks in example order as their tapes did. In the
-// language model's last block, everything after attention runs on the rows
-// the loss reads only (the others feed nothing); each kept row gets the
-// same bits, and the rows dropped would only have passed exact zeros back.
+// over example i's rows, and Affine and LayerNorm the gradient of a
+// trainable bias as the sum of Gᵢ's rows, in the order the example's own
+// tape adds them: its rows in order and, in the vision encoder and the
+// projector (where an example's rows are its images' blocks), its images
+// last first (rowMap). So PerSample's per-example gradients and losses are
+// bit for bit those of one tape per example, and so is Gradient's sum,
+// which adds the examples' products into its 16 chunks in example order as
+// their tapes did. In the language model's last block, everything after
+// attention runs on the rows the loss reads only (the others feed
+// nothing); each kept row gets the same bits, and the rows dropped would
+// only have passed exact zeros back, to the weights and to the biases.
 //
-// Only the trainable tensors whose gradients Affine forms per example are
-// supported (the LoRA factors and adapters of the language model, the
-// default fine-tuning); any other set, hooks, a visual transform and
-// dropout in training go to one tape per example, which stays the
-// reference the tests hold the batched engine to.
+// Only the trainable tensors whose gradients Affine and LayerNorm form per
+// example are supported: LoRA factors, adapters and biases, in the vision
+// encoder, the projector and the language model (LoRA, adapters and BitFit
+// in any parts). Any other set (full fine-tuning's weights, LayerNorm
+// gains and embeddings), hooks, a visual transform and dropout in training
+// go to one tape per example, which stays the reference the tests hold the
+// batched engine to.
 //
 // The per-sample gradients of LoRA factors and adapters are formed from the
 // per-example inputs Xᵢ and output gradients Gᵢ of the trainable products,
@@ -67,28 +74,77 @@ func batchGroups(n int) [][2]int {
 }
 
 // batchRows makes a tape a per-example batched one: the gradient of
-// example e (a flat vector in the tape's layout) is grads[e], and rows
-// [off[e], off[e+1]) of the products recorded while off is current
-// (Tape.setRows) belong to example e. On such a tape only Affine may use
-// a trainable parameter (Tape.g panics otherwise).
+// example e (a flat vector in the tape's layout) is grads[e], and the rows
+// of the products recorded while rows is current (Tape.setRows) belong to
+// the examples as rows says. On such a tape only Affine (its weight and
+// bias) and LayerNorm (its bias) may use a trainable parameter (Tape.g
+// panics otherwise).
 type batchRows struct {
-	off   []int
+	rows  rowMap
 	grads [][]float32
 }
 
-// setRows makes off the row offsets of the examples of the products that
-// follow, on a per-example batched tape (and does nothing on others).
-func (t *Tape) setRows(off []int) {
-	if t.batch != nil {
-		t.batch.off = off
+// rowMap maps the rows of a batched tape's products to its examples:
+// example e's rows are [off[e], off[e+1]), in blocks of unit rows, one
+// block per image in the vision encoder and the projector (unit 0: one
+// block, a sequence in the language model). One tape per example runs an
+// example's images one after the other, so its backward pass adds the
+// gradient of a tensor of the vision encoder image by image, the last
+// image first; spans visits the blocks in that order, so that every sum
+// keeps its order.
+type rowMap struct {
+	off  []int
+	unit int
+}
+
+// spans calls f(e, r0, r1) for every block [r0, r1) of rows of every
+// example e, in the order one tape per example adds their gradients:
+// examples in order and, within an example, its blocks last first. It
+// panics if the map does not cover n rows.
+func (rm rowMap) spans(n int, f func(e, r0, r1 int)) {
+	if len(rm.off) == 0 || rm.off[len(rm.off)-1] != n {
+		panic(errBatchParam) // a trainable product outside the examples' rows
+	}
+	for e := range len(rm.off) - 1 {
+		r0, r1 := rm.off[e], rm.off[e+1]
+		if rm.unit == 0 {
+			if r1 > r0 {
+				f(e, r0, r1)
+			}
+			continue
+		}
+		if (r1-r0)%rm.unit != 0 {
+			panic(errShape)
+		}
+		for b := r1; b > r0; b -= rm.unit {
+			f(e, b-rm.unit, b)
+		}
 	}
 }
 
+// setRows makes the rows of the products that follow belong to the
+// examples as off and unit say (see rowMap), on a per-example batched
+// tape (and does nothing on others).
+func (t *Tape) setRows(off []int, unit int) {
+	if t.batch != nil {
+		t.batch.rows = rowMap{off: off, unit: unit}
+	}
+}
+
+// offset returns the offset in the tape's layout of the trainable
+// parameter of node p, or panics if p is not a parameter.
+func (br *batchRows) offset(t *Tape, p *Node) int {
+	if p.param == nil {
+		panic(errBatchParam)
+	}
+	return t.layout.Offsets[t.layout.Index(p.param)]
+}
+
 // affine adds the gradients of Affine's weight w and bias b (b may be nil)
-// given the output gradient g, the input x ([n, in]) and the examples' row
-// offsets rows: per example for trainable parameters, into the node's own
+// given the output gradient g, the input x ([n, in]) and the examples'
+// rows: per example for trainable parameters, into the node's own
 // gradient otherwise.
-func (br *batchRows) affine(t *Tape, rows []int, w, b *Node, g, x []float32, n, out, in int) {
+func (br *batchRows) affine(t *Tape, rows rowMap, w, b *Node, g, x []float32, n, out, in int) {
 	if w.needs && w.param == nil {
 		kernels.Gemm(true, false, out, in, n, 1, g, out, x, in, 1, t.g(w), in)
 	}
@@ -96,33 +152,45 @@ func (br *batchRows) affine(t *Tape, rows []int, w, b *Node, g, x []float32, n, 
 	if !pw && !pb {
 		return
 	}
-	if len(rows) != len(br.grads)+1 {
+	if len(rows.off) != len(br.grads)+1 {
 		panic(errBatchParam) // a trainable product outside the examples' rows
-	}
-	if n != rows[len(rows)-1] {
-		panic(errShape)
 	}
 	var ow, ob int
 	if pw {
-		ow = t.layout.Offsets[t.layout.Index(w.param)]
+		ow = br.offset(t, w)
 	}
 	if pb {
-		if b.param == nil {
-			panic(errBatchParam)
-		}
-		ob = t.layout.Offsets[t.layout.Index(b.param)]
+		ob = br.offset(t, b)
 	}
-	for e, ge := range br.grads {
-		r0, r1 := rows[e], rows[e+1]
-		if pw && r1 > r0 {
+	rows.spans(n, func(e, r0, r1 int) {
+		ge := br.grads[e]
+		if pw {
 			kernels.Gemm(true, false, out, in, r1-r0, 1, g[r0*out:], out, x[r0*in:], in, 1, ge[ow:ow+out*in], in)
 		}
 		if pb {
-			gb := ge[ob : ob+out]
-			for i := r0; i < r1; i++ {
-				axpy(1, g[i*out:(i+1)*out], gb)
-			}
+			rowSums(g, r0, r1, ge[ob:ob+out])
 		}
+	})
+}
+
+// bias adds the gradient of a bias b added to every row of a product (a
+// LayerNorm's), given the output gradient g of its n rows: per example,
+// the sum of the output gradient over the example's rows, row by row in
+// the order of one tape per example.
+func (br *batchRows) bias(t *Tape, rows rowMap, b *Node, g []float32, n int) {
+	if len(rows.off) != len(br.grads)+1 {
+		panic(errBatchParam)
+	}
+	ob, c := br.offset(t, b), len(b.Value.Data)
+	rows.spans(n, func(e, r0, r1 int) { rowSums(g, r0, r1, br.grads[e][ob:ob+c]) })
+}
+
+// rowSums adds rows [r0, r1) of g (rows of len(dst) values) to dst, one
+// row at a time in order.
+func rowSums(g []float32, r0, r1 int, dst []float32) {
+	c := len(dst)
+	for i := r0; i < r1; i++ {
+		axpy(1, g[i*c:(i+1)*c], dst)
 	}
 }
 
@@ -244,8 +312,8 @@ func gradientBatched(l *Layout, n int, build batchLoss, opt *Options) ([]float32
 // gradients on batch exactly as one tape per example would: no hooks, no
 // visual transform, no dropout in training mode, every example valid (an
 // invalid one goes to the per-example path, which returns its error), and
-// trainable tensors among the LoRA factors and adapters of the language
-// model only (those whose gradients batchRows routes per example).
+// trainable tensors among the LoRA factors, adapters and biases only
+// (perExampleParams: those whose gradients batchRows routes per example).
 func (m *TinyMLLM) batchable(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) bool {
 	if h != nil || vt != nil || len(batch) == 0 || opt != nil && opt.Train && m.Config.Dropout > 0 {
 		return false
@@ -270,24 +338,37 @@ func (m *TinyMLLM) batchable(l *Layout, batch []Sequence, h *Hooks, vt VisualTra
 }
 
 // perExampleParams returns the tensors whose per-example gradients a
-// batched tape forms: the LoRA factors and adapters of the language
-// model's blocks, all used by Affine only.
+// batched tape forms: the LoRA factors, adapters and biases of the blocks
+// of the vision encoder and of the language model, the biases of their
+// final LayerNorms, of the patch embedding and of the projector (BitFit's
+// tensors), all used by Affine or as a LayerNorm's bias only.
 func (m *TinyMLLM) perExampleParams() map[*Param]bool {
 	ok := map[*Param]bool{}
-	for _, b := range m.LM.Blocks {
-		for _, lin := range b.Linears() {
-			if lin.LoRAA != nil {
-				ok[lin.LoRAA], ok[lin.LoRAB] = true, true
-			}
-		}
-		for _, a := range []*Adapter{b.Adapter1, b.Adapter2} {
-			if a == nil {
-				continue
-			}
-			for _, p := range a.Params() {
+	linear := func(lin *Linear) {
+		for _, p := range []*Param{lin.B, lin.LoRAA, lin.LoRAB} {
+			if p != nil {
 				ok[p] = true
 			}
 		}
+	}
+	for _, s := range []*Stack{m.Vision.Stack, m.LM} {
+		for _, b := range s.Blocks {
+			for _, lin := range b.Linears() {
+				linear(lin)
+			}
+			for _, a := range []*Adapter{b.Adapter1, b.Adapter2} {
+				if a != nil {
+					for _, p := range a.Params() {
+						ok[p] = true
+					}
+				}
+			}
+			ok[b.LN1.B], ok[b.LN2.B] = true, true
+		}
+		ok[s.LN.B] = true
+	}
+	for _, lin := range []*Linear{m.Vision.PatchEmbed, m.Proj1, m.Proj2} {
+		linear(lin)
 	}
 	return ok
 }
@@ -299,9 +380,10 @@ func (m *TinyMLLM) perExampleParams() map[*Param]bool {
 // tokens its Loss marks. The language model's last block runs everything
 // after attention on the rows that predict those tokens only (the rows
 // the loss reads; the others feed nothing). The examples must be valid
-// (batchable).
-func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) *Node {
-	vis := m.encodeBatch(t, batch)
+// (batchable). vc, when not nil, holds the visual tokens of images seen
+// before (visualCache checked it).
+func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence, vc *VisualCache) *Node {
+	vis := m.encodeBatch(t, batch, vc)
 	xs := make([]*Node, len(batch))
 	off := make([]int, len(batch)+1)
 	keep := &rowKeep{off: []int{0}}
@@ -323,36 +405,83 @@ func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence) *Node {
 		}
 		keep.off = append(keep.off, len(keep.rows))
 	}
-	t.setRows(off)
+	t.setRows(off, 0)
 	hid, _ := m.LM.forward(t, t.Concat(xs...), off, keep, -1, nil)
 	z := t.Affine(hid, t.Param(m.Tok), nil)
 	return t.crossEntropies(z, targets, nil, keep.off, []int{len(batch)})
 }
 
-// batchLosses returns the batched losses of the examples of batch.
-func (m *TinyMLLM) batchLosses(batch []Sequence) batchLoss {
-	return func(t *Tape, from, to int) *Node { return m.lossBatch(t, batch[from:to]) }
+// batchLosses returns the batched losses of the examples of batch, with
+// the visual tokens of vc where it has them (nil: none).
+func (m *TinyMLLM) batchLosses(batch []Sequence, vc *VisualCache) batchLoss {
+	return func(t *Tape, from, to int) *Node { return m.lossBatch(t, batch[from:to], vc) }
 }
 
 // encodeBatch runs the vision encoder and the projector on the images of
 // all examples of batch at once, each image a block of rows, and returns
 // each image's projected visual tokens, in order (EncodeImage with no
-// hooks and no visual transform).
-func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence) []*Node {
+// hooks and no visual transform). With a cache vc (whose use means that
+// nothing in the vision encoder and the projector is trainable), the
+// tokens of the images it holds are constants from it, and only the
+// others are encoded, then added to it.
+func (m *TinyMLLM) encodeBatch(t *Tape, batch []Sequence, vc *VisualCache) []*Node {
 	var imgs [][]float32
-	for i := range batch {
-		imgs = append(imgs, batch[i].Images...)
+	// Example e's images, and so its rows, follow those of the examples
+	// before it.
+	first := make([]int, len(batch)+1)
+	for e := range batch {
+		imgs = append(imgs, batch[e].Images...)
+		first[e+1] = first[e] + len(batch[e].Images)
 	}
 	if len(imgs) == 0 {
 		return nil
 	}
+	if vc == nil {
+		return m.encodeImages(t, imgs, first)
+	}
+	out := make([]*Node, len(imgs))
+	keys := make([][sha256.Size]byte, len(imgs))
+	var miss []int
+	var todo [][]float32
+	for j, img := range imgs {
+		keys[j] = imageKey(img)
+		if v, ok := vc.get(keys[j]); ok {
+			out[j] = t.Input(v, false)
+		} else {
+			miss, todo = append(miss, j), append(todo, img)
+		}
+	}
+	if len(todo) > 0 {
+		// No tensor here is trainable: the rows need no examples.
+		for i, v := range m.encodeImages(t, todo, nil) {
+			vc.put(keys[miss[i]], v.Value)
+			out[miss[i]] = v
+		}
+	}
+	return out
+}
+
+// encodeImages runs the vision encoder and the projector on imgs, each
+// image a block of rows, those of example e being images [first[e],
+// first[e+1]) (nil when nothing is trainable), and returns each image's
+// projected visual tokens.
+func (m *TinyMLLM) encodeImages(t *Tape, imgs [][]float32, first []int) []*Node {
 	v := m.Vision
 	patches := make([]*Node, len(imgs))
 	for j, img := range imgs {
 		patches[j] = t.Patchify(v.imageNode(t, img, false), v.Patch)
 	}
-	pe := v.PatchEmbed.Forward(t, t.Concat(patches...), nil)
 	n := m.Config.Patches()
+	blocks := func(k int) []int {
+		off := make([]int, len(first))
+		for e, f := range first {
+			off[e] = k * f
+		}
+		return off
+	}
+	t.setRows(blocks(n), n)
+	pe := v.PatchEmbed.Forward(t, t.Concat(patches...), nil)
+	t.setRows(blocks(n+1), n+1)
 	xs := make([]*Node, len(imgs))
 	segs := make([]int, len(imgs)+1)
 	for j := range imgs {
@@ -383,7 +512,7 @@ func (m *TinyMLLM) ForwardBatch(t *Tape, batch []Sequence) (hid *Node, off []int
 			return nil, nil, nil, fmt.Errorf("sequence %d: %w", i, err)
 		}
 	}
-	vis := m.encodeBatch(t, batch)
+	vis := m.encodeBatch(t, batch, nil)
 	xs := make([]*Node, len(batch))
 	off = make([]int, len(batch)+1)
 	pos = make([][]int, len(batch))
@@ -397,7 +526,7 @@ func (m *TinyMLLM) ForwardBatch(t *Tape, batch []Sequence) (hid *Node, off []int
 		xs[e], pos[e] = x, p
 		off[e+1] = off[e] + x.Value.Rows()
 	}
-	t.setRows(off)
+	t.setRows(off, 0)
 	hid, _ = m.LM.forward(t, t.Concat(xs...), off, nil, -1, nil)
 	return hid, off, pos, nil
 }

@@ -19,15 +19,32 @@ type batchCase struct {
 	positions string
 	smear     bool
 	clsLast   bool
+	// fewer checks two batch sizes instead of four, to keep the tests
+	// short: the cases added with BitFit and the encoder's LoRA.
+	fewer bool
+}
+
+// sizes returns the batch sizes of tc among all.
+func (tc batchCase) sizes(all []int) []int {
+	if tc.fewer {
+		return []int{all[1], all[3]}
+	}
+	return all
 }
 
 // batchCases are the models the batched engine is checked on: the
 // default LoRA on q and v, LoRA on every map with rotary positions and
-// smeared keys, and adapters with the [CLS] token last.
+// smeared keys, adapters with the [CLS] token last, BitFit in its default
+// parts (the projector and the language model) and in every part, and
+// LoRA and adapters in the vision encoder (whose rows are images).
 var batchCases = []batchCase{
-	{"lora q v", PEFT{Method: "lora", Targets: []string{"q", "v"}, BInitStd: 0.1}, "", false, false},
-	{"lora all rope smear", PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}, "rope", true, false},
-	{"adapter clslast", PEFT{Method: "adapter"}, "learned", false, true},
+	{"lora q v", PEFT{Method: "lora", Targets: []string{"q", "v"}, BInitStd: 0.1}, "", false, false, false},
+	{"lora all rope smear", PEFT{Method: "lora", Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}, "rope", true, false, false},
+	{"adapter clslast", PEFT{Method: "adapter"}, "learned", false, true, false},
+	{"bitfit", PEFT{Method: "bitfit"}, "", false, false, true},
+	{"bitfit every part rope smear clslast", PEFT{Method: "bitfit", Parts: []string{"vision", "projector", "lm"}}, "rope", true, true, true},
+	{"lora vision lm", PEFT{Method: "lora", Targets: []string{"q", "v", "fc1"}, Parts: []string{"vision", "lm"}, BInitStd: 0.1}, "", false, false, true},
+	{"adapter vision", PEFT{Method: "adapter", Parts: []string{"vision"}}, "rope", false, false, true},
 }
 
 // batchModel builds the model of tc on the smoke preset, with every tensor
@@ -40,8 +57,8 @@ func batchModel(t *testing.T, tc batchCase) (*TinyMLLM, *Layout) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tc.peft.Method == "adapter" {
-		perturbAll(m, 81)
+	if tc.peft.Method != "lora" {
+		perturbAll(m, 81) // adapters start as the identity, biases at zero
 	}
 	return m, NewLayout(m.Params())
 }
@@ -81,7 +98,7 @@ func TestBatchedPerSampleBitwise(t *testing.T) {
 	for _, tc := range batchCases {
 		m, l := batchModel(t, tc)
 		rng := rand.New(rand.NewPCG(82, 82))
-		for _, n := range []int{1, 3, 8, 19} {
+		for _, n := range tc.sizes([]int{1, 3, 8, 19}) {
 			batch := raggedBatch(rng, m.Config, n)
 			if !m.batchable(l, batch, nil, nil, nil) {
 				t.Fatalf("%s: batch of %d not batchable", tc.desc, n)
@@ -104,8 +121,8 @@ func TestBatchedPerSampleBitwise(t *testing.T) {
 					}
 				}
 			}
-			if Norm(old.Grads[0]) == 0 {
-				t.Errorf("%s: zero gradient, the check is vacuous", tc.desc)
+			if p := stillTensor(l, old.Grads); p != "" {
+				t.Errorf("%s, n %d: no example moves %s, the check is vacuous there", tc.desc, n, p)
 			}
 		}
 	}
@@ -127,6 +144,24 @@ func TestBatchedPerSampleBitwise(t *testing.T) {
 	}
 }
 
+// stillTensor returns the name of a tensor of l whose gradient is zero in
+// every one of grads, or "" when every tensor has a non-zero entry.
+func stillTensor(l *Layout, grads [][]float32) string {
+	for i, p := range l.Params {
+		moved := false
+		for _, g := range grads {
+			if Norm(g[l.Offsets[i]:l.Offsets[i+1]]) != 0 {
+				moved = true
+				break
+			}
+		}
+		if !moved {
+			return p.Name
+		}
+	}
+	return ""
+}
+
 func bitsEqual(a, b []float32) bool {
 	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
 }
@@ -142,7 +177,7 @@ func TestBatchedGradient(t *testing.T) {
 		m, l := batchModel(t, tc)
 		rng := rand.New(rand.NewPCG(84, 84))
 		mask := l.Mask(func(p *Param) bool { return p.Kind != KindLoRAA })
-		for _, n := range []int{1, 6, 19, 37} {
+		for _, n := range tc.sizes([]int{1, 6, 19, 37}) {
 			batch := raggedBatch(rng, m.Config, n)
 			for _, opt := range []*Options{nil, {Workers: 3, Reuse: true}, {Workers: 2, Mask: mask}} {
 				old, oldLosses, _, err := Gradient(l, n, func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, nil) }, opt)
@@ -169,8 +204,8 @@ func TestBatchedGradient(t *testing.T) {
 
 // TestBatchedFallback checks that the batched engine is used only where it
 // is exact: not with hooks, a visual transform or dropout in training, not
-// for tensors other than the language model's LoRA factors and adapters,
-// and not for an invalid example, whose error the per-example path
+// for tensors other than LoRA factors, adapters and biases (full
+// fine-tuning's weights, gains and embeddings), and not for an invalid example, whose error the per-example path
 // returns.
 func TestBatchedFallback(t *testing.T) {
 	t.Parallel()
@@ -180,14 +215,15 @@ func TestBatchedFallback(t *testing.T) {
 		t.Error("batchable with hooks or a visual transform")
 	}
 	c := m.Config
-	c.PEFT = PEFT{Method: "lora", Targets: []string{"q"}, Parts: []string{"vision", "lm"}}
-	v, err := NewTinyMLLM(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lv := NewLayout(v.Params())
-	if v.batchable(lv, batch, nil, nil, nil) {
-		t.Error("batchable with LoRA in the vision encoder")
+	for _, p := range []PEFT{{Method: "full", Parts: []string{"projector"}}, {Method: "full", Parts: []string{"lm"}}, {Method: "full", Parts: []string{"vision"}}} {
+		c.PEFT = p
+		v, err := NewTinyMLLM(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.batchable(NewLayout(v.Params()), batch, nil, nil, nil) {
+			t.Errorf("batchable with full fine-tuning of %v (weights, gains, embeddings)", p.Parts)
+		}
 	}
 	c.Dropout = 0.1
 	c.PEFT = m.Config.PEFT
@@ -214,7 +250,7 @@ func TestBatchedFallback(t *testing.T) {
 func TestBatchedTapeGuard(t *testing.T) {
 	g := &Param{Name: "g", Shape: []int{2}, Data: []float32{1, 1}, Trainable: true}
 	l := NewLayout([]*Param{g})
-	tp := &Tape{layout: l, params: map[*Param]*Node{}, batch: &batchRows{off: []int{0, 1}, grads: [][]float32{make([]float32, 2)}}}
+	tp := &Tape{layout: l, params: map[*Param]*Node{}, batch: &batchRows{rows: rowMap{off: []int{0, 1}}, grads: [][]float32{make([]float32, 2)}}}
 	x := tp.Input(Tensor{Shape: []int{1, 2}, Data: []float32{1, 2}}, false)
 	y := tp.Sum(tp.LayerNorm(x, tp.Param(g), nil, 1e-5))
 	defer func() {

@@ -19,12 +19,14 @@
 // differentiator. Every layer has an explicit forward and backward rule. The
 // package functions [PerSample] and [Gradient] give each example its own
 // tape, run in parallel on up to GOMAXPROCS goroutines. TinyMLLM's
-// PerSample and Gradient run, where they can (LoRA or adapters in the
-// language model, no hooks), the batched engine instead: a few examples on
-// one tape, their sequences stacked as rows, so that every frozen weight
-// sees all their rows in one matrix product per layer, with the gradients
-// of the LoRA factors and adapters formed from each example's rows (bit
-// for bit those of one tape per example). Because
+// PerSample and Gradient run, where they can (LoRA, adapters or BitFit's
+// biases in any part, no hooks), the batched engine instead: a few
+// examples on one tape, their sequences stacked as rows, so that every
+// frozen weight sees all their rows in one matrix product per layer, with
+// the gradients of the LoRA factors, adapters and biases formed from each
+// example's rows (bit for bit those of one tape per example); a
+// [VisualCache] there keeps the visual tokens of a frozen encoder across
+// calls. Because
 // the work is split into units fixed by the batch alone and results are
 // reduced in example order, every number the package produces is the same
 // bit for bit whatever GOMAXPROCS is.

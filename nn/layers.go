@@ -277,7 +277,7 @@ func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool
 	}
 	if keep != nil {
 		heads, x = t.Gather(heads, keep.rows), t.Gather(x, keep.rows)
-		t.setRows(keep.off)
+		t.setRows(keep.off, 0)
 	}
 	o := t.Dropout(b.O.Forward(t, heads, h), b.Dropout)
 	if b.Adapter1 != nil {

@@ -356,13 +356,14 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 // hooks and visual transform, which may be nil, apply to every example.
 //
 // Without hooks, visual transform or dropout, and when the trainable tensors
-// are the language model's LoRA factors or adapters, it runs the batched
+// are LoRA factors, adapters or biases (LoRA, adapters or BitFit, in any
+// parts), it runs the batched
 // engine (batch.go): the sequences of a group of examples stacked as rows,
 // so that the frozen weights see the whole group in one product per layer,
 // with the same bits as one tape per example.
 func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) (*Result, error) {
 	if m.batchable(l, batch, h, vt, opt) {
-		return perSampleBatched(l, len(batch), m.batchLosses(batch), opt), nil
+		return perSampleBatched(l, len(batch), m.batchLosses(batch, m.visualCache(l, opt)), opt), nil
 	}
 	return PerSample(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)
 }
@@ -375,7 +376,7 @@ func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTra
 // Gradient's 16 chunks in the same order.
 func (m *TinyMLLM) Gradient(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) ([]float32, []float64, Stats, error) {
 	if m.batchable(l, batch, h, vt, opt) {
-		g, losses, st := gradientBatched(l, len(batch), m.batchLosses(batch), opt)
+		g, losses, st := gradientBatched(l, len(batch), m.batchLosses(batch, m.visualCache(l, opt)), opt)
 		return g, losses, st, nil
 	}
 	return Gradient(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)

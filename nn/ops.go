@@ -31,9 +31,9 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 		beta = 1
 	}
 	kernels.Gemm(false, true, n, out, in, 1, x.Value.Data, in, w.Value.Data, in, beta, yd, out)
-	var rows []int
+	var rows rowMap
 	if t.batch != nil {
-		rows = t.batch.off
+		rows = t.batch.rows
 	}
 	t.record(y, func(g []float32) {
 		if x.needs {
@@ -228,7 +228,17 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 			}
 		}
 	}
+	// On a per-example batched tape the bias's gradient goes to each
+	// example's own vector, summed over its rows (batchRows.bias).
+	var perExample *batchRows
+	var rm rowMap
+	if t.batch != nil && b != nil && b.needs {
+		perExample, rm = t.batch, t.batch.rows
+	}
 	t.record(y, func(gy []float32) {
+		if perExample != nil {
+			perExample.bias(t, rm, b, gy, rows)
+		}
 		for i := 0; i < rows; i++ {
 			gr, hr := gy[i*c:(i+1)*c], xhat[i*c:(i+1)*c]
 			if g.needs {
@@ -237,7 +247,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 					gg[j] += v * hr[j]
 				}
 			}
-			if b != nil && b.needs {
+			if b != nil && b.needs && perExample == nil {
 				axpy(1, gr, t.g(b))
 			}
 			if x.needs {

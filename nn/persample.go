@@ -42,6 +42,11 @@ type Options struct {
 	// Hooks callback receives is valid only until the loss function of its
 	// example returns: a hook must copy what it keeps. Default off.
 	Reuse bool
+	// Visual, when not nil, keeps the visual tokens of the images seen
+	// from call to call on the batched engine while the vision encoder and
+	// the projector are frozen (see VisualCache). The results are the same
+	// bits either way.
+	Visual *VisualCache
 }
 
 // Stats describes the cost of one batch: wall time and the bytes of
