@@ -19,6 +19,9 @@ type Batch struct {
 	Images [][]float32
 	Tokens [][]int
 	Labels []int
+	// Loss are the loss masks of TinyMLLM sequences (nn.Sequence.Loss,
+	// true on the answer tokens); nil for the classifiers.
+	Loss [][]bool
 }
 
 // An Outcome is what one attack on one released update recovered, scored
