@@ -50,6 +50,9 @@ type Outcome struct {
 	FeatDist float64
 	// Elapsed is the attack's wall time.
 	Elapsed time.Duration
+	// Match is the final gradient-matching objective of an optimising
+	// attack (AttackMLLMLoRA; distance plus TV), 0 for the others.
+	Match float64
 }
 
 // ScoreFeatures sets o.FeatDist from o.Images (after Score) and the

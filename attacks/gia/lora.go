@@ -26,12 +26,15 @@ import (
 // LoRA gradient and the release, over the released tensors, with its
 // gradient in x by the finite-difference Hessian-vector product, plus
 // total variation, minimised by Invert (Adam, box [0, 1], restarts, the
-// first from opt.Init when set). The model's parameters are perturbed and
+// first from opt.Init when set), or, with a prior, by InvertPrior over
+// the prior's coordinates (the image restricted to the conditional means
+// of the public Gaussian model given the patch embeddings, the part of
+// the image the update can carry; see EmbeddingPrior). The model's parameters are perturbed and
 // restored during the attack, so m must not be used concurrently.
 //
 // Batches of more than one sequence are not attacked (an error): the
 // joint optimisation over B images is not implemented.
-func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, opt *InvertOptions) (*Outcome, error) {
+func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
 	start := time.Now()
 	if len(batch.Images) != 1 || len(batch.Tokens) != 1 || len(batch.Loss) != 1 {
 		return nil, fmt.Errorf("gia: the LoRA attack takes a batch of one sequence with its loss mask, got %d images", len(batch.Images))
@@ -47,7 +50,12 @@ func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, opt 
 		return nil, err
 	}
 	gm.L2 = opt != nil && opt.L2
-	img, _, err := Invert(gm.Objective, c.Channels, c.ImageSize, c.ImageSize, opt)
+	var img []float32
+	if prior != nil {
+		img, o.Match, err = InvertPrior(gm.Objective, prior, opt)
+	} else {
+		img, o.Match, err = Invert(gm.Objective, c.Channels, c.ImageSize, c.ImageSize, opt)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ package gia
 import (
 	"flag"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -19,9 +20,13 @@ var (
 	loraTV    = flag.Float64("gia.lora-tv", 0.05, "total-variation weight of the LoRA probe")
 	loraLR    = flag.Float64("gia.lora-lr", 0.05, "Adam step of the LoRA probe")
 	loraN     = flag.Int("gia.lora-n", 1, "images of the LoRA probe")
+	loraFirst = flag.Int("gia.lora-first", 0, "first public example of the LoRA probe")
+	loraRest  = flag.Int("gia.lora-restarts", 1, "restarts of the LoRA probe")
+	loraPrior = flag.Bool("gia.lora-prior", false, "search the LoRA probe's image over the EmbeddingPrior")
 )
 
-// mllmLoRABase returns the pretrained smoke TinyMLLM (cache -gia.pretrain)
+// mllmLoRABase returns the pretrained smoke TinyMLLM (cache -gia.pretrain
+// when set, else built in a temporary directory)
 // with LoRA on its language model as the methods add it at smoke (rank 4,
 // α 8, q, k, v, o, fc1, fc2, B = 0), its layout, and fashion-vqa at smoke.
 func mllmLoRABase(t testing.TB) (*nn.TinyMLLM, *nn.Layout, *datasets.Dataset) {
@@ -30,7 +35,13 @@ func mllmLoRABase(t testing.TB) (*nn.TinyMLLM, *nn.Layout, *datasets.Dataset) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pretrain.Base(t.Context(), pretrain.Options{Scale: "smoke", Arch: "tinymllm", Dir: *tablePretrain})
+	dir := t.TempDir()
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "gia.pretrain" {
+			dir = *tablePretrain
+		}
+	})
+	b, err := pretrain.Base(t.Context(), pretrain.Options{Scale: "smoke", Arch: "tinymllm", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,25 +76,35 @@ func TestMLLMLoRAProbe(t *testing.T) {
 		pub = append(pub, ex.Images[0])
 	}
 	t.Logf("%d public images", len(pub))
-	for k := range *loraN {
+	prior, err := NewEmbeddingPrior(m.Vision, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !*loraPrior {
+		prior = nil
+	}
+	for k := *loraFirst; k < *loraFirst+*loraN; k++ {
 		b := mllmBatch(d.Public, k)
 		g := mllmUpdate(t, m, l, b, Mechanism{})
-		o, err := AttackMLLMLoRA(m, l, g, b, &InvertOptions{Iterations: *loraIters, Restarts: 1, LR: *loraLR, TV: *loraTV, Gray: true, Init: mean})
+		o, err := AttackMLLMLoRA(m, l, g, b, prior, &InvertOptions{Iterations: *loraIters, Restarts: *loraRest, LR: *loraLR, TV: *loraTV, Gray: true, Init: mean})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("image %d: PSNR %.2f dB, SSIM %.3f, baseline %.2f dB, ceilings %.2f dB (mean prior) %.2f dB (Gaussian prior), %v", k, o.MeanPSNR(), o.MeanSSIM(),
+		t.Logf("%s (text only %v): ", d.Public[k].Kind, d.Public[k].TextOnly)
+		t.Logf("image %d: objective %.4f, PSNR %.2f dB, SSIM %.3f, baseline %.2f dB, ceilings %.2f dB (mean prior) %.2f dB (Gaussian prior), %v", k, o.Match, o.MeanPSNR(), o.MeanSSIM(),
 			PSNR(mean, b.Images[0], 1), PSNR(embeddingCeiling(m.Vision, b.Images[0], mean), b.Images[0], 1),
-			PSNR(gaussianCeiling(m.Vision, b.Images[0], mean, pub), b.Images[0], 1), o.Elapsed)
+			PSNR(clamp01(prior.Image(make([]float32, len(mean)), prior.Coords(b.Images[0]))), b.Images[0], 1), o.Elapsed)
 	}
 }
 
-func publicMean(d *datasets.Dataset) []float32 {
+func publicMean(d *datasets.Dataset) []float32 { return MeanImage(publicImages(d)) }
+
+func publicImages(d *datasets.Dataset) [][]float32 {
 	var pub [][]float32
 	for _, ex := range d.Public {
 		pub = append(pub, ex.Images[0])
 	}
-	return MeanImage(pub)
+	return pub
 }
 
 // mllmUpdate returns the update mech releases for batch b on m.
@@ -115,7 +136,7 @@ func mllmUpdate(t testing.TB, m *nn.TinyMLLM, l *nn.Layout, b Batch, mech Mechan
 // who recovers the embeddings exactly and knows nothing more.
 func embeddingCeiling(v *nn.VisionEncoder, x, mean []float32) []float32 {
 	hw := v.ImageSize * v.ImageSize
-	cols := embeddingMatrix(v)
+	cols := embeddingMatrix(v) // Aᵀ: cols[j] is A's column of pixel j
 	r := len(cols[0])
 	aat := make([][]float64, r)
 	for i := range r {
@@ -159,89 +180,6 @@ func addTied(mean []float32, p []float64, c int) []float32 {
 	return out
 }
 
-// gaussianCeiling returns E[x | Ax] under the Gaussian prior with the mean
-// and covariance of the public images pub (channels tied, a ridge of
-// 10⁻⁶ on AΣAᵀ), for A the patch-embedding map of embeddingCeiling: the
-// reconstruction of an attacker who recovers the embeddings exactly and
-// models the images as Gaussian with the public statistics, μ +
-// ΣAᵀ(AΣAᵀ)⁻¹A(x − μ).
-func gaussianCeiling(v *nn.VisionEncoder, x, mean []float32, pub [][]float32) []float32 {
-	hw := v.ImageSize * v.ImageSize
-	cols := embeddingMatrix(v)
-	r := len(cols[0])
-	n := len(pub)
-	xa := make([][]float64, n) // (x_n − μ)ᵀAᵀ
-	for k, img := range pub {
-		xa[k] = make([]float64, r)
-		for j := range hw {
-			d := float64(img[j]) - float64(mean[j])
-			for i := range r {
-				xa[k][i] += d * cols[j][i]
-			}
-		}
-	}
-	m := make([][]float64, r) // AΣAᵀ
-	for i := range r {
-		m[i] = make([]float64, r)
-		for k := range r {
-			for q := range n {
-				m[i][k] += xa[q][i] * xa[q][k] / float64(n)
-			}
-		}
-		m[i][i] += 1e-6
-	}
-	y := make([]float64, r)
-	for j := range hw {
-		d := float64(x[j]) - float64(mean[j])
-		for i := range r {
-			y[i] += cols[j][i] * d
-		}
-	}
-	z := solveSPD(m, y)
-	p := make([]float64, hw) // ΣAᵀz = Σ_q (x_q − μ)((x_q − μ)ᵀAᵀz)/n
-	for q, img := range pub {
-		var w float64
-		for i := range r {
-			w += xa[q][i] * z[i]
-		}
-		for j := range hw {
-			p[j] += (float64(img[j]) - float64(mean[j])) * w / float64(n)
-		}
-	}
-	return addTied(mean, p, v.Channels)
-}
-
-// embeddingMatrix returns the columns of A, the linear map from a
-// one-channel image (channels tied) to the patch embeddings of v without
-// bias: cols[j] is A's column of pixel j.
-func embeddingMatrix(v *nn.VisionEncoder) [][]float64 {
-	hw := v.ImageSize * v.ImageSize
-	embed := func(u []float64) []float64 {
-		img := make([]float32, v.Channels*hw)
-		for c := range v.Channels {
-			for i := range hw {
-				img[c*hw+i] = float32(u[i])
-			}
-		}
-		t := nn.NewTape(nil, nil)
-		in := t.Input(nn.Tensor{Shape: []int{v.Channels, v.ImageSize, v.ImageSize}, Data: img}, false)
-		y := t.Affine(t.Patchify(in, v.Patch), t.Param(v.PatchEmbed.W), nil).Value.Data
-		out := make([]float64, len(y))
-		for i, f := range y {
-			out[i] = float64(f)
-		}
-		return out
-	}
-	var cols [][]float64
-	e := make([]float64, hw)
-	for j := range hw {
-		e[j] = 1
-		cols = append(cols, embed(e))
-		e[j] = 0
-	}
-	return cols
-}
-
 // solveSPD solves a·z = y for a symmetric positive-definite a by Cholesky
 // factorisation (a is overwritten).
 func solveSPD(a [][]float64, y []float64) []float64 {
@@ -272,4 +210,106 @@ func solveSPD(a [][]float64, y []float64) []float64 {
 		z[i] /= a[i][i]
 	}
 	return z
+}
+
+// TestEmbeddingPrior checks the prior against its definitions on the smoke
+// ViT encoder and the fl-mm public images: the conditional mean x̂ =
+// x(Coords(x)) of a private image has the same patch embeddings as x
+// (A·x̂ = A·x, to 10⁻³ relative: the ridge of 10⁻⁶ and float32 images;
+// measured 2.4·10⁻⁴), and pullback is Bᵀ (⟨pullback(g), w⟩ =
+// ⟨g, x(w) − μ⟩ for random g and w).
+func TestEmbeddingPrior(t *testing.T) {
+	t.Parallel()
+	m, _ := smokeViT(t)
+	d := smokeData(t)
+	var pub [][]float32
+	for _, ex := range d.Public {
+		pub = append(pub, ex.Images[0])
+	}
+	p, err := NewEmbeddingPrior(m.Vision, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := d.Private[0].Images[0]
+	xh := p.Image(make([]float32, len(x)), p.Coords(x))
+	got, want := p.project(xh), p.project(x)
+	var num, den float64
+	for i := range want {
+		num += (got[i] - want[i]) * (got[i] - want[i])
+		den += want[i] * want[i]
+	}
+	if e := math.Sqrt(num / den); e > 1e-3 {
+		t.Errorf("A·x̂ differs from A·x by %.3g relative, want ≤ 1e-3", e)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	w, g := make([]float64, p.Dim()), make([]float32, len(x))
+	for i := range w {
+		w[i] = rng.NormFloat64()
+	}
+	for i := range g {
+		g[i] = float32(rng.NormFloat64())
+	}
+	gw := make([]float64, p.Dim())
+	p.pullback(gw, g)
+	xw := p.Image(make([]float32, len(x)), w)
+	var lhs, rhs float64
+	for i := range w {
+		lhs += gw[i] * w[i]
+	}
+	for i := range g {
+		rhs += float64(g[i]) * (float64(xw[i]) - float64(p.mean[i]))
+	}
+	if math.Abs(lhs-rhs) > 1e-4*math.Abs(rhs) {
+		t.Errorf("⟨pullback(g), w⟩ = %v, ⟨g, x(w) − μ⟩ = %v", lhs, rhs)
+	}
+}
+
+// TestControlMLLMLoRA is the LoRA update's control, on the pretrained
+// smoke TinyMLLM with LoRA on its language model as the methods add it
+// (mllmLoRABase; B = 0, the first step's update) and the first private
+// fashion-vqa sequence. The attack over the EmbeddingPrior (fitted to the
+// public images; settings of the gia table, fewer iterations) must beat
+// the public mean image by 2 dB on the raw update and stay within 3 dB of
+// it at ε = 1 (clip 1 and one analytic-Gaussian release's noise). The
+// issue's 25 dB bar cannot be met here: the update depends on the image
+// only through its patch embeddings, and even their exact values give
+// about 21–26 dB under the Gaussian prior (EmbeddingPrior; EXPERIMENTS.md,
+// gia). At the seeded initialisation the attack matches the update
+// (cosine distance 0.0015) but not the image (below the baseline): the
+// update of an untrained encoder barely depends on the image, so the
+// control needs the pretrained base, which it builds in a temporary
+// directory unless -gia.pretrain is set (minutes): skipped with -short.
+func TestControlMLLMLoRA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pretrains the smoke TinyMLLM and runs two 300-iteration attacks")
+	}
+	t.Parallel()
+	m, l, d := mllmLoRABase(t)
+	pub := publicImages(d)
+	prior, err := NewEmbeddingPrior(m.Vision, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mllmBatch(d.Private, 0)
+	x := b.Images[0]
+	base := PSNR(MeanImage(pub), x, 1)
+	ceil := PSNR(clamp01(prior.Image(make([]float32, len(x)), prior.Coords(x))), x, 1)
+	for _, tc := range []struct {
+		desc     string
+		mech     Mechanism
+		min, max float64
+	}{
+		{"raw", Mechanism{}, base + 2, math.Inf(1)},
+		{"eps=1", Mechanism{Rule: nn.Flat(1), Sigma: []float64{sigmaEps1(t)}, Seed: 3}, 0, base + 3},
+	} {
+		g := mllmUpdate(t, m, l, b, tc.mech)
+		o, err := AttackMLLMLoRA(m, l, g, b, prior, &InvertOptions{Iterations: 300, Restarts: 1, LR: 0.05, TV: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := o.MeanPSNR(); p < tc.min || p > tc.max {
+			t.Errorf("%s: PSNR %.2f dB, want in [%.2f, %.2f]", tc.desc, p, tc.min, tc.max)
+		}
+		t.Logf("%s: PSNR %.2f dB, SSIM %.3f, objective %.4f (baseline %.2f dB, Gaussian-prior ceiling %.2f dB), %v", tc.desc, o.MeanPSNR(), o.MeanSSIM(), o.Match, base, ceil, o.Elapsed)
+	}
 }

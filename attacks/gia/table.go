@@ -109,6 +109,9 @@ type TableOptions struct {
 	MLLM       *nn.TinyMLLM
 	MLLMData   *datasets.Dataset
 	MLLMInvert *InvertOptions
+	// MLLMPrior, when not nil, makes the mllm-lora attack search over
+	// this prior (fitted to MLLMData's public images) instead of pixels.
+	MLLMPrior *EmbeddingPrior
 }
 
 // Table runs the gia table on data d (fl-mm: images, captions, labels) for
@@ -291,7 +294,7 @@ func attackOnce(model string, vit *nn.ViT, fus *nn.Fusion, mean []float32, def D
 	mech.Seed = mech.Seed*1000003 + trial
 	switch model {
 	case "mllm-lora":
-		return attackMLLMOnce(o.MLLM, mech, bt, o.MLLMInvert)
+		return attackMLLMOnce(o.MLLM, mech, bt, o.MLLMPrior, o.MLLMInvert)
 	case "vit":
 		l := nn.NewLayout(vit.Params())
 		r, err := nn.PerSample(l, len(bt.Images), func(t *nn.Tape, i int) (*nn.Node, error) {
@@ -330,7 +333,7 @@ func attackOnce(model string, vit *nn.ViT, fus *nn.Fusion, mean []float32, def D
 
 // attackMLLMOnce releases the LoRA update of TinyMLLM m for the batch of
 // one sequence bt under mech and attacks it with AttackMLLMLoRA.
-func attackMLLMOnce(m *nn.TinyMLLM, mech Mechanism, bt Batch, opt *InvertOptions) (*Outcome, error) {
+func attackMLLMOnce(m *nn.TinyMLLM, mech Mechanism, bt Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
 	l := nn.NewLayout(m.Params())
 	s := nn.Sequence{Tokens: bt.Tokens[0], Images: bt.Images, Loss: bt.Loss[0]}
 	g := make([]float32, l.Size)
@@ -341,7 +344,7 @@ func attackMLLMOnce(m *nn.TinyMLLM, mech Mechanism, bt Batch, opt *InvertOptions
 	if err != nil {
 		return nil, err
 	}
-	return AttackMLLMLoRA(m, l, rel, bt, opt)
+	return AttackMLLMLoRA(m, l, rel, bt, prior, opt)
 }
 
 func distinct(seqs [][]int) int {
