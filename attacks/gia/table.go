@@ -363,8 +363,8 @@ func Markdown(rows []Row) string {
 	s := "| model | method | ε | batch | PSNR mean | PSNR max | SSIM | feat. dist. | label acc | TRR | TRR (pos.) | baseline PSNR | baseline SSIM | baseline feat. | time/image |\n"
 	s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 	for _, r := range rows {
-		s += fmt.Sprintf("| %s | %s | %v | %d | %.1f | %.1f | %.3f | %.3f | %.2f | %s | %s | %.1f | %.3f | %.3f | %v |\n",
-			r.Model, r.Defence.Method, r.Defence.Epsilon, r.Batch, r.PSNRMean, r.PSNRMax, r.SSIM, r.FeatDist, r.LabelAcc, dash(r.TRR), dash(r.PosTRR),
+		s += fmt.Sprintf("| %s | %s | %v | %d | %.1f | %.1f | %.3f | %.3f | %s | %s | %s | %.1f | %.3f | %.3f | %v |\n",
+			r.Model, r.Defence.Method, r.Defence.Epsilon, r.Batch, r.PSNRMean, r.PSNRMax, r.SSIM, r.FeatDist, dash(r.LabelAcc), dash(r.TRR), dash(r.PosTRR),
 			r.BaselinePSNR, r.BaselineSSIM, r.BaselineFeat, r.PerImage.Round(time.Millisecond))
 	}
 	return s
