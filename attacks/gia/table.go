@@ -117,8 +117,11 @@ type TableOptions struct {
 // Table runs the gia table on data d (fl-mm: images, captions, labels) for
 // the ViT (PatchRecovery) and the fusion classifier (ConvMatch and
 // BagOfWords) with every tensor trainable and released, at the weights of
-// TableOptions (the weights the attacker knows), under every defence. It returns an error if d has too few private
-// examples for the batches or an attack fails.
+// TableOptions (the weights the attacker knows), under every defence, and
+// with TableOptions.MLLM the mllm-lora rows (AttackMLLMLoRA on the LoRA
+// update, batch 1; the release is computed on nn's plain tape, the
+// methods' gradient up to float32 rounding). It returns an error if d has
+// too few private examples for the batches or an attack fails.
 func Table(d *datasets.Dataset, defences []Defence, opt *TableOptions) ([]Row, error) {
 	o := TableOptions{Batches: []int{1, 8}, Trials: 3}
 	if opt != nil {
