@@ -19,6 +19,9 @@ type Batch struct {
 	Images [][]float32
 	Tokens [][]int
 	Labels []int
+	// Loss are the loss masks of TinyMLLM sequences (nn.Sequence.Loss,
+	// true on the answer tokens); nil for the classifiers.
+	Loss [][]bool
 }
 
 // An Outcome is what one attack on one released update recovered, scored
@@ -47,6 +50,9 @@ type Outcome struct {
 	FeatDist float64
 	// Elapsed is the attack's wall time.
 	Elapsed time.Duration
+	// Match is the final gradient-matching objective of an optimising
+	// attack (AttackMLLMLoRA; distance plus TV), 0 for the others.
+	Match float64
 }
 
 // ScoreFeatures sets o.FeatDist from o.Images (after Score) and the

@@ -42,11 +42,16 @@
 // image.proj (LinearInput's argument, Phong et al. 2017; Geiping et al.
 // 2020 §4), see ConvMatch.
 //
-// No attack here differentiates twice through attention or LayerNorm:
-// gradient matching on a transformer's own released gradients (LoRA
-// tensors of the language model, as the methods of package methods
-// release) is not implemented, and for such an update the image attacks
-// return the attacker's data-independent guess.
+// For TinyMLLM with LoRA on its language model (what the methods of
+// package methods release; vision encoder and projector frozen),
+// AttackMLLMLoRA is gradient matching through the whole model
+// (GradientMatch): its gradient with respect to the image, a
+// Hessian-vector product, is the central difference of two first-order
+// input gradients at θ ± h·v (Pearlmutter 1994), not a double backward
+// (see GradientMatch for why). Such an update depends on the image only
+// through its patch embeddings, so the attack can also search over an
+// EmbeddingPrior, the conditional means of a Gaussian model of the public
+// images given those embeddings.
 //
 // Table runs the attacks against the release mechanisms of the methods
 // (Defences) and writes the gia table and reconstruction grids
@@ -75,6 +80,10 @@
 //   - Wainakh, Ventola, Müßig, Keim, Cordero, Zimmer, Grube, Kersting &
 //     Mühlhäuser, "User-Level Label Leakage from Gradients in Federated
 //     Learning", PETS 2022.
+//   - Pearlmutter, "Fast Exact Multiplication by the Hessian", Neural
+//     Computation 6(1), 1994.
+//   - Jeon, Kim, Lee, Oh & Ok, "Gradient Inversion with Generative
+//     Image Prior", NeurIPS 2021.
 //   - Wang, Bovik, Sheikh & Simoncelli, "Image Quality Assessment: From
 //     Error Visibility to Structural Similarity", IEEE TIP 13(4), 2004.
 //   - Kuhn, "The Hungarian Method for the Assignment Problem", Naval

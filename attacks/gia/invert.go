@@ -37,6 +37,11 @@ type InvertOptions struct {
 	// attacker's prior for grayscale data such as Fashion-MNIST, whose
 	// images are stored with three equal channels).
 	Gray bool
+	// Init, when not nil, is the start of the first restart (C×H×W, for
+	// example the public mean image, the attacker's data-independent
+	// guess; with Gray its first channel); the other restarts start from
+	// uniform noise. nil: every restart starts from noise.
+	Init []float32
 }
 
 func (o *InvertOptions) withDefaults() InvertOptions {
@@ -71,7 +76,8 @@ type Objective func(x, grad []float32) (float64, error)
 //
 //	obj(x) + TV·TV(x)
 //
-// by Adam from uniform random starts, projecting onto the box after each
+// by Adam from uniform random starts (the first from InvertOptions.Init
+// when set), projecting onto the box after each
 // step (breaching's "boxed" Inverting Gradients), and keeps the restart
 // with the lowest objective, as Geiping et al. (2020, §5) do. It returns
 // the image and its objective, or obj's first error.
@@ -95,10 +101,16 @@ func Invert(obj Objective, c, h, w int, opt *InvertOptions) ([]float32, float64,
 	}
 	var best []float32
 	bestObj := math.Inf(1)
-	for range o.Restarts {
+	for r := range o.Restarts {
 		u := make([]float32, nu)
 		for i := range u {
 			u[i] = rng.Float32()
+		}
+		if r == 0 && o.Init != nil {
+			if len(o.Init) != c*h*w {
+				return nil, 0, fmt.Errorf("gia: initial image of %d values, want %d", len(o.Init), c*h*w)
+			}
+			copy(u, o.Init)
 		}
 		v, err := adamBox(u, o, full)
 		if err != nil {

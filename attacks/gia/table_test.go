@@ -12,6 +12,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/repro-dp/repro/nn"
@@ -20,6 +22,10 @@ import (
 
 var (
 	tableOut      = flag.String("gia.out", "", "write the gia table (gia.md) and its grids (PNG) to `dir`")
+	tableEps      = flag.String("gia.eps", "1,8,inf", "the private defences' ε values of the gia table (TestTable), comma-separated")
+	tableTrials   = flag.Int("gia.trials", 3, "batches per cell of the gia table (TestTable)")
+	tableMLLMIter = flag.Int("gia.mllm-iters", 500, "Adam iterations of the mllm-lora attack in the gia table (TestTable)")
+	tableMLLMOnly = flag.Bool("gia.mllm-only", false, "write only the mllm-lora rows of the gia table (TestTable)")
 	tablePretrain = flag.String("gia.pretrain", "results/pretrain", "cache `dir` of the pretrained bases the gia table attacks (relative to the package directory)")
 )
 
@@ -56,16 +62,25 @@ func TestTableControls(t *testing.T) {
 }
 
 // TestTable writes the full gia table at smoke scale when -gia.out is set,
-// attacking the pretrained smoke bases (ViT with a new 10-class head, and
-// the fusion classifier), with the pretrained ViT encoder as the feature
-// distance's:
+// attacking the pretrained smoke bases (ViT with a new 10-class head, the
+// fusion classifier, and TinyMLLM with LoRA on its language model as the
+// methods add it), with the pretrained ViT encoder as the feature
+// distance's; -gia.mllm-only writes the TinyMLLM rows alone:
 //
 //	go test ./attacks/gia -run TestTable$ -gia.out $PWD/results/gia -gia.pretrain $PWD/results/pretrain -timeout 60m
 func TestTable(t *testing.T) {
 	if *tableOut == "" {
 		t.Skip("set -gia.out to write the gia table")
 	}
-	defs, err := Defences([]float64{1, 8, math.Inf(1)}, 0.8, 1)
+	var eps []float64
+	for _, f := range strings.Split(*tableEps, ",") {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			t.Fatalf("-gia.eps: %v", err)
+		}
+		eps = append(eps, v)
+	}
+	defs, err := Defences(eps, 0.8, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +98,13 @@ func TestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc := vb.Model.(*nn.ViT).Vision
-	rows, err := Table(d, defs, &TableOptions{Batches: []int{1, 8}, Trials: 3, ViT: vit, Fusion: fb.Model.(*nn.Fusion), Encoder: enc,
-		Invert: &InvertOptions{Iterations: 1000, Restarts: 2, LR: 0.05, TV: 0.05, Gray: true}})
+	opt := &TableOptions{Batches: []int{1, 8}, Trials: *tableTrials, ViT: vit, Fusion: fb.Model.(*nn.Fusion), Encoder: enc,
+		Invert: &InvertOptions{Iterations: 1000, Restarts: 2, LR: 0.05, TV: 0.05, Gray: true}}
+	if *tableMLLMOnly {
+		opt.Batches = nil
+	}
+	mllmTableOptions(t, opt)
+	rows, err := Table(d, defs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +127,22 @@ func TestTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// mllmTableOptions sets the mllm-lora rows of opt: the pretrained smoke
+// TinyMLLM with LoRA (mllmLoRABase), fashion-vqa at smoke, the
+// EmbeddingPrior of the base's vision encoder fitted to its public images,
+// and the attack's settings, chosen on public examples only
+// (TestMLLMLoRAProbe; EXPERIMENTS.md, gia).
+func mllmTableOptions(t *testing.T, opt *TableOptions) {
+	t.Helper()
+	m, _, d := mllmLoRABase(t)
+	prior, err := NewEmbeddingPrior(m.Vision, publicImages(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.MLLM, opt.MLLMData, opt.MLLMPrior = m, d, prior
+	opt.MLLMInvert = &InvertOptions{Iterations: *tableMLLMIter, Restarts: 1, LR: 0.05, TV: 0.05}
 }
 
 // TestWriteGrid decodes a written grid and checks its size and two
