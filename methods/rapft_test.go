@@ -32,7 +32,7 @@ func recordsJob(t testing.TB, method string, n int, eps float64, params map[stri
 	}
 	sub := *d
 	sub.Private = d.Private[:n]
-	h, err := Resolve(method, "smoke", params)
+	h, err := ResolveAt(method, "smoke", eps, params)
 	if err != nil {
 		t.Fatal(err)
 	}
