@@ -224,6 +224,17 @@ func TestTunedDefaults(t *testing.T) {
 		{"dpsgd", "small", inf, 1e-2, 8, false},
 		{"dpsgd", "full", 1, 2e-4, 1, false},
 		{"nonprivate", "smoke", inf, 5e-3, 8, false},
+		// dpsgd at smoke, chosen at each ε of table1, and between them the
+		// choice at the nearest tuned ε at or below (below 1, 1's).
+		{"dpsgd", "smoke", 0.1, 1e-2, 8, false},
+		{"dpsgd", "smoke", 1, 1e-2, 8, false},
+		{"dualpriv", "smoke", 1, 1e-2, 8, false},
+		{"rapft", "smoke", 1, 1e-2, 8, false},
+		{"dpsgd", "smoke", 2, 1e-2, 8, false},
+		{"dpsgd", "smoke", 5, 2e-2, 4, false},
+		{"dpsgd", "smoke", 8, 2e-2, 4, false},
+		{"dpsgd", "smoke", 100, 2e-2, 4, false},
+		{"dpsgd", "smoke", inf, 2e-2, 4, false},
 	} {
 		h, err := DefaultsAt(tc.method, tc.scale, tc.eps)
 		if err != nil {
