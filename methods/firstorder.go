@@ -136,7 +136,7 @@ func dpsgdParams() []Param {
 var dpsgdSmoke = []struct{ epsilon, lr, epochs float64 }{
 	{1, 1e-2, 8},
 	{3, 2e-2, 4},
-	{8, 2e-2, 4},
+	{8, 1e-2, 8},
 	{math.Inf(1), 2e-2, 4},
 }
 

@@ -232,8 +232,8 @@ func TestTunedDefaults(t *testing.T) {
 		{"rapft", "smoke", 1, 1e-2, 8, false},
 		{"dpsgd", "smoke", 2, 1e-2, 8, false},
 		{"dpsgd", "smoke", 5, 2e-2, 4, false},
-		{"dpsgd", "smoke", 8, 2e-2, 4, false},
-		{"dpsgd", "smoke", 100, 2e-2, 4, false},
+		{"dpsgd", "smoke", 8, 1e-2, 8, false},
+		{"dpsgd", "smoke", 100, 1e-2, 8, false},
 		{"dpsgd", "smoke", inf, 2e-2, 4, false},
 	} {
 		h, err := DefaultsAt(tc.method, tc.scale, tc.eps)
