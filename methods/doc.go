@@ -18,7 +18,7 @@
 // architecture, the task's dataset (the members are its private split),
 // the resolved hyperparameters, the privacy target and a seed:
 //
-//	h, err := methods.Resolve("dpsgd", "smoke", cfg.Params) // defaults, then the spec's params
+//	h, err := methods.ResolveAt("dpsgd", "smoke", 8, cfg.Params) // defaults at ε = 8, then the spec's params
 //	m, _ := methods.Lookup("dpsgd")
 //	res, err := m.FineTune(ctx, &methods.Job{Model: model, Data: data, Hyper: h,
 //		Epsilon: 8, Delta: 1e-5, Seed: 1})
@@ -31,7 +31,8 @@
 //
 // A method is one file: a type with Name, Arch (the base it fine-tunes:
 // tinymllm, vit or fusion), Params (its hyperparameters: name, kind,
-// default per scale, range; the LoRA recipe is loraParams) and FineTune,
+// default per scale, or per scale and target ε (Param.ByEpsilon), range;
+// the LoRA recipe is loraParams) and FineTune,
 // registered from an init function. The spec checker, Resolve and the
 // pipeline read nothing else. Methods that train build on the shared
 // pieces:
@@ -82,11 +83,14 @@
 //     tokens (nn.TinyMLLM.Loss), not the sum of Dual-Priv's Eq. (3), so the
 //     clip norm C = 1 means the same for short and long answers.
 //   - Hyperparameters by scale are in each method's Params; the spec's
-//     params override them (Resolve). nonprivate's and dpsgd's learning
-//     rate and epochs at smoke and small, and dpzo's clip scope, φ,
-//     learning rate and epochs at smoke, were chosen on public validation
-//     data (the -tune tasks of experiments tune-baselines: best mean
-//     validation accuracy; dpsgd at ε = 3); dualpriv and rapft share
+//     params override them (ResolveAt, with the run's target ε).
+//     nonprivate's and dpsgd's learning rate and epochs at smoke and
+//     small, and dpzo's clip scope, φ, learning rate and epochs at smoke,
+//     were chosen on public validation data (the -tune tasks of
+//     experiments tune-baselines: best mean validation accuracy). dpsgd's
+//     at smoke were chosen at each ε of table1 (a run at another ε takes
+//     the choice of the nearest tuned ε at or below it, PerEpsilon.At), at
+//     small at ε = 3 and used at every ε; dualpriv and rapft share
 //     dpsgd's, also on the records tasks, where nothing was tuned. dpzo's
 //     learning rate at small was chosen by comparing test accuracy, and
 //     runs that keep it say so in their privacy record's caveats

@@ -245,7 +245,7 @@ func TestDualPrivIsDPSGD(t *testing.T) {
 		if set != nil {
 			set(params)
 		}
-		h, err := Resolve(method, "smoke", params)
+		h, err := ResolveAt(method, "smoke", job.Epsilon, params)
 		if err != nil {
 			t.Fatal(err)
 		}

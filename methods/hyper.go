@@ -6,13 +6,16 @@ package methods
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/nn/optim"
+	"github.com/repro-dp/repro/privacy"
 )
 
 // Kind is the type of a hyperparameter's value.
@@ -34,7 +37,7 @@ func (k Kind) String() string {
 }
 
 // A Param declares one hyperparameter of a method: its spec name, kind,
-// default at each scale and range. Each method lists its own in Params;
+// default at each scale (and, for a few, at each target ε) and range. Each method lists its own in Params;
 // the spec checker and Resolve read nothing else, so a name a method does
 // not declare is an error everywhere.
 type Param struct {
@@ -44,8 +47,15 @@ type Param struct {
 	// Doc says what the hyperparameter is, with its range.
 	Doc string
 	// Default returns the value at a scale (smoke, small or full), of the
-	// Go type of Kind.
+	// Go type of Kind. Where ByEpsilon has a table for the scale, Default
+	// gives the table's value at ReferenceEpsilon.
 	Default func(scale string) any
+	// ByEpsilon, when not nil, holds for some scales a default chosen at
+	// each of a few target budgets: a run at target ε takes
+	// ByEpsilon[scale].At(ε) in place of Default(scale) (ResolveAt).
+	// DP-SGD's learning rate and epochs at smoke are chosen so, at each ε
+	// of table1.
+	ByEpsilon map[string]PerEpsilon
 	// Check, when not nil, returns an error for a value of the right kind
 	// that is out of range.
 	Check func(v any) error
@@ -177,14 +187,79 @@ func kindOf(v any) Kind {
 // Scales are the presets a default is given for.
 var Scales = []string{"smoke", "small", "full"}
 
-// Defaults returns the default hyperparameters of method at scale.
+// A PerEpsilon is a hyperparameter's default chosen at each of a few
+// target budgets ε (Param.ByEpsilon), in increasing order of ε; +Inf, the
+// non-private budget, may be one of them.
+type PerEpsilon []EpsilonDefault
+
+// An EpsilonDefault is the value of a default chosen at the target budget
+// Epsilon.
+type EpsilonDefault struct {
+	Epsilon float64
+	Value   any
+}
+
+// At returns the value for a run at target ε: the value chosen at the
+// nearest budget at or below ε (with 3 and 8 tuned, a run at ε = 5 takes
+// 3's, one at ε = 20 takes 8's and only ε = +Inf takes +Inf's), or the
+// smallest budget's for a run below them all. The rule errs towards the
+// recipe tuned for more noise: between two tuned budgets, a run's noise is
+// at most that of the budget below. At panics on an empty t.
+func (t PerEpsilon) At(epsilon float64) any {
+	i := len(t) - 1
+	for i > 0 && t[i].Epsilon > epsilon {
+		i--
+	}
+	return t[i].Value
+}
+
+// check returns an error unless t lists at least one budget, each > 0
+// (+Inf allowed), in increasing order: the one place a table is checked.
+func (t PerEpsilon) check() error {
+	if len(t) == 0 {
+		return errors.New("no budget")
+	}
+	for i, d := range t {
+		if err := privacy.CheckEpsilon(d.Epsilon); err != nil {
+			return err
+		}
+		if i > 0 && !(d.Epsilon > t[i-1].Epsilon) {
+			return fmt.Errorf("budgets %v after %v: want increasing", d.Epsilon, t[i-1].Epsilon)
+		}
+	}
+	return nil
+}
+
+// ReferenceEpsilon is the target budget at which the defaults that do not
+// depend on ε were chosen on public validation data (table1's middle
+// budget), and so the budget whose value of a ByEpsilon table Default
+// gives, and Resolve uses.
+const ReferenceEpsilon = 3.0
+
+// Defaults returns the default hyperparameters of method at scale, for a
+// run at ReferenceEpsilon (Resolve).
 func Defaults(method, scale string) (Hyper, error) { return Resolve(method, scale, nil) }
 
-// Resolve returns the hyperparameters of method at scale: the defaults of
-// the method's Params with params overriding them. A name the method does
-// not declare, a value of the wrong kind and a value out of range are
-// errors naming the hyperparameter.
+// DefaultsAt returns the default hyperparameters of method for a run at
+// scale and target ε.
+func DefaultsAt(method, scale string, epsilon float64) (Hyper, error) {
+	return ResolveAt(method, scale, epsilon, nil)
+}
+
+// Resolve is ResolveAt for a run whose target ε is not given: the defaults
+// that depend on ε take their value at ReferenceEpsilon. Runs call
+// ResolveAt with their own ε.
 func Resolve(method, scale string, params map[string]any) (Hyper, error) {
+	return ResolveAt(method, scale, ReferenceEpsilon, params)
+}
+
+// ResolveAt returns the hyperparameters of method for a run at scale and
+// target ε (+Inf for no privacy): the defaults of the method's Params at
+// that scale and ε (Param.ByEpsilon), with params overriding them. A name
+// the method does not declare, a value of the wrong kind, a value out of
+// range, an invalid ε (privacy.CheckEpsilon) and an invalid ByEpsilon
+// table are errors naming what is wrong.
+func ResolveAt(method, scale string, epsilon float64, params map[string]any) (Hyper, error) {
 	m, ok := Lookup(method)
 	if !ok {
 		return Hyper{}, fmt.Errorf("methods: unknown method %q (want one of %s)", method, strings.Join(Names(), ", "))
@@ -192,10 +267,17 @@ func Resolve(method, scale string, params map[string]any) (Hyper, error) {
 	if !slices.Contains(Scales, scale) {
 		return Hyper{}, fmt.Errorf("methods: unknown scale %q (want %s)", scale, strings.Join(Scales, ", "))
 	}
+	if err := privacy.CheckEpsilon(epsilon); err != nil {
+		return Hyper{}, fmt.Errorf("methods: %w", err)
+	}
 	ps := m.Params()
 	h := Hyper{values: map[string]any{}}
 	for _, p := range ps {
-		h.values[p.Name] = p.Default(scale)
+		v, err := p.defaultAt(scale, epsilon)
+		if err != nil {
+			return Hyper{}, fmt.Errorf("methods: %s.%s at %s: %w", method, p.Name, scale, err)
+		}
+		h.values[p.Name] = v
 	}
 	for _, k := range sortedKeys(params) {
 		v, err := CheckParam(method, k, params[k])
@@ -222,6 +304,20 @@ func Resolve(method, scale string, params map[string]any) (Hyper, error) {
 		}
 	}
 	return h, nil
+}
+
+// defaultAt returns p's default for a run at scale and target ε: from
+// its ByEpsilon table at scale if it has one (an error if the table is
+// invalid), Default(scale) otherwise.
+func (p Param) defaultAt(scale string, epsilon float64) (any, error) {
+	t, ok := p.ByEpsilon[scale]
+	if !ok {
+		return p.Default(scale), nil
+	}
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return t.At(epsilon), nil
 }
 
 // untuned reports whether ps declares name with a default that was not
@@ -430,15 +526,41 @@ func byScale[T any](smoke, small, full T) func(string) any {
 // same returns a Default giving every scale v.
 func same[T any](v T) func(string) any { return func(string) any { return v } }
 
+// withByEpsilon returns ps with the default of name at scale chosen at
+// each budget of t (Param.ByEpsilon), and Default at scale giving t's
+// value at ReferenceEpsilon; ps is not modified. It panics if ps has no
+// such name.
+func withByEpsilon(ps []Param, name, scale string, t PerEpsilon) []Param {
+	ps = slices.Clone(ps)
+	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
+	if i < 0 {
+		panic("methods: withByEpsilon: no hyperparameter " + name)
+	}
+	p := &ps[i]
+	p.ByEpsilon = maps.Clone(p.ByEpsilon)
+	if p.ByEpsilon == nil {
+		p.ByEpsilon = map[string]PerEpsilon{}
+	}
+	p.ByEpsilon[scale] = slices.Clone(t)
+	def := p.Default
+	p.Default = func(s string) any {
+		if s == scale {
+			return t.At(ReferenceEpsilon)
+		}
+		return def(s)
+	}
+	return ps
+}
+
 // withDefault returns ps with the default of name replaced (ps is not
 // modified); it panics if ps has no such name.
 func withDefault(ps []Param, name string, def func(string) any) []Param {
 	return withTuned(ps, name, def)
 }
 
-// withTuned returns ps with the default of name replaced by def, chosen on
-// public validation data at the scales tuned (Param.Tuned); ps is not
-// modified. It panics if ps has no such name.
+// withTuned returns ps with the default of name replaced by def (at every
+// ε), chosen on public validation data at the scales tuned (Param.Tuned);
+// ps is not modified. It panics if ps has no such name.
 func withTuned(ps []Param, name string, def func(string) any, tuned ...string) []Param {
 	ps = slices.Clone(ps)
 	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
@@ -446,6 +568,7 @@ func withTuned(ps []Param, name string, def func(string) any, tuned ...string) [
 		panic("methods: withDefault: no hyperparameter " + name)
 	}
 	ps[i].Default = def
+	ps[i].ByEpsilon = nil
 	ps[i].Tuned = tuned
 	return ps
 }

@@ -5,13 +5,20 @@
 package methods
 
 import (
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 )
 
+// epsilonsChecked are target budgets at which the tests read defaults:
+// table1's, table10's strict ones and values between them.
+var epsilonsChecked = []float64{0.1, 0.5, 1, 2, 3, 5, 8, 20, math.Inf(1)}
+
 // TestParamTables checks every method's declaration: unique names, a
-// default of the declared kind at every scale that passes its own check.
+// default of the declared kind at every scale (and every ε where it
+// depends on ε) that passes its own check.
 func TestParamTables(t *testing.T) {
 	for _, method := range Names() {
 		m, _ := Lookup(method)
@@ -25,15 +32,25 @@ func TestParamTables(t *testing.T) {
 				t.Errorf("%s.%s has no doc", method, p.Name)
 			}
 			for _, scale := range Scales {
-				v := p.Default(scale)
-				if kindOf(v) != p.Kind {
-					t.Errorf("%s.%s at %s: default %v (%T) is not %v", method, p.Name, scale, v, v, p.Kind)
+				checkDefault(t, method, p, scale, p.Default(scale))
+				tab, ok := p.ByEpsilon[scale]
+				if !ok {
 					continue
 				}
-				if p.Check != nil {
-					if err := p.Check(v); err != nil {
-						t.Errorf("%s.%s at %s: default %v fails its check: %v", method, p.Name, scale, v, err)
-					}
+				if err := tab.check(); err != nil {
+					t.Errorf("%s.%s at %s: ByEpsilon: %v", method, p.Name, scale, err)
+					continue
+				}
+				for _, d := range tab {
+					checkDefault(t, method, p, scale, d.Value)
+				}
+				if got, want := p.Default(scale), tab.At(ReferenceEpsilon); got != want {
+					t.Errorf("%s.%s at %s: Default %v, want the value at ε = %v, %v", method, p.Name, scale, got, ReferenceEpsilon, want)
+				}
+			}
+			for scale := range p.ByEpsilon {
+				if !slices.Contains(Scales, scale) {
+					t.Errorf("%s.%s: ByEpsilon at unknown scale %q", method, p.Name, scale)
 				}
 			}
 		}
@@ -45,6 +62,70 @@ func TestParamTables(t *testing.T) {
 	}
 	if _, err := Defaults("dpsgd", "huge"); err == nil {
 		t.Error("Defaults with an unknown scale: no error")
+	}
+	for _, eps := range []float64{math.NaN(), 0, -1, math.Inf(-1)} {
+		if _, err := DefaultsAt("dpsgd", "smoke", eps); err == nil || !strings.Contains(err.Error(), "epsilon") {
+			t.Errorf("DefaultsAt(dpsgd, smoke, %v): error %v, want one about epsilon", eps, err)
+		}
+	}
+}
+
+// checkDefault checks that v, a default of p at scale, has p's kind and
+// passes p's check.
+func checkDefault(t *testing.T, method string, p Param, scale string, v any) {
+	t.Helper()
+	if kindOf(v) != p.Kind {
+		t.Errorf("%s.%s at %s: default %v (%T) is not %v", method, p.Name, scale, v, v, p.Kind)
+		return
+	}
+	if p.Check != nil {
+		if err := p.Check(v); err != nil {
+			t.Errorf("%s.%s at %s: default %v fails its check: %v", method, p.Name, scale, v, err)
+		}
+	}
+}
+
+// TestPerEpsilon checks the rule that maps a run's ε to a tuned budget
+// (the nearest at or below it, the smallest below them all) and the
+// table checks, through ResolveAt's path (Param.defaultAt).
+func TestPerEpsilon(t *testing.T) {
+	inf := math.Inf(1)
+	tab := PerEpsilon{{1, "a"}, {3, "b"}, {8, "c"}, {inf, "d"}}
+	for _, tc := range []struct {
+		eps  float64
+		want string
+	}{
+		{0.1, "a"}, {0.999, "a"}, {1, "a"}, {2.9, "a"}, {3, "b"}, {5, "b"}, {8, "c"}, {1e9, "c"}, {inf, "d"},
+	} {
+		if got := tab.At(tc.eps); got != tc.want {
+			t.Errorf("At(%v) = %v, want %v", tc.eps, got, tc.want)
+		}
+	}
+	if got := (PerEpsilon{{3, 1.0}}).At(inf); got != 1.0 {
+		t.Errorf("one budget: At(inf) = %v, want 1", got)
+	}
+	if got := (PerEpsilon{{1, "a"}, {3, "b"}}).At(inf); got != "b" {
+		t.Errorf("without inf: At(inf) = %v, want the largest budget's b", got)
+	}
+	p := Param{Name: "x", Kind: String, Default: same("other")}
+	for _, tc := range []struct {
+		desc string
+		tab  PerEpsilon
+		want string
+	}{
+		{"empty", PerEpsilon{}, "no budget"},
+		{"decreasing", PerEpsilon{{3, "b"}, {1, "a"}}, "increasing"},
+		{"repeated", PerEpsilon{{3, "b"}, {3, "a"}}, "increasing"},
+		{"zero", PerEpsilon{{0, "a"}}, "epsilon"},
+		{"NaN", PerEpsilon{{math.NaN(), "a"}}, "epsilon"},
+	} {
+		p.ByEpsilon = map[string]PerEpsilon{"smoke": tc.tab}
+		if _, err := p.defaultAt("smoke", 3); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s table: error %v, want one containing %q", tc.desc, err, tc.want)
+		}
+		if v, err := p.defaultAt("small", 3); err != nil || v != "other" {
+			t.Errorf("%s table at smoke, read at small: %v, %v; want Default's value", tc.desc, v, err)
+		}
 	}
 }
 
@@ -122,28 +203,46 @@ func TestSteps(t *testing.T) {
 // no test-accuracy caveat at the scales tuned, and that runs keeping an
 // untuned learning rate still do.
 func TestTunedDefaults(t *testing.T) {
+	inf := math.Inf(1)
 	for _, tc := range []struct {
 		method, scale string
+		eps           float64
 		lr, epochs    float64
 		caveat        bool
 	}{
-		{"nonprivate", "smoke", 5e-3, 8, false},
-		{"dpsgd", "smoke", 2e-2, 4, false},
-		{"dualpriv", "smoke", 2e-2, 4, false}, // DP-SGD's recipe
-		{"dpzo", "smoke", 1e-3, 4, false},
-		{"nonprivate", "small", 5e-3, 8, false},
-		{"dpsgd", "small", 1e-2, 8, false},
-		{"dpzo", "small", 5e-4, 4, true},   // not tuned at small
-		{"rapft", "smoke", 2e-2, 4, false}, // DP-SGD's recipe
-		{"dpsgd", "full", 2e-4, 1, false},  // the paper's values
+		{"nonprivate", "smoke", 3, 5e-3, 8, false},
+		{"dpsgd", "smoke", 3, 2e-2, 4, false},
+		{"dualpriv", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
+		{"dpzo", "smoke", 3, 1e-3, 4, false},
+		{"nonprivate", "small", 3, 5e-3, 8, false},
+		{"dpsgd", "small", 3, 1e-2, 8, false},
+		{"dpzo", "small", 3, 5e-4, 4, true},   // not tuned at small
+		{"rapft", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
+		{"dpsgd", "full", 3, 2e-4, 1, false},  // the paper's values
+		// One choice at small (ε = 3) and full, used at every ε.
+		{"dpsgd", "small", 1, 1e-2, 8, false},
+		{"dpsgd", "small", inf, 1e-2, 8, false},
+		{"dpsgd", "full", 1, 2e-4, 1, false},
+		{"nonprivate", "smoke", inf, 5e-3, 8, false},
+		// dpsgd at smoke, chosen at each ε of table1, and between them the
+		// choice at the nearest tuned ε at or below (below 1, 1's).
+		{"dpsgd", "smoke", 0.1, 1e-2, 8, false},
+		{"dpsgd", "smoke", 1, 1e-2, 8, false},
+		{"dualpriv", "smoke", 1, 1e-2, 8, false},
+		{"rapft", "smoke", 1, 1e-2, 8, false},
+		{"dpsgd", "smoke", 2, 1e-2, 8, false},
+		{"dpsgd", "smoke", 5, 2e-2, 4, false},
+		{"dpsgd", "smoke", 8, 1e-2, 8, false},
+		{"dpsgd", "smoke", 100, 1e-2, 8, false},
+		{"dpsgd", "smoke", inf, 2e-2, 4, false},
 	} {
-		h, err := Defaults(tc.method, tc.scale)
+		h, err := DefaultsAt(tc.method, tc.scale, tc.eps)
 		if err != nil {
 			t.Fatal(err)
 		}
 		caveat := slices.ContainsFunc(h.Caveats, func(c string) bool { return strings.Contains(c, "test accuracy") })
 		if h.LR != tc.lr || h.Epochs != tc.epochs || caveat != tc.caveat {
-			t.Errorf("%s at %s: lr %v, epochs %v, test-accuracy caveat %v; want %v, %v, %v", tc.method, tc.scale, h.LR, h.Epochs, caveat, tc.lr, tc.epochs, tc.caveat)
+			t.Errorf("%s at %s, ε = %v: lr %v, epochs %v, test-accuracy caveat %v; want %v, %v, %v", tc.method, tc.scale, tc.eps, h.LR, h.Epochs, caveat, tc.lr, tc.epochs, tc.caveat)
 		}
 	}
 	if h, _ := Defaults("dpzo", "smoke"); h.String("clip_scope") != "derivative" || h.Float("phi") != 0.15 {
@@ -155,6 +254,35 @@ func TestTunedDefaults(t *testing.T) {
 			for _, s := range p.Tuned {
 				if !slices.Contains(Scales, s) {
 					t.Errorf("%s: %s tuned at unknown scale %q", name, p.Name, s)
+				}
+			}
+		}
+	}
+}
+
+// TestSharedRecipe checks that Dual-Priv and Rap-FT take DP-SGD's recipe
+// at every scale and ε, so that they differ from it by their mechanisms
+// alone.
+func TestSharedRecipe(t *testing.T) {
+	for _, scale := range Scales {
+		for _, eps := range epsilonsChecked {
+			want, err := DefaultsAt("dpsgd", scale, eps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, method := range []string{"dualpriv", "rapft"} {
+				h, err := DefaultsAt(method, scale, eps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := h.Values()
+				for name, v := range want.Values() {
+					if name == "train_embeddings" { // dpsgd's alone
+						continue
+					}
+					if !reflect.DeepEqual(got[name], v) {
+						t.Errorf("%s at %s, ε = %v: %s = %v, want DP-SGD's %v", method, scale, eps, name, got[name], v)
+					}
 				}
 			}
 		}

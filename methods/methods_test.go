@@ -34,7 +34,7 @@ func tinyJob(t testing.TB, method string, n int, eps float64) *Job {
 	}
 	sub := *d
 	sub.Private = d.Private[:n]
-	h, err := Defaults(method, "smoke")
+	h, err := DefaultsAt(method, "smoke", eps)
 	if err != nil {
 		t.Fatal(err)
 	}

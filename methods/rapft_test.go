@@ -32,7 +32,7 @@ func recordsJob(t testing.TB, method string, n int, eps float64, params map[stri
 	}
 	sub := *d
 	sub.Private = d.Private[:n]
-	h, err := Resolve(method, "smoke", params)
+	h, err := ResolveAt(method, "smoke", eps, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +40,25 @@ func recordsJob(t testing.TB, method string, n int, eps float64, params map[stri
 }
 
 // TestRapFTBetaOneIsDPSGD checks the paper's sanity identity (Rap-FT with
-// β = 1 is DP-FT) bit for bit for every PEFT family: same trained tensors,
-// same ε, same per-step losses.
+// β = 1 is DP-FT) bit for bit for every PEFT family at ε = 3, and for LoRA
+// at ε = 1 with the default recipe (its own learning rate and epochs at
+// smoke): same trained tensors, same ε, same per-step losses.
 func TestRapFTBetaOneIsDPSGD(t *testing.T) {
-	for _, family := range []string{"lora", "adapter", "bitfit"} {
-		params := map[string]any{"peft": family, "epochs": 2.0}
-		dp := recordsJob(t, "dpsgd", 24, 3, params)
+	for _, tc := range []struct {
+		family string
+		eps    float64
+		params map[string]any
+	}{
+		{"lora", 3, map[string]any{"epochs": 2.0}},
+		{"adapter", 3, map[string]any{"epochs": 2.0}},
+		{"bitfit", 3, map[string]any{"epochs": 2.0}},
+		{"lora", 1, map[string]any{}}, // the default recipe at ε = 1 (dpsgdSmoke)
+	} {
+		family, params := tc.family, tc.params
+		params["peft"] = family
+		dp := recordsJob(t, "dpsgd", 24, tc.eps, params)
 		params["beta"] = 1.0
-		rf := recordsJob(t, "rapft", 24, 3, params)
+		rf := recordsJob(t, "rapft", 24, tc.eps, params)
 		a, err := DPSGD{}.FineTune(context.Background(), dp)
 		if err != nil {
 			t.Fatal(err)

@@ -205,7 +205,7 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, *n
 func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.Method, model nn.Model, d *datasets.Dataset, rec *runners.Recorder) (*methods.Result, methods.Hyper, error) {
 	params := maps.Clone(cfg.Params)
 	delete(params, experiments.VariantParam) // a label, not a hyperparameter
-	h, err := methods.Resolve(cfg.Method, cfg.Scale, params)
+	h, err := methods.ResolveAt(cfg.Method, cfg.Scale, float64(cfg.Epsilon), params)
 	if err != nil {
 		return nil, h, fmt.Errorf("pipeline: %w", err)
 	}
