@@ -586,6 +586,9 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 			}
 		}
 	}
+	// widened: the x range is not the data's (gonum would widen a single x
+	// by ±1, to 0 on a log axis).
+	widened := len(xs) == 0 || xmin == xmax
 	switch {
 	case len(xs) == 0:
 		// A panel with runs at ∞ only.
@@ -630,7 +633,7 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 			infEntries = append(infEntries, e)
 		}
 	}
-	if len(xs) == 0 {
+	if widened {
 		plt.X.Min, plt.X.Max = xmin, xmax
 	}
 	return plt, append(entries, infEntries...), nil

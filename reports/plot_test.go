@@ -171,15 +171,31 @@ func TestPlotErrors(t *testing.T) {
 	}
 }
 
-// TestPlotSingleX checks that a sweep with one finite x, a point at ∞ and a
-// single run per point still draws, in all formats.
+// TestPlotSingleX checks that a sweep with one finite x, with or without a
+// point at ∞, and a single run per point still draws, in all formats (a
+// single x without ∞ once made gonum widen the log axis to 0 and panic).
 func TestPlotSingleX(t *testing.T) {
-	for _, logX := range []bool{false, true} {
-		runs := mustRuns(t, []Row{
+	for _, tc := range []struct {
+		logX bool
+		inf  bool
+	}{{false, true}, {true, true}, {false, false}, {true, false}} {
+		logX := tc.logX
+		rows := []Row{
 			{"method": "dpsgd", "epsilon_target": 8.0, "acc": 0.7},
 			{"method": "nonprivate", "epsilon_target": math.Inf(1), "acc": 0.9},
 			{"method": "nonprivate", "epsilon_target": math.Inf(1), "acc": 0.92},
-		})
+		}
+		want := []string{"n=1–2 seeds < 10"}
+		if !tc.inf {
+			// Three seeds: a band of zero width in x.
+			rows = []Row{
+				{"method": "dpsgd", "epsilon_target": 1.0, "acc": 0.3},
+				{"method": "dpsgd", "epsilon_target": 1.0, "acc": 0.35},
+				{"method": "dpsgd", "epsilon_target": 1.0, "acc": 0.28},
+			}
+			want = []string{"n=3 seeds < 10"}
+		}
+		runs := mustRuns(t, rows)
 		fig, err := (&Plot{X: "epsilon_target", Y: "acc", Series: []string{"method"}, LogX: logX}).Build(runs)
 		if err != nil {
 			t.Fatalf("LogX=%v: Build: %v", logX, err)
@@ -190,7 +206,7 @@ func TestPlotSingleX(t *testing.T) {
 				t.Errorf("LogX=%v: WriteTo(%s): %d bytes, error %v", logX, format, buf.Len(), err)
 			}
 		}
-		if want := []string{"n=1–2 seeds < 10"}; !equalStrings(errorStrings(fig.Warnings), want) {
+		if !equalStrings(errorStrings(fig.Warnings), want) {
 			t.Errorf("LogX=%v: got warnings %q, want %q", logX, errorStrings(fig.Warnings), want)
 		}
 	}
