@@ -198,9 +198,10 @@ func TestTuneBaselines(t *testing.T) {
 			t.Errorf("run %v: scale %s, want smoke", &c, c.Scale)
 		}
 	}
-	// 2 tasks × 3 seeds × nonprivate 5 lr × 3 epochs; dpsgd the same × 2 ε;
-	// the clip variant 3 clips; DPZO 2 tasks × 2 seeds × 2 φ × 2 lr × 2 epochs.
-	want := map[string]int{"nonprivate/": 90, "dpsgd/": 180, "dpsgd/clip": 18, "dpzo/difference": 32, "dpzo/derivative": 32}
+	// 2 tasks × 3 seeds × nonprivate 5 lr × 3 epochs; dpsgd the same × 4 ε
+	// (1, 3, 8, ∞); the clip variant 3 clips; DPZO 2 tasks × 2 seeds × 2 φ ×
+	// 2 lr × 2 epochs.
+	want := map[string]int{"nonprivate/": 90, "dpsgd/": 360, "dpsgd/clip": 18, "dpzo/difference": 32, "dpzo/derivative": 32}
 	if diff := cmp.Diff(want, count); diff != "" {
 		t.Errorf("tune-baselines runs per method/variant (-want +got):\n%s", diff)
 	}

@@ -110,8 +110,9 @@ func TestJobChecks(t *testing.T) {
 		eps, delta float64
 		want       string
 	}{{math.NaN(), 1e-5, "epsilon"}, {0, 1e-5, "epsilon"}, {1, 1, "delta"}, {1, -1, "delta"}} {
-		job := tinyJob(t, "dpsgd", 4, tc.eps)
-		job.Delta = tc.delta
+		// Defaults at a valid ε (DefaultsAt rejects a bad one itself).
+		job := tinyJob(t, "dpsgd", 4, 1)
+		job.Epsilon, job.Delta = tc.eps, tc.delta
 		if _, err := (DPSGD{}).FineTune(context.Background(), job); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ε = %v, δ = %v: error %v, want one naming %s", tc.eps, tc.delta, err, tc.want)
 		}
