@@ -95,24 +95,8 @@ func TestLiRAScores(t *testing.T) {
 
 	// 17 models over a pool of 200: members' confidence is higher by 2
 	// on top of a per-example difficulty; LiRA must see it.
-	rng := rand.New(rand.NewPCG(1, 2))
-	const n, k = 200, 17
-	difficulty := make([]float64, n)
-	for i := range difficulty {
-		difficulty[i] = 3 * rng.NormFloat64()
-	}
-	models = make([]LiRAModel, k)
-	for j := range models {
-		m := LiRAModel{Conf: make([]float64, n), In: make([]bool, n)}
-		for i := range m.Conf {
-			m.In[i] = rng.IntN(2) == 1
-			m.Conf[i] = difficulty[i] + 0.3*rng.NormFloat64()
-			if m.In[i] {
-				m.Conf[i] += 2
-			}
-		}
-		models[j] = m
-	}
+	const k = 17
+	models = synthModels(rand.New(rand.NewPCG(1, 2)), 200, k, 3, 0.3, 2)
 	rep := &Report{}
 	if err := LiRAGroup(rep, models, 0, nil); err != nil {
 		t.Fatal(err)
@@ -137,24 +121,9 @@ func TestLiRAScores(t *testing.T) {
 // TPR at 1% FPR (slowRates), and that a per-run pool too small for 1% FPR
 // gives a TPR there once pooled.
 func TestLiRAPooled(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	const n, k = 60, 9 // 30 non-members a run: 1% FPR needs pooling
-	difficulty := make([]float64, n)
-	for i := range difficulty {
-		difficulty[i] = 2 * rng.NormFloat64()
-	}
-	models := make([]LiRAModel, k)
-	for j := range models {
-		m := LiRAModel{Conf: make([]float64, n), In: make([]bool, n)}
-		for i := range m.Conf {
-			m.In[i] = rng.IntN(2) == 1
-			m.Conf[i] = difficulty[i] + 0.5*rng.NormFloat64()
-			if m.In[i] {
-				m.Conf[i] += 0.8
-			}
-		}
-		models[j] = m
-	}
+	// 9 models over a pool of 60: about 30 non-members a run, so 1% FPR
+	// needs pooling.
+	models := synthModels(rand.New(rand.NewPCG(3, 4)), 60, 9, 2, 0.5, 0.8)
 	models[0].Conf[1] = math.NaN() // an unscored example is left out
 	rep := &Report{}
 	if err := LiRAPooled(rep, models); err != nil {
@@ -212,4 +181,28 @@ func TestLiRAPooled(t *testing.T) {
 	if err := LiRAPooled(&Report{}, models[:2]); err == nil {
 		t.Error("pooled LiRA over two models: no error")
 	}
+}
+
+// synthModels returns k synthetic LiRA models over a pool of n: each
+// example has a difficulty drawn with standard deviation spread, each model
+// trains on it by a fair coin, and its confidence is the difficulty plus
+// noise of standard deviation noise, plus shift when it trained on it.
+func synthModels(rng *rand.Rand, n, k int, spread, noise, shift float64) []LiRAModel {
+	difficulty := make([]float64, n)
+	for i := range difficulty {
+		difficulty[i] = spread * rng.NormFloat64()
+	}
+	models := make([]LiRAModel, k)
+	for j := range models {
+		m := LiRAModel{Conf: make([]float64, n), In: make([]bool, n)}
+		for i := range m.Conf {
+			m.In[i] = rng.IntN(2) == 1
+			m.Conf[i] = difficulty[i] + noise*rng.NormFloat64()
+			if m.In[i] {
+				m.Conf[i] += shift
+			}
+		}
+		models[j] = m
+	}
+	return models
 }
