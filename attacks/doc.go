@@ -8,6 +8,8 @@
 //
 //   - loss-mia: minus the loss (perplexity is a monotone transform of it);
 //   - zlib-mia: the loss over the zlib length of the answer;
+//   - ref-mia: the loss calibrated by the pretrained base as a reference
+//     model (the base's loss minus the target's);
 //   - mink-mia: Min-K% Prob, K = 10%, 20% by default (option k);
 //   - maxrenyi-mia: MaxRényi-K% of VL-MIA, by default Rényi orders 0.5, 1,
 //     2, ∞ × K = 0, 10, 100% × the position slices img, inst, desp,
