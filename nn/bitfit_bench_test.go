@@ -49,46 +49,8 @@ func BenchmarkBitFit(b *testing.B) {
 			return g, err
 		}
 		perSample := func() (*Result, error) { return m.PerSample(l, batch, nil, nil, anchorOptions) }
-		b.Run(preset+"/dpsgd", func(b *testing.B) { bitfitDPSGD(b, m, l, len(batch), perSample) })
-		b.Run(preset+"/nonprivate", func(b *testing.B) { bitfitNonPrivate(b, l, len(batch), gradient) })
+		b.Run(preset+"/dpsgd", func(b *testing.B) { anchorDPSGD(b, m, l, len(batch), perSample) })
+		b.Run(preset+"/nonprivate", func(b *testing.B) { anchorNonPrivate(b, l, len(batch), gradient) })
 		bitfitCached(b, preset, m, l, batch)
 	}
-}
-
-// bitfitNonPrivate times a non-private step of a batch of n.
-func bitfitNonPrivate(b *testing.B, l *Layout, n int, gradient func() ([]float32, error)) {
-	cpu := startCPU()
-	for b.Loop() {
-		g, err := gradient()
-		if err != nil {
-			b.Fatal(err)
-		}
-		sgd(l, g, 1e-3/float32(n))
-	}
-	cpu.stop(b)
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "ex/s")
-}
-
-// bitfitDPSGD times a DP-SGD step of a batch of n.
-func bitfitDPSGD(b *testing.B, m *TinyMLLM, l *Layout, n int, perSample func() (*Result, error)) {
-	rng := rand.New(rand.NewPCG(2, 2))
-	var st Stats
-	cpu := startCPU()
-	for b.Loop() {
-		r, err := perSample()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ClipAll(r.Grads, Flat(1))
-		g := Sum(nil, r.Grads)
-		for j := range g {
-			g[j] += float32(rng.NormFloat64())
-		}
-		sgd(l, g, 1e-3/float32(n))
-		st = r.Stats
-		st.GradBytes += int64(4 * len(g))
-	}
-	cpu.stop(b)
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "ex/s")
-	b.ReportMetric(float64(st.PeakBytes()+ModelBytes(m)), "peak-B/step")
 }

@@ -19,6 +19,6 @@ func bitfitCached(b *testing.B, preset string, m *TinyMLLM, l *Layout, batch []S
 	if _, err := perSample(); err != nil {
 		b.Fatal(err)
 	}
-	b.Run(preset+"/cached/dpsgd", func(b *testing.B) { bitfitDPSGD(b, m, l, len(batch), perSample) })
-	b.Run(preset+"/cached/nonprivate", func(b *testing.B) { bitfitNonPrivate(b, l, len(batch), gradient) })
+	b.Run(preset+"/cached/dpsgd", func(b *testing.B) { anchorDPSGD(b, m, l, len(batch), perSample) })
+	b.Run(preset+"/cached/nonprivate", func(b *testing.B) { anchorNonPrivate(b, l, len(batch), gradient) })
 }

@@ -260,13 +260,7 @@ func sumSq(x []float32) float64 {
 func MLLMGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence) GradFunc {
 	var rows, targets []int
 	return func(x, gtheta, gx []float32) (float64, error) {
-		var t *nn.Tape
-		if gtheta != nil {
-			clear(gtheta)
-			t = nn.NewTape(l, gtheta)
-		} else {
-			t = nn.NewTape(nil, nil)
-		}
+		t := gradTape(l, gtheta)
 		vis, in := m.EncodeImage(t, x, 0, gx != nil, nil, nil)
 		seq := s
 		seq.Images = [][]float32{x}
@@ -295,4 +289,15 @@ func MLLMGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence) GradFunc {
 		}
 		return float64(loss.Value.Data[0]), nil
 	}
+}
+
+// gradTape returns a tape that adds the parameter gradient over l into
+// gtheta, cleared first, or, when gtheta is nil, one that forms none (a
+// GradFunc asked for the input gradient or the loss alone).
+func gradTape(l *nn.Layout, gtheta []float32) *nn.Tape {
+	if gtheta == nil {
+		return nn.NewTape(nil, nil)
+	}
+	clear(gtheta)
+	return nn.NewTape(l, gtheta)
 }

@@ -22,13 +22,7 @@ import (
 func linearisedFusion(m *nn.Fusion, l *nn.Layout, delta []float32) GradFunc {
 	c := m.Config
 	return func(x, gtheta, gx []float32) (float64, error) {
-		var t *nn.Tape
-		if gtheta != nil {
-			clear(gtheta)
-			t = nn.NewTape(l, gtheta)
-		} else {
-			t = nn.NewTape(nil, nil)
-		}
+		t := gradTape(l, gtheta)
 		in := t.Input(nn.Tensor{Shape: []int{c.Channels, c.ImageSize, c.ImageSize}, Data: x}, gx != nil)
 		h := FusionFeatures(m)(t, in)
 		out := t.Affine(t.Reshape(h, 1, len(h.Value.Data)), t.Param(m.ImgProj.W), nil)
