@@ -60,7 +60,8 @@
 // (fashion-vqa-tune, shapes-vqa-tune: the private task's questions about
 // public items only, with a validation split of public items that
 // pretraining holds out, PretrainHeldOut), for choosing hyperparameters on
-// public data.
+// public data; the -tune-lira tasks pose the -lira regime on a -tune task,
+// for choosing the membership experiments' recipe on public data.
 //
 // Canaries are random secrets (six digit words, or noise images with random
 // labels for classification tasks) inserted 1, 4 and 16 times into private

@@ -7,6 +7,7 @@ package datasets
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -14,7 +15,7 @@ import (
 // seed, the seed only decides membership, members and non-members
 // partition the pool in pool order, and pool example 0 is mislabelled.
 func TestLiRAPool(t *testing.T) {
-	for _, task := range []string{"shapes-vqa-lira", "fashion-vqa-lira"} {
+	for _, task := range []string{"shapes-vqa-lira", "fashion-vqa-lira", "shapes-vqa-tune-lira"} {
 		pools := map[uint64][]Example{}
 		var ins [][]bool
 		for _, seed := range []uint64{1, 2, 3} {
@@ -57,6 +58,9 @@ func TestLiRAPool(t *testing.T) {
 		base, err := Build(task[:len(task)-len("-lira")], &Options{Scale: Smoke, Seed: LiRAPoolSeed})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if d, _ := Build(task, &Options{Scale: Smoke, Seed: 2}); len(d.Test) != len(base.Test) || d.Test[0].ID != task+strings.TrimPrefix(base.Test[0].ID, base.Task) {
+			t.Errorf("%s: the test split is not the base's (for -tune, its validation split)", task)
 		}
 		i := slices.IndexFunc(base.Private, func(ex Example) bool { return ex.Canary < 0 })
 		if c := pools[1][0]; slices.Equal(c.Answer, base.Private[i].Answer) || !slices.Equal(c.Prompt, base.Private[i].Prompt) {

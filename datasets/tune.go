@@ -53,7 +53,13 @@ func init() {
 	tasks["fashion-vqa"+TuneSuffix] = tuneBuilder("fashion-vqa", tuneFashion)
 	tasks["shapes-vqa"+TuneSuffix] = tuneBuilder("shapes-vqa", tuneShapes)
 	for _, base := range []string{"fashion-vqa", "shapes-vqa"} {
-		taskArch[base+TuneSuffix] = taskArch[base]
+		tune := base + TuneSuffix
+		taskArch[tune] = taskArch[base]
+		// The LiRA regime posed on public items (shapes-vqa-tune-lira):
+		// for choosing the recipe of the membership experiments, which
+		// train a small member set for many epochs, on public data.
+		tasks[tune+"-lira"] = liraBuilder(tune, tasks[tune])
+		taskArch[tune+"-lira"] = taskArch[base]
 	}
 }
 
