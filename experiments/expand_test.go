@@ -206,3 +206,36 @@ func TestTuneBaselines(t *testing.T) {
 		t.Errorf("tune-baselines runs per method/variant (-want +got):\n%s", diff)
 	}
 }
+
+// TestMembershipViews checks that fig4, roc and lira are views of the mia
+// experiment: every run they expand to, at every scale, is one of mia's
+// (same id), so they reuse its runs and LiRA's shadows instead of training
+// their own. A recipe changed in mia.yaml alone fails here.
+func TestMembershipViews(t *testing.T) {
+	for _, scale := range []string{"smoke", "small", "full"} {
+		mia, err := Load("mia", &Options{Overrides: []string{"scale=" + scale}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make(map[string]bool)
+		for _, c := range mia.Expand() {
+			ids[c.ID(Inputs{})] = true
+		}
+		for _, view := range []string{"fig4", "roc", "lira"} {
+			s, err := Load(view, &Options{Overrides: []string{"scale=" + scale}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := s.Expand()
+			if len(cs) == 0 {
+				t.Fatalf("%s at %s: no runs", view, scale)
+			}
+			for _, c := range cs {
+				if !ids[c.ID(Inputs{})] {
+					t.Errorf("%s at %s: run %s %s ε=%v seed %d %v is not one of mia's", view, scale, c.Method, c.Task, c.Epsilon, c.Seed, c.Params)
+					break
+				}
+			}
+		}
+	}
+}
