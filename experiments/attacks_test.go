@@ -227,7 +227,7 @@ func TestIDWithoutAttackOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := s.Expand()
-	if got, want := [2]string{cs[0].ID(Inputs{}), cs[len(cs)-1].ID(Inputs{})}, [2]string{"9b657005f88fe099", "b795e518cdc4b917"}; got != want {
+	if got, want := [2]string{cs[0].ID(Inputs{}), cs[len(cs)-1].ID(Inputs{})}, [2]string{"9b657005f88fe099", "a1fbf2b74e159533"}; got != want {
 		t.Errorf("audit: first and last ids %v, want %v (the ids before attack options)", got, want)
 	}
 	c.AttackOptions = map[string]AttackOptions{"maxrenyi-mia": {"orders": {"inf"}}}
