@@ -30,7 +30,7 @@ func BenchmarkPeak(b *testing.B) {
 			continue
 		}
 		b.Run(k.name, func(b *testing.B) {
-			cpu := startCPU()
+			cpu := startCPU(b)
 			for b.Loop() {
 				k.run(rounds)
 			}
