@@ -27,8 +27,8 @@ It also times float32 matrix products C = A.B^T at 64, 256 and 1024.
 The output is in Go's benchmark format, so benchstat compares it with
 `go test -bench` output directly:
 
-  $ python3 bench/anchor.py --threads 1 --count 10 > torch-1.txt
-  $ python3 bench/anchor.py --threads 2 --count 10 > torch-2.txt
+  $ /usr/bin/python3 bench/anchor.py --threads 1 --count 10 > torch-1.txt
+  $ /usr/bin/python3 bench/anchor.py --threads 2 --count 10 > torch-2.txt
   $ go run golang.org/x/perf/cmd/benchstat@latest torch-1.txt go-1.txt
 
 On Debian, install python3-torch with libopenblas0-pthread: python3-torch
@@ -41,11 +41,28 @@ Nothing in the tests needs this script.
 
 import argparse
 import math
+import os
 import time
 
-import torch
-import torch.nn as tnn
-import torch.nn.functional as F
+
+def _early_threads():
+    """--threads, read before torch loads: OpenBLAS and OpenMP size their
+    thread pools from the environment when the library is loaded."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--threads", type=int, default=1)
+    return ap.parse_known_args()[0].threads
+
+
+# torch.set_num_threads sizes only ATen's OpenMP pool. Debian's PyTorch does
+# its products in OpenBLAS, whose pthread build keeps its own pool of one
+# thread per core whatever set_num_threads says: without this, --threads 1
+# used both cores. An explicit environment wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, str(_early_threads()))
+
+import torch  # noqa: E402  (after the thread variables)
+import torch.nn as tnn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 WIDTH, HEADS, VIS_BLOCKS, LM_BLOCKS = 64, 4, 2, 2
 IMAGE, PATCH, CHANNELS = 28, 7, 3
@@ -230,7 +247,8 @@ def main():
     images, tokens = batch(gen)
     dp = (make_opacus if args.opacus else make_dpsgd)(model, params)
     sfx = f"-{args.threads}" if args.threads > 1 else ""
-    print(f"# torch {torch.__version__}, {args.threads} threads, "
+    print(f"# torch {torch.__version__}, {args.threads} threads (OPENBLAS_NUM_THREADS="
+          f"{os.environ['OPENBLAS_NUM_THREADS']}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}), "
           f"{sum(p.numel() for p in params)} trainable parameters, dpsgd via {'opacus' if args.opacus else 'torch.func vmap'}")
     print("goos: linux\ngoarch: amd64\npkg: github.com/repro-dp/repro/nn")
     benches = [

@@ -156,9 +156,13 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	est := newZO(l.layout.Size, phi, priv, job.Seed)
 	est.derivative = h.String("clip_scope") == "derivative"
 	var batch []nn.Sequence
+	// The losses run on the batched engine, with the visual tokens of the
+	// training images cached while the encoder and projector are frozen
+	// (no LoRA there): the same bits as one tape per example.
+	opts := &nn.Options{Workers: job.Workers, Visual: nn.NewVisualCache(visualCacheBytes)}
 	losses := func(v []float32, out []float64) error {
 		l.layout.SetValues(v)
-		return nn.MeanLosses(m, batch, nil, job.Workers, out)
+		return m.MeanLosses(l.layout, batch, opts, out)
 	}
 	l.bytes = int64(4 * 3 * l.layout.Size)
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
@@ -166,6 +170,7 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		theta := l.layout.Values()
 		s, loss, rep, err := est.step(theta, len(batch), losses)
 		l.layout.SetValues(theta)
+		l.bytes = int64(4*3*l.layout.Size) + opts.Visual.Bytes()
 		if err != nil {
 			return stepInfo{}, err
 		}

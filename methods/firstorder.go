@@ -202,8 +202,12 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 			if l.visual == nil {
 				r, err = m.PerSample(l.layout, batch, nil, nil, opts)
 			} else {
+				// A visual transform (Dual-Priv's) acts on the encoder's
+				// output: the frozen encoder's outputs are cached, the
+				// transform and projector run anew (same bits).
+				vc := m.VisualCacheFor(l.layout, opts)
 				r, err = nn.PerSample(l.layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) {
-					return m.Loss(t, &batch[i], nil, l.visual(step, idx[i]))
+					return m.LossCached(t, &batch[i], l.visual(step, idx[i]), vc)
 				}, opts)
 			}
 			if err != nil {

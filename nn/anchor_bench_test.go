@@ -94,7 +94,7 @@ func BenchmarkAnchor(b *testing.B) {
 // anchorNonPrivate times a non-private step of a batch of n: the summed
 // gradient and an SGD update.
 func anchorNonPrivate(b *testing.B, l *Layout, n int, gradient func() ([]float32, error)) {
-	cpu := startCPU()
+	cpu := startCPU(b)
 	for b.Loop() {
 		g, err := gradient()
 		if err != nil {
@@ -111,7 +111,7 @@ func anchorNonPrivate(b *testing.B, l *Layout, n int, gradient func() ([]float32
 func anchorDPSGD(b *testing.B, m *TinyMLLM, l *Layout, n int, perSample func() (*Result, error)) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	var st Stats
-	cpu := startCPU()
+	cpu := startCPU(b)
 	for b.Loop() {
 		r, err := perSample()
 		if err != nil {

@@ -507,12 +507,18 @@ func (m *TinyMLLM) encodeImages(t *Tape, imgs [][]float32, first []int) []*Node 
 // the top of this file), so callers may batch inference freely without
 // changing a result. It returns the error of the first invalid sequence.
 func (m *TinyMLLM) ForwardBatch(t *Tape, batch []Sequence) (hid *Node, off []int, pos [][]int, err error) {
+	return m.forwardBatch(t, batch, nil)
+}
+
+// forwardBatch is ForwardBatch with the visual tokens of the images the
+// cache vc holds taken from it (nil: none; see encodeBatch).
+func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid *Node, off []int, pos [][]int, err error) {
 	for i := range batch {
 		if err := m.Check(&batch[i]); err != nil {
 			return nil, nil, nil, fmt.Errorf("sequence %d: %w", i, err)
 		}
 	}
-	vis := m.encodeBatch(t, batch, nil)
+	vis := m.encodeBatch(t, batch, vc)
 	xs := make([]*Node, len(batch))
 	off = make([]int, len(batch)+1)
 	pos = make([][]int, len(batch))

@@ -19,7 +19,10 @@ type cpuMeter struct {
 	ok    bool
 }
 
-func startCPU() cpuMeter {
+// startCPU starts the meter of benchmark b, after benchProcs has set
+// GOMAXPROCS to the value b's row will be labelled with.
+func startCPU(b *testing.B) cpuMeter {
+	benchProcs(b)
 	t, ok := processCPU()
 	return cpuMeter{t, ok}
 }
@@ -73,7 +76,7 @@ func BenchmarkStep(b *testing.B) {
 	loss := func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], nil, nil) }
 	b.Run("nonprivate", func(b *testing.B) {
 		var st Stats
-		cpu := startCPU()
+		cpu := startCPU(b)
 		for b.Loop() {
 			g, _, s, err := Gradient(l, len(batch), loss, nil)
 			if err != nil {
@@ -88,7 +91,7 @@ func BenchmarkStep(b *testing.B) {
 	b.Run("dpsgd", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(2, 2))
 		var st Stats
-		cpu := startCPU()
+		cpu := startCPU(b)
 		for b.Loop() {
 			r, err := PerSample(l, len(batch), loss, nil)
 			if err != nil {
@@ -119,7 +122,7 @@ func BenchmarkGemm(b *testing.B) {
 		a, bb := randTensor(rng, 1, n, n), randTensor(rng, 1, n, n)
 		c := make([]float32, n*n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			cpu := startCPU()
+			cpu := startCPU(b)
 			for b.Loop() {
 				kernels.Gemm(false, true, n, n, n, 1, a.Data, n, bb.Data, n, 0, c, n)
 			}
@@ -158,7 +161,7 @@ func BenchmarkGemmModel(b *testing.B) {
 			ldb = s.n
 		}
 		b.Run(s.name, func(b *testing.B) {
-			cpu := startCPU()
+			cpu := startCPU(b)
 			for b.Loop() {
 				kernels.Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
 			}

@@ -26,7 +26,9 @@
 // the gradients of the LoRA factors, adapters and biases formed from each
 // example's rows (bit for bit those of one tape per example); a
 // [VisualCache] there keeps the visual tokens of a frozen encoder across
-// calls. Because
+// calls. TinyMLLM.MeanLosses computes losses without gradients the same
+// way, and TinyMLLM.LossCached takes a frozen encoder's outputs from the
+// cache on the one-tape path of a visual transform. Because
 // the work is split into units fixed by the batch alone and results are
 // reduced in example order, every number the package produces is the same
 // bit for bit whatever GOMAXPROCS is.

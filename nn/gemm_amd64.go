@@ -63,3 +63,9 @@ func fmaPeakAVX512(n int)
 
 //go:noescape
 func fmaPeakAVX2(n int)
+
+// addChain runs n rounds of 8 dependent integer additions: one cycle each,
+// so BenchmarkPeak/clock measures the core's clock while it runs.
+//
+//go:noescape
+func addChain(n int)

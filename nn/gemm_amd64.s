@@ -411,3 +411,25 @@ fmaPeakAVX2_loop:
 	JNZ fmaPeakAVX2_loop
 	VZEROUPPER
 	RET
+
+// func addChain(n int)
+//
+// Runs n rounds of 8 dependent ADDQ on AX. An integer addition has a
+// latency of one cycle, and the loop counter's DECQ and JNZ run beside the
+// chain, so a round takes 8 cycles: BenchmarkPeak/clock turns its time
+// into the clock of the core.
+TEXT ·addChain(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	XORQ AX, AX
+addChain_loop:
+	ADDQ $1, AX
+	ADDQ $1, AX
+	ADDQ $1, AX
+	ADDQ $1, AX
+	ADDQ $1, AX
+	ADDQ $1, AX
+	ADDQ $1, AX
+	ADDQ $1, AX
+	DECQ CX
+	JNZ addChain_loop
+	RET

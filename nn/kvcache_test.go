@@ -233,7 +233,7 @@ func BenchmarkDecode(b *testing.B) {
 		{"kvcache-batch32", func() ([][]int, error) { return m.GenerateBatch(prompts, maxNew, Sampler{}, nil, nil) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			cpu := startCPU()
+			cpu := startCPU(b)
 			var toks int
 			for b.Loop() {
 				out, err := bc.run()

@@ -7,8 +7,11 @@ package nn
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/repro-dp/repro/internal/parallel"
 )
 
 // MeanLosses writes the loss of every sequence of batch under m to out (len
@@ -20,8 +23,9 @@ import (
 // sequence that fails, and an error for a sequence that marks no token. It
 // panics if len(out) != len(batch).
 //
-// This is the one per-example loss of the project: zeroth-order training,
-// membership inference and evaluation all call it.
+// This is the one per-example loss of the project: membership inference
+// and evaluation call it, and zeroth-order training calls
+// TinyMLLM.MeanLosses, which gives its bits on the batched engine.
 func MeanLosses(m *TinyMLLM, batch []Sequence, vt VisualTransform, workers int, out []float64) error {
 	if len(out) != len(batch) {
 		panic("nn: MeanLosses: len(out) != len(batch)")
@@ -64,6 +68,83 @@ func MeanLosses(m *TinyMLLM, batch []Sequence, vt VisualTransform, workers int, 
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// lossGroup is the number of consecutive sequences TinyMLLM.MeanLosses
+// puts on one batched tape.
+const lossGroup = 8
+
+// MeanLosses is the package function MeanLosses without a visual
+// transform, on the batched engine: groups of lossGroup consecutive
+// sequences share one tape (ForwardBatch), and with the cache
+// opt.Visual, when no tensor of the vision encoder or the projector is in
+// l, the visual tokens of the images it holds come from it (see
+// VisualCache). Every sequence's rows, its logits and so its loss have the
+// bits of the package function (see the top of batch.go), so the result is
+// the same bits for any opt.Workers (0: GOMAXPROCS) and with or without the
+// cache. If a group has an invalid sequence, it returns what the package
+// function returns for the whole batch. It panics if len(out) !=
+// len(batch).
+func (m *TinyMLLM) MeanLosses(l *Layout, batch []Sequence, opt *Options, out []float64) error {
+	if len(out) != len(batch) {
+		panic("nn: MeanLosses: len(out) != len(batch)")
+	}
+	workers := 0
+	if opt != nil {
+		workers = opt.Workers
+	}
+	vc := m.visualCache(l, opt)
+	groups := (len(batch) + lossGroup - 1) / lossGroup
+	err := parallel.For(groups, workers, func(g int) error {
+		from, to := g*lossGroup, min((g+1)*lossGroup, len(batch))
+		return m.meanLossesGroup(batch[from:to], vc, out[from:to])
+	})
+	if err != nil {
+		return MeanLosses(m, batch, nil, workers, out)
+	}
+	return nil
+}
+
+// meanLossesGroup writes the mean losses of batch, one batched tape, to
+// out; it fails where an example is invalid or marks no loss token.
+func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []float64) error {
+	for i := range batch {
+		if !slices.Contains(batch[i].Loss, true) {
+			return fmt.Errorf("nn: sequence %d marks no loss token", i)
+		}
+	}
+	t := NewTape(nil, nil)
+	hid, off, pos, err := m.forwardBatch(t, batch, vc)
+	if err != nil {
+		return err
+	}
+	var rows, targets, ends []int
+	for e := range batch {
+		s := &batch[e]
+		for i, l := range s.Loss {
+			if l {
+				if pos[e][i] < 1 {
+					return fmt.Errorf("nn: sequence %d marks its first token", e)
+				}
+				rows = append(rows, off[e]+pos[e][i]-1)
+				targets = append(targets, s.Tokens[i])
+			}
+		}
+		ends = append(ends, len(rows))
+	}
+	z := m.Logits(t, hid, rows)
+	V := m.Config.Vocab
+	p := make([]float32, V)
+	r := 0
+	for e, end := range ends {
+		s, n := 0.0, end-r
+		for ; r < end; r++ {
+			row := z.Value.Data[r*V : (r+1)*V]
+			s += softmaxRow(row, p) - float64(row[targets[r]])
+		}
+		out[e] = s / float64(n)
 	}
 	return nil
 }

@@ -203,17 +203,24 @@ type Visual struct {
 func (m *TinyMLLM) EncodeImage(t *Tape, img []float32, index int, needGrad bool, h *Hooks, vt VisualTransform) (Visual, *Node) {
 	in := m.Vision.imageNode(t, img, needGrad)
 	enc, probs := m.Vision.Forward(t, in, m.clsLayerIx, h)
-	heads, n1 := probs.Shape[0], probs.Shape[1]
-	cls := NewTensor(heads, n1)
-	for hh := 0; hh < heads; hh++ {
-		copy(cls.Data[hh*n1:(hh+1)*n1], probs.Data[hh*n1*n1:hh*n1*n1+n1])
-	}
+	cls := clsRows(probs)
 	x := enc
 	if vt != nil {
 		x = t.Mix(enc, vt(index, enc.Value, cls))
 	}
 	p := m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, x, h)), h)
 	return Visual{Encoder: enc, CLSAttn: cls, Tokens: p}, in
+}
+
+// clsRows returns the [CLS] row of every head of the attention
+// probabilities probs, [heads, n+1, n+1]: shape [heads, n+1].
+func clsRows(probs Tensor) Tensor {
+	heads, n1 := probs.Shape[0], probs.Shape[1]
+	cls := NewTensor(heads, n1)
+	for hh := 0; hh < heads; hh++ {
+		copy(cls.Data[hh*n1:(hh+1)*n1], probs.Data[hh*n1*n1:hh*n1*n1+n1])
+	}
+	return cls
 }
 
 // Forward runs the whole model on s and returns the final hidden states of
@@ -306,10 +313,15 @@ func (m *TinyMLLM) Logits(t *Tape, hid *Node, rows []int) *Node {
 // Loss returns the mean next-token cross-entropy over the tokens s.Loss
 // marks. It returns an error if s is invalid or marks no token.
 func (m *TinyMLLM) Loss(t *Tape, s *Sequence, h *Hooks, vt VisualTransform) (*Node, error) {
+	return m.loss(t, s, nil, h, vt)
+}
+
+// loss is Loss with the visual tokens vis when not nil (see Forward).
+func (m *TinyMLLM) loss(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt VisualTransform) (*Node, error) {
 	if s.Loss == nil || !slices.Contains(s.Loss, true) {
 		return nil, fmt.Errorf("nn: sequence has no loss positions")
 	}
-	hid, pos, err := m.Forward(t, s, nil, h, vt)
+	hid, pos, err := m.Forward(t, s, vis, h, vt)
 	if err != nil {
 		return nil, err
 	}

@@ -43,9 +43,11 @@ type Options struct {
 	// example returns: a hook must copy what it keeps. Default off.
 	Reuse bool
 	// Visual, when not nil, keeps the visual tokens of the images seen
-	// from call to call on the batched engine while the vision encoder and
-	// the projector are frozen (see VisualCache). The results are the same
-	// bits either way.
+	// from call to call on the batched engine (TinyMLLM.PerSample,
+	// Gradient and MeanLosses) while the vision encoder and the projector
+	// are frozen (see VisualCache; LossCached reads it on the one-tape
+	// path of a visual transform). The results are the same bits either
+	// way.
 	Visual *VisualCache
 }
 

@@ -30,6 +30,11 @@ import (
 // rebuilt, an update to a frozen tensor, new LoRA factors in the encoder).
 // It holds at most the byte budget it was created with; once full it adds
 // nothing more. It is safe for concurrent use.
+//
+// For the one-tape-per-example path with a visual transform (Dual-Priv's,
+// which acts on the encoder's output), it keeps instead the encoder's
+// outputs and [CLS] attention rows (TinyMLLM.LossCached), under the same
+// keys and the same checks.
 type VisualCache struct {
 	mu      sync.Mutex
 	max     int64
@@ -38,7 +43,13 @@ type VisualCache struct {
 	weights [][]float32
 	scalars []float64
 	tokens  map[[sha256.Size]byte]Tensor
+	// encoded holds the encoder's outputs for TinyMLLM.LossCached.
+	encoded map[[sha256.Size]byte]encoded
 }
+
+// encoded is the vision encoder's output for one image: its n+1 tokens
+// and the [CLS] attention rows a VisualTransform reads.
+type encoded struct{ tokens, clsAttn Tensor }
 
 // NewVisualCache returns an empty cache that holds at most maxBytes bytes
 // of visual tokens.
@@ -112,7 +123,7 @@ func (c *VisualCache) sync(m *TinyMLLM, ps []*Param, scalars []float64) {
 	if same {
 		return
 	}
-	c.model, c.weights, c.scalars, c.tokens, c.bytes = m, make([][]float32, len(ps)), scalars, nil, 0
+	c.model, c.weights, c.scalars, c.tokens, c.encoded, c.bytes = m, make([][]float32, len(ps)), scalars, nil, nil, 0
 	for i, p := range ps {
 		c.weights[i] = append([]float32(nil), p.Data...)
 	}
@@ -161,4 +172,77 @@ func (c *VisualCache) put(k [sha256.Size]byte, v Tensor) {
 	}
 	c.tokens[k] = Tensor{Shape: append([]int(nil), v.Shape...), Data: append([]float32(nil), v.Data...)}
 	c.bytes += int64(4 * len(v.Data))
+}
+
+// getEncoded returns the cached encoder output of the image of key k.
+func (c *VisualCache) getEncoded(k [sha256.Size]byte) (encoded, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.encoded[k]
+	return e, ok
+}
+
+// putEncoded adds a copy of the encoder output e of the image of key k,
+// unless the cache is full, and returns the copy (e itself when full).
+func (c *VisualCache) putEncoded(k [sha256.Size]byte, e encoded) encoded {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.encoded[k]; ok {
+		return old
+	}
+	n := int64(4 * (len(e.tokens.Data) + len(e.clsAttn.Data)))
+	if c.bytes+n > c.max {
+		return e
+	}
+	if c.encoded == nil {
+		c.encoded = map[[sha256.Size]byte]encoded{}
+	}
+	e = encoded{e.tokens.Clone(), e.clsAttn.Clone()}
+	c.encoded[k] = e
+	c.bytes += n
+	return e
+}
+
+// VisualCacheFor returns the cache of opt after checking it against m (it
+// empties itself if anything it depends on changed), or nil when there is
+// none or when a tensor of the vision encoder or the projector is in l
+// (trainable). Call it once per step, before the step's LossCached calls.
+func (m *TinyMLLM) VisualCacheFor(l *Layout, opt *Options) *VisualCache {
+	return m.visualCache(l, opt)
+}
+
+// LossCached is Loss without hooks, for the one-tape-per-example path with
+// a visual transform (Dual-Priv's): the vision encoder's output for an
+// image vc holds (its tokens and [CLS] attention) is taken from it, and
+// the others are encoded and added to it; the transform and the projector
+// run on every call. Since a cached output holds the bits the encoder
+// computed for that image, the loss and its gradients are those of Loss,
+// bit for bit. vc must come from VisualCacheFor for this step; with vc nil,
+// or with dropout in training (t.Train), it is Loss.
+func (m *TinyMLLM) LossCached(t *Tape, s *Sequence, vt VisualTransform, vc *VisualCache) (*Node, error) {
+	if vc == nil || t.Train && m.Config.Dropout > 0 || s.Loss == nil || !slices.Contains(s.Loss, true) {
+		return m.Loss(t, s, nil, vt)
+	}
+	if err := m.Check(s); err != nil {
+		return nil, err
+	}
+	vis := make([]*Node, len(s.Images))
+	for i, img := range s.Images {
+		k := imageKey(img)
+		e, ok := vc.getEncoded(k)
+		var enc *Node
+		if ok {
+			enc = t.Input(e.tokens, false)
+		} else {
+			var probs Tensor
+			enc, probs = m.Vision.Forward(t, m.Vision.imageNode(t, img, false), m.clsLayerIx, nil)
+			e = vc.putEncoded(k, encoded{enc.Value, clsRows(probs)})
+		}
+		x := enc
+		if vt != nil {
+			x = t.Mix(enc, vt(i, e.tokens, e.clsAttn))
+		}
+		vis[i] = m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, x, nil)), nil)
+	}
+	return m.loss(t, s, vis, nil, vt)
 }

@@ -112,3 +112,117 @@ func TestVisualCache(t *testing.T) {
 		t.Errorf("cache of 3 images' budget holds %d images, %d bytes in all", len(small.tokens), small.Bytes())
 	}
 }
+
+// pruneTransform is a miniature of Dual-Priv's token pruning for the cache
+// tests: [CLS], the patch [CLS] attends to most (mean over heads), and
+// the others merged into one token, plus an offset that depends on the
+// image's index and [CLS] token (as Dual-Priv's fusion noise depends on
+// its stream).
+func pruneTransform(index int, tokens, cls Tensor) TokenMix {
+	n1, width := tokens.Rows(), tokens.Cols()
+	heads := cls.Rows()
+	best, bestScore := 1, float32(-1)
+	for j := 1; j < n1; j++ {
+		s := float32(0)
+		for h := range heads {
+			s += cls.Data[h*n1+j]
+		}
+		if s > bestScore {
+			best, bestScore = j, s
+		}
+	}
+	var rest []int
+	var w []float32
+	for j := 1; j < n1; j++ {
+		if j != best {
+			rest = append(rest, j)
+			w = append(w, 1/float32(n1-2))
+		}
+	}
+	add := make([]float32, width)
+	for d := range add {
+		add[d] = 0.01 * float32(index+1) * tokens.Data[d]
+	}
+	return TokenMix{Rows: []MixRow{{Src: []int{0}, Weight: []float32{1}}, {Src: []int{best}, Weight: []float32{1}},
+		{Src: rest, Weight: w, Add: add}}}
+}
+
+// TestLossCached checks that LossCached with the cache of encoder outputs
+// gives the per-sample losses and gradients of Loss, bit for bit, under a
+// pruning transform, with 1, 2 and 3 workers, the cache empty, then
+// filled, and arenas on; that the cache is read (shifted entries change a
+// loss), and emptied when a frozen encoder weight changes; and that
+// VisualCacheFor gives no cache where the encoder is trainable.
+func TestLossCached(t *testing.T) {
+	t.Parallel()
+	for _, tc := range batchCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			m, l := batchModel(t, tc)
+			opt := &Options{Visual: NewVisualCache(1 << 30)}
+			vc := m.VisualCacheFor(l, opt)
+			if vc == nil {
+				for _, p := range m.visualParams() {
+					if l.Index(p) >= 0 {
+						return // trainable encoder or projector: no cache, as it should be
+					}
+				}
+				t.Fatal("no cache for a frozen encoder and projector")
+			}
+			batch := raggedBatch(rand.New(rand.NewPCG(93, 93)), m.Config, 9)
+			plain := func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, pruneTransform) }
+			cached := func(tp *Tape, i int) (*Node, error) { return m.LossCached(tp, &batch[i], pruneTransform, vc) }
+			want, err := PerSample(l, len(batch), plain, &Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []int{1, 2, 3} {
+				for pass := range 2 {
+					got, err := PerSample(l, len(batch), cached, &Options{Workers: w, Reuse: true, Visual: vc})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bitsEqual64(got.Losses, want.Losses) {
+						t.Errorf("%d workers, pass %d: losses differ from Loss's", w, pass)
+					}
+					for i := range batch {
+						if !bitsEqual(got.Grads[i], want.Grads[i]) {
+							t.Errorf("%d workers, pass %d: gradient of example %d differs from Loss's", w, pass, i)
+						}
+					}
+				}
+			}
+			if len(vc.encoded) == 0 {
+				t.Fatal("the cache holds no encoder output")
+			}
+			for _, e := range vc.encoded {
+				for i := range e.tokens.Data {
+					e.tokens.Data[i] += 0.5
+				}
+			}
+			got, err := PerSample(l, len(batch), cached, &Options{Workers: 2, Visual: vc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bitsEqual64(got.Losses, want.Losses) {
+				t.Error("shifted cache entries change no loss: the cache is not read")
+			}
+			// A frozen encoder weight changes: the next step's cache must
+			// not serve the old outputs.
+			m.Vision.PatchEmbed.W.Data[0] += 0.25
+			if vc = m.VisualCacheFor(l, opt); len(vc.encoded) != 0 {
+				t.Fatal("the cache kept its entries after an encoder weight changed")
+			}
+			want, err = PerSample(l, len(batch), plain, &Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err = PerSample(l, len(batch), cached, &Options{Workers: 3, Visual: vc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bitsEqual64(got.Losses, want.Losses) {
+				t.Error("after an encoder change: losses differ from Loss's")
+			}
+		})
+	}
+}
