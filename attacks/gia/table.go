@@ -340,14 +340,14 @@ func attackMLLMOnce(m *nn.TinyMLLM, mech Mechanism, bt Batch, prior *EmbeddingPr
 	l := nn.NewLayout(m.Params())
 	s := nn.Sequence{Tokens: bt.Tokens[0], Images: bt.Images, Loss: bt.Loss[0]}
 	g := make([]float32, l.Size)
-	if _, err := MLLMGrad(m, l, s)(bt.Images[0], g, nil); err != nil {
+	if _, err := MLLMGrad(m, l, s, nil)(bt.Images[0], g, nil); err != nil {
 		return nil, err
 	}
 	rel, err := Release(l, [][]float32{g}, mech)
 	if err != nil {
 		return nil, err
 	}
-	return AttackMLLMLoRA(m, l, rel, bt, prior, opt)
+	return AttackMLLMLoRA(m, l, rel, bt, prior, nil, opt)
 }
 
 func distinct(seqs [][]int) int {
