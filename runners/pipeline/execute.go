@@ -121,8 +121,8 @@ func attackSets(attack string, opts experiments.AttackOptions) ([]string, func(s
 //     (evalStage);
 //  5. attacks: each of the run's attacks on the trained model, members the
 //     private examples that are not canary copies, non-members every
-//     holdout example; results, scores and warnings are recorded, and a
-//     violated privacy check fails the run (attackStage).
+//     holdout example; results, scores, warnings and images are recorded,
+//     and a violated privacy check fails the run (attackStage).
 func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error {
 	cfg := &run.Config
 	method, ok := methods.Lookup(cfg.Method)
