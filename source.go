@@ -38,7 +38,7 @@ import (
 //go:embed experiments/*.go
 //go:embed runners/pipeline/*.go
 //go:embed methods/*.go
-//go:embed attacks/*.go
+//go:embed attacks/*.go attacks/gia/*.go
 //go:embed privacy/*.go
 //go:embed datasets/*.go
 //go:embed pretrain/*.go

@@ -71,6 +71,15 @@ type Target struct {
 	// says so): a failed bound check or audit is then the expected outcome,
 	// recorded as a result and a warning rather than an error.
 	Planted bool
+	// Release, when not nil, is how the method that trained the model
+	// releases one step's update: what the gradient-inversion attack
+	// (package attacks/gia) sees. nil: the method's release is not
+	// modelled, and that attack fails.
+	Release *UpdateRelease
+	// Public are public examples of the task (never trained on privately):
+	// the gradient-inversion attacker's own data, for its image prior and
+	// its data-independent baseline.
+	Public []Example
 	// Pool marks a target whose examples come from a fixed LiRA pool
 	// shared by the runs of its configuration at every seed (the -lira
 	// tasks): Members and NonMembers are the pool examples the run trained
@@ -108,12 +117,36 @@ type Report struct {
 	// Warnings are findings to show beside the results, such as a target
 	// FPR that needs more non-members than the split has.
 	Warnings []string
+	// Images are PNG files by name ([a-z0-9][a-z0-9_.-]*, without .png),
+	// which the pipeline writes to the run's folder as
+	// ImagesDir/<name>.png: originals and reconstructions, for the grid
+	// plot kind.
+	Images map[string][]byte
 	// Violations are failed checks of the privacy guarantee: a TPR above
 	// the accountant's bound (Membership) or an audit lower bound above
 	// the accounted ε (AuditOneRun). The pipeline fails a run that has
 	// any, unless it is a planted control.
 	Violations []string
 }
+
+// An UpdateRelease is how a method releases the update of one batch
+// (methods.Release): the mean of the per-example gradients of the
+// trainable tensors, each clipped to ℓ₂ norm Clip (0: no clipping and no
+// noise), plus Gaussian noise of standard deviation Sigma·Clip before the
+// division by the batch size, restricted to the ⌈Keep·J⌉ of the J tensors
+// with the largest norm (0 or 1: all). Train, when not nil, is the
+// visual-token transform of the training forward pass of the batch's
+// example i (Dual-Priv's token pruning and fusion with its noise); nil
+// means Target.Visual.
+type UpdateRelease struct {
+	Clip, Sigma, Keep float64
+	Train             func(example int) nn.VisualTransform
+}
+
+// ImagesDir is the folder of a run's folder where the pipeline writes the
+// attacks' Report.Images, the folder the grid plot kind reads
+// (reports.ImagesDir; a test keeps them equal).
+const ImagesDir = "images"
 
 var known = registry.New[Attack]("attacks: attack")
 

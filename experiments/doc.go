@@ -115,7 +115,7 @@
 //     facet, band; the spec must have attacks;
 //   - heatmap: x, rows (the second swept column) and y (the colour); facet;
 //   - grid: images (names of images/<name>.png in each run's folder; default
-//     every image of the first run), series.
+//     every image of the first run), series, facet (one grid file per value).
 //
 // A plot with a facet is written as one file per facet value,
 // <name>-<value>.png (and .svg, .pdf).

@@ -21,7 +21,7 @@ func init() {
 		return &Names{
 			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv", "rapft"},
 			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira", "shapes-vqa-tune", "fashion-vqa-tune", "shapes-vqa-tune-lira", "fashion-vqa-tune-lira"},
-			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia", "exposure", "pii-extraction", "pii-reconstruction"},
+			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia", "exposure", "pii-extraction", "pii-reconstruction", "gia"},
 			Scales:  []string{"smoke", "small", "full"},
 			// The options of maxrenyi-mia and mink-mia as package
 			// attacks declares them (runners/pipeline tests the real
@@ -33,7 +33,7 @@ func init() {
 }
 
 // testAttackOptions declares the options of maxrenyi-mia (slices, orders,
-// k) and mink-mia (k).
+// k), mink-mia (k) and gia (batch, trials, iterations).
 func testAttackOptions(attack string) []AttackOption {
 	slices4 := []string{"img", "inst", "desp", "inst_desp"}
 	num := func(elem string, ok func(float64) bool, must string) func(any) (string, error) {
@@ -87,12 +87,20 @@ func testAttackOptions(attack string) []AttackOption {
 	case "mink-mia":
 		k.Default = []string{"10", "20"}
 		return []AttackOption{k}
+	case "gia":
+		count := func(name, elem, def string) AttackOption {
+			return AttackOption{Name: name, Elem: elem, Default: []string{def}, Sort: numSort,
+				Canonical: num(elem, func(x float64) bool { return x >= 1 && x == math.Trunc(x) }, "a positive integer")}
+		}
+		b := count("batch", "batch size", "1")
+		b.Default = []string{"1", "8"}
+		return []AttackOption{b, count("trials", "trials", "1"), count("iterations", "iterations", "300")}
 	}
 	return nil
 }
 
-// testAttackSets returns the score sets of maxrenyi-mia and mink-mia with
-// opts (renyi_<slice>_a<α>_k<K>, mink<K>), and the metrics each owns.
+// testAttackSets returns the score sets of maxrenyi-mia, mink-mia and gia with
+// opts (renyi_<slice>_a<α>_k<K>, mink<K>, gia_b<B>), and the metrics each owns.
 func testAttackSets(attack string, opts AttackOptions) ([]string, func(string) bool, error) {
 	get := func(name string) []string {
 		if v, ok := opts[name]; ok {
@@ -122,6 +130,11 @@ func testAttackSets(attack string, opts AttackOptions) ([]string, func(string) b
 			sets = append(sets, "mink"+under(k))
 		}
 		return sets, func(m string) bool { return len(m) > 4 && strings.HasPrefix(m, "mink") && m[4] >= '0' && m[4] <= '9' }, nil
+	case "gia":
+		for _, b := range get("batch") {
+			sets = append(sets, "gia_b"+b)
+		}
+		return sets, func(m string) bool { return strings.HasPrefix(m, "gia_b") }, nil
 	}
 	return nil, nil, nil
 }

@@ -905,7 +905,7 @@ var plotKeys = map[string]struct{ need, may []string }{
 	"radar":   {may: []string{"x", "y", "metrics", "series", "facet", "band"}},
 	"roc":     {may: []string{"attack", "series", "facet", "band"}},
 	"heatmap": {need: []string{"x", "y", "rows"}, may: []string{"facet"}},
-	"grid":    {may: []string{"images", "series"}},
+	"grid":    {may: []string{"images", "series", "facet"}},
 }
 
 // plotKeys checks that p has the keys its kind needs and no key its kind

@@ -70,7 +70,7 @@ func TestParsePlotErrors(t *testing.T) {
 		{"{name: f, kind: heatmap, x: epsilon_target, rows: seed, y: acc, band: sem}", "a heatmap plot has no band"},
 		{"{name: f, kind: grid, images: [Bad/Name]}", "must match [a-z0-9][a-z0-9_.-]*"},
 		{"{name: f, kind: grid, images: [a, a]}", `"a" listed twice`},
-		{"{name: f, kind: grid, facet: method}", "a grid plot has no facet"},
+		{"{name: f, kind: grid, x: method}", "a grid plot has no x"},
 		{"{name: f, kind: line, x: epsilon_target, y: acc, metrics: [acc]}", "a line plot has no metrics"},
 	} {
 		_, err := Parse("t.yaml", []byte(plotSpec(tc.plot)), nil)

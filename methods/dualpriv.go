@@ -161,6 +161,7 @@ func (DualPriv) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	}
 	m := job.Model.(*nn.TinyMLLM)
 	res.VisualTokens = float64(tp.count(m.Config.Patches()))
+	res.Release = dualPrivRelease(job, acc, tp, res.Steps)
 	return res, nil
 }
 
@@ -370,4 +371,21 @@ func norm(x []float32) float64 {
 		s += float64(v) * float64(v)
 	}
 	return math.Sqrt(s)
+}
+
+// dualPrivRelease returns the release of a Dual-Priv step after the run's
+// last (step steps): DP-SGD's, restricted to the update ratio's blocks
+// by raw norm, the training forward pass with Mechanism 1 and its fusion
+// noise. The controls' rankings (size-normalised, random) are not
+// modelled: nil.
+func dualPrivRelease(job *Job, acc accounting, tp tokenPruner, steps int) *Release {
+	h := job.Hyper
+	if h.String("block_rank") != rankNorm {
+		return nil
+	}
+	r := &Release{Clip: h.Clip, Sigma: acc.Sigma * h.Float("noise_scale"), Keep: h.Float("update_ratio")}
+	if tp.Mode != tokensNone {
+		r.Train = func(example int) nn.VisualTransform { return tp.transform(job.Seed, steps, example) }
+	}
+	return r
 }

@@ -77,7 +77,12 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		}
 		return stepInfo{loss: mean(losses), stats: stats}, nil
 	}
-	return l.run(ctx, acc)
+	res, err := l.run(ctx, acc)
+	if err != nil {
+		return nil, err
+	}
+	res.Release = &Release{} // the raw mean gradient
+	return res, nil
 }
 
 // DPSGD is DP-SGD (Abadi et al. 2016; Dual-Priv Algorithm 2) on LoRA
@@ -152,6 +157,7 @@ func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		return nil, err
 	}
 	res.VisualTokens = float64(job.Model.(*nn.TinyMLLM).Config.Patches() + 1) // every token
+	res.Release = &Release{Clip: job.Hyper.Clip, Sigma: acc.Sigma * job.Hyper.Float("noise_scale")}
 	return res, nil
 }
 

@@ -99,6 +99,26 @@ type Result struct {
 	// Values are method-specific results for the run's manifest by name
 	// (Rap-FT's partition sizes, clip norms and both ε).
 	Values map[string]float64
+	// Release, when not nil, is how the method releases one step's
+	// update of the trained model (the gradient-inversion attack's threat
+	// model, package attacks/gia); nil for a method whose release that
+	// attack does not model (DPZO releases projected scalars; Rap-FT's
+	// relevance partitions; Dual-Priv's control rankings).
+	Release *Release
+}
+
+// A Release is how a method releases the update of one batch: the mean of
+// the per-example gradients of the trainable tensors, each clipped to
+// ℓ₂ norm Clip, plus Gaussian noise of standard deviation Sigma·Clip
+// before the division by the batch size, restricted to the ⌈Keep·J⌉ of
+// the J tensors with the largest norm (Dual-Priv's Mechanism 2, raw-norm
+// ranking). The zero value is the raw mean gradient (non-private
+// training). Train, when not nil, is the visual-token transform of the
+// training forward pass of example i of the released step (Dual-Priv's
+// Mechanism 1 with its fusion noise); nil: the transform of Result.Visual.
+type Release struct {
+	Clip, Sigma, Keep float64
+	Train             func(example int) nn.VisualTransform
 }
 
 // A Metric is the value of a named training metric at a step.

@@ -51,11 +51,21 @@
 // (see GradientMatch for why). Such an update depends on the image only
 // through its patch embeddings, so the attack can also search over an
 // EmbeddingPrior, the conditional means of a Gaussian model of the public
-// images given those embeddings.
+// images given those embeddings. A batch of B sequences is matched
+// jointly (SumGrad: the candidate update is the sum of the examples'
+// gradients), and a visual-token transform (Dual-Priv's pruning and
+// fusion) runs in the attacked forward pass.
 //
-// Table runs the attacks against the release mechanisms of the methods
-// (Defences) and writes the gia table and reconstruction grids
-// (Markdown, WriteGrid).
+// # On the run path
+//
+// Importing the package registers Attack as the attack "gia" of package
+// attacks: the pipeline runs it on each trained model of a spec that
+// names it (experiment gia), against the update the run's method releases
+// (attacks.Target.Release), and writes its reconstructions for the grid
+// plot kind. Table runs the image attacks on the ViT and the fusion
+// classifier, which no method fine-tunes, against the release mechanisms
+// of the methods at one analytic-Gaussian release's noise (Defences), and
+// writes their table and grids (Markdown, WriteGrid; TestTable).
 //
 // # Metrics
 //

@@ -256,12 +256,15 @@ func sumSq(x []float32) float64 {
 // MLLMGrad returns the GradFunc of TinyMLLM m on the sequence s with its
 // one image replaced by the candidate x: s's tokens (prompt and answer,
 // one image placeholder) and loss mask are the attacker's knowledge (the
-// threat model of AttackMLLMLoRA). gtheta is over layout l.
-func MLLMGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence) GradFunc {
+// threat model of AttackMLLMLoRA). gtheta is over layout l. vt, when not
+// nil, is the visual-token transform between the vision encoder and the
+// projector (Dual-Priv's token pruning and fusion): the gradient with
+// respect to x flows through the tokens it keeps and fuses.
+func MLLMGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence, vt nn.VisualTransform) GradFunc {
 	var rows, targets []int
 	return func(x, gtheta, gx []float32) (float64, error) {
 		t := gradTape(l, gtheta)
-		vis, in := m.EncodeImage(t, x, 0, gx != nil, nil, nil)
+		vis, in := m.EncodeImage(t, x, 0, gx != nil, nil, vt)
 		seq := s
 		seq.Images = [][]float32{x}
 		hid, pos, err := m.Forward(t, &seq, []*nn.Node{vis.Tokens}, nil, nil)
@@ -300,4 +303,46 @@ func gradTape(l *nn.Layout, gtheta []float32) *nn.Tape {
 	}
 	clear(gtheta)
 	return nn.NewTape(l, gtheta)
+}
+
+// SumGrad returns the GradFunc of a batch: x is the concatenation of the
+// batch's images, each of dim values, the loss is the sum Σᵢ Lᵢ(xᵢ; θ) of
+// the examples' losses fs[i], its parameter gradient Σᵢ ∇_θ Lᵢ(xᵢ; θ) (the
+// batch's update up to the factor 1/B, which the cosine distance ignores)
+// and its input gradient the concatenation of the ∇_{xᵢ} Lᵢ(xᵢ; θ).
+// GradientMatch over it matches a batch's update jointly in every image:
+// ∇_θ of the sum is the candidate update, so its mixed derivative is the
+// Hessian-vector product of every image at once.
+func SumGrad(fs []GradFunc, dim int) GradFunc {
+	var gi []float32
+	return func(x, gtheta, gx []float32) (float64, error) {
+		if len(x) != len(fs)*dim {
+			return 0, fmt.Errorf("gia: batch input of %d values, want %d×%d", len(x), len(fs), dim)
+		}
+		if gtheta != nil {
+			clear(gtheta)
+			if gi == nil {
+				gi = make([]float32, len(gtheta))
+			}
+		}
+		var loss float64
+		for i, f := range fs {
+			var gt, gxi []float32
+			if gtheta != nil {
+				gt = gi
+			}
+			if gx != nil {
+				gxi = gx[i*dim : (i+1)*dim]
+			}
+			v, err := f(x[i*dim:(i+1)*dim], gt, gxi)
+			if err != nil {
+				return 0, err
+			}
+			loss += v
+			for j, g := range gt {
+				gtheta[j] += g
+			}
+		}
+		return loss, nil
+	}
 }

@@ -141,7 +141,7 @@ func smokeMLLMLoRA(t testing.TB, bInit float64) (*nn.TinyMLLM, *nn.Layout, nn.Se
 func TestGradientMatchFD(t *testing.T) {
 	t.Parallel()
 	m, l, s := smokeMLLMLoRA(t, 0.02)
-	f := MLLMGrad(m, l, s)
+	f := MLLMGrad(m, l, s, nil)
 	want := make([]float32, l.Size)
 	if _, err := f(s.Images[0], want, nil); err != nil {
 		t.Fatal(err)

@@ -13,53 +13,71 @@ import (
 )
 
 // AttackMLLMLoRA attacks the update g (over layout l) that a TinyMLLM
-// fine-tuning method releases for a batch of one sequence, when the
+// fine-tuning method releases for a batch of B sequences, when the
 // trainable tensors are the language model's LoRA factors (the methods'
 // default: package methods, nn.PEFT "lora" on part lm) and the vision
 // encoder and projector are frozen, so PatchRecovery has nothing to use.
 //
 // Threat model: besides the weights and the release, the attacker knows
-// the sequence's tokens (prompt and answer, batch.Tokens[0]) and its loss
-// mask (batch.Loss[0]); the text side has its own attacks (BagOfWords).
-// It recovers the image by Inverting Gradients (Geiping et al. 2020):
-// GradientMatch's cosine distance (ℓ₂ with opt.L2) between the candidate's
-// LoRA gradient and the release, over the released tensors, with its
-// gradient in x by the finite-difference Hessian-vector product, plus
-// total variation, minimised by Invert (Adam, box [0, 1], restarts, the
-// first from opt.Init when set), or, with a prior, by InvertPrior over
-// the prior's coordinates (the image restricted to the conditional means
-// of the public Gaussian model given the patch embeddings, the part of
-// the image the update can carry; see EmbeddingPrior). The model's parameters are perturbed and
-// restored during the attack, so m must not be used concurrently.
-//
-// Batches of more than one sequence are not attacked (an error): the
-// joint optimisation over B images is not implemented.
-func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
+// every sequence's tokens (prompt and answer, batch.Tokens[i]) and loss
+// mask (batch.Loss[i]), and the visual-token transform vt the model runs
+// with (Dual-Priv's pruning and fusion without its training noise, whose
+// draw is the method's secret; nil for none); the text side has its own
+// attacks (BagOfWords). No label or token rule is needed: the tokens are
+// given. It recovers the images by Inverting Gradients (Geiping et al.
+// 2020): GradientMatch's cosine distance (ℓ₂ with opt.L2) between the
+// candidate batch's summed LoRA gradient (SumGrad: the images are fitted
+// jointly; per-example clipping is not modelled, which for B = 1 the
+// cosine distance does not see) and the release, over the released
+// tensors, with its gradient in the images by the finite-difference
+// Hessian-vector product, plus total variation, minimised by Invert
+// (Adam, box [0, 1], restarts, the first from opt.Init when set; B = 1
+// only), or, with a prior, by InvertPriorBatch over the prior's
+// coordinates (each image restricted to the conditional means of the
+// public Gaussian model given its patch embeddings, the part of the image
+// the update can carry; see EmbeddingPrior). The reconstructions are
+// scored after Hungarian matching. The model's parameters are perturbed
+// and restored during the attack, so m must not be used concurrently.
+func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, prior *EmbeddingPrior, vt nn.VisualTransform, opt *InvertOptions) (*Outcome, error) {
 	start := time.Now()
-	if len(batch.Images) != 1 || len(batch.Tokens) != 1 || len(batch.Loss) != 1 {
-		return nil, fmt.Errorf("gia: the LoRA attack takes a batch of one sequence with its loss mask, got %d images", len(batch.Images))
+	b := len(batch.Images)
+	if b == 0 || len(batch.Tokens) != b || len(batch.Loss) != b {
+		return nil, fmt.Errorf("gia: the LoRA attack takes sequences with their images and loss masks, got %d images, %d sequences, %d masks", b, len(batch.Tokens), len(batch.Loss))
+	}
+	if b > 1 && prior == nil {
+		return nil, fmt.Errorf("gia: the LoRA attack on a batch of %d needs a prior", b)
 	}
 	c := m.Config
 	o := &Outcome{TRR: math.NaN(), PositionTRR: math.NaN(), LabelAcc: math.NaN(), FeatDist: math.NaN()}
-	s := nn.Sequence{Tokens: batch.Tokens[0], Images: batch.Images, Loss: batch.Loss[0]}
-	if err := m.Check(&s); err != nil {
-		return nil, fmt.Errorf("gia: %w", err)
+	fs := make([]GradFunc, b)
+	for i := range b {
+		s := nn.Sequence{Tokens: batch.Tokens[i], Images: batch.Images[i : i+1], Loss: batch.Loss[i]}
+		if err := m.Check(&s); err != nil {
+			return nil, fmt.Errorf("gia: %w", err)
+		}
+		fs[i] = MLLMGrad(m, l, s, vt)
 	}
-	gm, err := NewGradientMatch(l, MLLMGrad(m, l, s), g)
+	f := fs[0]
+	if b > 1 {
+		f = SumGrad(fs, len(batch.Images[0]))
+	}
+	gm, err := NewGradientMatch(l, f, g)
 	if err != nil {
 		return nil, err
 	}
 	gm.L2 = opt != nil && opt.L2
-	var img []float32
+	var imgs [][]float32
 	if prior != nil {
-		img, o.Match, err = InvertPrior(gm.Objective, prior, opt)
+		imgs, o.Match, err = InvertPriorBatch(gm.Objective, prior, b, opt)
 	} else {
+		var img []float32
 		img, o.Match, err = Invert(gm.Objective, c.Channels, c.ImageSize, c.ImageSize, opt)
+		imgs = [][]float32{img}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := o.Score([][]float32{img}, batch.Images, c.Channels, c.ImageSize, c.ImageSize); err != nil {
+	if err := o.Score(imgs, batch.Images, c.Channels, c.ImageSize, c.ImageSize); err != nil {
 		return nil, err
 	}
 	o.Elapsed = time.Since(start)

@@ -86,7 +86,7 @@ func TestMLLMLoRAProbe(t *testing.T) {
 	for k := *loraFirst; k < *loraFirst+*loraN; k++ {
 		b := mllmBatch(d.Public, k)
 		g := mllmUpdate(t, m, l, b, Mechanism{})
-		o, err := AttackMLLMLoRA(m, l, g, b, prior, &InvertOptions{Iterations: *loraIters, Restarts: *loraRest, LR: *loraLR, TV: *loraTV, Gray: true, Init: mean})
+		o, err := AttackMLLMLoRA(m, l, g, b, prior, nil, &InvertOptions{Iterations: *loraIters, Restarts: *loraRest, LR: *loraLR, TV: *loraTV, Gray: true, Init: mean})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func mllmUpdate(t testing.TB, m *nn.TinyMLLM, l *nn.Layout, b Batch, mech Mechan
 	for i := range b.Images {
 		s := nn.Sequence{Tokens: b.Tokens[i], Images: b.Images[i : i+1], Loss: b.Loss[i]}
 		g := make([]float32, l.Size)
-		if _, err := MLLMGrad(m, l, s)(b.Images[i], g, nil); err != nil {
+		if _, err := MLLMGrad(m, l, s, nil)(b.Images[i], g, nil); err != nil {
 			t.Fatal(err)
 		}
 		grads = append(grads, g)
@@ -303,7 +303,7 @@ func TestControlMLLMLoRA(t *testing.T) {
 		{"eps=1", Mechanism{Rule: nn.Flat(1), Sigma: []float64{sigmaEps1(t)}, Seed: 3}, 0, base + 3},
 	} {
 		g := mllmUpdate(t, m, l, b, tc.mech)
-		o, err := AttackMLLMLoRA(m, l, g, b, prior, &InvertOptions{Iterations: 300, Restarts: 1, LR: 0.05, TV: 0.05})
+		o, err := AttackMLLMLoRA(m, l, g, b, prior, nil, &InvertOptions{Iterations: 300, Restarts: 1, LR: 0.05, TV: 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,18 +147,33 @@ func (p *EmbeddingPrior) pullback(gw []float64, gx []float32) {
 // image clamped to [0, 1]. opt.Gray and opt.Init are ignored (the prior
 // is one channel, its start the mean).
 func InvertPrior(obj Objective, p *EmbeddingPrior, opt *InvertOptions) ([]float32, float64, error) {
+	imgs, v, err := InvertPriorBatch(obj, p, 1, opt)
+	if err != nil {
+		return nil, 0, err
+	}
+	return imgs[0], v, nil
+}
+
+// InvertPriorBatch is InvertPrior for b images at once: obj takes their
+// concatenation (b·C·H·W values, as SumGrad's objective does), each image
+// has its own coordinates (b·r in all) and total variation, and the
+// images are returned in obj's order.
+func InvertPriorBatch(obj Objective, p *EmbeddingPrior, b int, opt *InvertOptions) ([][]float32, float64, error) {
+	if b < 1 {
+		return nil, 0, fmt.Errorf("gia: batch of %d images", b)
+	}
 	o := opt.withDefaults()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7072))
 	var best []float64
 	bestObj := math.Inf(1)
 	for r := range o.Restarts {
-		w := make([]float64, p.Dim())
+		w := make([]float64, b*p.Dim())
 		if r > 0 {
 			for i := range w {
 				w[i] = rng.NormFloat64()
 			}
 		}
-		v, err := adamPrior(w, p, obj, o)
+		v, err := adamPrior(w, p, b, obj, o)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -166,23 +181,35 @@ func InvertPrior(obj Objective, p *EmbeddingPrior, opt *InvertOptions) ([]float3
 			best, bestObj = w, v
 		}
 	}
-	return clamp01(p.Image(make([]float32, len(p.mean)), best)), bestObj, nil
+	r := p.Dim()
+	out := make([][]float32, b)
+	for i := range out {
+		out[i] = clamp01(p.Image(make([]float32, len(p.mean)), best[i*r:(i+1)*r]))
+	}
+	return out, bestObj, nil
 }
 
-// adamPrior minimises obj(x(w)) + TV over w in place by Adam (Kingma & Ba
-// 2015, Algorithm 1) and returns the objective at the final w.
-func adamPrior(w []float64, p *EmbeddingPrior, obj Objective, o InvertOptions) (float64, error) {
+// adamPrior minimises obj(x(w)) + TV over the coordinates w of b images
+// in place by Adam (Kingma & Ba 2015, Algorithm 1) and returns the
+// objective at the final w.
+func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOptions) (float64, error) {
 	const b1, b2, eps = 0.9, 0.999, 1e-8
-	x, gx := make([]float32, len(p.mean)), make([]float32, len(p.mean))
+	n, r := len(p.mean), p.Dim()
+	x, gx := make([]float32, b*n), make([]float32, b*n)
 	m, v, g := make([]float64, len(w)), make([]float64, len(w)), make([]float64, len(w))
 	eval := func() (float64, error) {
-		p.Image(x, w)
+		for i := range b {
+			p.Image(x[i*n:(i+1)*n], w[i*r:(i+1)*r])
+		}
 		val, err := obj(x, gx)
 		if err != nil {
 			return 0, err
 		}
-		val += o.TV * totalVariation(x, p.c, p.h, p.w, o.TV, gx)
-		p.pullback(g, gx)
+		for i := range b {
+			xi, gi := x[i*n:(i+1)*n], gx[i*n:(i+1)*n]
+			val += o.TV * totalVariation(xi, p.c, p.h, p.w, o.TV, gi)
+			p.pullback(g[i*r:(i+1)*r], gi)
+		}
 		return val, nil
 	}
 	for it := 1; it <= o.Iterations; it++ {

@@ -100,28 +100,16 @@ type TableOptions struct {
 	// Encoder, when not nil, is the vision encoder of FeatureDistance (the
 	// pretrained base's); nil leaves the feature distance out (NaN).
 	Encoder *nn.VisionEncoder
-	// MLLM, when not nil, adds the rows of model "mllm-lora": the LoRA
-	// update of this TinyMLLM (its trainable tensors, as the methods set
-	// them with SetPEFT) on MLLMData's private sequences (fashion-vqa),
-	// attacked by AttackMLLMLoRA with MLLMInvert, batch 1 only. The
-	// attack's start is the public mean image of MLLMData unless
-	// MLLMInvert.Init is set.
-	MLLM       *nn.TinyMLLM
-	MLLMData   *datasets.Dataset
-	MLLMInvert *InvertOptions
-	// MLLMPrior, when not nil, makes the mllm-lora attack search over
-	// this prior (fitted to MLLMData's public images) instead of pixels.
-	MLLMPrior *EmbeddingPrior
 }
 
 // Table runs the gia table on data d (fl-mm: images, captions, labels) for
 // the ViT (PatchRecovery) and the fusion classifier (ConvMatch and
 // BagOfWords) with every tensor trainable and released, at the weights of
-// TableOptions (the weights the attacker knows), under every defence, and
-// with TableOptions.MLLM the mllm-lora rows (AttackMLLMLoRA on the LoRA
-// update, batch 1; the release is computed on nn's plain tape, the
-// methods' gradient up to float32 rounding). It returns an error if d has
-// too few private examples for the batches or an attack fails.
+// TableOptions (the weights the attacker knows), under every defence. No
+// method of package methods fine-tunes these models: the attack on the
+// methods' own (TinyMLLM LoRA) updates is the registered attack "gia"
+// (Attack, experiment gia). It returns an error if d has too few private
+// examples for the batches or an attack fails.
 func Table(d *datasets.Dataset, defences []Defence, opt *TableOptions) ([]Row, error) {
 	o := TableOptions{Batches: []int{1, 8}, Trials: 3}
 	if opt != nil {
@@ -150,13 +138,6 @@ func Table(d *datasets.Dataset, defences []Defence, opt *TableOptions) ([]Row, e
 				rows = append(rows, r)
 			}
 		}
-	}
-	if o.MLLM != nil {
-		r, err := mllmRows(defences, o)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, r...)
 	}
 	return rows, nil
 }
@@ -187,43 +168,6 @@ func tableModels(d *datasets.Dataset, o TableOptions) (*nn.ViT, *nn.Fusion, erro
 	return vit, fus, err
 }
 
-// mllmRows returns the mllm-lora rows of the table: batch 1, every
-// defence, o.Trials private sequences of o.MLLMData.
-func mllmRows(defences []Defence, o TableOptions) ([]Row, error) {
-	d := o.MLLMData
-	if d == nil || o.Trials > len(d.Private) {
-		return nil, fmt.Errorf("gia: the mllm-lora rows need %d private sequences", o.Trials)
-	}
-	mean := publicMeanImage(d)
-	inv := InvertOptions{}
-	if o.MLLMInvert != nil {
-		inv = *o.MLLMInvert
-	}
-	if inv.Init == nil {
-		inv.Init = mean
-	}
-	o.MLLMInvert = &inv
-	var rows []Row
-	for _, def := range defences {
-		r, err := tableRow(d, "mllm-lora", nil, nil, mean, def, 1, o)
-		if err != nil {
-			return nil, fmt.Errorf("gia: mllm-lora, %s ε=%v: %w", def.Method, def.Epsilon, err)
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
-}
-
-// publicMeanImage returns the mean of d's public images, the
-// data-independent baseline.
-func publicMeanImage(d *datasets.Dataset) []float32 {
-	var pub [][]float32
-	for _, ex := range d.Public {
-		pub = append(pub, ex.Images[0])
-	}
-	return MeanImage(pub)
-}
-
 // tableRow attacks o.Trials disjoint batches of b private examples.
 func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, mean []float32, def Defence, b int, o TableOptions) (Row, error) {
 	r := Row{Model: model, Defence: def, Batch: b, Trials: o.Trials}
@@ -233,13 +177,7 @@ func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, me
 		var bt Batch
 		for _, ex := range d.Private[k*b : (k+1)*b] {
 			bt.Images = append(bt.Images, ex.Images[0])
-			if model == "mllm-lora" {
-				seq, mask := ex.Sequence()
-				bt.Tokens = append(bt.Tokens, seq)
-				bt.Loss = append(bt.Loss, mask)
-			} else {
-				bt.Tokens = append(bt.Tokens, ex.Prompt)
-			}
+			bt.Tokens = append(bt.Tokens, ex.Prompt)
 			bt.Labels = append(bt.Labels, ex.Label)
 		}
 		out, err := attackOnce(model, vit, fus, mean, def, bt, o, uint64(k))
@@ -247,7 +185,7 @@ func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, me
 			return r, err
 		}
 		var base Outcome
-		c := o.imageConfig(vit)
+		c := vit.Config
 		if err := base.Score(replicate(mean, b), bt.Images, c.Channels, c.ImageSize, c.ImageSize); err != nil {
 			return r, err
 		}
@@ -281,23 +219,12 @@ func tableRow(d *datasets.Dataset, model string, vit *nn.ViT, fus *nn.Fusion, me
 	return r, nil
 }
 
-// imageConfig returns the configuration that gives the image shape: the
-// ViT's, or the TinyMLLM's when there is no ViT (mllm-lora rows).
-func (o TableOptions) imageConfig(vit *nn.ViT) nn.Config {
-	if vit != nil {
-		return vit.Config
-	}
-	return o.MLLM.Config
-}
-
 // attackOnce releases the update of bt under def and attacks it; trial
 // varies the noise seed.
 func attackOnce(model string, vit *nn.ViT, fus *nn.Fusion, mean []float32, def Defence, bt Batch, o TableOptions, trial uint64) (*Outcome, error) {
 	mech := def.Mech
 	mech.Seed = mech.Seed*1000003 + trial
 	switch model {
-	case "mllm-lora":
-		return attackMLLMOnce(o.MLLM, mech, bt, o.MLLMPrior, o.MLLMInvert)
 	case "vit":
 		l := nn.NewLayout(vit.Params())
 		r, err := nn.PerSample(l, len(bt.Images), func(t *nn.Tape, i int) (*nn.Node, error) {
@@ -332,22 +259,6 @@ func attackOnce(model string, vit *nn.ViT, fus *nn.Fusion, mean []float32, def D
 		}
 		return AttackFusion(fus, l, g, bt, n, mean, o.Invert)
 	}
-}
-
-// attackMLLMOnce releases the LoRA update of TinyMLLM m for the batch of
-// one sequence bt under mech and attacks it with AttackMLLMLoRA.
-func attackMLLMOnce(m *nn.TinyMLLM, mech Mechanism, bt Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
-	l := nn.NewLayout(m.Params())
-	s := nn.Sequence{Tokens: bt.Tokens[0], Images: bt.Images, Loss: bt.Loss[0]}
-	g := make([]float32, l.Size)
-	if _, err := MLLMGrad(m, l, s)(bt.Images[0], g, nil); err != nil {
-		return nil, err
-	}
-	rel, err := Release(l, [][]float32{g}, mech)
-	if err != nil {
-		return nil, err
-	}
-	return AttackMLLMLoRA(m, l, rel, bt, prior, opt)
 }
 
 func distinct(seqs [][]int) int {

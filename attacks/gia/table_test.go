@@ -24,8 +24,6 @@ var (
 	tableOut      = flag.String("gia.out", "", "write the gia table (gia.md) and its grids (PNG) to `dir`")
 	tableEps      = flag.String("gia.eps", "1,8,inf", "the private defences' ε values of the gia table (TestTable), comma-separated")
 	tableTrials   = flag.Int("gia.trials", 3, "batches per cell of the gia table (TestTable)")
-	tableMLLMIter = flag.Int("gia.mllm-iters", 500, "Adam iterations of the mllm-lora attack in the gia table (TestTable)")
-	tableMLLMOnly = flag.Bool("gia.mllm-only", false, "write only the mllm-lora rows of the gia table (TestTable)")
 	tablePretrain = flag.String("gia.pretrain", "results/pretrain", "cache `dir` of the pretrained bases the gia table attacks (relative to the package directory)")
 )
 
@@ -61,11 +59,11 @@ func TestTableControls(t *testing.T) {
 	}
 }
 
-// TestTable writes the full gia table at smoke scale when -gia.out is set,
-// attacking the pretrained smoke bases (ViT with a new 10-class head, the
-// fusion classifier, and TinyMLLM with LoRA on its language model as the
-// methods add it), with the pretrained ViT encoder as the feature
-// distance's; -gia.mllm-only writes the TinyMLLM rows alone:
+// TestTable writes the gia table of the ViT and the fusion classifier at
+// smoke scale when -gia.out is set, attacking the pretrained smoke bases
+// (ViT with a new 10-class head, the fusion classifier), with the
+// pretrained ViT encoder as the feature distance's; the rows of the
+// methods' own TinyMLLM updates are `repro run gia`:
 //
 //	go test ./attacks/gia -run TestTable$ -gia.out $PWD/results/gia -gia.pretrain $PWD/results/pretrain -timeout 60m
 func TestTable(t *testing.T) {
@@ -100,10 +98,6 @@ func TestTable(t *testing.T) {
 	enc := vb.Model.(*nn.ViT).Vision
 	opt := &TableOptions{Batches: []int{1, 8}, Trials: *tableTrials, ViT: vit, Fusion: fb.Model.(*nn.Fusion), Encoder: enc,
 		Invert: &InvertOptions{Iterations: 1000, Restarts: 2, LR: 0.05, TV: 0.05, Gray: true}}
-	if *tableMLLMOnly {
-		opt.Batches = nil
-	}
-	mllmTableOptions(t, opt)
 	rows, err := Table(d, defs, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -127,22 +121,6 @@ func TestTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// mllmTableOptions sets the mllm-lora rows of opt: the pretrained smoke
-// TinyMLLM with LoRA (mllmLoRABase), fashion-vqa at smoke, the
-// EmbeddingPrior of the base's vision encoder fitted to its public images,
-// and the attack's settings, chosen on public examples only
-// (TestMLLMLoRAProbe; EXPERIMENTS.md, gia).
-func mllmTableOptions(t *testing.T, opt *TableOptions) {
-	t.Helper()
-	m, _, d := mllmLoRABase(t)
-	prior, err := NewEmbeddingPrior(m.Vision, publicImages(d))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.MLLM, opt.MLLMData, opt.MLLMPrior = m, d, prior
-	opt.MLLMInvert = &InvertOptions{Iterations: *tableMLLMIter, Restarts: 1, LR: 0.05, TV: 0.05}
 }
 
 // TestWriteGrid decodes a written grid and checks its size and two

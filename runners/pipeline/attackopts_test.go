@@ -6,13 +6,16 @@ package pipeline
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/reports"
 	"github.com/repro-dp/repro/runners"
 )
 
@@ -84,5 +87,72 @@ func TestAttackOptionsRun(t *testing.T) {
 	}
 	if _, ok := rows[0].Results["mia_auc"]; !ok {
 		t.Error("loss-mia did not run")
+	}
+}
+
+// TestImagesDir keeps the folder the pipeline writes the attacks' images
+// to the one the grid plot kind reads.
+func TestImagesDir(t *testing.T) {
+	if attacks.ImagesDir != reports.ImagesDir {
+		t.Errorf("attacks.ImagesDir %q, reports.ImagesDir %q", attacks.ImagesDir, reports.ImagesDir)
+	}
+}
+
+const giaSpec = `
+name: gia-test
+description: gradient inversion on the run path
+scale: smoke
+tasks: [fashion-vqa]
+methods:
+  - name: nonprivate
+params: {epochs: 1}
+attacks:
+  - {name: gia, batch: [1, 2], trials: 1, iterations: 2}
+tables:
+  - {name: tab, rows: [method], columns: [task], metrics: [gia_b2_psnr_mean]}
+`
+
+// TestGIASpecErrors checks the spec errors of the gia attack's options.
+func TestGIASpecErrors(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{"batch: [1, 2]", "batch: [0, 2]", `g.yaml:10: attack gia: batch size 0: must be an integer in [1, 64]`},
+		{"batch: [1, 2]", "batch: [1.5]", `g.yaml:10: attack gia: batch size 1.5: must be an integer in [1, 64]`},
+		{"trials: 1", "trials: [1, 2]", `g.yaml:10: attack gia: option trials takes one value, got 2`},
+		{"gia_b2_psnr_mean", "gia_b8_psnr_mean", `g.yaml:12: table tab: metric "gia_b8_psnr_mean" is not a result of attack gia with the spec's options (batch: [1, 2]; iterations: [2])`},
+	} {
+		src := strings.Replace(giaSpec, tc.old, tc.new, 1)
+		if _, err := experiments.Parse("g.yaml", []byte(src), nil); err == nil || err.Error() != tc.want {
+			t.Errorf("%s → %s: got %v, want %s", tc.old, tc.new, err, tc.want)
+		}
+	}
+}
+
+// TestGIARun runs the gia attack on the run path and checks its results
+// and the images it writes for the grid plots.
+func TestGIARun(t *testing.T) {
+	freshBase(t)
+	s, err := experiments.Parse("g.yaml", []byte(giaSpec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 1})
+	if err != nil || sum.OK != 1 {
+		t.Fatalf("sweep: %v (%+v), want 1 run ok", err, sum)
+	}
+	rows, err := results.ReadRuns(filepath.Join(root, "gia-test", results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"gia_b1_psnr_mean", "gia_b2_psnr_max", "gia_b2_ssim", "gia_b1_baseline_psnr", "gia_b2_seconds_per_image"} {
+		if v, ok := rows[0].Results[k]; !ok || v != v {
+			t.Errorf("result %s = %v, %v", k, v, ok)
+		}
+	}
+	id := rows[0].RunID
+	for _, name := range []string{"b1-orig-0", "b1-recon-0", "b2-orig-1", "b2-recon-1"} {
+		if _, err := os.Stat(filepath.Join(root, "gia-test", "runs", id, attacks.ImagesDir, name+".png")); err != nil {
+			t.Error(err)
+		}
 	}
 }

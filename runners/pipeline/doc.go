@@ -32,7 +32,12 @@
 //     examples that are not canary copies, non-members every holdout
 //     example, audit canaries those of the task (the -mia tasks); a TPR
 //     above the accountant's bound or an audit bound above the accounted ε
-//     fails the run, except in a planted under-noised control.
+//     fails the run, except in a planted under-noised control. The attacks
+//     also see how the method releases one update (methods.Result.Release,
+//     for the gradient-inversion attack gia, which package attacks/gia
+//     registers: importing pipeline imports it) and the task's public
+//     examples; the images an attack returns are written to the run's
+//     folder as images/<name>.png for the grid plot kind.
 //
 // # Recorded results
 //

@@ -12,11 +12,14 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/repro-dp/repro/attacks"
+	_ "github.com/repro-dp/repro/attacks/gia" // registers the gradient-inversion attack
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
@@ -118,8 +121,8 @@ func attackSets(attack string, opts experiments.AttackOptions) ([]string, func(s
 //     (evalStage);
 //  5. attacks: each of the run's attacks on the trained model, members the
 //     private examples that are not canary copies, non-members every
-//     holdout example; results, scores and warnings are recorded, and a
-//     violated privacy check fails the run (attackStage).
+//     holdout example; results, scores, warnings and images are recorded,
+//     and a violated privacy check fails the run (attackStage).
 func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error {
 	cfg := &run.Config
 	method, ok := methods.Lookup(cfg.Method)
@@ -149,7 +152,7 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return err
 	}
 	rec.Stage("attacks")
-	return attackStage(ctx, cfg, model, base, res.Visual, d, res.Privacy, rec)
+	return attackStage(ctx, cfg, model, base, res, d, run.Dir, rec)
 }
 
 // baseStage returns a fresh copy of the pretrained base of arch at the
@@ -315,7 +318,7 @@ func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *da
 // and recorded as a warning. An attack that fails (for example for want
 // of audit canaries) does not stop the others; the run fails with every
 // such error once all have run.
-func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, base *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy, rec *runners.Recorder) error {
+func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, base *nn.TinyMLLM, res *methods.Result, d *datasets.Dataset, dir string, rec *runners.Recorder) error {
 	if len(cfg.Attacks) == 0 {
 		return nil
 	}
@@ -324,9 +327,12 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 		arch, _ := model.Describe()
 		return fmt.Errorf("pipeline: the attacks %s need a tinymllm, not a %s", strings.Join(cfg.Attacks, ", "), arch)
 	}
-	target, err := attackTarget(m, vt, d, p)
+	target, err := attackTarget(m, res.Visual, d, res.Privacy)
 	if err != nil {
 		return err
+	}
+	if r := res.Release; r != nil {
+		target.Release = &attacks.UpdateRelease{Clip: r.Clip, Sigma: r.Sigma, Keep: r.Keep, Train: r.Train}
 	}
 	extractionTarget(target, d, base)
 	var errs []error
@@ -358,6 +364,9 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 			continue
 		}
 		recordReport(rec, name, rep, warned)
+		if err := writeImages(dir, rep.Images); err != nil {
+			return err
+		}
 		for _, v := range rep.Violations {
 			if target.Planted {
 				rec.Warn("%s (expected: this run is a %s)", v, methods.PlantedCaveat)
@@ -388,6 +397,9 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 		if d.Private[i].Canary < 0 {
 			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i])})
 		}
+	}
+	for i := range d.Public {
+		target.Public = append(target.Public, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Public[i])})
 	}
 	for i := range d.Holdout {
 		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
@@ -470,3 +482,27 @@ func tprBound(p results.Privacy) (func(float64) (float64, error), error) {
 		return pld.TPR(fpr)
 	}, nil
 }
+
+// writeImages writes an attack's images as <dir>/images/<name>.png
+// (attacks.ImagesDir), atomically, for the grid plot kind.
+func writeImages(dir string, imgs map[string][]byte) error {
+	if len(imgs) == 0 {
+		return nil
+	}
+	sub := filepath.Join(dir, attacks.ImagesDir)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(imgs)) {
+		if !imageName.MatchString(name) {
+			return fmt.Errorf("pipeline: bad image name %q", name)
+		}
+		if err := results.WriteFile(filepath.Join(sub, name+".png"), imgs[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// imageName is the form of an image name (attacks.Report.Images).
+var imageName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)

@@ -1,0 +1,319 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package gia
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/repro-dp/repro/attacks"
+	"github.com/repro-dp/repro/nn"
+)
+
+func init() { attacks.Register(Attack{}) }
+
+// Attack is the gradient-inversion attack of the run path, registered as
+// "gia": it attacks the update that the run's method would release for a
+// batch of the run's private examples at the trained weights (the step
+// after the last), as the method releases it (attacks.Target.Release:
+// the raw mean gradient for nonprivate, clipped and noised with the run's
+// σ for dpsgd, and for dualpriv the same restricted to its update ratio's
+// blocks, computed on its pruned and fused visual tokens with the fusion
+// noise of its training forward pass). The attacker knows the weights,
+// the release mechanism, every sequence's tokens and loss mask and the
+// model's visual-token transform (without the fusion noise's draw), and
+// has the task's public images; it runs AttackMLLMLoRA over the
+// EmbeddingPrior of the model's vision encoder fitted to them (Adam, lr
+// 0.05, TV 0.05, one restart from the public mean: the settings chosen on
+// public examples, EXPERIMENTS.md, gia).
+//
+// Options (a spec's attacks: [{name: gia, batch: [1, 8]}]): batch, the
+// batch sizes B (one score set gia_b<B> each); trials, the disjoint
+// batches per size (the first trials·B private examples, in order);
+// iterations, Adam's iterations. Results per set, prefixed gia_b<B>_:
+// psnr_mean, psnr_max (mean over the trials of the batch's mean and
+// maximum PSNR, dB), ssim, feat_dist (FeatureDistance under the model's
+// vision encoder), baseline_psnr, baseline_ssim, baseline_feat_dist (the
+// public mean image as the guess), match (the final objective) and
+// seconds_per_image (wall time). Images: the first trial's originals and
+// reconstructions, b<B>-orig-<i> and b<B>-recon-<i>.
+type Attack struct {
+	// Batches are the batch sizes; nil means 1 and 8.
+	Batches []int
+	// Trials and Iterations are 0 for their defaults, 1 and 300.
+	Trials, Iterations int
+}
+
+// Name implements attacks.Attack.
+func (Attack) Name() string { return "gia" }
+
+// Options implements attacks.Optioned.
+func (Attack) Options() []attacks.Option {
+	return []attacks.Option{
+		{Name: "batch", Elem: "batch size", Kind: attacks.Numbers, Doc: "sizes of the attacked batches, integers in [1, 64]",
+			Check: integerIn(1, 64), Default: []string{"1", "8"}},
+		{Name: "trials", Elem: "trials", Kind: attacks.Numbers, Doc: "disjoint batches attacked per size, one integer in [1, 64]",
+			Check: integerIn(1, 64), Default: []string{"1"}},
+		{Name: "iterations", Elem: "iterations", Kind: attacks.Numbers, Doc: "Adam iterations of the reconstruction, one integer in [1, 100000]",
+			Check: integerIn(1, 100000), Default: []string{"300"}},
+	}
+}
+
+func integerIn(lo, hi float64) func(float64) error {
+	return func(x float64) error {
+		if x != math.Trunc(x) || x < lo || x > hi {
+			return fmt.Errorf("must be an integer in [%v, %v]", lo, hi)
+		}
+		return nil
+	}
+}
+
+// WithOptions implements attacks.Optioned.
+func (a Attack) WithOptions(opts map[string][]string) (attacks.Attack, error) {
+	out := Attack{}
+	for name, vals := range opts {
+		var xs []int
+		for _, v := range vals {
+			x, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("option %s: %q is not an integer", name, v)
+			}
+			xs = append(xs, x)
+		}
+		switch name {
+		case "batch":
+			out.Batches = xs
+		case "trials", "iterations":
+			if len(xs) != 1 {
+				return nil, fmt.Errorf("option %s takes one value, got %d", name, len(xs))
+			}
+			if name == "trials" {
+				out.Trials = xs[0]
+			} else {
+				out.Iterations = xs[0]
+			}
+		default:
+			return nil, fmt.Errorf("no option %q", name)
+		}
+	}
+	return out, nil
+}
+
+func (a Attack) batches() []int {
+	if a.Batches == nil {
+		return []int{1, 8}
+	}
+	return a.Batches
+}
+
+// Sets implements attacks.Optioned: gia_b<B> per batch size.
+func (a Attack) Sets() []string {
+	var out []string
+	for _, b := range a.batches() {
+		out = append(out, "gia_b"+strconv.Itoa(b))
+	}
+	return out
+}
+
+var ownsRE = regexp.MustCompile(`^gia_b[0-9]+_`)
+
+// Owns implements attacks.Optioned.
+func (Attack) Owns(metric string) bool { return ownsRE.MatchString(metric) }
+
+// Run implements attacks.Attack. It returns an error when the target's
+// method declares no release, the task has fewer than two public images
+// or too few private examples for the batches.
+func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, error) {
+	if t.Release == nil {
+		return nil, fmt.Errorf("gia: the method that trained the target declares no update release (modelled: nonprivate, dpsgd, dualpriv)")
+	}
+	var pub [][]float32
+	for _, e := range t.Public {
+		if len(e.Seq.Images) > 0 {
+			pub = append(pub, e.Seq.Images[0])
+		}
+	}
+	prior, err := NewEmbeddingPrior(t.Model.Vision, pub)
+	if err != nil {
+		return nil, err
+	}
+	trials, iters := cmpOr(a.Trials, 1), cmpOr(a.Iterations, 300)
+	rep := &attacks.Report{Results: map[string]float64{}, Images: map[string][]byte{}}
+	for _, b := range a.batches() {
+		if b*trials > len(t.Members) {
+			return nil, fmt.Errorf("gia: %d batches of %d need more than the %d private examples", trials, b, len(t.Members))
+		}
+		c := cell{prefix: "gia_b" + strconv.Itoa(b) + "_", mean: MeanImage(pub)}
+		for k := range trials {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			bt, err := memberBatch(t.Members[k*b : (k+1)*b])
+			if err != nil {
+				return nil, err
+			}
+			seed := uint64(0x676961)<<20 ^ uint64(b)<<10 ^ uint64(k)
+			out, err := attackTarget(t, bt, prior, iters, seed)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.add(t.Model, bt, out); err != nil {
+				return nil, err
+			}
+			if k == 0 {
+				if err := addImages(rep.Images, c.prefix, t.Model.Config, bt.Images, out.Images); err != nil {
+					return nil, err
+				}
+			}
+		}
+		c.record(rep.Results, trials, b)
+	}
+	return rep, nil
+}
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// memberBatch returns the batch of the examples es: one image each.
+func memberBatch(es []attacks.Example) (Batch, error) {
+	var bt Batch
+	for _, e := range es {
+		if len(e.Seq.Images) != 1 {
+			return bt, fmt.Errorf("gia: example %d has %d images, the attack takes one", e.ID, len(e.Seq.Images))
+		}
+		bt.Images = append(bt.Images, e.Seq.Images[0])
+		bt.Tokens = append(bt.Tokens, e.Seq.Tokens)
+		bt.Loss = append(bt.Loss, e.Seq.Loss)
+	}
+	return bt, nil
+}
+
+// attackTarget releases the update of bt as t's method would and attacks
+// it with AttackMLLMLoRA; seed seeds the release's noise.
+func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, iters int, seed uint64) (*Outcome, error) {
+	m := t.Model
+	l := nn.NewLayout(m.Params())
+	g, err := releaseUpdate(m, l, bt, t.Release, t.Visual, seed)
+	if err != nil {
+		return nil, err
+	}
+	return AttackMLLMLoRA(m, l, g, bt, prior, t.Visual, &InvertOptions{Iterations: iters, Restarts: 1, LR: 0.05, TV: 0.05, Seed: seed})
+}
+
+// releaseUpdate returns the update that r releases for the batch bt of
+// TinyMLLM m over layout l: each example's gradient with the training
+// transform r.Train(i) (vt when r has none), then Release's clipping,
+// noise (seeded by seed) and block pruning.
+func releaseUpdate(m *nn.TinyMLLM, l *nn.Layout, bt Batch, r *attacks.UpdateRelease, vt nn.VisualTransform, seed uint64) ([]float32, error) {
+	grads := make([][]float32, len(bt.Images))
+	for i := range grads {
+		tv := vt
+		if r.Train != nil {
+			tv = r.Train(i)
+		}
+		s := nn.Sequence{Tokens: bt.Tokens[i], Images: bt.Images[i : i+1], Loss: bt.Loss[i]}
+		grads[i] = make([]float32, l.Size)
+		if _, err := MLLMGrad(m, l, s, tv)(bt.Images[i], grads[i], nil); err != nil {
+			return nil, err
+		}
+	}
+	mech := Mechanism{Keep: r.Keep, Seed: seed}
+	if r.Clip > 0 {
+		mech.Rule, mech.Sigma = nn.Flat(r.Clip), []float64{r.Sigma}
+	}
+	return Release(l, grads, mech)
+}
+
+// A cell sums one batch size's scores over its trials.
+type cell struct {
+	prefix                                  string
+	mean                                    []float32
+	psnr, psnrMax, ssim, feat, match        float64
+	basePSNR, baseSSIM, baseFeat, elapsedNS float64
+}
+
+// add scores one trial's outcome and the mean-image baseline on bt.
+func (c *cell) add(m *nn.TinyMLLM, bt Batch, out *Outcome) error {
+	var base Outcome
+	cf := m.Config
+	if err := base.Score(replicate(c.mean, len(bt.Images)), bt.Images, cf.Channels, cf.ImageSize, cf.ImageSize); err != nil {
+		return err
+	}
+	out.ScoreFeatures(m.Vision, bt.Images)
+	base.ScoreFeatures(m.Vision, bt.Images)
+	c.psnr += out.MeanPSNR()
+	c.psnrMax += out.MaxPSNR()
+	c.ssim += out.MeanSSIM()
+	c.feat += out.FeatDist
+	c.match += out.Match
+	c.basePSNR += base.MeanPSNR()
+	c.baseSSIM += base.MeanSSIM()
+	c.baseFeat += base.FeatDist
+	c.elapsedNS += float64(out.Elapsed)
+	return nil
+}
+
+// record writes the means over n trials of batches of b.
+func (c *cell) record(res map[string]float64, n, b int) {
+	f := float64(n)
+	for k, v := range map[string]float64{
+		"psnr_mean": c.psnr, "psnr_max": c.psnrMax, "ssim": c.ssim, "feat_dist": c.feat, "match": c.match,
+		"baseline_psnr": c.basePSNR, "baseline_ssim": c.baseSSIM, "baseline_feat_dist": c.baseFeat,
+	} {
+		res[c.prefix+k] = v / f
+	}
+	res[c.prefix+"seconds_per_image"] = c.elapsedNS / float64(time.Second) / (f * float64(b))
+}
+
+// addImages adds the originals and reconstructions of one trial as PNG
+// files b<B>-orig-<i> and b<B>-recon-<i> (prefix gia_b<B>_).
+func addImages(imgs map[string][]byte, prefix string, cf nn.Config, orig, recon [][]float32) error {
+	tag := prefix[len("gia_") : len(prefix)-1]
+	for i := range orig {
+		for kind, x := range map[string][]float32{"orig": orig[i], "recon": recon[i]} {
+			p, err := EncodePNG(x, cf.Channels, cf.ImageSize, cf.ImageSize)
+			if err != nil {
+				return err
+			}
+			imgs[fmt.Sprintf("%s-%s-%d", tag, kind, i)] = p
+		}
+	}
+	return nil
+}
+
+// EncodePNG returns the PNG file of the c×h×w image x in [0, 1] (c = 1 or
+// 3; values outside are clamped), 8 bits per channel.
+func EncodePNG(x []float32, c, h, w int) ([]byte, error) {
+	if (c != 1 && c != 3) || len(x) != c*h*w {
+		return nil, fmt.Errorf("gia: image of %d values is not %d×%d×%d", len(x), c, h, w)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := range h {
+		for j := range w {
+			var v [3]uint8
+			for q := range 3 {
+				v[q] = byte8(x[min(q, c-1)*h*w+i*w+j])
+			}
+			img.Set(j, i, color.RGBA{v[0], v[1], v[2], 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,251 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package gia
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/repro-dp/repro/attacks"
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
+)
+
+// pruneFuse is a visual-token transform of Dual-Priv's form for the
+// tests: [CLS], the keep patches with the most [CLS] attention (mean over
+// heads), and one token, the mean of the others.
+func pruneFuse(keep int) nn.VisualTransform {
+	return func(_ int, tokens, clsAttn nn.Tensor) nn.TokenMix {
+		n := tokens.Rows() - 1
+		score := make([]float64, n)
+		for h := range clsAttn.Rows() {
+			for j := range n {
+				score[j] += float64(clsAttn.Data[h*(n+1)+j+1])
+			}
+		}
+		order := make([]int, n)
+		for j := range order {
+			order[j] = j
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
+		m := nn.TokenMix{Rows: []nn.MixRow{{Src: []int{0}, Weight: []float32{1}}}}
+		for _, j := range order[:keep] {
+			m.Rows = append(m.Rows, nn.MixRow{Src: []int{j + 1}, Weight: []float32{1}})
+		}
+		fused := nn.MixRow{}
+		for _, j := range order[keep:] {
+			fused.Src = append(fused.Src, j+1)
+			fused.Weight = append(fused.Weight, 1/float32(n-keep))
+		}
+		return nn.TokenMix{Rows: append(m.Rows, fused)}
+	}
+}
+
+// smokeSequences returns the first b private fashion-vqa sequences at
+// smoke.
+func smokeSequences(t testing.TB, b int) []nn.Sequence {
+	t.Helper()
+	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []nn.Sequence
+	for i := range b {
+		ex := &d.Private[i]
+		seq, mask := ex.Sequence()
+		out = append(out, nn.Sequence{Tokens: seq, Images: ex.Images, Loss: mask})
+	}
+	return out
+}
+
+// TestSumGradBatch checks the batch objective of the mllm-lora attack at
+// B = 2 through a pruning and fusing visual transform: SumGrad's
+// parameter gradient against nn's batch gradient (TinyMLLM.Gradient, the
+// methods' engine), and GradientMatch's gradient in the two images
+// against a brute-force central difference of the whole objective.
+func TestSumGradBatch(t *testing.T) {
+	t.Parallel()
+	m, l, _ := smokeMLLMLoRA(t, 0.02)
+	seqs := smokeSequences(t, 2)
+	vt := pruneFuse(2)
+	dim := len(seqs[0].Images[0])
+	f := SumGrad([]GradFunc{MLLMGrad(m, l, seqs[0], vt), MLLMGrad(m, l, seqs[1], vt)}, dim)
+	x := slices.Concat(seqs[0].Images[0], seqs[1].Images[0])
+	got := make([]float32, l.Size)
+	if _, err := f(x, got, nil); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _, err := m.Gradient(l, seqs, nil, vt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got, want); e > 1e-5 {
+		t.Errorf("SumGrad's parameter gradient: relative error %.3g against TinyMLLM.Gradient", e)
+	}
+	gm, err := NewGradientMatch(l, f, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	y := make([]float32, len(x))
+	for i := range y {
+		y[i] = 0.2 + 0.6*rng.Float32()
+	}
+	grad, scratch := make([]float32, len(y)), make([]float32, len(y))
+	if _, err := gm.Objective(y, grad); err != nil {
+		t.Fatal(err)
+	}
+	const step = 1e-2
+	for trial := range 3 {
+		dir := make([]float64, len(y))
+		var an float64
+		for i := range dir {
+			dir[i] = rng.NormFloat64()
+			an += dir[i] * float64(grad[i])
+		}
+		eval := func(sg float64) float64 {
+			z := make([]float32, len(y))
+			for i := range z {
+				z[i] = float32(float64(y[i]) + sg*step*dir[i])
+			}
+			v, err := gm.Objective(z, scratch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		fd := (eval(1) - eval(-1)) / (2 * step)
+		t.Logf("direction %d: finite difference %.6g, Hessian-vector %.6g", trial, fd, an)
+		if math.Abs(fd-an) > 0.05*math.Abs(fd)+1e-6 {
+			t.Errorf("direction %d: finite difference %v, Hessian-vector product %v", trial, fd, an)
+		}
+	}
+}
+
+// TestReleaseUpdate checks the update the gia attack releases: the raw
+// release is the mean of nn's per-example gradients under the transform;
+// a release with a training transform uses it for each example (its
+// index), clips, noises and keeps ⌈Keep·J⌉ tensors.
+func TestReleaseUpdate(t *testing.T) {
+	t.Parallel()
+	m, l, _ := smokeMLLMLoRA(t, 0.02)
+	seqs := smokeSequences(t, 3)
+	bt, err := memberBatch([]attacks.Example{{Seq: seqs[0]}, {Seq: seqs[1]}, {Seq: seqs[2]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vt := pruneFuse(2)
+	got, err := releaseUpdate(m, l, bt, &attacks.UpdateRelease{}, vt, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _, _, err := m.Gradient(l, seqs, nil, vt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sum {
+		sum[i] /= 3
+	}
+	if e := relErr(got, sum); e > 1e-5 {
+		t.Errorf("raw release: relative error %.3g against the mean of TinyMLLM.Gradient", e)
+	}
+	var mu sync.Mutex
+	var seen []int
+	r := &attacks.UpdateRelease{Clip: 1, Sigma: 0.5, Keep: 0.5, Train: func(i int) nn.VisualTransform {
+		mu.Lock()
+		seen = append(seen, i)
+		mu.Unlock()
+		return pruneFuse(1)
+	}}
+	g, err := releaseUpdate(m, l, bt, r, vt, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []int{0, 1, 2}) {
+		t.Errorf("training transforms of examples %v, want [0 1 2]", seen)
+	}
+	nonzero := 0
+	for i := range l.Params {
+		if norm(l.Block(g, i)) > 0 {
+			nonzero++
+		}
+	}
+	if want := int(math.Ceil(0.5 * float64(len(l.Params)))); nonzero != want {
+		t.Errorf("%d released tensors, want %d", nonzero, want)
+	}
+}
+
+// TestInvertPriorBatch minimises a separable quadratic over two images,
+// each target a conditional mean x(w*) of the prior, and checks that each
+// comes back in its place.
+func TestInvertPriorBatch(t *testing.T) {
+	t.Parallel()
+	m, _, _ := smokeMLLMLoRA(t, 0)
+	d := smokeData(t)
+	var pub [][]float32
+	for _, ex := range d.Public[:256] {
+		pub = append(pub, ex.Images[0])
+	}
+	p, err := NewEmbeddingPrior(m.Vision, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(pub[0])
+	targets := [][]float32{p.Image(make([]float32, n), p.Coords(pub[0])), p.Image(make([]float32, n), p.Coords(pub[1]))}
+	obj := func(x, grad []float32) (float64, error) {
+		var v float64
+		for i, tg := range targets {
+			for j, y := range tg {
+				d := float64(x[i*n+j] - y)
+				v += d * d / float64(n)
+				grad[i*n+j] = float32(2 * d / float64(n))
+			}
+		}
+		return v, nil
+	}
+	imgs, _, err := InvertPriorBatch(obj, p, 2, &InvertOptions{Iterations: 1000, Restarts: 1, LR: 0.05, TV: 1e-12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tg := range targets {
+		own, other := PSNR(imgs[i], clamp01(tg), 1), PSNR(imgs[i], clamp01(targets[1-i]), 1)
+		t.Logf("image %d: PSNR %.1f dB to its target, %.1f dB to the other", i, own, other)
+		if own < 30 || own < other+10 {
+			t.Errorf("image %d: PSNR %.1f dB to its target (want ≥ 30), %.1f dB to the other", i, own, other)
+		}
+	}
+}
+
+// TestAttackOptions checks the gia attack's options, score sets and
+// refusal of a target whose method declares no release.
+func TestAttackOptions(t *testing.T) {
+	t.Parallel()
+	a, err := attacks.Configure("gia", map[string][]string{"batch": {"2", "4"}, "iterations": {"5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := a.(Attack)
+	if !slices.Equal(g.Sets(), []string{"gia_b2", "gia_b4"}) || g.Iterations != 5 || g.Trials != 0 {
+		t.Errorf("configured %+v, sets %v", g, g.Sets())
+	}
+	if !slices.Equal(Attack{}.Sets(), []string{"gia_b1", "gia_b8"}) {
+		t.Errorf("default sets %v", Attack{}.Sets())
+	}
+	for metric, owns := range map[string]bool{"gia_b8_ssim": true, "gia_b16_psnr_mean": true, "gia_ssim": false, "mia_auc": false} {
+		if g.Owns(metric) != owns {
+			t.Errorf("Owns(%q) = %v", metric, !owns)
+		}
+	}
+	m, _, _ := smokeMLLMLoRA(t, 0)
+	if _, err := g.Run(context.Background(), &attacks.Target{Model: m}); err == nil || !strings.Contains(err.Error(), "declares no update release") {
+		t.Errorf("target without a release: got %v", err)
+	}
+}
