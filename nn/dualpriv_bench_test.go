@@ -4,10 +4,7 @@
 
 package nn
 
-import (
-	"math/rand/v2"
-	"testing"
-)
+import "testing"
 
 // BenchmarkDualPriv measures a DP-SGD step with a visual transform, the
 // path of Dual-Priv's steps (one tape per example, since the transform
@@ -21,22 +18,7 @@ import (
 // (same bits, TestLossCached).
 func BenchmarkDualPriv(b *testing.B) {
 	for _, preset := range []string{"smoke", "small"} {
-		c, err := Preset(preset, 600)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.PEFT = PEFT{Method: "lora", Rank: map[string]int{"smoke": 4, "small": 8}[preset],
-			Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}
-		m, err := NewTinyMLLM(c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		l := NewLayout(m.Params())
-		rng := rand.New(rand.NewPCG(10, 10))
-		batch := make([]Sequence, map[string]int{"smoke": 32, "small": 64}[preset])
-		for i := range batch {
-			batch[i] = vqa(rng, c, 8, 2)
-		}
+		m, l, batch, _ := benchLoRA(b, preset, 10)
 		cached := &Options{Reuse: true, Visual: NewVisualCache(64 << 20)}
 		b.Run(preset+"/tapes", func(b *testing.B) {
 			anchorDPSGD(b, m, l, len(batch), func() (*Result, error) {

@@ -21,22 +21,7 @@ import (
 // (TestMeanLossesBatched).
 func BenchmarkZO(b *testing.B) {
 	for _, preset := range []string{"smoke", "small"} {
-		c, err := Preset(preset, 600)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.PEFT = PEFT{Method: "lora", Rank: map[string]int{"smoke": 4, "small": 8}[preset],
-			Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}
-		m, err := NewTinyMLLM(c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		l := NewLayout(m.Params())
-		rng := rand.New(rand.NewPCG(9, 9))
-		batch := make([]Sequence, map[string]int{"smoke": 32, "small": 64}[preset])
-		for i := range batch {
-			batch[i] = vqa(rng, c, 8, 2)
-		}
+		m, l, batch, rng := benchLoRA(b, preset, 9)
 		theta := l.Values()
 		plus, minus := make([]float32, len(theta)), make([]float32, len(theta))
 		for j, v := range theta {
@@ -69,4 +54,28 @@ func BenchmarkZO(b *testing.B) {
 		}
 		l.SetValues(theta)
 	}
+}
+
+// benchLoRA returns the model of BenchmarkDualPriv and BenchmarkZO at
+// preset: the methods' default LoRA (every map of the language model, rank
+// 4 at smoke and 8 at small), its layout, a batch of the methods' default
+// size (32, 64) of VQA examples of 12 text tokens and one image drawn with
+// seed, and the generator, for the caller's further draws.
+func benchLoRA(b *testing.B, preset string, seed uint64) (*TinyMLLM, *Layout, []Sequence, *rand.Rand) {
+	c, err := Preset(preset, 600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.PEFT = PEFT{Method: "lora", Rank: map[string]int{"smoke": 4, "small": 8}[preset],
+		Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: 0.1}
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed))
+	batch := make([]Sequence, map[string]int{"smoke": 32, "small": 64}[preset])
+	for i := range batch {
+		batch[i] = vqa(rng, c, 8, 2)
+	}
+	return m, NewLayout(m.Params()), batch, rng
 }

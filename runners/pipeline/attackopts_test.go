@@ -5,7 +5,6 @@
 package pipeline
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/experiments"
-	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/reports"
-	"github.com/repro-dp/repro/runners"
 )
 
 const optionSpec = `
@@ -62,19 +59,7 @@ func TestAttackOptionErrorsRegistered(t *testing.T) {
 // that the run records exactly the score sets the options name.
 func TestAttackOptionsRun(t *testing.T) {
 	freshBase(t)
-	s, err := experiments.Parse("o.yaml", []byte(optionSpec), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 1})
-	if err != nil || sum.OK != 1 {
-		t.Fatalf("sweep: %v (%+v), want 1 run ok", err, sum)
-	}
-	rows, err := results.ReadRuns(filepath.Join(root, "opts", results.RunsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows := sweepSpec(t, "o.yaml", optionSpec, 1, 1)
 	var sets []string
 	for k := range rows[0].Results {
 		if strings.HasSuffix(k, "_auc") && !strings.HasPrefix(k, "mia_") {
@@ -131,19 +116,7 @@ func TestGIASpecErrors(t *testing.T) {
 // and the images it writes for the grid plots.
 func TestGIARun(t *testing.T) {
 	freshBase(t)
-	s, err := experiments.Parse("g.yaml", []byte(giaSpec), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 1})
-	if err != nil || sum.OK != 1 {
-		t.Fatalf("sweep: %v (%+v), want 1 run ok", err, sum)
-	}
-	rows, err := results.ReadRuns(filepath.Join(root, "gia-test", results.RunsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, rows := sweepSpec(t, "g.yaml", giaSpec, 1, 1)
 	for _, k := range []string{"gia_b1_psnr_mean", "gia_b2_psnr_max", "gia_b2_ssim", "gia_b1_baseline_psnr", "gia_b2_seconds_per_image"} {
 		if v, ok := rows[0].Results[k]; !ok || v != v {
 			t.Errorf("result %s = %v, %v", k, v, ok)

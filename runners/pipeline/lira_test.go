@@ -5,13 +5,7 @@
 package pipeline
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
-
-	"github.com/repro-dp/repro/experiments"
-	"github.com/repro-dp/repro/internal/results"
-	"github.com/repro-dp/repro/runners"
 )
 
 const liraSpec = `
@@ -43,19 +37,7 @@ func TestLiRAControl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains six models for 300 epochs")
 	}
-	s, err := experiments.Parse("lira.yaml", []byte(liraSpec), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 2})
-	if err != nil || sum.OK != 8 {
-		t.Fatalf("sweep: %v (%+v), want 8 runs ok", err, sum)
-	}
-	rows, err := results.ReadRuns(filepath.Join(root, "lira", results.RunsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows := sweepSpec(t, "lira.yaml", liraSpec, 2, 8)
 	mean := 0.0
 	for _, r := range rows {
 		t.Logf("seed %d: conf_auc %.3f lira online %.3f (pe %.3f) offline %.3f, shadows %v; audit over runs ε ≥ %.3f (tp %v/%v fp %v/%v)",

@@ -6,7 +6,6 @@ package pipeline
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,19 +62,7 @@ func TestControls(t *testing.T) {
 		t.Skip("trains three models for 300 epochs")
 	}
 	freshBase(t)
-	s, err := experiments.Parse("controls.yaml", []byte(controlSpec), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 2})
-	if err != nil || sum.OK != 3 {
-		t.Fatalf("sweep: %v (%+v), want 3 runs ok", err, sum)
-	}
-	rows, err := results.ReadRuns(filepath.Join(root, "controls", results.RunsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, rows := sweepSpec(t, "controls.yaml", controlSpec, 2, 3)
 	for _, r := range rows {
 		planted := r.Params["noise_scale"] == 0.0001
 		t.Logf("%s noise_scale %v: mia_auc %.3f [%.3f, %.3f] tpr@1%% %.3f, audit ε ≥ %.3f (%v of %v) pass %v",

@@ -87,18 +87,7 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
-	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 2})
-	if err != nil {
-		t.Fatalf("sweep: %v (%+v)", err, sum)
-	}
-	if sum.OK != 5 {
-		t.Fatalf("summary %+v, want 5 runs ok", sum)
-	}
-	rows, err := results.ReadRuns(filepath.Join(root, "pipe", results.RunsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, rows := sweepParsed(t, s, 2, 5)
 	if len(rows) != 5 {
 		t.Fatalf("%d rows in runs.parquet, want 5", len(rows))
 	}
@@ -289,4 +278,32 @@ func TestData(t *testing.T) {
 	if _, err := DataID("shapes-vqa", "huge", 1); err == nil {
 		t.Errorf("DataID at scale huge: no error")
 	}
+}
+
+// sweepSpec parses the spec src (named file in errors), runs it through
+// runners.Sweep with jobs workers under a fresh root, fails the test
+// unless exactly ok runs finish, and returns the root and the rows of the
+// experiment's runs.parquet.
+func sweepSpec(t *testing.T, file, src string, jobs, ok int) (string, []results.Run) {
+	t.Helper()
+	s, err := experiments.Parse(file, []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sweepParsed(t, s, jobs, ok)
+}
+
+// sweepParsed is sweepSpec for a parsed spec.
+func sweepParsed(t *testing.T, s *experiments.Spec, jobs, ok int) (string, []results.Run) {
+	t.Helper()
+	root := t.TempDir()
+	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: jobs})
+	if err != nil || sum.OK != ok {
+		t.Fatalf("sweep %s: %v (%+v), want %d runs ok", s.Name, err, sum, ok)
+	}
+	rows, err := results.ReadRuns(filepath.Join(root, s.Name, results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, rows
 }

@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,22 +77,7 @@ attacks: [loss-mia]
 // the task's), runs, and its model, the untouched base, is evaluated.
 func TestToyMethod(t *testing.T) {
 	freshBase(t)
-	s, err := experiments.Parse("toy.yaml", []byte(toySpec), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	sum, err := runners.Sweep(context.Background(), s, &runners.Options{Root: root, Jobs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.OK != 1 {
-		t.Fatalf("summary %+v, want 1 ok", sum)
-	}
-	runs, err := results.ReadRuns(filepath.Join(root, "toy", results.RunsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, runs := sweepSpec(t, "toy.yaml", toySpec, 1, 1)
 	if len(runs) != 1 || runs[0].Method != "toy-frozen" || math.IsNaN(runs[0].Results["acc"]) {
 		t.Fatalf("runs %+v, want one toy-frozen run with an accuracy", runs)
 	}
