@@ -39,7 +39,7 @@ tables:
 // with the registries' own declarations (the experiments tests use a
 // fixture of them).
 func TestAttackOptionErrorsRegistered(t *testing.T) {
-	for _, tc := range []struct{ old, new, want string }{
+	specErrors(t, "o.yaml", optionSpec, []specEdit{
 		{"orders: [inf, 3]", "order: [inf, 3]", `o.yaml:13: attack maxrenyi-mia has no option "order" (known: slices, orders, k)`},
 		{"slices: [desp]", "slices: [desp, text]", `o.yaml:12: attack maxrenyi-mia: unknown slice "text" (known: img, inst, desp, inst_desp)`},
 		{"orders: [inf, 3]", "orders: [inf, -3]", `o.yaml:13: attack maxrenyi-mia: order -3: must be ≥ 0 or inf`},
@@ -47,12 +47,7 @@ func TestAttackOptionErrorsRegistered(t *testing.T) {
 		{"  - loss-mia", "  - {name: loss-mia, k: 1}", `o.yaml:10: attack loss-mia has no option "k" (it takes none)`},
 		{"mink50_auc", "mink10_auc", `o.yaml:17: table tab: metric "mink10_auc" is not a result of attack mink-mia with the spec's options (k: [50])`},
 		{"renyi_desp_a3_k50_auc", "renyi_desp_a2_k50_auc", `o.yaml:17: table tab: metric "renyi_desp_a2_k50_auc" is not a result of attack maxrenyi-mia with the spec's options (k: [50]; orders: [3, inf]; slices: [desp])`},
-	} {
-		src := strings.Replace(optionSpec, tc.old, tc.new, 1)
-		if _, err := experiments.Parse("o.yaml", []byte(src), nil); err == nil || err.Error() != tc.want {
-			t.Errorf("%s → %s: got %v, want %s", tc.old, tc.new, err, tc.want)
-		}
-	}
+	})
 }
 
 // TestAttackOptionsRun runs a spec whose attacks have options and checks
@@ -99,15 +94,30 @@ tables:
 
 // TestGIASpecErrors checks the spec errors of the gia attack's options.
 func TestGIASpecErrors(t *testing.T) {
-	for _, tc := range []struct{ old, new, want string }{
+	specErrors(t, "g.yaml", giaSpec, []specEdit{
 		{"batch: [1, 2]", "batch: [0, 2]", `g.yaml:10: attack gia: batch size 0: must be an integer in [1, 64]`},
 		{"batch: [1, 2]", "batch: [1.5]", `g.yaml:10: attack gia: batch size 1.5: must be an integer in [1, 64]`},
 		{"trials: 1", "trials: [1, 2]", `g.yaml:10: attack gia: option trials takes one value, got 2`},
 		{"gia_b2_psnr_mean", "gia_b8_psnr_mean", `g.yaml:12: table tab: metric "gia_b8_psnr_mean" is not a result of attack gia with the spec's options (batch: [1, 2]; iterations: [2])`},
-	} {
-		src := strings.Replace(giaSpec, tc.old, tc.new, 1)
-		if _, err := experiments.Parse("g.yaml", []byte(src), nil); err == nil || err.Error() != tc.want {
-			t.Errorf("%s → %s: got %v, want %s", tc.old, tc.new, err, tc.want)
+	})
+}
+
+// A specEdit replaces old by new in a spec, which must then fail to parse
+// with the error want.
+type specEdit struct{ old, new, want string }
+
+// specErrors applies each edit to the spec src, named file in errors, and
+// checks the error Parse gives.
+func specErrors(t *testing.T, file, src string, edits []specEdit) {
+	t.Helper()
+	for _, e := range edits {
+		bad := strings.Replace(src, e.old, e.new, 1)
+		if bad == src {
+			t.Errorf("%s: the edit %q → %q changes nothing", file, e.old, e.new)
+			continue
+		}
+		if _, err := experiments.Parse(file, []byte(bad), nil); err == nil || err.Error() != e.want {
+			t.Errorf("%s → %s: got %v, want %s", e.old, e.new, err, e.want)
 		}
 	}
 }
