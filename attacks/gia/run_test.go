@@ -99,35 +99,7 @@ func TestSumGradBatch(t *testing.T) {
 	for i := range y {
 		y[i] = 0.2 + 0.6*rng.Float32()
 	}
-	grad, scratch := make([]float32, len(y)), make([]float32, len(y))
-	if _, err := gm.Objective(y, grad); err != nil {
-		t.Fatal(err)
-	}
-	const step = 1e-2
-	for trial := range 3 {
-		dir := make([]float64, len(y))
-		var an float64
-		for i := range dir {
-			dir[i] = rng.NormFloat64()
-			an += dir[i] * float64(grad[i])
-		}
-		eval := func(sg float64) float64 {
-			z := make([]float32, len(y))
-			for i := range z {
-				z[i] = float32(float64(y[i]) + sg*step*dir[i])
-			}
-			v, err := gm.Objective(z, scratch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
-		}
-		fd := (eval(1) - eval(-1)) / (2 * step)
-		t.Logf("direction %d: finite difference %.6g, Hessian-vector %.6g", trial, fd, an)
-		if math.Abs(fd-an) > 0.05*math.Abs(fd)+1e-6 {
-			t.Errorf("direction %d: finite difference %v, Hessian-vector product %v", trial, fd, an)
-		}
-	}
+	checkObjectiveFD(t, gm, y, rng, "sum of two")
 }
 
 // TestReleaseUpdate checks the update the gia attack releases: the raw
