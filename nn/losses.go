@@ -95,7 +95,7 @@ func (m *TinyMLLM) MeanLosses(l *Layout, batch []Sequence, opt *Options, out []f
 	if opt != nil {
 		workers = opt.Workers
 	}
-	vc := m.visualCache(l, opt)
+	vc := m.VisualCacheFor(l, opt)
 	groups := (len(batch) + lossGroup - 1) / lossGroup
 	err := parallel.For(groups, workers, func(g int) error {
 		from, to := g*lossGroup, min((g+1)*lossGroup, len(batch))

@@ -375,7 +375,7 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 // with the same bits as one tape per example.
 func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) (*Result, error) {
 	if m.batchable(l, batch, h, vt, opt) {
-		return perSampleBatched(l, len(batch), m.batchLosses(batch, m.visualCache(l, opt)), opt), nil
+		return perSampleBatched(l, len(batch), m.batchLosses(batch, m.VisualCacheFor(l, opt)), opt), nil
 	}
 	return PerSample(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)
 }
@@ -388,7 +388,7 @@ func (m *TinyMLLM) PerSample(l *Layout, batch []Sequence, h *Hooks, vt VisualTra
 // Gradient's 16 chunks in the same order.
 func (m *TinyMLLM) Gradient(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) ([]float32, []float64, Stats, error) {
 	if m.batchable(l, batch, h, vt, opt) {
-		g, losses, st := gradientBatched(l, len(batch), m.batchLosses(batch, m.visualCache(l, opt)), opt)
+		g, losses, st := gradientBatched(l, len(batch), m.batchLosses(batch, m.VisualCacheFor(l, opt)), opt)
 		return g, losses, st, nil
 	}
 	return Gradient(l, len(batch), func(t *Tape, i int) (*Node, error) { return m.Loss(t, &batch[i], h, vt) }, opt)

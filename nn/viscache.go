@@ -15,8 +15,8 @@ import (
 // VisualCache keeps the projected visual tokens of images across the steps
 // of a fine-tuning run whose vision encoder and projector are frozen, so
 // that the batched engine (batch.go) does not encode the same image again
-// at every step. Set it in Options.Visual; TinyMLLM.PerSample and Gradient
-// use it only on the batched engine and only when no tensor of the vision
+// at every step. Set it in Options.Visual; TinyMLLM.PerSample, Gradient
+// and MeanLosses use it only on the batched engine and only when no tensor of the vision
 // encoder or the projector is trainable, and give the same bits with it as
 // without it (a cached token is the value the engine computed for that
 // image, and every image's rows are computed alone, whatever else is on
@@ -94,10 +94,12 @@ func (m *TinyMLLM) visualScalars() []float64 {
 	return s
 }
 
-// visualCache returns the cache of opt for m's batched engine after
-// checking it against m (sync), or nil when there is none or when a tensor
-// of the vision encoder or the projector is in l (trainable).
-func (m *TinyMLLM) visualCache(l *Layout, opt *Options) *VisualCache {
+// VisualCacheFor returns the cache of opt after checking it against m
+// (sync: it empties itself if anything it depends on changed), or nil when
+// there is none or when a tensor of the vision encoder or the projector is
+// in l (trainable). The batched engine calls it once per call; a caller of
+// LossCached calls it once per step, before the step's LossCached calls.
+func (m *TinyMLLM) VisualCacheFor(l *Layout, opt *Options) *VisualCache {
 	if opt == nil || opt.Visual == nil {
 		return nil
 	}
@@ -144,11 +146,21 @@ func bitsEqual32(a, b []float32) bool {
 
 // imageKey returns the SHA-256 of the bits of img.
 func imageKey(img []float32) [sha256.Size]byte {
-	buf := make([]byte, 4*len(img))
-	for i, v := range img {
-		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+	// The little-endian bytes of the values, hashed 1 KiB at a time: no
+	// allocation per image on the training path.
+	h := sha256.New()
+	var buf [1024]byte
+	for len(img) > 0 {
+		n := min(len(img), len(buf)/4)
+		for i, v := range img[:n] {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+		}
+		h.Write(buf[:4*n])
+		img = img[n:]
 	}
-	return sha256.Sum256(buf)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // get returns the cached tokens of the image of key k.
@@ -203,13 +215,6 @@ func (c *VisualCache) putEncoded(k [sha256.Size]byte, e encoded) encoded {
 	return e
 }
 
-// VisualCacheFor returns the cache of opt after checking it against m (it
-// empties itself if anything it depends on changed), or nil when there is
-// none or when a tensor of the vision encoder or the projector is in l
-// (trainable). Call it once per step, before the step's LossCached calls.
-func (m *TinyMLLM) VisualCacheFor(l *Layout, opt *Options) *VisualCache {
-	return m.visualCache(l, opt)
-}
 
 // LossCached is Loss without hooks, for the one-tape-per-example path with
 // a visual transform (Dual-Priv's): the vision encoder's output for an

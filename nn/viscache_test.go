@@ -5,6 +5,9 @@
 package nn
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -98,7 +101,7 @@ func TestVisualCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	lv := NewLayout(vm.Params())
-	if vm.visualCache(lv, &Options{Visual: vc}) != nil {
+	if vm.VisualCacheFor(lv, &Options{Visual: vc}) != nil {
 		t.Error("the cache is used with LoRA in the encoder")
 	}
 	frozen := NewLayout(vm.LM.Params()) // the encoder's LoRA factors frozen: the cache applies
@@ -224,5 +227,22 @@ func TestLossCached(t *testing.T) {
 				t.Error("after an encoder change: losses differ from Loss's")
 			}
 		})
+	}
+}
+
+// TestImageKey checks the streamed key against the SHA-256 of all the
+// image's little-endian bytes at once, across the 1 KiB chunk boundary.
+func TestImageKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{0, 1, 255, 256, 257, 784, 1000} {
+		img := make([]float32, n)
+		buf := make([]byte, 4*n)
+		for i := range img {
+			img[i] = float32(rng.NormFloat64())
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(img[i]))
+		}
+		if got, want := imageKey(img), sha256.Sum256(buf); got != want {
+			t.Errorf("%d values: key %x, want %x", n, got, want)
+		}
 	}
 }
