@@ -10,6 +10,7 @@ import (
 
 	"github.com/repro-dp/repro/internal/registry"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -74,8 +75,8 @@ type Target struct {
 	// Release, when not nil, is how the method that trained the model
 	// releases one step's update: what the gradient-inversion attack
 	// (package attacks/gia) sees. nil: the method's release is not
-	// modelled, and that attack fails.
-	Release *UpdateRelease
+	// modelled, and that attack fails. Train nil means Visual.
+	Release *methods.Release
 	// Public are public examples of the task (never trained on privately):
 	// the gradient-inversion attacker's own data, for its image prior and
 	// its data-independent baseline.
@@ -127,20 +128,6 @@ type Report struct {
 	// the accounted ε (AuditOneRun). The pipeline fails a run that has
 	// any, unless it is a planted control.
 	Violations []string
-}
-
-// An UpdateRelease is how a method releases the update of one batch
-// (methods.Release): the mean of the per-example gradients of the
-// trainable tensors, each clipped to ℓ₂ norm Clip (0: no clipping and no
-// noise), plus Gaussian noise of standard deviation Sigma·Clip before the
-// division by the batch size, restricted to the ⌈Keep·J⌉ of the J tensors
-// with the largest norm (0 or 1: all). Train, when not nil, is the
-// visual-token transform of the training forward pass of the batch's
-// example i (Dual-Priv's token pruning and fusion with its noise); nil
-// means Target.Visual.
-type UpdateRelease struct {
-	Clip, Sigma, Keep float64
-	Train             func(example int) nn.VisualTransform
 }
 
 // ImagesDir is the folder of a run's folder where the pipeline writes the

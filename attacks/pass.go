@@ -50,8 +50,9 @@ const renyiClamp = 1e-10
 // position slice, and the log-probabilities of the true next tokens where
 // the slice predicts a token.
 type pass struct {
-	// orders are the Rényi orders of ent: RenyiOrders, then any others
-	// an attack asked for (Target.forwardAll).
+	// orders are the Rényi orders of ent: those forwardAll was asked for
+	// (Target.Orders, then the attack's), then any extend added; none for
+	// a pass of log-probabilities only, whose img rows are then empty.
 	orders []float64
 	// ent[o][s] are the entropies of order orders[o] at the rows of
 	// slice s (0 img, 1 inst, 2 desp, in position order).

@@ -24,7 +24,7 @@ import (
 // ImagesDir is the folder inside a run's folder where a run writes the
 // images an ImageGrid shows: ImagesDir/<name>.png, PNG files of at most
 // MaxImageSide pixels a side, named by what they show (the gradient-
-// inversion attack writes, say, original-0.png and reconstruction-0.png).
+// inversion attack writes, say, b1-orig-0.png and b1-recon-0.png).
 // Names are [a-z0-9][a-z0-9_.-]*, so that a spec can list them.
 const ImagesDir = "images"
 

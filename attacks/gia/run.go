@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/repro-dp/repro/attacks"
+	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -147,13 +148,14 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 	if err != nil {
 		return nil, err
 	}
+	mean := MeanImage(pub)
 	trials, iters := cmpOr(a.Trials, 1), cmpOr(a.Iterations, 300)
 	rep := &attacks.Report{Results: map[string]float64{}, Images: map[string][]byte{}}
 	for _, b := range a.batches() {
 		if b*trials > len(t.Members) {
 			return nil, fmt.Errorf("gia: %d batches of %d need more than the %d private examples", trials, b, len(t.Members))
 		}
-		c := cell{prefix: "gia_b" + strconv.Itoa(b) + "_", mean: MeanImage(pub)}
+		c := cell{prefix: "gia_b" + strconv.Itoa(b) + "_", mean: mean}
 		for k := range trials {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -171,7 +173,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 				return nil, err
 			}
 			if k == 0 {
-				if err := addImages(rep.Images, c.prefix, t.Model.Config, bt.Images, out.Images); err != nil {
+				if err := addImages(rep.Images, b, t.Model.Config, bt.Images, out.Images); err != nil {
 					return nil, err
 				}
 			}
@@ -218,7 +220,7 @@ func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, iters int,
 // TinyMLLM m over layout l: each example's gradient with the training
 // transform r.Train(i) (vt when r has none), then Release's clipping,
 // noise (seeded by seed) and block pruning.
-func releaseUpdate(m *nn.TinyMLLM, l *nn.Layout, bt Batch, r *attacks.UpdateRelease, vt nn.VisualTransform, seed uint64) ([]float32, error) {
+func releaseUpdate(m *nn.TinyMLLM, l *nn.Layout, bt Batch, r *methods.Release, vt nn.VisualTransform, seed uint64) ([]float32, error) {
 	grads := make([][]float32, len(bt.Images))
 	for i := range grads {
 		tv := vt
@@ -280,9 +282,9 @@ func (c *cell) record(res map[string]float64, n, b int) {
 }
 
 // addImages adds the originals and reconstructions of one trial as PNG
-// files b<B>-orig-<i> and b<B>-recon-<i> (prefix gia_b<B>_).
-func addImages(imgs map[string][]byte, prefix string, cf nn.Config, orig, recon [][]float32) error {
-	tag := prefix[len("gia_") : len(prefix)-1]
+// files b<B>-orig-<i> and b<B>-recon-<i>, B the batch size b.
+func addImages(imgs map[string][]byte, b int, cf nn.Config, orig, recon [][]float32) error {
+	tag := "b" + strconv.Itoa(b)
 	for i := range orig {
 		for kind, x := range map[string][]float32{"orig": orig[i], "recon": recon[i]} {
 			p, err := EncodePNG(x, cf.Channels, cf.ImageSize, cf.ImageSize)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -115,7 +116,7 @@ func TestReleaseUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	vt := pruneFuse(2)
-	got, err := releaseUpdate(m, l, bt, &attacks.UpdateRelease{}, vt, 1)
+	got, err := releaseUpdate(m, l, bt, &methods.Release{}, vt, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestReleaseUpdate(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen []int
-	r := &attacks.UpdateRelease{Clip: 1, Sigma: 0.5, Keep: 0.5, Train: func(i int) nn.VisualTransform {
+	r := &methods.Release{Clip: 1, Sigma: 0.5, Keep: 0.5, Train: func(i int) nn.VisualTransform {
 		mu.Lock()
 		seen = append(seen, i)
 		mu.Unlock()

@@ -331,9 +331,7 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	if err != nil {
 		return err
 	}
-	if r := res.Release; r != nil {
-		target.Release = &attacks.UpdateRelease{Clip: r.Clip, Sigma: r.Sigma, Keep: r.Keep, Train: r.Train}
-	}
+	target.Release = res.Release
 	extractionTarget(target, d, base)
 	var errs []error
 	var as []attacks.Attack
