@@ -215,7 +215,6 @@ func (c *VisualCache) putEncoded(k [sha256.Size]byte, e encoded) encoded {
 	return e
 }
 
-
 // LossCached is Loss without hooks, for the one-tape-per-example path with
 // a visual transform (Dual-Priv's): the vision encoder's output for an
 // image vc holds (its tokens and [CLS] attention) is taken from it, and
