@@ -59,7 +59,11 @@ func TestLiRAPool(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d, _ := Build(task, &Options{Scale: Smoke, Seed: 2}); len(d.Test) != len(base.Test) || d.Test[0].ID != task+strings.TrimPrefix(base.Test[0].ID, base.Task) {
+		d, err := Build(task, &Options{Scale: Smoke, Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Test) != len(base.Test) || d.Test[0].ID != task+strings.TrimPrefix(base.Test[0].ID, base.Task) {
 			t.Errorf("%s: the test split is not the base's (for -tune, its validation split)", task)
 		}
 		i := slices.IndexFunc(base.Private, func(ex Example) bool { return ex.Canary < 0 })

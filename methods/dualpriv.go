@@ -374,7 +374,7 @@ func norm(x []float32) float64 {
 }
 
 // dualPrivRelease returns the release of a Dual-Priv step after the run's
-// last (step steps): DP-SGD's, restricted to the update ratio's blocks
+// last step: DP-SGD's, restricted to the update ratio's blocks
 // by raw norm, the training forward pass with Mechanism 1 and its fusion
 // noise. The controls' rankings (size-normalised, random) are not
 // modelled: nil.

@@ -43,8 +43,8 @@ sweep:
 attacks: [loss-mia, audit-one-run]
 `
 
-// TestControls runs the controls of the mia and audit experiments at the
-// smoke preset (on a freshly initialised base): the non-private run on
+// TestControls runs the controls of the audit experiment's mechanism at
+// the smoke preset (on a freshly initialised base): the non-private run on
 // shapes-vqa-mia's 16 members, trained for 300 epochs with a cosine
 // learning-rate decay (without it, Adam at a constant rate keeps
 // unlearning what it memorised) at the learning rate 0.01 (pinned, so that
