@@ -531,25 +531,20 @@ func same[T any](v T) func(string) any { return func(string) any { return v } }
 // value at ReferenceEpsilon; ps is not modified. It panics if ps has no
 // such name.
 func withByEpsilon(ps []Param, name, scale string, t PerEpsilon) []Param {
-	ps = slices.Clone(ps)
-	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
-	if i < 0 {
-		panic("methods: withByEpsilon: no hyperparameter " + name)
-	}
-	p := &ps[i]
-	p.ByEpsilon = maps.Clone(p.ByEpsilon)
-	if p.ByEpsilon == nil {
-		p.ByEpsilon = map[string]PerEpsilon{}
-	}
-	p.ByEpsilon[scale] = slices.Clone(t)
-	def := p.Default
-	p.Default = func(s string) any {
-		if s == scale {
-			return t.At(ReferenceEpsilon)
+	return editParam(ps, name, func(p *Param) {
+		p.ByEpsilon = maps.Clone(p.ByEpsilon)
+		if p.ByEpsilon == nil {
+			p.ByEpsilon = map[string]PerEpsilon{}
 		}
-		return def(s)
-	}
-	return ps
+		p.ByEpsilon[scale] = slices.Clone(t)
+		def := p.Default
+		p.Default = func(s string) any {
+			if s == scale {
+				return t.At(ReferenceEpsilon)
+			}
+			return def(s)
+		}
+	})
 }
 
 // withDefault returns ps with the default of name replaced (ps is not
@@ -562,14 +557,22 @@ func withDefault(ps []Param, name string, def func(string) any) []Param {
 // ε), chosen on public validation data at the scales tuned (Param.Tuned);
 // ps is not modified. It panics if ps has no such name.
 func withTuned(ps []Param, name string, def func(string) any, tuned ...string) []Param {
+	return editParam(ps, name, func(p *Param) {
+		p.Default = def
+		p.ByEpsilon = nil
+		p.Tuned = tuned
+	})
+}
+
+// editParam returns a copy of ps with edit applied to the hyperparameter
+// name (ps is not modified); it panics if ps has no such name.
+func editParam(ps []Param, name string, edit func(*Param)) []Param {
 	ps = slices.Clone(ps)
 	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
 	if i < 0 {
-		panic("methods: withDefault: no hyperparameter " + name)
+		panic("methods: no hyperparameter " + name)
 	}
-	ps[i].Default = def
-	ps[i].ByEpsilon = nil
-	ps[i].Tuned = tuned
+	edit(&ps[i])
 	return ps
 }
 
