@@ -60,14 +60,14 @@ const enumBatch = 1024
 
 // enumerate returns the log-perplexity −log P(x | prompt) (in nats) under
 // m of every candidate x of Alphabet^length, in lexicographic order of
-// the alphabet's indices (see walk).
-func enumerate(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence, alphabet []int, length int) ([]float64, error) {
+// the alphabet's indices (see walk), on up to workers goroutines.
+func enumerate(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence, alphabet []int, length, workers int) ([]float64, error) {
 	n := 1
 	for range length {
 		n *= len(alphabet)
 	}
 	out := make([]float64, n)
-	err := walk(m, vt, prompt, alphabet, length, math.Inf(1), func(idx int, score float64) { out[idx] = score })
+	err := walk(m, vt, prompt, alphabet, length, math.Inf(1), workers, func(idx int, score float64) { out[idx] = score })
 	return out, err
 }
 
@@ -89,16 +89,36 @@ type enode struct {
 // the walk visits a few nodes, with +Inf every node once. The tree is
 // decoded level by level in batches of up to enumBatch nodes with a KV
 // cache, one cached position per node, depth first over batches so at
-// most enumBatch·A caches per level are alive.
-func walk(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence, alphabet []int, length int, bound float64, leaf func(idx int, score float64)) error {
+// most enumBatch·A caches per level are alive. The subtrees of the first
+// token are walked on up to workers goroutines, so leaf is called
+// concurrently, never twice with the same idx.
+func walk(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence, alphabet []int, length int, bound float64, workers int, leaf func(idx int, score float64)) error {
 	c := m.NewKVCache()
 	z, err := m.Prefill(c, prompt, vt)
 	if err != nil {
 		return err
 	}
-	w := &walker{m: m, alphabet: alphabet, bound: bound, leaf: leaf, row: make([]float64, m.Config.Vocab)}
+	newWalker := func() *walker {
+		return &walker{m: m, alphabet: alphabet, bound: bound, leaf: leaf, row: make([]float64, m.Config.Vocab)}
+	}
+	w := newWalker()
 	root := enode{c: c, lp: w.alphabetLP(z.Data)}
-	return w.expand([]enode{root}, length)
+	if length == 1 {
+		return w.expand([]enode{root}, length)
+	}
+	return parallel.For(len(alphabet), workers, func(a int) error {
+		score := -root.lp[a]
+		if score > bound {
+			return nil
+		}
+		kid := root.c.Clone()
+		zs, err := m.Extend([]*nn.KVCache{kid}, [][]int{{alphabet[a]}})
+		if err != nil {
+			return err
+		}
+		w := newWalker()
+		return w.expand([]enode{{c: kid, lp: w.alphabetLP(zs[0].Data), score: score, idx: a}}, length-1)
+	})
 }
 
 // walker holds the state of one walk.
@@ -300,32 +320,70 @@ func (a CanaryExposure) summarise(rep *Report, prefix string, secrets []Secret, 
 	}
 }
 
-// exposures computes the exposure of every secret under m, the secrets in
-// parallel (each result depends on its secret only).
+// exposures computes the exposure of every secret under m. The
+// extrapolations are per secret, the secrets in parallel. The exact ranks
+// come from one walk per group of secrets that share their prompt and
+// candidate space (a task's canaries do), bounded by the group's largest
+// secret score: a secret's rank counts the leaves at or below its own
+// score, which are the leaves a walk bounded by that score visits, so one
+// walk serves the whole group. No result depends on workers.
 func (a CanaryExposure) exposures(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, secrets []Secret, workers int) ([]exposureOf, error) {
 	out := make([]exposureOf, len(secrets))
+	scores := make([]float64, len(secrets))
 	err := parallel.For(len(secrets), workers, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var err error
-		out[i], err = a.exposure(m, vt, &secrets[i])
+		out[i].exact = math.NaN()
+		out[i].extrap, scores[i], err = a.extrapolate(m, vt, &secrets[i])
 		if err != nil {
 			return fmt.Errorf("attacks: exposure of canary %d: %w", secrets[i].ID, err)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for _, group := range sameSpace(secrets) {
+		s := &secrets[group[0]]
+		if s.space() > a.maxEnumerate() {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		bound := math.Inf(-1)
+		for _, i := range group {
+			bound = max(bound, scores[i])
+		}
+		leaves := make([]float64, int(s.space()))
+		for i := range leaves {
+			leaves[i] = math.Inf(1)
+		}
+		err := walk(m, vt, &s.Prompt, s.Alphabet, len(s.Secret), bound, workers, func(idx int, score float64) { leaves[idx] = score })
+		if err != nil {
+			return nil, fmt.Errorf("attacks: exposure of canary %d: %w", s.ID, err)
+		}
+		for _, i := range group {
+			idx, rank := secrets[i].index(), 1
+			for j, score := range leaves {
+				if j != idx && score <= scores[i] {
+					rank++
+				}
+			}
+			out[i].exact = Exposure(float64(rank), s.space())
+		}
+	}
+	return out, nil
 }
 
-// exposure computes one secret's exact (when enumerable) and extrapolated
-// exposure. The exact rank counts the candidates scoring at most the
-// secret with a pruned walk of the space; the extrapolation fits the
-// scores of Samples candidates drawn uniformly (with replacement).
-func (a CanaryExposure) exposure(m *nn.TinyMLLM, vt nn.VisualTransform, s *Secret) (exposureOf, error) {
-	idx := s.index()
-	if idx < 0 || len(s.Secret) == 0 {
-		return exposureOf{}, fmt.Errorf("secret %v is not a string over the alphabet %v", s.Secret, s.Alphabet)
+// extrapolate returns a secret's extrapolated exposure, fitted to the
+// scores of Samples candidates drawn uniformly (with replacement), and
+// the secret's own log-perplexity.
+func (a CanaryExposure) extrapolate(m *nn.TinyMLLM, vt nn.VisualTransform, s *Secret) (exposure, score float64, err error) {
+	if s.index() < 0 || len(s.Secret) == 0 {
+		return 0, 0, fmt.Errorf("secret %v is not a string over the alphabet %v", s.Secret, s.Alphabet)
 	}
 	rng := rand.New(rand.NewPCG(a.Seed, uint64(s.ID)))
 	ns := cmp.Or(a.Samples, 2000)
@@ -339,23 +397,31 @@ func (a CanaryExposure) exposure(m *nn.TinyMLLM, vt nn.VisualTransform, s *Secre
 	}
 	scores, err := scoreCandidates(m, vt, &s.Prompt, cands)
 	if err != nil {
-		return exposureOf{}, err
+		return 0, 0, err
 	}
-	res := exposureOf{exact: math.NaN()}
-	if res.extrap, _, err = ExtrapolatedExposure(scores[1:], scores[0]); err != nil {
-		return res, err
+	exposure, _, err = ExtrapolatedExposure(scores[1:], scores[0])
+	return exposure, scores[0], err
+}
+
+// sameSpace returns the indices of secrets grouped by candidate space:
+// the same prompt (tokens and images), alphabet and length, in order of
+// first appearance.
+func sameSpace(secrets []Secret) [][]int {
+	same := func(a, b *Secret) bool {
+		return len(a.Secret) == len(b.Secret) && slices.Equal(a.Alphabet, b.Alphabet) &&
+			slices.Equal(a.Prompt.Tokens, b.Prompt.Tokens) &&
+			slices.EqualFunc(a.Prompt.Images, b.Prompt.Images, slices.Equal[[]float32])
 	}
-	if s.space() <= a.maxEnumerate() {
-		rank := 1
-		err := walk(m, vt, &s.Prompt, s.Alphabet, len(s.Secret), scores[0], func(i int, _ float64) {
-			if i != idx {
-				rank++
+	var groups [][]int
+next:
+	for i := range secrets {
+		for g, group := range groups {
+			if same(&secrets[group[0]], &secrets[i]) {
+				groups[g] = append(group, i)
+				continue next
 			}
-		})
-		if err != nil {
-			return res, err
 		}
-		res.exact = Exposure(float64(rank), s.space())
+		groups = append(groups, []int{i})
 	}
-	return res, nil
+	return groups
 }

@@ -60,7 +60,7 @@ func TestEnumerate(t *testing.T) {
 	prompt := v.Encode(nil, "<bos> the secret code is")
 	alphabet := v.Encode(nil, "3 1 4 7")
 	const L = 6
-	scores, err := enumerate(m, nil, &nn.Sequence{Tokens: prompt}, alphabet, L)
+	scores, err := enumerate(m, nil, &nn.Sequence{Tokens: prompt}, alphabet, L, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestCanaryExposure(t *testing.T) {
 	prompt := nn.Sequence{Tokens: v.Encode(nil, "<bos> the secret code is")}
 	alphabet := v.Encode(nil, "0 1 2 3 4")
 	const L = 5
-	scores, err := enumerate(m, nil, &prompt, alphabet, L)
+	scores, err := enumerate(m, nil, &prompt, alphabet, L, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,5 +151,60 @@ func TestCanaryExposure(t *testing.T) {
 	}
 	if math.Abs(rep2.Results["exposure_extrap_rep0"]-e0) > 1 {
 		t.Errorf("extrapolation from sampled candidates %v, from enumerated %v", rep2.Results["exposure_extrap_rep0"], e0)
+	}
+}
+
+// TestExposureShared checks the shared walk of secrets with one candidate
+// space: six secrets over two prompts (two groups, of which each secret's
+// rank must equal Rank over that prompt's full enumeration, the per-secret
+// definition), on one worker and on three, with identical results.
+func TestExposureShared(t *testing.T) {
+	t.Parallel()
+	m := perturbedModel(t)
+	v := datasets.Vocab()
+	prompts := []nn.Sequence{
+		{Tokens: v.Encode(nil, "<bos> the secret code is")},
+		{Tokens: v.Encode(nil, "<bos> the applicant")},
+	}
+	alphabet := v.Encode(nil, "0 1 2 3 4 5")
+	const L, A = 4, 6
+	var secrets []Secret
+	var want []float64
+	for p := range prompts {
+		scores, err := enumerate(m, nil, &prompts[p], alphabet, L, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, i := range []int{argmin(scores), 77, 1000} {
+			c := make([]int, L)
+			for j, q := L-1, i; j >= 0; j, q = j-1, q/A {
+				c[j] = alphabet[q%A]
+			}
+			secrets = append(secrets, Secret{ID: int64(len(secrets)), Prompt: prompts[p], Secret: c, Reps: k, Alphabet: alphabet})
+			want = append(want, Exposure(float64(Rank(scores, i)), 1296))
+		}
+	}
+	if g := sameSpace(secrets); len(g) != 2 || !slices.Equal(g[0], []int{0, 1, 2}) || !slices.Equal(g[1], []int{3, 4, 5}) {
+		t.Fatalf("groups %v, want [[0 1 2] [3 4 5]]", g)
+	}
+	var first []exposureOf
+	for _, workers := range []int{1, 3} {
+		got, err := CanaryExposure{Samples: 200}.exposures(context.Background(), m, nil, secrets, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if math.Abs(got[i].exact-want[i]) > 1e-12 {
+				t.Errorf("workers %d, secret %d: exposure %v, want %v", workers, i, got[i].exact, want[i])
+			}
+		}
+		if first == nil {
+			first = got
+		} else if !slices.Equal(first, got) {
+			t.Errorf("results on 3 workers %v differ from 1 worker's %v", got, first)
+		}
+	}
+	if want[0] != math.Log2(1296) {
+		t.Errorf("the favourite's exposure %v, want the maximum log₂1296", want[0])
 	}
 }
