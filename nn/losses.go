@@ -134,15 +134,12 @@ func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []floa
 		}
 		ends = append(ends, len(rows))
 	}
-	z := m.Logits(t, hid, rows)
-	V := m.Config.Vocab
-	p := make([]float32, V)
+	losses := rowLosses(m.Logits(t, hid, rows).Value, targets)
 	r := 0
 	for e, end := range ends {
 		s, n := 0.0, end-r
 		for ; r < end; r++ {
-			row := z.Value.Data[r*V : (r+1)*V]
-			s += softmaxRow(row, p) - float64(row[targets[r]])
+			s += losses[r]
 		}
 		out[e] = s / float64(n)
 	}

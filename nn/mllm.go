@@ -362,14 +362,20 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 		}
 	}
 	z := m.Logits(t, hid, rows)
-	V := m.Config.Vocab
+	return rowLosses(z.Value, targets), z.Value, nil
+}
+
+// rowLosses returns the cross-entropy of every row r of the logits z,
+// [rows, vocab], against the token targets[r]: log Σ exp z_r − z_r[targets[r]].
+func rowLosses(z Tensor, targets []int) []float64 {
+	V := z.Cols()
 	p := make([]float32, V)
+	losses := make([]float64, len(targets))
 	for r, tg := range targets {
-		row := z.Value.Data[r*V : (r+1)*V]
-		lse := softmaxRow(row, p)
-		losses = append(losses, lse-float64(row[tg]))
+		row := z.Data[r*V : (r+1)*V]
+		losses[r] = softmaxRow(row, p) - float64(row[tg])
 	}
-	return losses, z.Value, nil
+	return losses
 }
 
 // PerSample returns the exact per-sample gradients of the batch's losses with
