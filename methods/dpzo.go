@@ -148,7 +148,7 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma * h.Float("noise_scale")}, l.expectedBatch(), job.Seed)
+	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{h.noise(acc.Sigma)}, l.expectedBatch(), job.Seed)
 	if err != nil {
 		return nil, err
 	}

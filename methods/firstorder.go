@@ -157,8 +157,15 @@ func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		return nil, err
 	}
 	res.VisualTokens = float64(job.Model.(*nn.TinyMLLM).Config.Patches() + 1) // every token
-	res.Release = &Release{Clip: job.Hyper.Clip, Sigma: acc.Sigma * job.Hyper.Float("noise_scale")}
+	res.Release = dpsgdRelease(job.Hyper, acc)
 	return res, nil
+}
+
+// dpsgdRelease returns the release of a DP-SGD step of a run with
+// hyperparameters h and accounting acc: every tensor, clipped to C, with
+// the noise the run adds.
+func dpsgdRelease(h Hyper, acc accounting) *Release {
+	return &Release{Clip: h.Clip, Sigma: h.noise(acc.Sigma)}
 }
 
 // newDPSGDLoop returns DP-SGD's loop on job, calibrated and with its
@@ -188,7 +195,7 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 	}
 	if priv == nil {
 		priv = func(l *loop, acc accounting, _ []nn.Sequence) (*Privatizer, error) {
-			return NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma * h.Float("noise_scale")}, l.expectedBatch(), job.Seed)
+			return NewPrivatizer(nn.Flat(h.Clip), []float64{h.noise(acc.Sigma)}, l.expectedBatch(), job.Seed)
 		}
 	}
 	p, err := priv(l, acc, train)

@@ -665,6 +665,12 @@ func (h Hyper) steps(n int) (steps int, q float64) {
 	return max(steps, 1), q
 }
 
+// noise returns the noise multiplier a run adds for the calibrated σ
+// sigma: σ·noise_scale, which is σ itself except in a planted
+// under-noised control (the noise_scale hyperparameter). The one place
+// noise_scale is applied.
+func (h Hyper) noise(sigma float64) float64 { return sigma * h.Float("noise_scale") }
+
 // peft returns the PEFT configuration of h (LoRA unless h.PEFT names
 // another family), its new tensors seeded from seed.
 func (h Hyper) peft(seed uint64) nn.PEFT {
