@@ -164,13 +164,12 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		l.layout.SetValues(v)
 		return m.MeanLosses(l.layout, batch, opts, out)
 	}
-	l.bytes = int64(4 * 3 * l.layout.Size)
+	l.buffers, l.cache = 3, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		batch = gather(batch[:0], train, idx)
 		theta := l.layout.Values()
 		s, loss, rep, err := est.step(theta, len(batch), losses)
 		l.layout.SetValues(theta)
-		l.bytes = int64(4*3*l.layout.Size) + opts.Visual.Bytes()
 		if err != nil {
 			return stepInfo{}, err
 		}

@@ -60,7 +60,7 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	opts := stepOptions(job) // no hook keeps a tensor
 	inv := 1 / l.expectedBatch()
 	var batch []nn.Sequence
-	l.bytes = int64(4 * l.layout.Size)
+	l.buffers, l.cache = 1, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		clear(g)
 		if len(idx) == 0 {
@@ -71,7 +71,6 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		if err != nil {
 			return stepInfo{}, err
 		}
-		l.bytes = int64(4*l.layout.Size) + opts.Visual.Bytes()
 		for j, v := range grad {
 			g[j] = float32(float64(v) * inv)
 		}
@@ -204,7 +203,7 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 	}
 	opts := stepOptions(job) // no hook keeps a tensor
 	var batch []nn.Sequence
-	l.bytes = int64(4 * l.layout.Size)
+	l.buffers, l.cache = 1, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		batch = gather(batch[:0], train, idx)
 		var grads [][]float32
@@ -227,7 +226,6 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 				return stepInfo{}, err
 			}
 			grads, info.loss, info.stats = r.Grads, mean(r.Losses), r.Stats
-			l.bytes = int64(4*l.layout.Size) + opts.Visual.Bytes()
 		}
 		rep := p.Privatize(g, grads)
 		info.report = &rep
