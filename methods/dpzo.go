@@ -159,7 +159,7 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	// The losses run on the batched engine, with the visual tokens of the
 	// training images cached while the encoder and projector are frozen
 	// (no LoRA there): the same bits as one tape per example.
-	opts := &nn.Options{Workers: job.Workers, Visual: nn.NewVisualCache(visualCacheBytes)}
+	opts := stepOptions(job)
 	losses := func(v []float32, out []float64) error {
 		l.layout.SetValues(v)
 		return m.MeanLosses(l.layout, batch, opts, out)

@@ -235,15 +235,16 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 }
 
 // visualCacheBytes is the budget of the cache of visual tokens of a
-// first-order run: the tokens of 2,084 training images (fashion-vqa's
-// private split at small) take 13.6 MB.
+// run: the tokens of 2,084 training images (fashion-vqa's private split
+// at small) take 13.6 MB.
 const visualCacheBytes = 64 << 20
 
-// stepOptions returns the options of a first-order run's steps: the tapes'
-// memory reused (no hook keeps a tensor) and the visual tokens of the
-// training images cached while the vision encoder and the projector are
-// frozen (nn.VisualCache: same bits, no stale token). The cache's bytes
-// count in the run's memory.
+// stepOptions returns the options of a training run's steps, first-order
+// (PerSample, Gradient) and zeroth-order (MeanLosses) alike: the tapes'
+// memory reused (no hook keeps a tensor; MeanLosses does not use arenas)
+// and the visual tokens of the training images cached while the vision
+// encoder and the projector are frozen (nn.VisualCache: same bits, no
+// stale token). The cache's bytes count in the run's memory.
 func stepOptions(job *Job) *nn.Options {
 	return &nn.Options{Workers: job.Workers, Reuse: true, Visual: nn.NewVisualCache(visualCacheBytes)}
 }
