@@ -129,9 +129,9 @@ func dpsgdParams() []Param {
 		lr = append(lr, EpsilonDefault{c.epsilon, c.lr})
 		epochs = append(epochs, EpsilonDefault{c.epsilon, c.epochs})
 	}
-	// At smoke, withByEpsilon replaces byScale's value (0: none).
-	ps := withTuned(loraParams(), "lr", byScale(0.0, 1e-2, 2e-4), "smoke", "small")
-	ps = withTuned(ps, "epochs", byScale(0.0, 8.0, 1.0), "smoke", "small")
+	// At smoke, Default gives the tables' values at ReferenceEpsilon.
+	ps := withTuned(loraParams(), "lr", byScale(lr.At(ReferenceEpsilon), 1e-2, 2e-4), "smoke", "small")
+	ps = withTuned(ps, "epochs", byScale(epochs.At(ReferenceEpsilon), 8.0, 1.0), "smoke", "small")
 	ps = withByEpsilon(ps, "lr", "smoke", lr)
 	return withByEpsilon(ps, "epochs", "smoke", epochs)
 }

@@ -527,9 +527,9 @@ func byScale[T any](smoke, small, full T) func(string) any {
 func same[T any](v T) func(string) any { return func(string) any { return v } }
 
 // withByEpsilon returns ps with the default of name at scale chosen at
-// each budget of t (Param.ByEpsilon), and Default at scale giving t's
-// value at ReferenceEpsilon; ps is not modified. It panics if ps has no
-// such name.
+// each budget of t (Param.ByEpsilon); ps is not modified. The param's
+// Default at scale must already give t's value at ReferenceEpsilon
+// (TestParamTables checks it). It panics if ps has no such name.
 func withByEpsilon(ps []Param, name, scale string, t PerEpsilon) []Param {
 	return editParam(ps, name, func(p *Param) {
 		p.ByEpsilon = maps.Clone(p.ByEpsilon)
@@ -537,13 +537,6 @@ func withByEpsilon(ps []Param, name, scale string, t PerEpsilon) []Param {
 			p.ByEpsilon = map[string]PerEpsilon{}
 		}
 		p.ByEpsilon[scale] = slices.Clone(t)
-		def := p.Default
-		p.Default = func(s string) any {
-			if s == scale {
-				return t.At(ReferenceEpsilon)
-			}
-			return def(s)
-		}
 	})
 }
 
