@@ -148,7 +148,7 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma * h.Float("noise_scale")}, l.expectedBatch(), job.Seed)
+	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{h.noise(acc.Sigma)}, l.expectedBatch(), job.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -159,18 +159,17 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	// The losses run on the batched engine, with the visual tokens of the
 	// training images cached while the encoder and projector are frozen
 	// (no LoRA there): the same bits as one tape per example.
-	opts := &nn.Options{Workers: job.Workers, Visual: nn.NewVisualCache(visualCacheBytes)}
+	opts := stepOptions(job)
 	losses := func(v []float32, out []float64) error {
 		l.layout.SetValues(v)
 		return m.MeanLosses(l.layout, batch, opts, out)
 	}
-	l.bytes = int64(4 * 3 * l.layout.Size)
+	l.buffers, l.cache = 3, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		batch = gather(batch[:0], train, idx)
 		theta := l.layout.Values()
 		s, loss, rep, err := est.step(theta, len(batch), losses)
 		l.layout.SetValues(theta)
-		l.bytes = int64(4*3*l.layout.Size) + opts.Visual.Bytes()
 		if err != nil {
 			return stepInfo{}, err
 		}

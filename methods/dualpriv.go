@@ -383,7 +383,8 @@ func dualPrivRelease(job *Job, acc accounting, tp tokenPruner, steps int) *Relea
 	if h.String("block_rank") != rankNorm {
 		return nil
 	}
-	r := &Release{Clip: h.Clip, Sigma: acc.Sigma * h.Float("noise_scale"), Keep: h.Float("update_ratio")}
+	r := dpsgdRelease(h, acc)
+	r.Keep = h.Float("update_ratio")
 	if tp.Mode != tokensNone {
 		r.Train = func(example int) nn.VisualTransform { return tp.transform(job.Seed, steps, example) }
 	}

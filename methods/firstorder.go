@@ -60,7 +60,7 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	opts := stepOptions(job) // no hook keeps a tensor
 	inv := 1 / l.expectedBatch()
 	var batch []nn.Sequence
-	l.bytes = int64(4 * l.layout.Size)
+	l.buffers, l.cache = 1, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		clear(g)
 		if len(idx) == 0 {
@@ -71,7 +71,6 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		if err != nil {
 			return stepInfo{}, err
 		}
-		l.bytes = int64(4*l.layout.Size) + opts.Visual.Bytes()
 		for j, v := range grad {
 			g[j] = float32(float64(v) * inv)
 		}
@@ -130,9 +129,9 @@ func dpsgdParams() []Param {
 		lr = append(lr, EpsilonDefault{c.epsilon, c.lr})
 		epochs = append(epochs, EpsilonDefault{c.epsilon, c.epochs})
 	}
-	// At smoke, withByEpsilon replaces byScale's value (0: none).
-	ps := withTuned(loraParams(), "lr", byScale(0.0, 1e-2, 2e-4), "smoke", "small")
-	ps = withTuned(ps, "epochs", byScale(0.0, 8.0, 1.0), "smoke", "small")
+	// At smoke, Default gives the tables' values at ReferenceEpsilon.
+	ps := withTuned(loraParams(), "lr", byScale(lr.At(ReferenceEpsilon), 1e-2, 2e-4), "smoke", "small")
+	ps = withTuned(ps, "epochs", byScale(epochs.At(ReferenceEpsilon), 8.0, 1.0), "smoke", "small")
 	ps = withByEpsilon(ps, "lr", "smoke", lr)
 	return withByEpsilon(ps, "epochs", "smoke", epochs)
 }
@@ -157,8 +156,15 @@ func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		return nil, err
 	}
 	res.VisualTokens = float64(job.Model.(*nn.TinyMLLM).Config.Patches() + 1) // every token
-	res.Release = &Release{Clip: job.Hyper.Clip, Sigma: acc.Sigma * job.Hyper.Float("noise_scale")}
+	res.Release = dpsgdRelease(job.Hyper, acc)
 	return res, nil
+}
+
+// dpsgdRelease returns the release of a DP-SGD step of a run with
+// hyperparameters h and accounting acc: every tensor, clipped to C, with
+// the noise the run adds.
+func dpsgdRelease(h Hyper, acc accounting) *Release {
+	return &Release{Clip: h.Clip, Sigma: h.noise(acc.Sigma)}
 }
 
 // newDPSGDLoop returns DP-SGD's loop on job, calibrated and with its
@@ -188,7 +194,7 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 	}
 	if priv == nil {
 		priv = func(l *loop, acc accounting, _ []nn.Sequence) (*Privatizer, error) {
-			return NewPrivatizer(nn.Flat(h.Clip), []float64{acc.Sigma * h.Float("noise_scale")}, l.expectedBatch(), job.Seed)
+			return NewPrivatizer(nn.Flat(h.Clip), []float64{h.noise(acc.Sigma)}, l.expectedBatch(), job.Seed)
 		}
 	}
 	p, err := priv(l, acc, train)
@@ -197,7 +203,7 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 	}
 	opts := stepOptions(job) // no hook keeps a tensor
 	var batch []nn.Sequence
-	l.bytes = int64(4 * l.layout.Size)
+	l.buffers, l.cache = 1, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		batch = gather(batch[:0], train, idx)
 		var grads [][]float32
@@ -220,7 +226,6 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 				return stepInfo{}, err
 			}
 			grads, info.loss, info.stats = r.Grads, mean(r.Losses), r.Stats
-			l.bytes = int64(4*l.layout.Size) + opts.Visual.Bytes()
 		}
 		rep := p.Privatize(g, grads)
 		info.report = &rep
@@ -230,15 +235,16 @@ func newPrivateLoop(_ context.Context, name string, job *Job, priv func(l *loop,
 }
 
 // visualCacheBytes is the budget of the cache of visual tokens of a
-// first-order run: the tokens of 2,084 training images (fashion-vqa's
-// private split at small) take 13.6 MB.
+// run: the tokens of 2,084 training images (fashion-vqa's private split
+// at small) take 13.6 MB.
 const visualCacheBytes = 64 << 20
 
-// stepOptions returns the options of a first-order run's steps: the tapes'
-// memory reused (no hook keeps a tensor) and the visual tokens of the
-// training images cached while the vision encoder and the projector are
-// frozen (nn.VisualCache: same bits, no stale token). The cache's bytes
-// count in the run's memory.
+// stepOptions returns the options of a training run's steps, first-order
+// (PerSample, Gradient) and zeroth-order (MeanLosses) alike: the tapes'
+// memory reused (no hook keeps a tensor; MeanLosses does not use arenas)
+// and the visual tokens of the training images cached while the vision
+// encoder and the projector are frozen (nn.VisualCache: same bits, no
+// stale token). The cache's bytes count in the run's memory.
 func stepOptions(job *Job) *nn.Options {
 	return &nn.Options{Workers: job.Workers, Reuse: true, Visual: nn.NewVisualCache(visualCacheBytes)}
 }

@@ -214,7 +214,8 @@ func (t PerEpsilon) At(epsilon float64) any {
 }
 
 // check returns an error unless t lists at least one budget, each > 0
-// (+Inf allowed), in increasing order: the one place a table is checked.
+// (+Inf allowed), in increasing order: the one place a table is checked
+// (checkTables, from Register).
 func (t PerEpsilon) check() error {
 	if len(t) == 0 {
 		return errors.New("no budget")
@@ -255,10 +256,10 @@ func Resolve(method, scale string, params map[string]any) (Hyper, error) {
 
 // ResolveAt returns the hyperparameters of method for a run at scale and
 // target ε (+Inf for no privacy): the defaults of the method's Params at
-// that scale and ε (Param.ByEpsilon), with params overriding them. A name
-// the method does not declare, a value of the wrong kind, a value out of
-// range, an invalid ε (privacy.CheckEpsilon) and an invalid ByEpsilon
-// table are errors naming what is wrong.
+// that scale and ε (Param.ByEpsilon, whose tables Register checked), with
+// params overriding them. A name the method does not declare, a value of
+// the wrong kind, a value out of range and an invalid ε
+// (privacy.CheckEpsilon) are errors naming what is wrong.
 func ResolveAt(method, scale string, epsilon float64, params map[string]any) (Hyper, error) {
 	m, ok := Lookup(method)
 	if !ok {
@@ -273,11 +274,7 @@ func ResolveAt(method, scale string, epsilon float64, params map[string]any) (Hy
 	ps := m.Params()
 	h := Hyper{values: map[string]any{}}
 	for _, p := range ps {
-		v, err := p.defaultAt(scale, epsilon)
-		if err != nil {
-			return Hyper{}, fmt.Errorf("methods: %s.%s at %s: %w", method, p.Name, scale, err)
-		}
-		h.values[p.Name] = v
+		h.values[p.Name] = p.defaultAt(scale, epsilon)
 	}
 	for _, k := range sortedKeys(params) {
 		v, err := CheckParam(method, k, params[k])
@@ -307,17 +304,27 @@ func ResolveAt(method, scale string, epsilon float64, params map[string]any) (Hy
 }
 
 // defaultAt returns p's default for a run at scale and target ε: from
-// its ByEpsilon table at scale if it has one (an error if the table is
-// invalid), Default(scale) otherwise.
-func (p Param) defaultAt(scale string, epsilon float64) (any, error) {
-	t, ok := p.ByEpsilon[scale]
-	if !ok {
-		return p.Default(scale), nil
+// its ByEpsilon table at scale if it has one, Default(scale) otherwise.
+func (p Param) defaultAt(scale string, epsilon float64) any {
+	if t, ok := p.ByEpsilon[scale]; ok {
+		return t.At(epsilon)
 	}
-	if err := t.check(); err != nil {
-		return nil, err
+	return p.Default(scale)
+}
+
+// checkTables returns an error naming the first param of ps and scale
+// whose ByEpsilon table is invalid (PerEpsilon.check).
+func checkTables(ps []Param) error {
+	for _, p := range ps {
+		for _, scale := range Scales {
+			if t, ok := p.ByEpsilon[scale]; ok {
+				if err := t.check(); err != nil {
+					return fmt.Errorf("%s at %s: ByEpsilon: %w", p.Name, scale, err)
+				}
+			}
+		}
 	}
-	return t.At(epsilon), nil
+	return nil
 }
 
 // untuned reports whether ps declares name with a default that was not
@@ -527,9 +534,9 @@ func byScale[T any](smoke, small, full T) func(string) any {
 func same[T any](v T) func(string) any { return func(string) any { return v } }
 
 // withByEpsilon returns ps with the default of name at scale chosen at
-// each budget of t (Param.ByEpsilon), and Default at scale giving t's
-// value at ReferenceEpsilon; ps is not modified. It panics if ps has no
-// such name.
+// each budget of t (Param.ByEpsilon); ps is not modified. The param's
+// Default at scale must already give t's value at ReferenceEpsilon
+// (TestParamTables checks it). It panics if ps has no such name.
 func withByEpsilon(ps []Param, name, scale string, t PerEpsilon) []Param {
 	return editParam(ps, name, func(p *Param) {
 		p.ByEpsilon = maps.Clone(p.ByEpsilon)
@@ -537,13 +544,6 @@ func withByEpsilon(ps []Param, name, scale string, t PerEpsilon) []Param {
 			p.ByEpsilon = map[string]PerEpsilon{}
 		}
 		p.ByEpsilon[scale] = slices.Clone(t)
-		def := p.Default
-		p.Default = func(s string) any {
-			if s == scale {
-				return t.At(ReferenceEpsilon)
-			}
-			return def(s)
-		}
 	})
 }
 
@@ -664,6 +664,12 @@ func (h Hyper) steps(n int) (steps int, q float64) {
 	steps = int(math.Ceil(h.Epochs * float64(n) / float64(h.BatchSize)))
 	return max(steps, 1), q
 }
+
+// noise returns the noise multiplier a run adds for the calibrated σ
+// sigma: σ·noise_scale, which is σ itself except in a planted
+// under-noised control (the noise_scale hyperparameter). The one place
+// noise_scale is applied.
+func (h Hyper) noise(sigma float64) float64 { return sigma * h.Float("noise_scale") }
 
 // peft returns the PEFT configuration of h (LoRA unless h.PEFT names
 // another family), its new tensors seeded from seed.

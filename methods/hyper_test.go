@@ -86,8 +86,9 @@ func checkDefault(t *testing.T, method string, p Param, scale string, v any) {
 }
 
 // TestPerEpsilon checks the rule that maps a run's ε to a tuned budget
-// (the nearest at or below it, the smallest below them all) and the
-// table checks, through ResolveAt's path (Param.defaultAt).
+// (the nearest at or below it, the smallest below them all), ResolveAt's
+// reading of a param's defaults (Param.defaultAt) and the table checks,
+// through Register's path (checkTables).
 func TestPerEpsilon(t *testing.T) {
 	inf := math.Inf(1)
 	tab := PerEpsilon{{1, "a"}, {3, "b"}, {8, "c"}, {inf, "d"}}
@@ -120,12 +121,19 @@ func TestPerEpsilon(t *testing.T) {
 		{"NaN", PerEpsilon{{math.NaN(), "a"}}, "epsilon"},
 	} {
 		p.ByEpsilon = map[string]PerEpsilon{"smoke": tc.tab}
-		if _, err := p.defaultAt("smoke", 3); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := checkTables([]Param{p}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s table: error %v, want one containing %q", tc.desc, err, tc.want)
 		}
-		if v, err := p.defaultAt("small", 3); err != nil || v != "other" {
-			t.Errorf("%s table at smoke, read at small: %v, %v; want Default's value", tc.desc, v, err)
+		if v := p.defaultAt("small", 3); v != "other" {
+			t.Errorf("%s table at smoke, read at small: %v; want Default's value", tc.desc, v)
 		}
+	}
+	p.ByEpsilon = map[string]PerEpsilon{"smoke": tab}
+	if err := checkTables([]Param{p}); err != nil {
+		t.Errorf("valid table: %v", err)
+	}
+	if v := p.defaultAt("smoke", 5); v != "b" {
+		t.Errorf("defaultAt(smoke, 5) = %v, want the table's b", v)
 	}
 }
 

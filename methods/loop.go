@@ -53,10 +53,13 @@ type loop struct {
 	// example (its index in the training set) at a step, for the
 	// gradient-based updates (Dual-Priv's Mechanism 1).
 	visual func(step, example int) nn.VisualTransform
-	// bytes is the memory a step holds besides the model and the
-	// optimizer state (update buffers), for the meter.
-	bytes int64
-	model nn.Module
+	// buffers is the number of buffers of layout.Size float32 a step holds
+	// (update directions, perturbed copies) and cache, when not nil, the
+	// cache of visual tokens the steps fill: with the model and the
+	// optimizer state, the memory the meter records (stepBytes).
+	buffers int
+	cache   *nn.VisualCache
+	model   nn.Module
 }
 
 // stepInfo is what a step's update saw. Everything in it is computed from
@@ -142,7 +145,7 @@ func (l *loop) run(ctx context.Context, acc accounting) (*Result, error) {
 		}
 		l.layout.SetGrad(g)
 		l.opt.Step(l.params, l.sched.LR(step), m)
-		meter.Add(time.Since(start), info.stats, nn.ModelBytes(l.model)+l.opt.Bytes()+l.bytes)
+		meter.Add(time.Since(start), info.stats, nn.ModelBytes(l.model)+l.opt.Bytes()+l.stepBytes())
 		if h.Diagnostics {
 			res.Metrics = append(res.Metrics, Metric{step, "batch_size", float64(len(idx))})
 			if len(idx) > 0 {
@@ -158,6 +161,12 @@ func (l *loop) run(ctx context.Context, acc accounting) (*Result, error) {
 	}
 	res.StepTime, res.PeakBytes = meter.PerStep(), meter.PeakBytes
 	return res, nil
+}
+
+// stepBytes returns the memory a step holds besides the model and the
+// optimizer state: its buffers and the visual-token cache as it stands.
+func (l *loop) stepBytes() int64 {
+	return int64(4*l.buffers*l.layout.Size) + l.cache.Bytes()
 }
 
 func mean(xs []float64) float64 {

@@ -131,8 +131,15 @@ type Metric struct {
 var known = registry.New[Method]("methods: method")
 
 // Register adds m to the registry under m.Name(). It is meant to be called
-// from init functions; it panics if the name is taken.
-func Register(m Method) { known.Register(m.Name(), m) }
+// from init functions; it panics if the name is taken or a ByEpsilon table
+// of m's Params is invalid (checkTables: checked here, once per method, so
+// that ResolveAt reads the tables unchecked).
+func Register(m Method) {
+	if err := checkTables(m.Params()); err != nil {
+		panic(fmt.Sprintf("methods: %s: %v", m.Name(), err))
+	}
+	known.Register(m.Name(), m)
+}
 
 // Lookup returns the method registered under name.
 func Lookup(name string) (Method, bool) { return known.Lookup(name) }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -77,6 +78,27 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", name, m, ok)
 		}
 	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "badtable: lr at smoke: ByEpsilon") {
+				t.Errorf("Register of a method with a decreasing ByEpsilon table: panic %v, want one naming it", r)
+			}
+		}()
+		Register(badTable{})
+	}()
+	if _, ok := Lookup("badtable"); ok {
+		t.Error("a method with an invalid ByEpsilon table was registered")
+	}
+}
+
+// badTable is DP-SGD with a decreasing ByEpsilon table of lr at smoke,
+// which Register refuses.
+type badTable struct{ DPSGD }
+
+func (badTable) Name() string { return "badtable" }
+
+func (badTable) Params() []Param {
+	return withByEpsilon(dpsgdParams(), "lr", "smoke", PerEpsilon{{3, 1e-2}, {1, 2e-2}})
 }
 
 // TestEveryMethod fine-tunes with every registered method at ε = 3 and

@@ -116,7 +116,7 @@ func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 			// acc.Sigma meets the target as σ_eff; σ = σ_eff·√(Σ r^(2p−1)).
 			part.sigma = acc.Sigma / part.sigmaEff(1)
 		}
-		rule, sigma := part.privatizer(job.Hyper.Clip, part.sigma*job.Hyper.Float("noise_scale"))
+		rule, sigma := part.privatizer(job.Hyper.Clip, job.Hyper.noise(part.sigma))
 		return NewPrivatizer(rule, sigma, l.expectedBatch(), job.Seed)
 	})
 	if err != nil {

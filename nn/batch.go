@@ -489,7 +489,7 @@ func (m *TinyMLLM) encodeImages(t *Tape, imgs [][]float32, first []int) []*Node 
 		segs[j+1] = (j + 1) * (n + 1)
 	}
 	enc, _ := v.Stack.forward(t, t.Concat(xs...), segs, nil, -1, nil)
-	p := m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, enc, nil)), nil)
+	p := m.project(t, enc, Tensor{}, 0, nil, nil)
 	out := make([]*Node, len(imgs))
 	for j := range out {
 		out[j] = t.Slice(p, segs[j], segs[j+1])

@@ -6,10 +6,7 @@ package nn
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/repro-dp/repro/internal/parallel"
 )
@@ -30,46 +27,21 @@ func MeanLosses(m *TinyMLLM, batch []Sequence, vt VisualTransform, workers int, 
 	if len(out) != len(batch) {
 		panic("nn: MeanLosses: len(out) != len(batch)")
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = max(1, min(workers, len(batch)))
-	errs := make([]error, len(batch))
-	one := func(i int) {
+	return parallel.For(len(batch), workers, func(i int) error {
 		ls, _, err := m.TokenLosses(&batch[i], nil, vt)
 		if err == nil && len(ls) == 0 {
 			err = fmt.Errorf("nn: sequence %d marks no loss token", i)
 		}
 		if err != nil {
-			errs[i] = err
-			return
+			return err
 		}
 		s := 0.0
 		for _, l := range ls {
 			s += l
 		}
 		out[i] = s / float64(len(ls))
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(batch) {
-					return
-				}
-				one(i)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // lossGroup is the number of consecutive sequences TinyMLLM.MeanLosses
@@ -134,15 +106,12 @@ func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []floa
 		}
 		ends = append(ends, len(rows))
 	}
-	z := m.Logits(t, hid, rows)
-	V := m.Config.Vocab
-	p := make([]float32, V)
+	losses := rowLosses(m.Logits(t, hid, rows).Value, targets)
 	r := 0
 	for e, end := range ends {
 		s, n := 0.0, end-r
 		for ; r < end; r++ {
-			row := z.Value.Data[r*V : (r+1)*V]
-			s += softmaxRow(row, p) - float64(row[targets[r]])
+			s += losses[r]
 		}
 		out[e] = s / float64(n)
 	}

@@ -197,19 +197,28 @@ type Visual struct {
 	Tokens *Node
 }
 
-// EncodeImage runs the vision encoder, the visual transform of h (identity
+// EncodeImage runs the vision encoder, the visual transform vt (identity
 // when nil) and the projector on one image. index is the image's position in
 // its sequence; needGrad asks for the gradient with respect to the image.
 func (m *TinyMLLM) EncodeImage(t *Tape, img []float32, index int, needGrad bool, h *Hooks, vt VisualTransform) (Visual, *Node) {
 	in := m.Vision.imageNode(t, img, needGrad)
 	enc, probs := m.Vision.Forward(t, in, m.clsLayerIx, h)
 	cls := clsRows(probs)
+	return Visual{Encoder: enc, CLSAttn: cls, Tokens: m.project(t, enc, cls, index, vt, h)}, in
+}
+
+// project maps the vision encoder's output enc of the image at position
+// index of its sequence, with the [CLS] attention rows cls, to the
+// language model's visual tokens: the visual transform vt (none when nil;
+// cls is read only by it), then the projector (Proj1, GELU, Proj2), with
+// the hooks h (nil: none). enc may hold the rows of several images when vt
+// is nil.
+func (m *TinyMLLM) project(t *Tape, enc *Node, cls Tensor, index int, vt VisualTransform, h *Hooks) *Node {
 	x := enc
 	if vt != nil {
 		x = t.Mix(enc, vt(index, enc.Value, cls))
 	}
-	p := m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, x, h)), h)
-	return Visual{Encoder: enc, CLSAttn: cls, Tokens: p}, in
+	return m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, x, h)), h)
 }
 
 // clsRows returns the [CLS] row of every head of the attention
@@ -353,14 +362,20 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 		}
 	}
 	z := m.Logits(t, hid, rows)
-	V := m.Config.Vocab
+	return rowLosses(z.Value, targets), z.Value, nil
+}
+
+// rowLosses returns the cross-entropy of every row r of the logits z,
+// [rows, vocab], against the token targets[r]: log Σ exp z_r − z_r[targets[r]].
+func rowLosses(z Tensor, targets []int) []float64 {
+	V := z.Cols()
 	p := make([]float32, V)
+	losses := make([]float64, len(targets))
 	for r, tg := range targets {
-		row := z.Value.Data[r*V : (r+1)*V]
-		lse := softmaxRow(row, p)
-		losses = append(losses, lse-float64(row[tg]))
+		row := z.Data[r*V : (r+1)*V]
+		losses[r] = softmaxRow(row, p) - float64(row[tg])
 	}
-	return losses, z.Value, nil
+	return losses
 }
 
 // PerSample returns the exact per-sample gradients of the batch's losses with

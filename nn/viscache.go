@@ -242,11 +242,7 @@ func (m *TinyMLLM) LossCached(t *Tape, s *Sequence, vt VisualTransform, vc *Visu
 			enc, probs = m.Vision.Forward(t, m.Vision.imageNode(t, img, false), m.clsLayerIx, nil)
 			e = vc.putEncoded(k, encoded{enc.Value, clsRows(probs)})
 		}
-		x := enc
-		if vt != nil {
-			x = t.Mix(enc, vt(i, e.tokens, e.clsAttn))
-		}
-		vis[i] = m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, x, nil)), nil)
+		vis[i] = m.project(t, enc, e.clsAttn, i, vt, nil)
 	}
 	return m.loss(t, s, vis, nil, vt)
 }
