@@ -31,6 +31,12 @@ The output is in Go's benchmark format, so benchstat compares it with
   $ /usr/bin/python3 bench/anchor.py --threads 2 --count 10 > torch-2.txt
   $ go run golang.org/x/perf/cmd/benchstat@latest torch-1.txt go-1.txt
 
+--bench REGEXP runs only the matching benchmarks, for example one step's
+peak memory under /usr/bin/time -v (EXPERIMENTS.md, "Peak memory beside
+PyTorch"):
+
+  $ /usr/bin/time -v /usr/bin/python3 bench/anchor.py --threads 1 --count 3 --bench 'Anchor/dpsgd$'
+
 On Debian, install python3-torch with libopenblas0-pthread: python3-torch
 links the generic libblas.so.3, and without OpenBLAS the alternatives system
 points it at the reference BLAS, which makes every product about 50 times
@@ -42,6 +48,7 @@ Nothing in the tests needs this script.
 import argparse
 import math
 import os
+import re
 import time
 
 
@@ -238,6 +245,8 @@ def main():
     ap.add_argument("--count", type=int, default=10)
     ap.add_argument("--benchtime", type=float, default=1.0, help="seconds per measurement")
     ap.add_argument("--opacus", action="store_true", help="use Opacus's GradSampleModule for dpsgd")
+    ap.add_argument("--bench", default=".", help="run only the benchmarks whose name matches this regular "
+                    "expression (as go test -bench; 'none' builds the model and batch and runs nothing)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
@@ -260,6 +269,8 @@ def main():
         c = torch.empty(size, size)
         benches.append((f"Gemm/{size}", lambda a=a, b=b, c=c: torch.mm(a, b.t(), out=c), size))
     for name, fn, size in benches:
+        if not re.search(args.bench, name):
+            continue
         for _ in range(args.count):
             n, t, cpu = timed(fn, args.benchtime)
             line = f"Benchmark{name}{sfx}\t{n}\t{t / n * 1e9:.0f} ns/op\t{cpu / n * 1e9:.0f} cpu-ns/op"

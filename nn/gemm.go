@@ -50,13 +50,16 @@ import (
 // hold every element the tile touches.
 //
 // A kernel may have a narrow companion for the panels of at most
-// narrow.nr columns (the last panel, or all of a thin product); since
-// every kernel computes the same bits, mixing them changes nothing but
-// the time.
+// narrow.nr columns (the last panel, or all of a thin product), and short
+// kernels (short(rows, …) computes a tile of 1 ≤ rows < gemmMR rows) for
+// the rows that do not fill a tile; without them those rows are padded
+// with zeros to a full tile. Since every kernel computes the same bits,
+// mixing them changes nothing but the time.
 type gemmKernel struct {
 	name   string
 	nr     int
 	run    func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32)
+	short  func(rows, k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32)
 	narrow *gemmKernel
 }
 
@@ -246,7 +249,7 @@ func gemm(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32,
 		nPack, p.edge = 1, n-n%nr
 	}
 	nPad := 0
-	if m%gemmMR != 0 {
+	if m%gemmMR != 0 && kern.short == nil {
 		nPad = gemmMR * k
 	}
 	buf := gemmPool.Get().(*gemmBuf)
@@ -259,23 +262,34 @@ func gemm(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32,
 			p.block(it, p.tiles)
 		}
 	} else {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for g := range w {
-			tile := p.tiles[g*gemmMR*nr : (g+1)*gemmMR*nr]
-			wg.Go(func() {
-				for {
-					it := int(next.Add(1) - 1)
-					if it >= p.rowBlocks*p.panels {
-						return
-					}
-					p.block(it, tile)
-				}
-			})
-		}
-		wg.Wait()
+		// The goroutines share a copy of the plan on the heap, so that
+		// the serial path (most products) allocates nothing.
+		q := new(gemmPlan)
+		*q = p
+		q.parallel(w)
 	}
 	gemmPool.Put(buf)
+}
+
+// parallel computes the product's (row block, panel) pairs on w
+// goroutines.
+func (p *gemmPlan) parallel(w int) {
+	nr := p.kern.nr
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := range w {
+		tile := p.tiles[g*gemmMR*nr : (g+1)*gemmMR*nr]
+		wg.Go(func() {
+			for {
+				it := int(next.Add(1) - 1)
+				if it >= p.rowBlocks*p.panels {
+					return
+				}
+				p.block(it, tile)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // pack fills the packed panels of op(B) and the padded rows of op(A),
@@ -373,24 +387,55 @@ func (p *gemmPlan) block(it int, tile []float32) {
 	default:
 		b, ldb = p.b[j0:], p.ldb
 	}
-	for i0 := rb * gemmMC; i0 < min(p.m, (rb+1)*gemmMC); i0 += gemmMR {
-		rows := min(gemmMR, p.m-i0)
+	kern := &p.kern
+	if n := kern.narrow; n != nil && cols <= n.nr {
+		kern = n // same bits, half the work
+	}
+	end := min(p.m, (rb+1)*gemmMC)
+	for i0 := rb * gemmMC; i0 < end; {
+		rows := gemmTileRows(end-i0, kern.short != nil)
 		a, rsA, csA := p.a[i0*p.rsA:], p.rsA, p.csA
-		if rows < gemmMR {
-			a, rsA, csA = p.apad, k, 1
+		// A tile of C as wide as the kernel's goes to C; a narrower one,
+		// or a padded one, to the scratch tile, then to C.
+		direct := cols == kern.nr && (rows == gemmMR || kern.short != nil)
+		c, ldc, alpha, beta := p.c[i0*p.ldc+j0:], p.ldc, p.alpha, p.beta
+		if !direct {
+			c, ldc, alpha, beta = tile, nr, 1, 0
 		}
-		run, w := p.kern.run, nr
-		if n := p.kern.narrow; n != nil && cols <= n.nr {
-			run, w = n.run, n.nr // same bits, half the work
+		switch {
+		case rows == gemmMR:
+			kern.run(k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
+		case kern.short != nil:
+			kern.short(rows, k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
+		default: // the last rows, padded to a tile
+			kern.run(k, p.apad, k, 1, b, ldb, c, ldc, alpha, beta)
 		}
-		if rows == gemmMR && cols == w {
-			run(k, a, rsA, csA, b, ldb, p.c[i0*p.ldc+j0:], p.ldc, p.alpha, p.beta)
-			continue
+		if !direct {
+			for i := 0; i < rows; i++ {
+				c := p.c[(i0+i)*p.ldc+j0:]
+				gemmStore(c[:cols], tile[i*nr:i*nr+cols], p.alpha, p.beta)
+			}
 		}
-		run(k, a, rsA, csA, b, ldb, tile, nr, 1, 0)
-		for i := 0; i < rows; i++ {
-			c := p.c[(i0+i)*p.ldc+j0:]
-			gemmStore(c[:cols], tile[i*nr:i*nr+cols], p.alpha, p.beta)
+		i0 += rows
+	}
+}
+
+// gemmTileRows returns the number of rows of the next tile when left rows
+// of a row block remain: gemmMR while at least gemmMR remain, then the
+// rest. With short kernels, the last 7 to 9 rows are two tiles of 4 and
+// 3, 4 and 4, or 5 and 4 rows rather than 6 and 1 to 3. Each row of a
+// tile is 2 independent chains of fused multiply-adds; two FMA units of
+// latency 4 (AMD Zen 3 and 4) need 8 chains in flight to stay busy, so a
+// tile of 4 or 5 rows runs at the full rate, one of 3 at 3/4 of it, and
+// one of 1 or 2 at 1/4 or 1/2.
+func gemmTileRows(left int, short bool) int {
+	if short {
+		switch left {
+		case 7, 8:
+			return 4
+		case 9:
+			return 5
 		}
 	}
+	return min(gemmMR, left)
 }

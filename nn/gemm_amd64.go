@@ -8,6 +8,8 @@ package nn
 
 import "golang.org/x/sys/cpu"
 
+//go:generate go run gemm_short_gen.go
+
 // The assembly kernels of gemm_amd64.s. Strides are in elements; the
 // pointers address A(0, 0), B(0, 0) and C(0, 0) of the tile.
 //
@@ -17,12 +19,55 @@ func gemm6x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float
 //go:noescape
 func gemm6x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
 
+// The short kernels of gemm_short_amd64.s (written by gemm_short_gen.go):
+// tiles of 1 to 5 rows.
+//
+//go:noescape
+func gemm1x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm2x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm3x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm4x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm5x16AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm1x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm2x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm3x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm4x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm5x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+// gemmAsm is the signature of the assembly kernels.
+type gemmAsm func(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
 var (
+	gemmShortAVX2   = [gemmMR]gemmAsm{nil, gemm1x16AVX2, gemm2x16AVX2, gemm3x16AVX2, gemm4x16AVX2, gemm5x16AVX2}
+	gemmShortAVX512 = [gemmMR]gemmAsm{nil, gemm1x32AVX512, gemm2x32AVX512, gemm3x32AVX512, gemm4x32AVX512, gemm5x32AVX512}
+
 	gemmAVX2 = gemmKernel{name: "avx2", nr: 16, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 		gemm6x16AVX2(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}, short: func(rows, k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemmShortAVX2[rows](k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
 	}}
 	gemmAVX512 = gemmKernel{name: "avx512", nr: 32, narrow: &gemmAVX2, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 		gemm6x32AVX512(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}, short: func(rows, k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemmShortAVX512[rows](k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
 	}}
 )
 

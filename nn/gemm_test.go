@@ -205,3 +205,79 @@ func TestGemmParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmShortTiles checks the short kernels (tiles of 1 to 5 rows) bit
+// for bit against gemmNaive: each one alone, writing C directly with α
+// and β and strides wider than the rows, and through gemm on every number
+// of rows left over by the tiles of gemmMR (m = 1…20, and past the first
+// row block), every transpose, and panels full, partial and narrow.
+func TestGemmShortTiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 4))
+	for _, kern := range gemmKernels() {
+		for _, kk := range []*gemmKernel{&kern, kern.narrow} {
+			if kk == nil || kk.short == nil {
+				continue
+			}
+			for rows := 1; rows < gemmMR; rows++ {
+				for _, k := range []int{1, 2, 9, 64} {
+					nr, lda, ldc := kk.nr, k+3, kk.nr+5
+					a := randTensor(rng, 1, rows*lda).Data
+					b := randTensor(rng, 1, k*nr).Data
+					for _, ab := range [][2]float32{{1, 0}, {0.75, -0.5}} {
+						c0 := randTensor(rng, 1, rows*ldc).Data
+						want := slices.Clone(c0)
+						gemmNaive(false, false, rows, nr, k, ab[0], a, lda, b, nr, ab[1], want, ldc)
+						c := slices.Clone(c0)
+						kk.short(rows, k, a, lda, 1, b, nr, c, ldc, ab[0], ab[1])
+						for i := range c {
+							if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s short(%d) k=%d α=%v β=%v: C[%d] = %v, want %v (bit for bit)", kk.name, rows, k, ab[0], ab[1], i, c[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+		ms := []int{97, 98, 99, 100, 101, 103}
+		for m := 1; m <= 20; m++ {
+			ms = append(ms, m)
+		}
+		for i, m := range ms {
+			for _, n := range []int{16, 40, 64, 7} {
+				for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+					ab := [][2]float32{{1, 0}, {0.75, -0.5}}[(i+n)%2]
+					k := 1 + (m*n)%37
+					desc := fmt.Sprintf("%s %dx%dx%d tA=%v tB=%v α=%v β=%v", kern.name, m, n, k, tr[0], tr[1], ab[0], ab[1])
+					checkGemm(t, rng, desc, kern, tr[0], tr[1], m, n, k, ab[0], ab[1])
+				}
+			}
+		}
+	}
+}
+
+// TestGemmTileRows checks the tiling of a row block: the tiles cover the
+// rows exactly, none has more than gemmMR rows, and with short kernels
+// none of the last ones has fewer than 3 rows unless the block does.
+func TestGemmTileRows(t *testing.T) {
+	for _, short := range []bool{false, true} {
+		for m := 1; m <= gemmMC; m++ { // the rows of one block
+			var tiles []int
+			for left := m; left > 0; {
+				r := gemmTileRows(left, short)
+				if r < 1 || r > gemmMR || r > left {
+					t.Fatalf("short=%v m=%d: tile of %d rows with %d left", short, m, r, left)
+				}
+				tiles = append(tiles, r)
+				left -= r
+			}
+			for i, r := range tiles {
+				if r < gemmMR && i < len(tiles)-2 {
+					t.Fatalf("short=%v m=%d: tiles %v: a short tile before the last two", short, m, tiles)
+				}
+				if short && m >= 3 && r < 3 {
+					t.Fatalf("short=%v m=%d: tiles %v: a tile of fewer than 3 rows", short, m, tiles)
+				}
+			}
+		}
+	}
+}
