@@ -42,7 +42,8 @@ type Plan struct {
 	ICLLR    float64 `json:"icl_lr"`
 	// Steps is the number of optimizer steps of stage 3, when the
 	// projector and the language model train on the mixture with every
-	// visual token (the vision encoder stays frozen, as LLaVA's does).
+	// visual token, but for the share PruneShare of it (the vision encoder
+	// stays frozen, as LLaVA's does).
 	Steps int `json:"steps"`
 	// PruneShare, when positive, turns on stage 3's token-dropping
 	// augmentation: each image-carrying sequence of a batch is, with

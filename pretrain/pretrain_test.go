@@ -242,3 +242,60 @@ func TestEngineFingerprint(t *testing.T) {
 		t.Errorf("engine fingerprint %q with GOMAXPROCS=%d, %q with 1", a, prev, b)
 	}
 }
+
+// TestAugmenter checks stage 3's draws: about PruneShare of the image
+// sequences get Mechanism 1, at a retention inside [PruneMin, PruneMax]
+// (the token count of a 100-patch image tells it), sequences without
+// images never do, and the same seed gives the same draws.
+func TestAugmenter(t *testing.T) {
+	p := plans[datasets.Smoke]
+	p.PruneShare, p.PruneMin, p.PruneMax = 0.3, 0.2, 0.6
+	img := nn.Sequence{Images: [][]float32{nil}}
+	batch := []nn.Sequence{img, {}, img, img}
+	const n = 100
+	x, attn := nn.NewTensor(n+1, 2), nn.NewTensor(1, n+1)
+	for i := range x.Data {
+		x.Data[i] = float32(i%7) - 3
+	}
+	for i := range attn.Data {
+		attn.Data[i] = float32((i * 37) % 101)
+	}
+	a, b := newAugmenter(&p, 5), newAugmenter(&p, 5)
+	pruned, images := 0, 0
+	lo, hi := n, 0
+	for range 500 {
+		vts, again := a.transforms(batch), b.transforms(batch)
+		for i, vt := range vts {
+			if (vt == nil) != (again[i] == nil) {
+				t.Fatal("the same seed gives other draws")
+			}
+			if len(batch[i].Images) == 0 {
+				if vt != nil {
+					t.Fatal("a sequence without images is pruned")
+				}
+				continue
+			}
+			images++
+			if vt == nil {
+				continue
+			}
+			pruned++
+			kept := len(vt(0, x, attn).Rows) - 1
+			if kept != len(again[i](0, x, attn).Rows)-1 {
+				t.Fatal("the same seed gives other retentions")
+			}
+			lo, hi = min(lo, kept), max(hi, kept)
+		}
+	}
+	// 1500 image sequences: the share's sd is √(0.3·0.7/1500) ≈ 0.012.
+	if share := float64(pruned) / float64(images); math.Abs(share-p.PruneShare) > 0.05 {
+		t.Errorf("%.3f of the image sequences pruned, want %.2f", share, p.PruneShare)
+	}
+	if lo < 20 || hi > 60 || hi-lo < 30 {
+		t.Errorf("patch tokens kept range over [%d, %d], want a spread inside [20, 60]", lo, hi)
+	}
+	p.PruneShare = 0
+	if vts := newAugmenter(&p, 5).transforms(batch); vts != nil {
+		t.Error("PruneShare 0 prunes")
+	}
+}
