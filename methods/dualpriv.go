@@ -22,8 +22,9 @@ func init() { Register(DualPriv{}) }
 // DualPriv is Dual-Priv Pruning: DP-SGD on LoRA (exactly DPSGD's sampler,
 // privatizer, accountant and optimizer) with two mechanisms added.
 //
-// Mechanism 1, visual token pruning and fusion (a VisualTransform before the
-// projector; pre-processing of each example, no privacy cost): the patch
+// Mechanism 1, visual token pruning and fusion (nn.TokenPruning, a
+// VisualTransform before the projector; pre-processing of each example, no
+// privacy cost): the patch
 // tokens of each image are ranked by the [CLS] attention of the configured
 // vision block (Config.CLSAttnLayer, the penultimate by default), averaged
 // over heads; [CLS] and the top-ranked dominant patches are kept; the other
@@ -165,7 +166,9 @@ func (DualPriv) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	return res, nil
 }
 
-// A tokenPruner is Mechanism 1 for one run.
+// A tokenPruner is Mechanism 1 for one run: the token mode and the
+// pruning of nn.TokenPruning (the implementation pretraining's
+// token-dropping augmentation shares).
 type tokenPruner struct {
 	Mode                  string
 	Retention, Contextual float64
@@ -174,31 +177,28 @@ type tokenPruner struct {
 	NoiseStd float64
 }
 
+// pruning returns the nn.TokenPruning of p's mode (not called for
+// tokensNone).
+func (p tokenPruner) pruning() nn.TokenPruning {
+	return nn.TokenPruning{Retention: p.Retention, Contextual: p.Contextual, KeepRest: p.Mode == tokensNoise, NoiseStd: p.NoiseStd}
+}
+
 // split returns how many of n patches stay dominant and how many
 // contextual tokens the others become.
 func (p tokenPruner) split(n int) (dominant, contextual int) {
 	if p.Mode == tokensNone {
 		return n, 0
 	}
-	kept := min(n, max(1, int(math.Round(p.Retention*float64(n)))))
-	if kept == n {
-		return n, 0 // nothing is pruned: nothing to fuse
-	}
-	contextual = int(math.Round(p.Contextual * float64(kept)))
-	if contextual == 0 && p.Contextual > 0 && kept >= 2 {
-		contextual = 1 // some patches are dropped: fuse them into one token
-	}
-	return kept - contextual, contextual
+	return p.pruning().Split(n)
 }
 
 // count returns the number of visual tokens per image that reach the
 // language model, [CLS] included.
 func (p tokenPruner) count(n int) int {
-	if p.Mode == tokensNone || p.Mode == tokensNoise {
+	if p.Mode == tokensNone {
 		return n + 1
 	}
-	d, c := p.split(n)
-	return 1 + d + c
+	return p.pruning().Count(n)
 }
 
 // transform returns the VisualTransform of example at step: the fusion
@@ -215,108 +215,12 @@ func (p tokenPruner) transform(seed uint64, step, example int) nn.VisualTransfor
 	}
 }
 
-// mix returns the token map of one image: tokens are the encoder's n+1
-// hidden states (row 0 [CLS]), clsAttn the [CLS] attention rows of every
-// head, [heads, n+1]. noise, when not nil, draws the fusion noise.
+// mix returns the token map of one image (nn.TokenPruning.Mix): tokens are
+// the encoder's n+1 hidden states (row 0 [CLS]), clsAttn the [CLS]
+// attention rows of every head, [heads, n+1]. noise, when not nil, draws
+// the fusion noise.
 func (p tokenPruner) mix(tokens, clsAttn nn.Tensor, noise *rand.Rand) nn.TokenMix {
-	n := tokens.Rows() - 1
-	width := tokens.Cols()
-	dominant, contextual := p.split(n)
-	// s_j = mean over heads of the attention [CLS] → patch j (Eqs. 5–6).
-	heads := clsAttn.Rows()
-	score := make([]float64, n)
-	for h := range heads {
-		row := clsAttn.Data[h*(n+1) : (h+1)*(n+1)]
-		for j := range n {
-			score[j] += float64(row[j+1]) / float64(heads)
-		}
-	}
-	order := make([]int, n) // patch indices, best first; ties by index
-	for j := range order {
-		order[j] = j
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
-	keep := slices.Clone(order[:dominant])
-	slices.Sort(keep)
-	rest := slices.Clone(order[dominant:])
-	slices.Sort(rest)
-
-	m := nn.TokenMix{Rows: []nn.MixRow{{Src: []int{0}, Weight: []float32{1}}}}
-	for _, j := range keep {
-		m.Rows = append(m.Rows, nn.MixRow{Src: []int{j + 1}, Weight: []float32{1}})
-	}
-	add := func() []float32 {
-		if noise == nil {
-			return nil
-		}
-		a := make([]float32, width)
-		for i := range a {
-			a[i] = float32(p.NoiseStd * noise.NormFloat64())
-		}
-		return a
-	}
-	if p.Mode == tokensNoise {
-		// Every token kept; the non-dominant ones are noised as the
-		// contextual tokens would be.
-		for _, j := range rest {
-			m.Rows = append(m.Rows, nn.MixRow{Src: []int{j + 1}, Weight: []float32{1}, Add: add()})
-		}
-		return m
-	}
-	if contextual == 0 {
-		return m
-	}
-	// Centres at a uniform stride over the non-dominant patches (in index
-	// order), excluded from the groups; each other patch joins the centre
-	// of highest cosine similarity (Eq. 8; ties: the first centre).
-	stride := len(rest) / contextual
-	centres := make([]int, contextual)
-	isCentre := map[int]bool{}
-	for i := range centres {
-		centres[i] = rest[i*stride]
-		isCentre[centres[i]] = true
-	}
-	groups := make([][]int, contextual)
-	for _, j := range rest {
-		if isCentre[j] {
-			continue
-		}
-		best, bestSim := 0, math.Inf(-1)
-		for c, cj := range centres {
-			if s := cosine(tokens, j+1, cj+1); s > bestSim {
-				best, bestSim = c, s
-			}
-		}
-		groups[best] = append(groups[best], j)
-	}
-	// c_i = centre + mean of its group (Eq. 7), plus fusion noise.
-	for c, cj := range centres {
-		row := nn.MixRow{Src: []int{cj + 1}, Weight: []float32{1}}
-		for _, j := range groups[c] {
-			row.Src = append(row.Src, j+1)
-			row.Weight = append(row.Weight, 1/float32(len(groups[c])))
-		}
-		row.Add = add()
-		m.Rows = append(m.Rows, row)
-	}
-	return m
-}
-
-// cosine returns the cosine similarity of rows a and b of x (0 if either
-// is zero).
-func cosine(x nn.Tensor, a, b int) float64 {
-	c := x.Cols()
-	ra, rb := x.Data[a*c:(a+1)*c], x.Data[b*c:(b+1)*c]
-	var dot, na, nb float64
-	for i := range ra {
-		dot += float64(ra[i]) * float64(rb[i])
-		na += float64(ra[i]) * float64(ra[i])
-		nb += float64(rb[i]) * float64(rb[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
+	return p.pruning().Mix(tokens, clsAttn, noise)
 }
 
 // A blockPruner is Mechanism 2 for one run: the mask hook of the loop.

@@ -75,7 +75,7 @@ func BenchmarkICLStep(b *testing.B) {
 				for i := range batch {
 					batch[i] = c.newEpisode(rng, c.iclTrain, c.trainShots(&p), true).seq
 				}
-				if _, err := tr.gradStep(m, step%p.ICLSteps, batch, clsOnly); err != nil {
+				if _, err := tr.gradStep(m, step%p.ICLSteps, batch, alike(clsOnly, len(batch))); err != nil {
 					b.Fatal(err)
 				}
 				step++

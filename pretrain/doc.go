@@ -55,7 +55,11 @@
 //     shapes-vqa captions, counts and existence questions, coarse-label
 //     classification as "<image> kind of item" → upper, long, footwear or
 //     accessory (a prompt unlike the private "what kind of item is it ?"),
-//     public records (text LM), and in-context episodes.
+//     public records (text LM), and in-context episodes. Half of the
+//     image-carrying sequences (Plan.PruneShare) instead see their images
+//     through Dual-Priv's visual token pruning (nn.TokenPruning, the code
+//     the dualpriv method runs) at a retention drawn from 0.1–0.7, so the
+//     base still answers once Dual-Priv prunes (see Plan.PruneShare).
 //
 // Episodes are generated afresh for every batch from the public training
 // images, in the icl task's format "<image> W ; … <image>" → W, with random
@@ -106,7 +110,10 @@
 // held-out episodes of held-out images with fresh label words, scored among
 // the episode's label words, with and without the demonstrations
 // (icl_few_shot_acc, icl_zero_shot_acc, icl_gain), and the [CLS]
-// nearest-neighbour reference on the same episodes (icl_nn_acc); and a quick non-private
+// nearest-neighbour reference on the same episodes (icl_nn_acc); the
+// fashion class and shapes accuracies again with Dual-Priv's token pruning
+// at its default retention 0.4 (fashion_class_acc_pruned,
+// shapes_vqa_acc_pruned); and a quick non-private
 // LoRA fine-tune on fashion-vqa's private train split, exact match on its
 // test split before and after (finetune_base_acc, finetune_acc), which shows
 // the private task is new to the base.

@@ -35,10 +35,16 @@ func answerKey(s *nn.Sequence) string {
 // answer exactly. It also returns the accuracy of always giving the most
 // frequent answer of seqs (the majority baseline).
 func ExactMatch(m *nn.TinyMLLM, seqs []nn.Sequence) (acc, majority float64, err error) {
+	return exactMatch(m, seqs, nil)
+}
+
+// exactMatch is ExactMatch with the images through the visual transform vt
+// (nil: every visual token).
+func exactMatch(m *nn.TinyMLLM, seqs []nn.Sequence, vt nn.VisualTransform) (acc, majority float64, err error) {
 	ok := make([]bool, len(seqs))
 	err = parallel.For(len(seqs), 0, func(i int) error {
 		s := &seqs[i]
-		_, z, err := m.TokenLosses(s, nil, nil)
+		_, z, err := m.TokenLosses(s, nil, vt)
 		if err != nil {
 			return err
 		}
@@ -186,10 +192,15 @@ func argmax(x []float32) int {
 	return b
 }
 
+// evalRetention is the retention of the pruned-token metrics
+// (fashion_class_acc_pruned, shapes_vqa_acc_pruned): Dual-Priv's default.
+const evalRetention = 0.4
+
 // evaluate measures the pretrained TinyMLLM m on held-out public data and
 // runs the fine-tuning check, filling b.metrics and b.chance.
 func (b *builder) evaluate(ctx context.Context, m *nn.TinyMLLM) error {
 	c, p := b.corpus, b.plan
+	pruned := nn.TokenPruning{Retention: evalRetention, Contextual: dualPrivContextual}.Transform()
 	for _, e := range []struct{ metric, set string }{
 		{"fashion_class_acc", "fashion_class"},
 		{"coarse_acc", srcCoarse},
@@ -211,6 +222,17 @@ func (b *builder) evaluate(ctx context.Context, m *nn.TinyMLLM) error {
 			return err
 		}
 		b.metrics[e.metric], b.chance[e.metric] = acc, maj
+		if e.set == srcCoarse {
+			continue
+		}
+		// The same questions with Dual-Priv's token pruning (Mechanism 1
+		// at its default retention, no noise), what a dualpriv run that
+		// learnt nothing answers with.
+		acc, _, err = exactMatch(m, seqs, pruned)
+		if err != nil {
+			return err
+		}
+		b.metrics[e.metric+"_pruned"], b.chance[e.metric+"_pruned"] = acc, maj
 	}
 	recs := c.eval[srcRecords]
 	ppl, err := perplexity(m, recs[:min(len(recs), p.Eval)])

@@ -123,6 +123,17 @@ func TestConcurrent(t *testing.T) {
 // random episode word (≈ chance) or misplaces the [CLS] token fails. The
 // nearest-neighbour reference is asserted at chance + 0.2 (0.53), so
 // features that no longer tell the classes apart fail too.
+//
+// Dual-Priv's token pruning (Plan.PruneShare, the augmentation of stage
+// 3): with Mechanism 1 at retention 0.4 (of 4 patches, 1 dominant and 1
+// contextual token are kept), the smoke base answers 0.43 of the fashion
+// class questions (0.39 with every token; 126 images) and 0.35 of the
+// shapes questions (0.44; 34 questions). The same recipe without the
+// augmentation gives 0.29 against 0.46 and 0.18 against 0.38: pruning
+// costs it 0.17 and 0.21. The test asks that pruning cost at most 0.1
+// (fashion) and 0.15 (shapes, fewer questions), and that the pruned
+// fashion accuracy stay chance + 0.12 or more, so a base that breaks down
+// once Dual-Priv prunes, as the one without the augmentation does, fails.
 func TestQuality(t *testing.T) {
 	r, err := Base(context.Background(), Options{Scale: "smoke", Dir: t.TempDir()})
 	if err != nil {
@@ -137,6 +148,15 @@ func TestQuality(t *testing.T) {
 		}
 	}
 	above("fashion_class_acc", 0.12)
+	above("fashion_class_acc_pruned", 0.12)
+	for _, c := range []struct {
+		metric string
+		cost   float64
+	}{{"fashion_class_acc", 0.1}, {"shapes_vqa_acc", 0.15}} {
+		if full, pruned := m[c.metric], m[c.metric+"_pruned"]; pruned < full-c.cost {
+			t.Errorf("%s_pruned = %.3f, want at least %s %.3f - %.2f", c.metric, pruned, c.metric, full, c.cost)
+		}
+	}
 	above("coarse_acc", 0.2)
 	above("icl_nn_acc", 0.2)
 	above("icl_few_shot_acc", 0.25)
@@ -220,5 +240,62 @@ func TestEngineFingerprint(t *testing.T) {
 	runtime.GOMAXPROCS(prev)
 	if a != b || len(a) != 64 {
 		t.Errorf("engine fingerprint %q with GOMAXPROCS=%d, %q with 1", a, prev, b)
+	}
+}
+
+// TestAugmenter checks stage 3's draws: about PruneShare of the image
+// sequences get Mechanism 1, at a retention inside [PruneMin, PruneMax]
+// (the token count of a 100-patch image tells it), sequences without
+// images never do, and the same seed gives the same draws.
+func TestAugmenter(t *testing.T) {
+	p := plans[datasets.Smoke]
+	p.PruneShare, p.PruneMin, p.PruneMax = 0.3, 0.2, 0.6
+	img := nn.Sequence{Images: [][]float32{nil}}
+	batch := []nn.Sequence{img, {}, img, img}
+	const n = 100
+	x, attn := nn.NewTensor(n+1, 2), nn.NewTensor(1, n+1)
+	for i := range x.Data {
+		x.Data[i] = float32(i%7) - 3
+	}
+	for i := range attn.Data {
+		attn.Data[i] = float32((i * 37) % 101)
+	}
+	a, b := newAugmenter(&p, 5), newAugmenter(&p, 5)
+	pruned, images := 0, 0
+	lo, hi := n, 0
+	for range 500 {
+		vts, again := a.transforms(batch), b.transforms(batch)
+		for i, vt := range vts {
+			if (vt == nil) != (again[i] == nil) {
+				t.Fatal("the same seed gives other draws")
+			}
+			if len(batch[i].Images) == 0 {
+				if vt != nil {
+					t.Fatal("a sequence without images is pruned")
+				}
+				continue
+			}
+			images++
+			if vt == nil {
+				continue
+			}
+			pruned++
+			kept := len(vt(0, x, attn).Rows) - 1
+			if kept != len(again[i](0, x, attn).Rows)-1 {
+				t.Fatal("the same seed gives other retentions")
+			}
+			lo, hi = min(lo, kept), max(hi, kept)
+		}
+	}
+	// 1500 image sequences: the share's sd is √(0.3·0.7/1500) ≈ 0.012.
+	if share := float64(pruned) / float64(images); math.Abs(share-p.PruneShare) > 0.05 {
+		t.Errorf("%.3f of the image sequences pruned, want %.2f", share, p.PruneShare)
+	}
+	if lo < 20 || hi > 60 || hi-lo < 30 {
+		t.Errorf("patch tokens kept range over [%d, %d], want a spread inside [20, 60]", lo, hi)
+	}
+	p.PruneShare = 0
+	if vts := newAugmenter(&p, 5).transforms(batch); vts != nil {
+		t.Error("PruneShare 0 prunes")
 	}
 }

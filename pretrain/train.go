@@ -25,6 +25,7 @@ const (
 	streamFineTune = 103 // fine-tuning check
 	streamVision   = 104 // stage 1 image order
 	streamICL      = 105 // stage 2 episodes
+	streamPrune    = 106 // stage 3 token-dropping augmentation
 )
 
 // trainer runs AdamW with a cosine schedule and global-norm clipping over a
@@ -69,11 +70,20 @@ func (t *trainer) step(step int, g []float32, n int) {
 	t.opt.Step(t.params, t.sched.LR(step), nil)
 }
 
-// gradStep computes the summed gradient of batch on m (images through the
-// visual transform vt, nil for every visual token), checks that the mean
-// loss is finite, makes one optimizer step and returns that loss.
-func (t *trainer) gradStep(m *nn.TinyMLLM, step int, batch []nn.Sequence, vt nn.VisualTransform) (float64, error) {
-	g, losses, _, err := m.Gradient(t.layout, batch, nil, vt, nil)
+// gradStep computes the summed gradient of batch on m (the images of
+// batch[i] through the visual transform vts[i]; a nil or short vts, or a
+// nil entry, means every visual token), checks that the mean loss is
+// finite, makes one optimizer step and returns that loss. The examples run
+// on one tape each (as m.Gradient does when, as here, every tensor of the
+// trained parts is trainable).
+func (t *trainer) gradStep(m *nn.TinyMLLM, step int, batch []nn.Sequence, vts []nn.VisualTransform) (float64, error) {
+	g, losses, _, err := nn.Gradient(t.layout, len(batch), func(tp *nn.Tape, i int) (*nn.Node, error) {
+		var vt nn.VisualTransform
+		if i < len(vts) {
+			vt = vts[i]
+		}
+		return m.Loss(tp, &batch[i], nil, vt)
+	}, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -158,8 +168,12 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		return nil, err
 	}
 	mix := newMixer(b.corpus, &p, b.seed)
+	aug := newAugmenter(&p, b.seed)
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: mixture", b.arch, b.scale), p.Steps)
 	prog.note("training %d steps of %d examples (%d parameters)", p.Steps, p.batchSize(), layout.Size)
+	if p.PruneShare > 0 {
+		prog.note("token-dropping augmentation: %.0f%% of image sequences pruned at retention %.2g–%.2g", 100*p.PruneShare, p.PruneMin, p.PruneMax)
+	}
 	t0 := time.Now()
 	var ema, tail float64
 	tailN := 0
@@ -167,7 +181,8 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		loss, err := tr.gradStep(m, step, mix.batch(), nil)
+		batch := mix.batch()
+		loss, err := tr.gradStep(m, step, batch, aug.transforms(batch))
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
 		}
@@ -258,6 +273,15 @@ func clsOnly(int, nn.Tensor, nn.Tensor) nn.TokenMix { return clsOnlyMix }
 
 var clsOnlyMix = nn.TokenMix{Rows: []nn.MixRow{{Src: []int{0}, Weight: []float32{1}}}}
 
+// alike returns n copies of vt, one per sequence of a batch.
+func alike(vt nn.VisualTransform, n int) []nn.VisualTransform {
+	vts := make([]nn.VisualTransform, n)
+	for i := range vts {
+		vts[i] = vt
+	}
+	return vts
+}
+
 // iclStage trains m's projector and language model on in-context episodes
 // whose images enter as their [CLS] token alone, with the vision encoder
 // frozen (stage 2, see Plan.ICLSteps).
@@ -280,6 +304,7 @@ func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
 	rng := rand.New(rand.NewPCG(b.seed, streamICL))
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: in-context", b.arch, b.scale), p.ICLSteps)
 	batch := make([]nn.Sequence, p.ICLBatch)
+	clsOnlyAll := alike(clsOnly, len(batch))
 	for step := range p.ICLSteps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -287,13 +312,47 @@ func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
 		for i := range batch {
 			batch[i] = b.corpus.newEpisode(rng, b.corpus.iclTrain, shots, true).seq
 		}
-		loss, err := tr.gradStep(m, step, batch, clsOnly)
+		loss, err := tr.gradStep(m, step, batch, clsOnlyAll)
 		if err != nil {
 			return fmt.Errorf("pretrain: in-context step %d: %w", step, err)
 		}
 		prog.update(step+1, loss)
 	}
 	return nil
+}
+
+// augmenter deals stage 3's token-dropping augmentation (Plan.PruneShare)
+// from its own stream, in the training goroutine, so the draws do not
+// depend on the number of workers and the batches are those without it.
+type augmenter struct {
+	p   *Plan
+	rng *rand.Rand
+}
+
+func newAugmenter(p *Plan, seed uint64) *augmenter {
+	return &augmenter{p: p, rng: rand.New(rand.NewPCG(seed, streamPrune))}
+}
+
+// transforms returns the visual transform of each sequence of batch: nil
+// (every visual token) for a sequence without images or not drawn, or
+// Mechanism 1 (nn.TokenPruning, no noise) at a retention drawn uniformly
+// from [PruneMin, PruneMax]. Two numbers are drawn per sequence, images
+// or not.
+func (a *augmenter) transforms(batch []nn.Sequence) []nn.VisualTransform {
+	p := a.p
+	if p.PruneShare <= 0 {
+		return nil
+	}
+	vts := make([]nn.VisualTransform, len(batch))
+	for i := range batch {
+		u, r := a.rng.Float64(), a.rng.Float64()
+		if len(batch[i].Images) == 0 || u >= p.PruneShare {
+			continue
+		}
+		tp := nn.TokenPruning{Retention: p.PruneMin + r*(p.PruneMax-p.PruneMin), Contextual: p.PruneContextual}
+		vts[i] = tp.Transform()
+	}
+	return vts
 }
 
 // copyParams copies the values of src's tensors whose names start with
