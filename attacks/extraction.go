@@ -236,7 +236,9 @@ func scoreCandidates(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence,
 // CanaryExposure is the canary exposure attack of Carlini et al., "The
 // Secret Sharer: Evaluating and Testing Unintended Memorization in Neural
 // Networks" (USENIX Security 2019): every secret of the target is ranked
-// by its log-perplexity among its candidate space, exactly by enumerating
+// by its log-perplexity among its candidate space (the other secrets
+// inserted into the same space left out, so that canaries memorised
+// together do not cap each other's exposure), exactly by enumerating
 // the space when it has at most MaxEnumerate candidates, and always by the
 // skew-normal extrapolation from Samples uniformly drawn candidates.
 //
@@ -325,8 +327,9 @@ func (a CanaryExposure) summarise(rep *Report, prefix string, secrets []Secret, 
 // come from one walk per group of secrets that share their prompt and
 // candidate space (a task's canaries do), bounded by the group's largest
 // secret score: a secret's rank counts the leaves at or below its own
-// score, which are the leaves a walk bounded by that score visits, so one
-// walk serves the whole group. No result depends on workers.
+// score (other than the group's inserted secrets), which are the leaves a
+// walk bounded by that score visits, so one walk serves the whole group.
+// No result depends on workers.
 func (a CanaryExposure) exposures(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, secrets []Secret, workers int) ([]exposureOf, error) {
 	out := make([]exposureOf, len(secrets))
 	scores := make([]float64, len(secrets))
@@ -365,10 +368,23 @@ func (a CanaryExposure) exposures(ctx context.Context, m *nn.TinyMLLM, vt nn.Vis
 		if err != nil {
 			return nil, fmt.Errorf("attacks: exposure of canary %d: %w", s.ID, err)
 		}
+		// A secret's rank counts neither itself nor the inserted secrets
+		// of its space: memorised together, k canaries of one space would
+		// otherwise cap each other's exposure at log₂(|R|/k), while
+		// exposure is the secret's rank among random candidates (Carlini
+		// et al. insert one canary per space). Leaving k of |R| candidates
+		// out overstates no exposure by more than log₂(|R|/(|R|−k)) bits
+		// (1.7e-5 for 12 canaries among 10⁶).
+		skip := map[int]bool{}
+		for _, o := range group {
+			if secrets[o].Reps > 0 {
+				skip[secrets[o].index()] = true
+			}
+		}
 		for _, i := range group {
 			idx, rank := secrets[i].index(), 1
 			for j, score := range leaves {
-				if j != idx && score <= scores[i] {
+				if score <= scores[i] && j != idx && !skip[j] {
 					rank++
 				}
 			}

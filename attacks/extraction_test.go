@@ -5,6 +5,7 @@
 package attacks
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -131,7 +132,8 @@ func TestCanaryExposure(t *testing.T) {
 	if got := rep.Results["exposure_rep16"]; math.Abs(got-maxExp) > 1e-12 {
 		t.Errorf("exposure of the favourite: got %v, want log₂3125 = %v", got, maxExp)
 	}
-	want0 := Exposure(float64(Rank(scores, 1234)), 3125)
+	// The inserted favourite is not a competitor of the reference secret.
+	want0 := Exposure(float64(Rank(scores, 1234)-1), 3125)
 	if got := rep.Results["exposure_rep0"]; math.Abs(got-want0) > 1e-12 {
 		t.Errorf("exposure of candidate 1234: got %v, want %v", got, want0)
 	}
@@ -155,9 +157,12 @@ func TestCanaryExposure(t *testing.T) {
 }
 
 // TestExposureShared checks the shared walk of secrets with one candidate
-// space: six secrets over two prompts (two groups, of which each secret's
-// rank must equal Rank over that prompt's full enumeration, the per-secret
-// definition), on one worker and on three, with identical results.
+// space: eight secrets over two prompts (two groups), whose ranks must equal
+// the slow definition over that prompt's full enumeration (1 + the other
+// candidates at or below the secret's score, the space's inserted secrets
+// left out), on one worker and on three, with identical results. The
+// model's two favourite candidates, both inserted, must both get the
+// maximum exposure: memorised together, they do not cap each other.
 func TestExposureShared(t *testing.T) {
 	t.Parallel()
 	m := perturbedModel(t)
@@ -175,17 +180,33 @@ func TestExposureShared(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, i := range []int{argmin(scores), 77, 1000} {
+		order := make([]int, len(scores))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
+		picks := []int{order[0], order[1], 77, 1000}
+		reps := []int{16, 4, 1, 0}
+		for k, i := range picks {
 			c := make([]int, L)
 			for j, q := L-1, i; j >= 0; j, q = j-1, q/A {
 				c[j] = alphabet[q%A]
 			}
-			secrets = append(secrets, Secret{ID: int64(len(secrets)), Prompt: prompts[p], Secret: c, Reps: k, Alphabet: alphabet})
-			want = append(want, Exposure(float64(Rank(scores, i)), 1296))
+			secrets = append(secrets, Secret{ID: int64(len(secrets)), Prompt: prompts[p], Secret: c, Reps: reps[k], Alphabet: alphabet})
+			rank := 1
+			for j, s := range scores {
+				if s <= scores[i] && j != i && !slices.Contains(picks[:3], j) {
+					rank++
+				}
+			}
+			want = append(want, Exposure(float64(rank), 1296))
+		}
+		if want[len(want)-4] != math.Log2(1296) || want[len(want)-3] != math.Log2(1296) {
+			t.Errorf("prompt %d: the two favourites' exposures %v, want both the maximum log₂1296", p, want[len(want)-4:len(want)-2])
 		}
 	}
-	if g := sameSpace(secrets); len(g) != 2 || !slices.Equal(g[0], []int{0, 1, 2}) || !slices.Equal(g[1], []int{3, 4, 5}) {
-		t.Fatalf("groups %v, want [[0 1 2] [3 4 5]]", g)
+	if g := sameSpace(secrets); len(g) != 2 || !slices.Equal(g[0], []int{0, 1, 2, 3}) || !slices.Equal(g[1], []int{4, 5, 6, 7}) {
+		t.Fatalf("groups %v, want [[0 1 2 3] [4 5 6 7]]", g)
 	}
 	var first []exposureOf
 	for _, workers := range []int{1, 3} {
@@ -203,8 +224,5 @@ func TestExposureShared(t *testing.T) {
 		} else if !slices.Equal(first, got) {
 			t.Errorf("results on 3 workers %v differ from 1 worker's %v", got, first)
 		}
-	}
-	if want[0] != math.Log2(1296) {
-		t.Errorf("the favourite's exposure %v, want the maximum log₂1296", want[0])
 	}
 }
