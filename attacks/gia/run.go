@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"math"
 	"regexp"
@@ -304,15 +303,7 @@ func EncodePNG(x []float32, c, h, w int) ([]byte, error) {
 		return nil, fmt.Errorf("gia: image of %d values is not %d×%d×%d", len(x), c, h, w)
 	}
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for i := range h {
-		for j := range w {
-			var v [3]uint8
-			for q := range 3 {
-				v[q] = byte8(x[min(q, c-1)*h*w+i*w+j])
-			}
-			img.Set(j, i, color.RGBA{v[0], v[1], v[2], 255})
-		}
-	}
+	draw(img, x, c, h, w, 1, 0, 0)
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
 		return nil, err
