@@ -60,13 +60,22 @@ func NewEmbeddingPrior(v *nn.VisionEncoder, pub [][]float32) (*EmbeddingPrior, e
 	for q, img := range pub {
 		xa[q] = p.project(img)
 	}
-	cov := make([][]float64, r) // AΣAᵀ
+	cov := make([][]float64, r) // AΣAᵀ, the lower triangle summed image by image, then mirrored
 	for i := range r {
 		cov[i] = make([]float64, r)
-		for k := range r {
-			for q := range n {
-				cov[i][k] += xa[q][i] * xa[q][k] / float64(n)
+	}
+	for _, y := range xa {
+		for i, yi := range y {
+			row := cov[i][:i+1]
+			for k, yk := range y[:i+1] {
+				row[k] += yi * yk
 			}
+		}
+	}
+	for i := range r {
+		for k := range i + 1 {
+			cov[i][k] /= float64(n)
+			cov[k][i] = cov[i][k]
 		}
 		cov[i][i] += 1e-6
 	}
@@ -141,7 +150,7 @@ func (p *EmbeddingPrior) pullback(gw []float64, gx []float32) {
 }
 
 // InvertPrior is Invert over the prior's coordinates: it minimises
-// obj(x(w)) + TV·TV(x(w)) by Adam (opt.LR, opt.Iterations) from w = 0
+// obj(x(w)) + TV·TV(x(w)) (+ opt.Gauss·‖w‖²/(2r)) by Adam (opt.LR, opt.Iterations) from w = 0
 // (the mean image) for the first restart and from w ~ N(0, I) for the
 // others, keeps the restart with the lowest objective, and returns its
 // image clamped to [0, 1]. opt.Gray and opt.Init are ignored (the prior
@@ -189,7 +198,8 @@ func InvertPriorBatch(obj Objective, p *EmbeddingPrior, b int, opt *InvertOption
 	return out, bestObj, nil
 }
 
-// adamPrior minimises obj(x(w)) + TV over the coordinates w of b images
+// adamPrior minimises obj(x(w)) + TV (+ the Gaussian term, opt.Gauss)
+// over the coordinates w of b images
 // in place by Adam (Kingma & Ba 2015, Algorithm 1) and returns the
 // objective at the final w.
 func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOptions) (float64, error) {
@@ -210,6 +220,12 @@ func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOpt
 			val += o.TV * totalVariation(xi, p.c, p.h, p.w, o.TV, gi)
 			p.pullback(g[i*r:(i+1)*r], gi)
 		}
+		if o.Gauss > 0 {
+			for i, wi := range w {
+				val += o.Gauss * wi * wi / float64(2*r)
+				g[i] += o.Gauss * wi / float64(r)
+			}
+		}
 		return val, nil
 	}
 	for it := 1; it <= o.Iterations; it++ {
@@ -217,10 +233,11 @@ func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOpt
 			return 0, err
 		}
 		c1, c2 := 1-math.Pow(b1, float64(it)), 1-math.Pow(b2, float64(it))
+		lr := o.lr(it, o.Iterations)
 		for i, d := range g {
 			m[i] = b1*m[i] + (1-b1)*d
 			v[i] = b2*v[i] + (1-b2)*d*d
-			w[i] -= o.LR * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+			w[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
 		}
 	}
 	return eval()
