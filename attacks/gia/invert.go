@@ -53,6 +53,10 @@ type InvertOptions struct {
 	// that pulls what the update does not determine towards the public
 	// mean. Ignored by the pixel search (Invert); 0: none.
 	Gauss float64
+	// Scout, for a search over an EmbeddingPrior's coordinates of one
+	// image, is the number of public images whose conditional means are
+	// tried as starts (InvertPriorBatch); 0: none.
+	Scout int
 }
 
 // lr returns the step size of iteration it (1-based) of n.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ var (
 	loraBInit = flag.Float64("gia.lora-binit", 0, "standard deviation of the LoRA probe's B factors (0: B = 0, the first step's update)")
 	giaScale  = flag.String("gia.scale", "smoke", "scale of the LoRA probe's base model and data (smoke or small)")
 	loraFD    = flag.Bool("gia.lora-fd", false, "check the LoRA probe's objective gradient (cosine and ℓ₂) at the public mean image against central differences (checkObjectiveFD) first")
-	loraSweep = flag.String("gia.lora-sweep", "", "settings of the LoRA probe, one per `list` entry separated by ';', each a comma-separated list of key=value (lr, tv, iters, restarts, decay, l2, prior, gauss; unset keys take the flags' values)")
+	loraSweep = flag.String("gia.lora-sweep", "", "settings of the LoRA probe, one per `list` entry separated by ';', each a comma-separated list of key=value (lr, tv, iters, restarts, decay, l2, prior, gauss, scout; unset keys take the flags' values)")
 )
 
 // loraRank is the methods' default LoRA rank per scale (methods.Hyper's
@@ -92,9 +93,13 @@ func TestMLLMLoRAProbe(t *testing.T) {
 		t.Skip("set -gia.lora-iters")
 	}
 	m, l, d := mllmLoRABase(t, datasets.Scale(*giaScale), *loraBInit)
-	mean := publicMean(d)
-	pub := publicImages(d)
-	t.Logf("%d public images", len(pub))
+	// The attacker's public pool (prior, mean image, scouted starts)
+	// leaves out the probed images, as the private images it attacks in
+	// a run are out of its public data.
+	all := publicImages(d)
+	pub := append(slices.Clone(all[:*loraFirst]), all[*loraFirst+*loraN:]...)
+	mean := MeanImage(pub)
+	t.Logf("%d public images in the attacker's pool", len(pub))
 	opt := InvertOptions{Iterations: *loraIters, Restarts: *loraRest, LR: *loraLR, TV: *loraTV, Gray: true, Init: mean, Decay: *loraDecay, L2: *loraL2}
 	opts, priors := []InvertOptions{opt}, []bool{*loraPrior}
 	if *loraSweep != "" {
@@ -162,13 +167,13 @@ func TestMLLMLoRAProbe(t *testing.T) {
 			sum.match += o.Match
 		}
 		n := float64(*loraN)
-		t.Logf("prior %v, lr %g, TV %g, gauss %g, %d iterations, %d restarts, decay %v, l2 %v: mean over %d images: PSNR %.2f dB, SSIM %.3f, objective %.4f, baseline %.2f dB",
-			priors[q], opt.LR, opt.TV, opt.Gauss, opt.Iterations, opt.Restarts, opt.Decay, opt.L2, *loraN, sum.psnr/n, sum.ssim/n, sum.match/n, sum.base/n)
+		t.Logf("prior %v, scout %d, lr %g, TV %g, gauss %g, %d iterations, %d restarts, decay %v, l2 %v: mean over %d images: PSNR %.2f dB, SSIM %.3f, objective %.4f, baseline %.2f dB",
+			priors[q], opt.Scout, opt.LR, opt.TV, opt.Gauss, opt.Iterations, opt.Restarts, opt.Decay, opt.L2, *loraN, sum.psnr/n, sum.ssim/n, sum.match/n, sum.base/n)
 	}
 }
 
 // parseSetting returns o and prior with the keys of set (comma-separated
-// key=value: lr, tv, iters, restarts, decay, l2, prior, gauss) applied.
+// key=value: lr, tv, iters, restarts, decay, l2, prior, gauss, scout) applied.
 func parseSetting(o InvertOptions, prior bool, set string) (InvertOptions, bool, error) {
 	for _, kv := range strings.Split(set, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -196,6 +201,8 @@ func parseSetting(o InvertOptions, prior bool, set string) (InvertOptions, bool,
 			prior = x != 0
 		case "gauss":
 			o.Gauss = x
+		case "scout":
+			o.Scout = int(x)
 		default:
 			return o, prior, fmt.Errorf("setting %q: no key %q", set, k)
 		}

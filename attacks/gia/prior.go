@@ -5,9 +5,11 @@
 package gia
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/repro-dp/repro/nn"
 )
@@ -39,6 +41,7 @@ type EmbeddingPrior struct {
 	l    [][]float64 // L, lower triangular
 	c    int         // channels
 	h, w int         // image height and width
+	pub  [][]float32 // the public images it was fitted to (not copied)
 }
 
 // NewEmbeddingPrior returns the prior of encoder v fitted to the public
@@ -54,7 +57,7 @@ func NewEmbeddingPrior(v *nn.VisionEncoder, pub [][]float32) (*EmbeddingPrior, e
 			return nil, fmt.Errorf("gia: public image of %d values, want %d", len(x), v.Channels*hw)
 		}
 	}
-	p := &EmbeddingPrior{mean: MeanImage(pub), a: embeddingMatrix(v), c: v.Channels, h: v.ImageSize, w: v.ImageSize}
+	p := &EmbeddingPrior{mean: MeanImage(pub), a: embeddingMatrix(v), c: v.Channels, h: v.ImageSize, w: v.ImageSize, pub: pub}
 	r, n := len(p.a[0]), len(pub)
 	xa := make([][]float64, n) // Aᵀ(x_q − μ)
 	for q, img := range pub {
@@ -150,11 +153,15 @@ func (p *EmbeddingPrior) pullback(gw []float64, gx []float32) {
 }
 
 // InvertPrior is Invert over the prior's coordinates: it minimises
-// obj(x(w)) + TV·TV(x(w)) (+ opt.Gauss·‖w‖²/(2r)) by Adam (opt.LR, opt.Iterations) from w = 0
-// (the mean image) for the first restart and from w ~ N(0, I) for the
+// obj(x(w)) + TV·TV(x(w)) (+ opt.Gauss·‖w‖²/(2r)) by Adam (opt.LR,
+// opt.Iterations) from w = 0 (the mean image) for the first restart and from w ~ N(0, I) for the
 // others, keeps the restart with the lowest objective, and returns its
 // image clamped to [0, 1]. opt.Gray and opt.Init are ignored (the prior
-// is one channel, its start the mean).
+// is one channel, its start the mean). With opt.Scout = k > 0 (one image
+// only), obj is first evaluated at the conditional means of the prior's
+// first k public images (the attacker's own data), and the restarts start
+// from the best of them in order instead (then from draws when there are
+// more restarts than images).
 func InvertPrior(obj Objective, p *EmbeddingPrior, opt *InvertOptions) ([]float32, float64, error) {
 	imgs, v, err := InvertPriorBatch(obj, p, 1, opt)
 	if err != nil {
@@ -173,11 +180,18 @@ func InvertPriorBatch(obj Objective, p *EmbeddingPrior, b int, opt *InvertOption
 	}
 	o := opt.withDefaults()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7072))
+	starts, err := p.scout(obj, b, o.Scout)
+	if err != nil {
+		return nil, 0, err
+	}
 	var best []float64
 	bestObj := math.Inf(1)
 	for r := range o.Restarts {
 		w := make([]float64, b*p.Dim())
-		if r > 0 {
+		switch {
+		case r < len(starts):
+			copy(w, starts[r])
+		case r > 0:
 			for i := range w {
 				w[i] = rng.NormFloat64()
 			}
@@ -196,6 +210,38 @@ func InvertPriorBatch(obj Objective, p *EmbeddingPrior, b int, opt *InvertOption
 		out[i] = clamp01(p.Image(make([]float32, len(p.mean)), best[i*r:(i+1)*r]))
 	}
 	return out, bestObj, nil
+}
+
+// scout returns the coordinates of the first k public images (their
+// conditional means, Coords), k at most the number of public images, in
+// increasing order of obj (ties in the images' order), for b = 1; nil for
+// k = 0 or b > 1 (the summed update of a batch does not rank single
+// images).
+func (p *EmbeddingPrior) scout(obj Objective, b, k int) ([][]float64, error) {
+	if k <= 0 || b != 1 {
+		return nil, nil
+	}
+	k = min(k, len(p.pub))
+	type cand struct {
+		w []float64
+		v float64
+	}
+	cs := make([]cand, k)
+	x, gx := make([]float32, len(p.mean)), make([]float32, len(p.mean))
+	for q := range k {
+		w := p.Coords(p.pub[q])
+		v, err := obj(p.Image(x, w), gx)
+		if err != nil {
+			return nil, err
+		}
+		cs[q] = cand{w, v}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(a.v, b.v) })
+	out := make([][]float64, k)
+	for i, c := range cs {
+		out[i] = c.w
+	}
+	return out, nil
 }
 
 // adamPrior minimises obj(x(w)) + TV (+ the Gaussian term, opt.Gauss)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -212,6 +213,22 @@ func TestAttackOptions(t *testing.T) {
 	if !slices.Equal(Attack{}.Sets(), []string{"gia_b1", "gia_b8"}) {
 		t.Errorf("default sets %v", Attack{}.Sets())
 	}
+	a, err = attacks.Configure("gia", map[string][]string{"lr": {"0.2"}, "tv": {"0.01"}, "gauss": {"0"}, "restarts": {"3"}, "scout": {"17"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := a.(Attack).invertOptions(7)
+	if want := (InvertOptions{Iterations: 300, Restarts: 3, LR: 0.2, TV: 0.01, Gauss: 0, Decay: DefaultDecay, Scout: 17, Seed: 7}); !reflect.DeepEqual(*o, want) {
+		t.Errorf("configured options %+v, want %+v", *o, want)
+	}
+	if o, want := (Attack{}).invertOptions(1), (InvertOptions{Iterations: 300, Restarts: DefaultRestarts, LR: DefaultLR, TV: DefaultTV, Gauss: DefaultGauss, Decay: DefaultDecay, Scout: DefaultScout, Seed: 1}); !reflect.DeepEqual(*o, want) {
+		t.Errorf("default options %+v, want %+v", *o, want)
+	}
+	for _, bad := range []map[string][]string{{"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
+		if _, err := attacks.Configure("gia", bad); err == nil {
+			t.Errorf("options %v configured without error", bad)
+		}
+	}
 	for metric, owns := range map[string]bool{"gia_b8_ssim": true, "gia_b16_psnr_mean": true, "gia_ssim": false, "mia_auc": false} {
 		if g.Owns(metric) != owns {
 			t.Errorf("Owns(%q) = %v", metric, !owns)
@@ -282,5 +299,63 @@ func TestInvertPriorGauss(t *testing.T) {
 	t.Logf("PSNR %.1f dB to the closed form, which is %.1f dB from the target", got, off)
 	if got < 40 || off > 35 {
 		t.Errorf("PSNR %.1f dB to the closed form (want ≥ 40), the closed form %.1f dB from the target (want ≤ 35)", got, off)
+	}
+}
+
+// TestInvertPriorScout checks the scouted starts: for a quadratic whose
+// minimum is the conditional mean of public image 5, scouting the first 8
+// public images must start (and, with a negligible step, end) there,
+// where the unscouted search stays at the mean image; and scout ranks the
+// images by the objective.
+func TestInvertPriorScout(t *testing.T) {
+	t.Parallel()
+	m, _, _ := smokeMLLMLoRA(t, 0)
+	d := smokeData(t)
+	var pub [][]float32
+	for _, ex := range d.Public[:64] {
+		pub = append(pub, ex.Images[0])
+	}
+	p, err := NewEmbeddingPrior(m.Vision, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(pub[0])
+	target := clamp01(p.Image(make([]float32, n), p.Coords(pub[5])))
+	obj := func(x, grad []float32) (float64, error) {
+		var v float64
+		for j, y := range target {
+			d := float64(x[j] - y)
+			v += d * d / float64(n)
+			grad[j] = float32(2 * d / float64(n))
+		}
+		return v, nil
+	}
+	for _, tc := range []struct {
+		scout    int
+		min, max float64
+	}{{8, 60, math.Inf(1)}, {0, 0, 30}} {
+		imgs, _, err := InvertPriorBatch(obj, p, 1, &InvertOptions{Iterations: 1, Restarts: 1, LR: 1e-9, TV: 1e-12, Scout: tc.scout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := PSNR(imgs[0], target, 1); got < tc.min || got > tc.max {
+			t.Errorf("scout %d: PSNR %.1f dB to public image 5's conditional mean, want in [%v, %v]", tc.scout, got, tc.min, tc.max)
+		}
+	}
+	starts, err := p.scout(obj, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, g := make([]float32, n), make([]float32, n)
+	prev := -1.0
+	for i, w := range starts {
+		v, _ := obj(p.Image(x, w), g)
+		if v < prev {
+			t.Errorf("start %d has objective %v, below the previous %v", i, v, prev)
+		}
+		prev = v
+	}
+	if len(starts) != 8 {
+		t.Errorf("%d starts, want 8", len(starts))
 	}
 }
