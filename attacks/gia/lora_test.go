@@ -210,8 +210,6 @@ func parseSetting(o InvertOptions, prior bool, set string) (InvertOptions, bool,
 	return o, prior, nil
 }
 
-func publicMean(d *datasets.Dataset) []float32 { return MeanImage(publicImages(d)) }
-
 func publicImages(d *datasets.Dataset) [][]float32 {
 	var pub [][]float32
 	for _, ex := range d.Public {

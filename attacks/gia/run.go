@@ -35,13 +35,17 @@ func init() { attacks.Register(Attack{}) }
 // model's visual-token transform (without the fusion noise's draw), and
 // has the task's public images; it runs AttackMLLMLoRA over the
 // EmbeddingPrior of the model's vision encoder fitted to them (Adam, lr
-// 0.05, TV 0.05, one restart from the public mean: the settings chosen on
-// public examples, EXPERIMENTS.md, gia).
+// 0.05, TV 0.05, one restart, from the best match among the conditional
+// means of the first 256 public images for a batch of 1 and from the
+// public mean for larger batches: the settings chosen on public examples,
+// EXPERIMENTS.md, gia).
 //
 // Options (a spec's attacks: [{name: gia, batch: [1, 8]}]): batch, the
 // batch sizes B (one score set gia_b<B> each); trials, the disjoint
 // batches per size (the first trials·B private examples, in order);
-// iterations, Adam's iterations. Results per set, prefixed gia_b<B>_:
+// iterations, Adam's iterations; restarts, scout, lr, tv and gauss, the
+// reconstruction's settings (InvertOptions; defaults DefaultRestarts,
+// DefaultScout, DefaultLR, DefaultTV, DefaultGauss). Results per set, prefixed gia_b<B>_:
 // psnr_mean, psnr_max (mean over the trials of the batch's mean and
 // maximum PSNR, dB), ssim, feat_dist (FeatureDistance under the model's
 // vision encoder), baseline_psnr, baseline_ssim, baseline_feat_dist (the
@@ -103,7 +107,7 @@ const (
 	DefaultGauss    = 0.0
 	DefaultRestarts = 1
 	DefaultDecay    = false
-	DefaultScout    = 0
+	DefaultScout    = 256
 )
 
 func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
