@@ -35,19 +35,26 @@ func WriteGrid(w io.Writer, rows [][][]float32, c, h, wd, scale int) error {
 			if len(x) != c*h*wd {
 				return fmt.Errorf("gia: grid image has %d values, want %d", len(x), c*h*wd)
 			}
-			for i := range h * scale {
-				for j := range wd * scale {
-					p := (i/scale)*wd + j/scale
-					v := [3]uint8{}
-					for q := range 3 {
-						v[q] = byte8(x[min(q, c-1)*h*wd+p])
-					}
-					img.Set(gap+k*cw+j, gap+r*ch+i, color.RGBA{v[0], v[1], v[2], 255})
-				}
-			}
+			draw(img, x, c, h, wd, scale, gap+k*cw, gap+r*ch)
 		}
 	}
 	return png.Encode(w, img)
+}
+
+// draw paints the c×h×w image x in [0, 1] (c = 1 or 3, values outside
+// clamped) onto img with its top left corner at (x0, y0), each pixel a
+// scale×scale square, 8 bits per channel and opaque.
+func draw(img *image.RGBA, x []float32, c, h, w, scale, x0, y0 int) {
+	for i := range h * scale {
+		for j := range w * scale {
+			p := (i/scale)*w + j/scale
+			var v [3]uint8
+			for q := range 3 {
+				v[q] = byte8(x[min(q, c-1)*h*w+p])
+			}
+			img.Set(x0+j, y0+i, color.RGBA{v[0], v[1], v[2], 255})
+		}
+	}
 }
 
 func byte8(v float32) uint8 {

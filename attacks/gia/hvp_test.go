@@ -109,21 +109,26 @@ func TestGradientMatchConvMatch(t *testing.T) {
 	}
 }
 
-// smokeMLLMLoRA returns a smoke TinyMLLM (seeded initialisation) with LoRA
-// on the language model (the methods' default targets), B drawn non-zero
-// so that every LoRA tensor has a gradient, its layout, and a fashion-vqa
-// sequence.
+// smokeMLLMLoRA returns a TinyMLLM of the -gia.scale preset (smoke unless
+// set; seeded initialisation) with LoRA on the language model as the
+// methods add it at that scale (loraRank), B drawn non-zero so that every
+// LoRA tensor has a gradient, its layout, and a fashion-vqa sequence.
 func smokeMLLMLoRA(t testing.TB, bInit float64) (*nn.TinyMLLM, *nn.Layout, nn.Sequence) {
 	t.Helper()
-	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	sc := datasets.Scale(*giaScale)
+	rank, ok := loraRank[sc]
+	if !ok {
+		t.Fatalf("no LoRA rank for scale %q", sc)
+	}
+	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: sc, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := nn.Preset("smoke", datasets.Vocab().Len())
+	c, err := nn.Preset(string(sc), datasets.Vocab().Len())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.PEFT = nn.PEFT{Method: "lora", Rank: 4, Alpha: 8, Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: bInit}
+	c.PEFT = nn.PEFT{Method: "lora", Rank: rank, Alpha: 2 * float64(rank), Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: bInit}
 	m, err := nn.NewTinyMLLM(c)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +139,7 @@ func smokeMLLMLoRA(t testing.TB, bInit float64) (*nn.TinyMLLM, *nn.Layout, nn.Se
 }
 
 // TestGradientMatchFD checks GradientMatch's gradient on the LoRA update
-// of a smoke TinyMLLM against a brute-force central difference of the
+// of a smoke TinyMLLM (-gia.scale small: the small preset) against a brute-force central difference of the
 // whole objective in x (the objective evaluated at x ± s·d along random
 // directions d, nothing held fixed; TinyMLLM is smooth: GELU, softmax,
 // LayerNorm). Both are float32 estimates: the tolerance is 5% of the

@@ -42,6 +42,35 @@ type InvertOptions struct {
 	// guess; with Gray its first channel); the other restarts start from
 	// uniform noise. nil: every restart starts from noise.
 	Init []float32
+	// Decay divides Adam's step size by 10 after 3/8, 5/8 and 7/8 of the
+	// iterations, the step schedule of Geiping et al. (2020, §5 and their
+	// inversefed code): a constant step leaves Adam circling the minimum
+	// at a distance set by the step.
+	Decay bool
+	// Gauss, for a search over an EmbeddingPrior's coordinates w (r per
+	// image), adds Gauss·‖w‖²/(2r) per image: the Gaussian model's
+	// negative log-density scaled by 1/r, so the minimum is a MAP estimate
+	// that pulls what the update does not determine towards the public
+	// mean. Ignored by the pixel search (Invert); 0: none.
+	Gauss float64
+	// Scout, for a search over an EmbeddingPrior's coordinates of one
+	// image, is the number of public images whose conditional means are
+	// tried as starts (InvertPriorBatch); 0: none.
+	Scout int
+}
+
+// lr returns the step size of iteration it (1-based) of n.
+func (o *InvertOptions) lr(it, n int) float64 {
+	if !o.Decay {
+		return o.LR
+	}
+	f := o.LR
+	for _, q := range [...]int{3, 5, 7} {
+		if 8*(it-1) >= q*n {
+			f /= 10
+		}
+	}
+	return f
 }
 
 func (o *InvertOptions) withDefaults() InvertOptions {
@@ -190,11 +219,12 @@ func adamBox(x []float32, o InvertOptions, obj func(x, grad []float32) (float64,
 			return 0, err
 		}
 		c1, c2 := 1-math.Pow(b1, float64(it)), 1-math.Pow(b2, float64(it))
+		lr := o.lr(it, o.Iterations)
 		for i, gi := range g {
 			d := float64(gi)
 			m[i] = b1*m[i] + (1-b1)*d
 			v[i] = b2*v[i] + (1-b2)*d*d
-			step := o.LR * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+			step := lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
 			x[i] = float32(min(1, max(0, float64(x[i])-step)))
 		}
 	}

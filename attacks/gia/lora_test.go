@@ -6,8 +6,12 @@ package gia
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -23,15 +27,31 @@ var (
 	loraFirst = flag.Int("gia.lora-first", 0, "first public example of the LoRA probe")
 	loraRest  = flag.Int("gia.lora-restarts", 1, "restarts of the LoRA probe")
 	loraPrior = flag.Bool("gia.lora-prior", false, "search the LoRA probe's image over the EmbeddingPrior")
+	loraDecay = flag.Bool("gia.lora-decay", false, "divide the LoRA probe's Adam step by 10 at 3/8, 5/8 and 7/8 of the iterations")
+	loraL2    = flag.Bool("gia.lora-l2", false, "match the LoRA probe's update by the ℓ₂ distance instead of the cosine")
+	loraBInit = flag.Float64("gia.lora-binit", 0, "standard deviation of the LoRA probe's B factors (0: B = 0, the first step's update)")
+	giaScale  = flag.String("gia.scale", "smoke", "scale of the LoRA probe's base model and data (smoke or small)")
+	loraFD    = flag.Bool("gia.lora-fd", false, "check the LoRA probe's objective gradient (cosine and ℓ₂) at the public mean image against central differences (checkObjectiveFD) first")
+	loraSweep = flag.String("gia.lora-sweep", "", "settings of the LoRA probe, one per `list` entry separated by ';', each a comma-separated list of key=value (lr, tv, iters, restarts, decay, l2, prior, gauss, scout; unset keys take the flags' values)")
 )
 
-// mllmLoRABase returns the pretrained smoke TinyMLLM (cache -gia.pretrain
-// when set, else built in a temporary directory)
-// with LoRA on its language model as the methods add it at smoke (rank 4,
-// α 8, q, k, v, o, fc1, fc2, B = 0), its layout, and fashion-vqa at smoke.
-func mllmLoRABase(t testing.TB) (*nn.TinyMLLM, *nn.Layout, *datasets.Dataset) {
+// loraRank is the methods' default LoRA rank per scale (methods.Hyper's
+// lora_rank).
+var loraRank = map[datasets.Scale]int{datasets.Smoke: 4, datasets.Small: 8}
+
+// mllmLoRABase returns the pretrained TinyMLLM of scale sc (cache
+// -gia.pretrain when set, else built in a temporary directory) with LoRA on
+// its language model as the methods add it at that scale (rank 4 at smoke,
+// 8 at small, α twice the rank, q, k, v, o, fc1, fc2, B drawn with
+// standard deviation bInit: 0 is the methods' B = 0), its layout, and
+// fashion-vqa at sc.
+func mllmLoRABase(t testing.TB, sc datasets.Scale, bInit float64) (*nn.TinyMLLM, *nn.Layout, *datasets.Dataset) {
 	t.Helper()
-	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	rank, ok := loraRank[sc]
+	if !ok {
+		t.Fatalf("no LoRA rank for scale %q", sc)
+	}
+	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: sc, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +61,12 @@ func mllmLoRABase(t testing.TB) (*nn.TinyMLLM, *nn.Layout, *datasets.Dataset) {
 			dir = *tablePretrain
 		}
 	})
-	b, err := pretrain.Base(t.Context(), pretrain.Options{Scale: "smoke", Arch: "tinymllm", Dir: dir})
+	b, err := pretrain.Base(t.Context(), pretrain.Options{Scale: string(sc), Arch: "tinymllm", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := b.Model.(*nn.TinyMLLM)
-	l, err := m.SetPEFT(nn.PEFT{Method: "lora", Rank: 4, Alpha: 8, Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, Seed: 11})
+	l, err := m.SetPEFT(nn.PEFT{Method: "lora", Rank: rank, Alpha: 2 * float64(rank), Targets: []string{"q", "k", "v", "o", "fc1", "fc2"}, BInitStd: bInit, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,44 +80,135 @@ func mllmBatch(split []datasets.Example, k int) Batch {
 	return Batch{Images: [][]float32{ex.Images[0]}, Tokens: [][]int{seq}, Loss: [][]bool{mask}, Labels: []int{ex.Label}}
 }
 
-// TestMLLMLoRAProbe runs the LoRA attack on the raw update of the first
-// -gia.lora-n PUBLIC examples (the attacker's own data: its settings are
-// chosen here, never on the private examples the table scores) with the
-// flags' settings and logs PSNR, SSIM, the mean-image baseline, the
-// embedding ceiling (embeddingCeiling) and the time.
+// TestMLLMLoRAProbe runs the LoRA attack on the raw update of the
+// -gia.lora-n PUBLIC examples from -gia.lora-first (the attacker's own
+// data: its settings are chosen here, never on the private examples the
+// table scores) of fashion-vqa at -gia.scale, on the pretrained base of
+// that scale with LoRA as the methods add it (B drawn with -gia.lora-binit),
+// with the flags' settings, and logs per image PSNR, SSIM, the mean-image
+// baseline, the embedding ceilings (embeddingCeiling, the Gaussian prior's
+// conditional mean) and the time, then the means over the images.
 func TestMLLMLoRAProbe(t *testing.T) {
 	if *loraIters == 0 {
 		t.Skip("set -gia.lora-iters")
 	}
-	m, l, d := mllmLoRABase(t)
-	mean := publicMean(d)
-	var pub [][]float32
-	for _, ex := range d.Public {
-		pub = append(pub, ex.Images[0])
+	m, l, d := mllmLoRABase(t, datasets.Scale(*giaScale), *loraBInit)
+	// The attacker's public pool (prior, mean image, scouted starts)
+	// leaves out the probed images, as the private images it attacks in
+	// a run are out of its public data.
+	all := publicImages(d)
+	pub := append(slices.Clone(all[:*loraFirst]), all[*loraFirst+*loraN:]...)
+	mean := MeanImage(pub)
+	t.Logf("%d public images in the attacker's pool", len(pub))
+	opt := InvertOptions{Iterations: *loraIters, Restarts: *loraRest, LR: *loraLR, TV: *loraTV, Gray: true, Init: mean, Decay: *loraDecay, L2: *loraL2}
+	opts, priors := []InvertOptions{opt}, []bool{*loraPrior}
+	if *loraSweep != "" {
+		opts, priors = nil, nil
+		for _, set := range strings.Split(*loraSweep, ";") {
+			o, p, err := parseSetting(opt, *loraPrior, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts, priors = append(opts, o), append(priors, p)
+		}
 	}
-	t.Logf("%d public images", len(pub))
+	var updates [][]float32
+	for k := *loraFirst; k < *loraFirst+*loraN; k++ {
+		updates = append(updates, mllmUpdate(t, m, l, mllmBatch(d.Public, k), Mechanism{}))
+	}
+	if *loraFD {
+		b := mllmBatch(d.Public, *loraFirst)
+		s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
+		gm, err := NewGradientMatch(l, MLLMGrad(m, l, s, nil), updates[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range []struct {
+			name string
+			x    []float32
+		}{{"mean", mean}, {"truth", b.Images[0]}} {
+			gx, gt := make([]float32, len(mean)), make([]float32, len(mean))
+			v, err := gm.Objective(at.x, gx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tv := totalVariation(at.x, m.Config.Channels, m.Config.ImageSize, m.Config.ImageSize, 1, gt)
+			t.Logf("at the %s image: distance %.4g, ‖∇_x distance‖ %.3g, TV %.4g, ‖∇_x TV‖ %.3g", at.name, v, norm(gx), tv, norm(gt))
+		}
+		rng := rand.New(rand.NewPCG(9, 9))
+		for _, l2 := range []bool{false, true} {
+			gm.L2 = l2
+			checkObjectiveFD(t, gm, mean, rng, fmt.Sprint("pretrained, l2 ", l2))
+		}
+	}
 	prior, err := NewEmbeddingPrior(m.Vision, pub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !*loraPrior {
-		prior = nil
-	}
-	for k := *loraFirst; k < *loraFirst+*loraN; k++ {
-		b := mllmBatch(d.Public, k)
-		g := mllmUpdate(t, m, l, b, Mechanism{})
-		o, err := AttackMLLMLoRA(m, l, g, b, prior, nil, &InvertOptions{Iterations: *loraIters, Restarts: *loraRest, LR: *loraLR, TV: *loraTV, Gray: true, Init: mean})
-		if err != nil {
-			t.Fatal(err)
+	for q, opt := range opts {
+		pr := prior
+		if !priors[q] {
+			pr = nil
 		}
-		t.Logf("%s (text only %v): ", d.Public[k].Kind, d.Public[k].TextOnly)
-		t.Logf("image %d: objective %.4f, PSNR %.2f dB, SSIM %.3f, baseline %.2f dB, ceilings %.2f dB (mean prior) %.2f dB (Gaussian prior), %v", k, o.Match, o.MeanPSNR(), o.MeanSSIM(),
-			PSNR(mean, b.Images[0], 1), PSNR(embeddingCeiling(m.Vision, b.Images[0], mean), b.Images[0], 1),
-			PSNR(clamp01(prior.Image(make([]float32, len(mean)), prior.Coords(b.Images[0]))), b.Images[0], 1), o.Elapsed)
+		var sum struct{ psnr, ssim, base, match float64 }
+		for k := *loraFirst; k < *loraFirst+*loraN; k++ {
+			b := mllmBatch(d.Public, k)
+			o, err := AttackMLLMLoRA(m, l, updates[k-*loraFirst], b, pr, nil, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := PSNR(mean, b.Images[0], 1)
+			t.Logf("image %d (%s): objective %.4f, PSNR %.2f dB, SSIM %.3f, baseline %.2f dB, ceilings %.2f dB (mean prior) %.2f dB (Gaussian prior), %v", k, d.Public[k].Kind, o.Match, o.MeanPSNR(), o.MeanSSIM(),
+				base, PSNR(embeddingCeiling(m.Vision, b.Images[0], mean), b.Images[0], 1),
+				PSNR(clamp01(prior.Image(make([]float32, len(mean)), prior.Coords(b.Images[0]))), b.Images[0], 1), o.Elapsed)
+			sum.psnr += o.MeanPSNR()
+			sum.ssim += o.MeanSSIM()
+			sum.base += base
+			sum.match += o.Match
+		}
+		n := float64(*loraN)
+		t.Logf("prior %v, scout %d, lr %g, TV %g, gauss %g, %d iterations, %d restarts, decay %v, l2 %v: mean over %d images: PSNR %.2f dB, SSIM %.3f, objective %.4f, baseline %.2f dB",
+			priors[q], opt.Scout, opt.LR, opt.TV, opt.Gauss, opt.Iterations, opt.Restarts, opt.Decay, opt.L2, *loraN, sum.psnr/n, sum.ssim/n, sum.match/n, sum.base/n)
 	}
 }
 
-func publicMean(d *datasets.Dataset) []float32 { return MeanImage(publicImages(d)) }
+// parseSetting returns o and prior with the keys of set (comma-separated
+// key=value: lr, tv, iters, restarts, decay, l2, prior, gauss, scout) applied.
+func parseSetting(o InvertOptions, prior bool, set string) (InvertOptions, bool, error) {
+	for _, kv := range strings.Split(set, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return o, prior, fmt.Errorf("setting %q: %q is not key=value", set, kv)
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return o, prior, fmt.Errorf("setting %q: %w", set, err)
+		}
+		switch k {
+		case "lr":
+			o.LR = x
+		case "tv":
+			o.TV = x
+		case "iters":
+			o.Iterations = int(x)
+		case "restarts":
+			o.Restarts = int(x)
+		case "decay":
+			o.Decay = x != 0
+		case "l2":
+			o.L2 = x != 0
+		case "prior":
+			prior = x != 0
+		case "gauss":
+			o.Gauss = x
+		case "scout":
+			o.Scout = int(x)
+		default:
+			return o, prior, fmt.Errorf("setting %q: no key %q", set, k)
+		}
+	}
+	return o, prior, nil
+}
 
 func publicImages(d *datasets.Dataset) [][]float32 {
 	var pub [][]float32
@@ -284,7 +395,7 @@ func TestControlMLLMLoRA(t *testing.T) {
 		t.Skip("pretrains the smoke TinyMLLM and runs two 300-iteration attacks")
 	}
 	t.Parallel()
-	m, l, d := mllmLoRABase(t)
+	m, l, d := mllmLoRABase(t, datasets.Smoke, 0)
 	pub := publicImages(d)
 	prior, err := NewEmbeddingPrior(m.Vision, pub)
 	if err != nil {

@@ -5,9 +5,11 @@
 package gia
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/repro-dp/repro/nn"
 )
@@ -39,6 +41,7 @@ type EmbeddingPrior struct {
 	l    [][]float64 // L, lower triangular
 	c    int         // channels
 	h, w int         // image height and width
+	pub  [][]float32 // the public images it was fitted to (not copied)
 }
 
 // NewEmbeddingPrior returns the prior of encoder v fitted to the public
@@ -54,19 +57,28 @@ func NewEmbeddingPrior(v *nn.VisionEncoder, pub [][]float32) (*EmbeddingPrior, e
 			return nil, fmt.Errorf("gia: public image of %d values, want %d", len(x), v.Channels*hw)
 		}
 	}
-	p := &EmbeddingPrior{mean: MeanImage(pub), a: embeddingMatrix(v), c: v.Channels, h: v.ImageSize, w: v.ImageSize}
+	p := &EmbeddingPrior{mean: MeanImage(pub), a: embeddingMatrix(v), c: v.Channels, h: v.ImageSize, w: v.ImageSize, pub: pub}
 	r, n := len(p.a[0]), len(pub)
 	xa := make([][]float64, n) // Aᵀ(x_q − μ)
 	for q, img := range pub {
 		xa[q] = p.project(img)
 	}
-	cov := make([][]float64, r) // AΣAᵀ
+	cov := make([][]float64, r) // AΣAᵀ, the lower triangle summed image by image, then mirrored
 	for i := range r {
 		cov[i] = make([]float64, r)
-		for k := range r {
-			for q := range n {
-				cov[i][k] += xa[q][i] * xa[q][k] / float64(n)
+	}
+	for _, y := range xa {
+		for i, yi := range y {
+			row := cov[i][:i+1]
+			for k, yk := range y[:i+1] {
+				row[k] += yi * yk
 			}
+		}
+	}
+	for i := range r {
+		for k := range i + 1 {
+			cov[i][k] /= float64(n)
+			cov[k][i] = cov[i][k]
 		}
 		cov[i][i] += 1e-6
 	}
@@ -141,11 +153,15 @@ func (p *EmbeddingPrior) pullback(gw []float64, gx []float32) {
 }
 
 // InvertPrior is Invert over the prior's coordinates: it minimises
-// obj(x(w)) + TV·TV(x(w)) by Adam (opt.LR, opt.Iterations) from w = 0
-// (the mean image) for the first restart and from w ~ N(0, I) for the
+// obj(x(w)) + TV·TV(x(w)) (+ opt.Gauss·‖w‖²/(2r)) by Adam (opt.LR,
+// opt.Iterations) from w = 0 (the mean image) for the first restart and from w ~ N(0, I) for the
 // others, keeps the restart with the lowest objective, and returns its
 // image clamped to [0, 1]. opt.Gray and opt.Init are ignored (the prior
-// is one channel, its start the mean).
+// is one channel, its start the mean). With opt.Scout = k > 0 (one image
+// only), obj is first evaluated at the conditional means of the prior's
+// first k public images (the attacker's own data), and the restarts start
+// from the best of them in order instead (then from draws when there are
+// more restarts than images).
 func InvertPrior(obj Objective, p *EmbeddingPrior, opt *InvertOptions) ([]float32, float64, error) {
 	imgs, v, err := InvertPriorBatch(obj, p, 1, opt)
 	if err != nil {
@@ -164,11 +180,18 @@ func InvertPriorBatch(obj Objective, p *EmbeddingPrior, b int, opt *InvertOption
 	}
 	o := opt.withDefaults()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7072))
+	starts, err := p.scout(obj, b, o.Scout)
+	if err != nil {
+		return nil, 0, err
+	}
 	var best []float64
 	bestObj := math.Inf(1)
 	for r := range o.Restarts {
 		w := make([]float64, b*p.Dim())
-		if r > 0 {
+		switch {
+		case r < len(starts):
+			copy(w, starts[r])
+		case r > 0:
 			for i := range w {
 				w[i] = rng.NormFloat64()
 			}
@@ -189,7 +212,40 @@ func InvertPriorBatch(obj Objective, p *EmbeddingPrior, b int, opt *InvertOption
 	return out, bestObj, nil
 }
 
-// adamPrior minimises obj(x(w)) + TV over the coordinates w of b images
+// scout returns the coordinates of the first k public images (their
+// conditional means, Coords), k at most the number of public images, in
+// increasing order of obj (ties in the images' order), for b = 1; nil for
+// k = 0 or b > 1 (the summed update of a batch does not rank single
+// images).
+func (p *EmbeddingPrior) scout(obj Objective, b, k int) ([][]float64, error) {
+	if k <= 0 || b != 1 {
+		return nil, nil
+	}
+	k = min(k, len(p.pub))
+	type cand struct {
+		w []float64
+		v float64
+	}
+	cs := make([]cand, k)
+	x, gx := make([]float32, len(p.mean)), make([]float32, len(p.mean))
+	for q := range k {
+		w := p.Coords(p.pub[q])
+		v, err := obj(p.Image(x, w), gx)
+		if err != nil {
+			return nil, err
+		}
+		cs[q] = cand{w, v}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(a.v, b.v) })
+	out := make([][]float64, k)
+	for i, c := range cs {
+		out[i] = c.w
+	}
+	return out, nil
+}
+
+// adamPrior minimises obj(x(w)) + TV (+ the Gaussian term, opt.Gauss)
+// over the coordinates w of b images
 // in place by Adam (Kingma & Ba 2015, Algorithm 1) and returns the
 // objective at the final w.
 func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOptions) (float64, error) {
@@ -210,6 +266,12 @@ func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOpt
 			val += o.TV * totalVariation(xi, p.c, p.h, p.w, o.TV, gi)
 			p.pullback(g[i*r:(i+1)*r], gi)
 		}
+		if o.Gauss > 0 {
+			for i, wi := range w {
+				val += o.Gauss * wi * wi / float64(2*r)
+				g[i] += o.Gauss * wi / float64(r)
+			}
+		}
 		return val, nil
 	}
 	for it := 1; it <= o.Iterations; it++ {
@@ -217,10 +279,11 @@ func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOpt
 			return 0, err
 		}
 		c1, c2 := 1-math.Pow(b1, float64(it)), 1-math.Pow(b2, float64(it))
+		lr := o.lr(it, o.Iterations)
 		for i, d := range g {
 			m[i] = b1*m[i] + (1-b1)*d
 			v[i] = b2*v[i] + (1-b2)*d*d
-			w[i] -= o.LR * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+			w[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
 		}
 	}
 	return eval()

@@ -6,10 +6,10 @@ package gia
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"math"
 	"regexp"
@@ -35,13 +35,17 @@ func init() { attacks.Register(Attack{}) }
 // model's visual-token transform (without the fusion noise's draw), and
 // has the task's public images; it runs AttackMLLMLoRA over the
 // EmbeddingPrior of the model's vision encoder fitted to them (Adam, lr
-// 0.05, TV 0.05, one restart from the public mean: the settings chosen on
-// public examples, EXPERIMENTS.md, gia).
+// 0.05, TV 0.05, one restart, from the best match among the conditional
+// means of the first 256 public images for a batch of 1 and from the
+// public mean for larger batches: the settings chosen on public examples,
+// EXPERIMENTS.md, gia).
 //
 // Options (a spec's attacks: [{name: gia, batch: [1, 8]}]): batch, the
 // batch sizes B (one score set gia_b<B> each); trials, the disjoint
 // batches per size (the first trials·B private examples, in order);
-// iterations, Adam's iterations. Results per set, prefixed gia_b<B>_:
+// iterations, Adam's iterations; restarts, scout, lr, tv and gauss, the
+// reconstruction's settings (InvertOptions; defaults DefaultRestarts,
+// DefaultScout, DefaultLR, DefaultTV, DefaultGauss). Results per set, prefixed gia_b<B>_:
 // psnr_mean, psnr_max (mean over the trials of the batch's mean and
 // maximum PSNR, dB), ssim, feat_dist (FeatureDistance under the model's
 // vision encoder), baseline_psnr, baseline_ssim, baseline_feat_dist (the
@@ -51,8 +55,18 @@ func init() { attacks.Register(Attack{}) }
 type Attack struct {
 	// Batches are the batch sizes; nil means 1 and 8.
 	Batches []int
-	// Trials and Iterations are 0 for their defaults, 1 and 300.
-	Trials, Iterations int
+	// Trials, Iterations and Restarts are 0 for their defaults, 1, 300
+	// and DefaultRestarts.
+	Trials, Iterations, Restarts int
+	// LR and TV are Adam's step size and the total-variation weight, 0
+	// for DefaultLR and DefaultTV.
+	LR, TV float64
+	// Gauss is the Gaussian prior's weight (InvertOptions.Gauss); nil
+	// means DefaultGauss.
+	Gauss *float64
+	// Scout is the number of public images scouted as starts
+	// (InvertOptions.Scout); nil means DefaultScout.
+	Scout *int
 }
 
 // Name implements attacks.Attack.
@@ -67,8 +81,36 @@ func (Attack) Options() []attacks.Option {
 			Check: integerIn(1, 64), Default: []string{"1"}},
 		{Name: "iterations", Elem: "iterations", Kind: attacks.Numbers, Doc: "Adam iterations of the reconstruction, one integer in [1, 100000]",
 			Check: integerIn(1, 100000), Default: []string{"300"}},
+		{Name: "restarts", Elem: "restarts", Kind: attacks.Numbers, Doc: "starts of the reconstruction (the public mean, then prior draws; the best match is kept), one integer in [1, 64]",
+			Check: integerIn(1, 64), Default: []string{strconv.Itoa(DefaultRestarts)}},
+		{Name: "scout", Elem: "scouted images", Kind: attacks.Numbers, Doc: "public images whose conditional means are tried as starts of a batch of 1 (InvertOptions.Scout), one integer in [0, 100000]",
+			Check: integerIn(0, 100000), Default: []string{strconv.Itoa(DefaultScout)}},
+		{Name: "lr", Elem: "step size", Kind: attacks.Numbers, Doc: "Adam's step size over the prior's coordinates, one number in (0, 10]",
+			Check: numberIn(0, 10), Default: []string{fmtFloat(DefaultLR)}},
+		{Name: "tv", Elem: "TV weight", Kind: attacks.Numbers, Doc: "weight of the total-variation prior, one number in (0, 10]",
+			Check: numberIn(0, 10), Default: []string{fmtFloat(DefaultTV)}},
+		{Name: "gauss", Elem: "Gaussian weight", Kind: attacks.Numbers, Doc: "weight of the Gaussian prior's term (InvertOptions.Gauss), one number in [0, 100]",
+			Check: func(x float64) error {
+				if x < 0 || x > 100 {
+					return fmt.Errorf("must be in [0, 100]")
+				}
+				return nil
+			}, Default: []string{fmtFloat(DefaultGauss)}},
 	}
 }
+
+// The attack's default settings, chosen on public examples
+// (EXPERIMENTS.md, gia).
+const (
+	DefaultLR       = 0.05
+	DefaultTV       = 0.05
+	DefaultGauss    = 0.0
+	DefaultRestarts = 1
+	DefaultDecay    = false
+	DefaultScout    = 256
+)
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 func integerIn(lo, hi float64) func(float64) error {
 	return func(x float64) error {
@@ -79,30 +121,66 @@ func integerIn(lo, hi float64) func(float64) error {
 	}
 }
 
+// numberIn checks x ∈ (lo, hi].
+func numberIn(lo, hi float64) func(float64) error {
+	return func(x float64) error {
+		if x <= lo || x > hi {
+			return fmt.Errorf("must be in (%v, %v]", lo, hi)
+		}
+		return nil
+	}
+}
+
 // WithOptions implements attacks.Optioned.
 func (a Attack) WithOptions(opts map[string][]string) (attacks.Attack, error) {
 	out := Attack{}
 	for name, vals := range opts {
-		var xs []int
+		var xs []float64
 		for _, v := range vals {
-			x, err := strconv.Atoi(v)
+			x, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return nil, fmt.Errorf("option %s: %q is not an integer", name, v)
+				return nil, fmt.Errorf("option %s: %q is not a number", name, v)
 			}
 			xs = append(xs, x)
 		}
+		if name == "batch" {
+			for _, x := range xs {
+				if x != math.Trunc(x) {
+					return nil, fmt.Errorf("option batch: %v is not an integer", x)
+				}
+				out.Batches = append(out.Batches, int(x))
+			}
+			continue
+		}
+		if len(xs) != 1 {
+			return nil, fmt.Errorf("option %s takes one value, got %d", name, len(xs))
+		}
+		x := xs[0]
 		switch name {
-		case "batch":
-			out.Batches = xs
-		case "trials", "iterations":
-			if len(xs) != 1 {
-				return nil, fmt.Errorf("option %s takes one value, got %d", name, len(xs))
+		case "trials", "iterations", "restarts":
+			if x != math.Trunc(x) {
+				return nil, fmt.Errorf("option %s: %v is not an integer", name, x)
 			}
-			if name == "trials" {
-				out.Trials = xs[0]
-			} else {
-				out.Iterations = xs[0]
+			switch name {
+			case "trials":
+				out.Trials = int(x)
+			case "iterations":
+				out.Iterations = int(x)
+			default:
+				out.Restarts = int(x)
 			}
+		case "scout":
+			if x != math.Trunc(x) {
+				return nil, fmt.Errorf("option scout: %v is not an integer", x)
+			}
+			k := int(x)
+			out.Scout = &k
+		case "lr":
+			out.LR = x
+		case "tv":
+			out.TV = x
+		case "gauss":
+			out.Gauss = &x
 		default:
 			return nil, fmt.Errorf("no option %q", name)
 		}
@@ -149,7 +227,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 		return nil, err
 	}
 	mean := MeanImage(pub)
-	trials, iters := cmpOr(a.Trials, 1), cmpOr(a.Iterations, 300)
+	trials := cmp.Or(a.Trials, 1)
 	rep := &attacks.Report{Results: map[string]float64{}, Images: map[string][]byte{}}
 	for _, b := range a.batches() {
 		if b*trials > len(t.Members) {
@@ -165,7 +243,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 				return nil, err
 			}
 			seed := uint64(0x676961)<<20 ^ uint64(b)<<10 ^ uint64(k)
-			out, err := attackTarget(t, bt, prior, iters, seed)
+			out, err := attackTarget(t, bt, prior, a.invertOptions(seed))
 			if err != nil {
 				return nil, err
 			}
@@ -183,13 +261,6 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 	return rep, nil
 }
 
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
 // memberBatch returns the batch of the examples es: one image each.
 func memberBatch(es []attacks.Example) (Batch, error) {
 	var bt Batch
@@ -204,16 +275,31 @@ func memberBatch(es []attacks.Example) (Batch, error) {
 	return bt, nil
 }
 
+// invertOptions returns the reconstruction's settings of a, seeded by
+// seed.
+func (a Attack) invertOptions(seed uint64) *InvertOptions {
+	o := &InvertOptions{Iterations: cmp.Or(a.Iterations, 300), Restarts: cmp.Or(a.Restarts, DefaultRestarts),
+		LR: cmp.Or(a.LR, DefaultLR), TV: cmp.Or(a.TV, DefaultTV), Gauss: DefaultGauss, Decay: DefaultDecay, Seed: seed}
+	if a.Gauss != nil {
+		o.Gauss = *a.Gauss
+	}
+	o.Scout = DefaultScout
+	if a.Scout != nil {
+		o.Scout = *a.Scout
+	}
+	return o
+}
+
 // attackTarget releases the update of bt as t's method would and attacks
-// it with AttackMLLMLoRA; seed seeds the release's noise.
-func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, iters int, seed uint64) (*Outcome, error) {
+// it with AttackMLLMLoRA under opt; opt.Seed seeds the release's noise.
+func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
 	m := t.Model
 	l := nn.NewLayout(m.Params())
-	g, err := releaseUpdate(m, l, bt, t.Release, t.Visual, seed)
+	g, err := releaseUpdate(m, l, bt, t.Release, t.Visual, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
-	return AttackMLLMLoRA(m, l, g, bt, prior, t.Visual, &InvertOptions{Iterations: iters, Restarts: 1, LR: 0.05, TV: 0.05, Seed: seed})
+	return AttackMLLMLoRA(m, l, g, bt, prior, t.Visual, opt)
 }
 
 // releaseUpdate returns the update that r releases for the batch bt of
@@ -304,15 +390,7 @@ func EncodePNG(x []float32, c, h, w int) ([]byte, error) {
 		return nil, fmt.Errorf("gia: image of %d values is not %d×%d×%d", len(x), c, h, w)
 	}
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for i := range h {
-		for j := range w {
-			var v [3]uint8
-			for q := range 3 {
-				v[q] = byte8(x[min(q, c-1)*h*w+i*w+j])
-			}
-			img.Set(j, i, color.RGBA{v[0], v[1], v[2], 255})
-		}
-	}
+	draw(img, x, c, h, w, 1, 0, 0)
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
 		return nil, err

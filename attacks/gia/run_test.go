@@ -9,6 +9,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -212,6 +213,22 @@ func TestAttackOptions(t *testing.T) {
 	if !slices.Equal(Attack{}.Sets(), []string{"gia_b1", "gia_b8"}) {
 		t.Errorf("default sets %v", Attack{}.Sets())
 	}
+	a, err = attacks.Configure("gia", map[string][]string{"lr": {"0.2"}, "tv": {"0.01"}, "gauss": {"0"}, "restarts": {"3"}, "scout": {"17"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := a.(Attack).invertOptions(7)
+	if want := (InvertOptions{Iterations: 300, Restarts: 3, LR: 0.2, TV: 0.01, Gauss: 0, Decay: DefaultDecay, Scout: 17, Seed: 7}); !reflect.DeepEqual(*o, want) {
+		t.Errorf("configured options %+v, want %+v", *o, want)
+	}
+	if o, want := (Attack{}).invertOptions(1), (InvertOptions{Iterations: 300, Restarts: DefaultRestarts, LR: DefaultLR, TV: DefaultTV, Gauss: DefaultGauss, Decay: DefaultDecay, Scout: DefaultScout, Seed: 1}); !reflect.DeepEqual(*o, want) {
+		t.Errorf("default options %+v, want %+v", *o, want)
+	}
+	for _, bad := range []map[string][]string{{"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
+		if _, err := attacks.Configure("gia", bad); err == nil {
+			t.Errorf("options %v configured without error", bad)
+		}
+	}
 	for metric, owns := range map[string]bool{"gia_b8_ssim": true, "gia_b16_psnr_mean": true, "gia_ssim": false, "mia_auc": false} {
 		if g.Owns(metric) != owns {
 			t.Errorf("Owns(%q) = %v", metric, !owns)
@@ -220,5 +237,125 @@ func TestAttackOptions(t *testing.T) {
 	m, _, _ := smokeMLLMLoRA(t, 0)
 	if _, err := g.Run(context.Background(), &attacks.Target{Model: m}); err == nil || !strings.Contains(err.Error(), "declares no update release") {
 		t.Errorf("target without a release: got %v", err)
+	}
+}
+
+// TestInvertPriorGauss checks the Gaussian term of the prior search
+// against its closed form: for the quadratic ‖x(w) − x(w*)‖²/n (n values
+// of the C×H×W image, channels tied) plus γ‖w‖²/(2r), the minimiser solves
+// (2C/n·BᵀB + γ/r·I) w = 2C/n·BᵀB w*. Adam with the step decay must land on
+// it (PSNR ≥ 40 dB; without the term it would return the target, 20.7 dB
+// from the closed form at this γ) and the term must matter (the closed
+// form at most 35 dB from the target x(w*)).
+func TestInvertPriorGauss(t *testing.T) {
+	t.Parallel()
+	m, _, _ := smokeMLLMLoRA(t, 0)
+	d := smokeData(t)
+	var pub [][]float32
+	for _, ex := range d.Public[:256] {
+		pub = append(pub, ex.Images[0])
+	}
+	p, err := NewEmbeddingPrior(m.Vision, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, r, c := len(pub[0]), p.Dim(), float64(p.c)
+	ws := p.Coords(d.Private[0].Images[0])
+	target := p.Image(make([]float32, n), ws)
+	obj := func(x, grad []float32) (float64, error) {
+		var v float64
+		for j, y := range target {
+			d := float64(x[j] - y)
+			v += d * d / float64(n)
+			grad[j] = float32(2 * d / float64(n))
+		}
+		return v, nil
+	}
+	const gamma = 0.05
+	btb := make([][]float64, r) // BᵀB over one channel
+	for i := range r {
+		btb[i] = make([]float64, r)
+		for _, row := range p.b {
+			for k := range r {
+				btb[i][k] += row[i] * row[k]
+			}
+		}
+	}
+	a, rhs := make([][]float64, r), make([]float64, r)
+	for i := range r {
+		a[i] = make([]float64, r)
+		for k := range r {
+			a[i][k] = 2 * c / float64(n) * btb[i][k]
+			rhs[i] += 2 * c / float64(n) * btb[i][k] * ws[k]
+		}
+		a[i][i] += gamma / float64(r)
+	}
+	want := clamp01(p.Image(make([]float32, n), solveSPD(a, rhs)))
+	imgs, _, err := InvertPriorBatch(obj, p, 1, &InvertOptions{Iterations: 2000, Restarts: 1, LR: 0.05, TV: 1e-12, Gauss: gamma, Decay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, off := PSNR(imgs[0], want, 1), PSNR(want, clamp01(target), 1)
+	t.Logf("PSNR %.1f dB to the closed form, which is %.1f dB from the target", got, off)
+	if got < 40 || off > 35 {
+		t.Errorf("PSNR %.1f dB to the closed form (want ≥ 40), the closed form %.1f dB from the target (want ≤ 35)", got, off)
+	}
+}
+
+// TestInvertPriorScout checks the scouted starts: for a quadratic whose
+// minimum is the conditional mean of public image 5, scouting the first 8
+// public images must start (and, with a negligible step, end) there,
+// where the unscouted search stays at the mean image; and scout ranks the
+// images by the objective.
+func TestInvertPriorScout(t *testing.T) {
+	t.Parallel()
+	m, _, _ := smokeMLLMLoRA(t, 0)
+	d := smokeData(t)
+	var pub [][]float32
+	for _, ex := range d.Public[:64] {
+		pub = append(pub, ex.Images[0])
+	}
+	p, err := NewEmbeddingPrior(m.Vision, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(pub[0])
+	target := clamp01(p.Image(make([]float32, n), p.Coords(pub[5])))
+	obj := func(x, grad []float32) (float64, error) {
+		var v float64
+		for j, y := range target {
+			d := float64(x[j] - y)
+			v += d * d / float64(n)
+			grad[j] = float32(2 * d / float64(n))
+		}
+		return v, nil
+	}
+	for _, tc := range []struct {
+		scout    int
+		min, max float64
+	}{{8, 60, math.Inf(1)}, {0, 0, 30}} {
+		imgs, _, err := InvertPriorBatch(obj, p, 1, &InvertOptions{Iterations: 1, Restarts: 1, LR: 1e-9, TV: 1e-12, Scout: tc.scout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := PSNR(imgs[0], target, 1); got < tc.min || got > tc.max {
+			t.Errorf("scout %d: PSNR %.1f dB to public image 5's conditional mean, want in [%v, %v]", tc.scout, got, tc.min, tc.max)
+		}
+	}
+	starts, err := p.scout(obj, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, g := make([]float32, n), make([]float32, n)
+	prev := -1.0
+	for i, w := range starts {
+		v, _ := obj(p.Image(x, w), g)
+		if v < prev {
+			t.Errorf("start %d has objective %v, below the previous %v", i, v, prev)
+		}
+		prev = v
+	}
+	if len(starts) != 8 {
+		t.Errorf("%d starts, want 8", len(starts))
 	}
 }

@@ -150,3 +150,49 @@ func TestWriteGrid(t *testing.T) {
 		t.Errorf("reconstruction pixel red %x, want black", r)
 	}
 }
+
+// TestEncodePNG decodes an encoded image and checks every pixel against
+// round(255·v) of its value clamped to [0, 1] (computed here, not by
+// byte8), for three channels and for one repeated over red, green and
+// blue, and that a wrongly sized image is an error.
+func TestEncodePNG(t *testing.T) {
+	t.Parallel()
+	const h, w = 2, 3
+	x := []float32{-0.5, 0, 1, 1.5}
+	for len(x) < 3*h*w { // levels a fifth of a step off the rounding midpoints
+		x = append(x, (float32(len(x)*37%256)+0.2)/255, (float32(len(x)*53%256)+0.8)/255)
+	}
+	want8 := func(v float32) uint32 {
+		return uint32(math.Round(255 * math.Min(1, math.Max(0, float64(v)))))
+	}
+	for _, c := range []int{3, 1} {
+		p, err := EncodePNG(x[:c*h*w], c, h, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+			t.Fatalf("c %d: image is %v, want %d×%d", c, b, w, h)
+		}
+		for i := range h {
+			for j := range w {
+				r, g, bl, a := img.At(j, i).RGBA()
+				got := [4]uint32{r >> 8, g >> 8, bl >> 8, a >> 8}
+				var want [4]uint32
+				for q := range 3 {
+					want[q] = want8(x[min(q, c-1)*h*w+i*w+j])
+				}
+				want[3] = 255
+				if got != want {
+					t.Errorf("c %d, pixel (%d, %d): RGBA %v, want %v", c, i, j, got, want)
+				}
+			}
+		}
+	}
+	if _, err := EncodePNG(x[:5], 1, h, w); err == nil {
+		t.Error("an image of 5 values for 1×2×3 encoded without error")
+	}
+}
