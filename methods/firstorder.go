@@ -32,10 +32,16 @@ func (NonPrivate) Arch() string { return "tinymllm" }
 // and epochs chosen on public validation data (experiments tune-baselines:
 // the best mean validation accuracy on fashion-vqa-tune and
 // shapes-vqa-tune at smoke, on fashion-vqa-tune alone at small) at the
-// scales that list them in Param.Tuned, and train_embeddings.
+// scales that list them in Param.Tuned, train_embeddings, and grad_clip, a
+// clip of the mean batch gradient's norm: at small 0.1, chosen there on
+// fashion-vqa-tune (86.0% against 83.6% unclipped; without it the
+// non-private recipe could not use the learning rate DP-SGD's per-example
+// clip keeps stable, and lost to DP-SGD at ε = ∞).
 func (NonPrivate) Params() []Param {
 	ps := withTuned(loraParams(), "lr", byScale(5e-3, 5e-3, 2e-4), "smoke", "small")
-	return append(withTuned(ps, "epochs", byScale(8.0, 8.0, 1.0), "smoke", "small"), embeddingsParam())
+	return append(withTuned(ps, "epochs", byScale(8.0, 8.0, 1.0), "smoke", "small"), embeddingsParam(),
+		Param{Name: "grad_clip", Kind: Float, Doc: "clip the ℓ₂ norm of the mean batch gradient to this value before the optimizer step (the stabiliser of transformer recipes, not DP-SGD's per-example clip), ≥ 0; 0: no clip",
+			Default: byScale(0.0, 0.1, 0.0), Check: nonNegative, Tuned: []string{"small"}})
 }
 
 // FineTune implements Method. The job's ε must be +Inf: the run has no
@@ -59,6 +65,7 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	}
 	opts := stepOptions(job) // no hook keeps a tensor
 	inv := 1 / l.expectedBatch()
+	gradClip := job.Hyper.Float("grad_clip")
 	var batch []nn.Sequence
 	l.buffers, l.cache = 1, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
@@ -74,6 +81,7 @@ func (NonPrivate) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		for j, v := range grad {
 			g[j] = float32(float64(v) * inv)
 		}
+		clipNorm(g, gradClip)
 		return stepInfo{loss: mean(losses), stats: stats}, nil
 	}
 	res, err := l.run(ctx, acc)
@@ -255,4 +263,18 @@ func gather(dst, train []nn.Sequence, idx []int) []nn.Sequence {
 		dst = append(dst, train[i])
 	}
 	return dst
+}
+
+// clipNorm scales g to ℓ₂ norm c when its norm exceeds c > 0 (c = 0: no
+// clip). The norm is summed in float64.
+func clipNorm(g []float32, c float64) {
+	if c <= 0 {
+		return
+	}
+	if n := norm(g); n > c {
+		f := float32(c / n)
+		for j := range g {
+			g[j] *= f
+		}
+	}
 }

@@ -228,3 +228,24 @@ func TestTrainEmbeddings(t *testing.T) {
 		}
 	}
 }
+
+// TestClipNorm checks the non-private batch-gradient clip against its
+// closed form: a 3-4-12 vector (norm 13) clipped to 6.5 is halved, one
+// within the bound and c = 0 are unchanged.
+func TestClipNorm(t *testing.T) {
+	for _, tc := range []struct {
+		c    float64
+		want []float32
+	}{
+		{6.5, []float32{1.5, 2, 6}},
+		{13, []float32{3, 4, 12}},
+		{20, []float32{3, 4, 12}},
+		{0, []float32{3, 4, 12}},
+	} {
+		g := []float32{3, 4, 12}
+		clipNorm(g, tc.c)
+		if !slices.Equal(g, tc.want) {
+			t.Errorf("clipNorm([3 4 12], %v) = %v, want %v", tc.c, g, tc.want)
+		}
+	}
+}
