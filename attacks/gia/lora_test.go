@@ -332,16 +332,8 @@ func solveSPD(a [][]float64, y []float64) []float64 {
 func TestEmbeddingPrior(t *testing.T) {
 	t.Parallel()
 	m, _ := smokeViT(t)
-	d := smokeData(t)
-	var pub [][]float32
-	for _, ex := range d.Public {
-		pub = append(pub, ex.Images[0])
-	}
-	p, err := NewEmbeddingPrior(m.Vision, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := d.Private[0].Images[0]
+	_, p := smokePrior(t, m.Vision, 0)
+	x := smokeData(t).Private[0].Images[0]
 	xh := p.Image(make([]float32, len(x)), p.Coords(x))
 	got, want := p.project(xh), p.project(x)
 	var num, den float64

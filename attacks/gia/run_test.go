@@ -163,15 +163,7 @@ func TestReleaseUpdate(t *testing.T) {
 func TestInvertPriorBatch(t *testing.T) {
 	t.Parallel()
 	m, _, _ := smokeMLLMLoRA(t, 0)
-	d := smokeData(t)
-	var pub [][]float32
-	for _, ex := range d.Public[:256] {
-		pub = append(pub, ex.Images[0])
-	}
-	p, err := NewEmbeddingPrior(m.Vision, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub, p := smokePrior(t, m.Vision, 256)
 	n := len(pub[0])
 	targets := [][]float32{p.Image(make([]float32, n), p.Coords(pub[0])), p.Image(make([]float32, n), p.Coords(pub[1]))}
 	obj := func(x, grad []float32) (float64, error) {
@@ -250,17 +242,9 @@ func TestAttackOptions(t *testing.T) {
 func TestInvertPriorGauss(t *testing.T) {
 	t.Parallel()
 	m, _, _ := smokeMLLMLoRA(t, 0)
-	d := smokeData(t)
-	var pub [][]float32
-	for _, ex := range d.Public[:256] {
-		pub = append(pub, ex.Images[0])
-	}
-	p, err := NewEmbeddingPrior(m.Vision, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub, p := smokePrior(t, m.Vision, 256)
 	n, r, c := len(pub[0]), p.Dim(), float64(p.c)
-	ws := p.Coords(d.Private[0].Images[0])
+	ws := p.Coords(smokeData(t).Private[0].Images[0])
 	target := p.Image(make([]float32, n), ws)
 	obj := func(x, grad []float32) (float64, error) {
 		var v float64
@@ -310,15 +294,7 @@ func TestInvertPriorGauss(t *testing.T) {
 func TestInvertPriorScout(t *testing.T) {
 	t.Parallel()
 	m, _, _ := smokeMLLMLoRA(t, 0)
-	d := smokeData(t)
-	var pub [][]float32
-	for _, ex := range d.Public[:64] {
-		pub = append(pub, ex.Images[0])
-	}
-	p, err := NewEmbeddingPrior(m.Vision, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub, p := smokePrior(t, m.Vision, 64)
 	n := len(pub[0])
 	target := clamp01(p.Image(make([]float32, n), p.Coords(pub[5])))
 	obj := func(x, grad []float32) (float64, error) {
@@ -358,4 +334,24 @@ func TestInvertPriorScout(t *testing.T) {
 	if len(starts) != 8 {
 		t.Errorf("%d starts, want 8", len(starts))
 	}
+}
+
+// smokePrior returns the first n public smoke images (all of them if n is
+// 0) and the embedding prior enc builds from them.
+func smokePrior(t *testing.T, enc *nn.VisionEncoder, n int) ([][]float32, *EmbeddingPrior) {
+	t.Helper()
+	d := smokeData(t)
+	public := d.Public
+	if n > 0 {
+		public = public[:n]
+	}
+	var pub [][]float32
+	for _, ex := range public {
+		pub = append(pub, ex.Images[0])
+	}
+	p, err := NewEmbeddingPrior(enc, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub, p
 }
