@@ -390,7 +390,7 @@ func (m *TinyMLLM) lossBatch(t *Tape, batch []Sequence, vc *VisualCache) *Node {
 	var targets []int
 	for e := range batch {
 		s := &batch[e]
-		x, pos, err := m.embed(t, s, vis[:len(s.Images)])
+		x, pos, err := m.embed(t, s, vis[:len(s.Images)], nil)
 		if err != nil {
 			panic(err) // batchable checked the length
 		}
@@ -524,7 +524,7 @@ func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid
 	pos = make([][]int, len(batch))
 	for e := range batch {
 		s := &batch[e]
-		x, p, err := m.embed(t, s, vis[:len(s.Images)])
+		x, p, err := m.embed(t, s, vis[:len(s.Images)], nil)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("sequence %d: %w", e, err)
 		}

@@ -241,6 +241,28 @@ func clsRows(probs Tensor) Tensor {
 // does not encode the images again. It returns an error if s is invalid or
 // the expanded sequence is longer than MaxLen.
 func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt VisualTransform) (*Node, []int, error) {
+	return m.forward(t, s, nil, vis, h, vt)
+}
+
+// ForwardEmbeds is Forward with the token embeddings given: row i of emb,
+// shape [len(s.Tokens), Width], is the language model's input embedding of
+// token i in place of lm.tok's row of s.Tokens[i] (the position embedding
+// is still added; the rows at <image> placeholders are not read). The
+// rows need not be rows of lm.tok: relaxed tokens, whose gradient a
+// gradient-inversion attack follows (package attacks/gia). s.Tokens still
+// places the images and is checked, but its other ids are not read; the
+// tied head (Logits) reads lm.tok as always. It returns Forward's errors,
+// or one if emb does not have that shape.
+func (m *TinyMLLM) ForwardEmbeds(t *Tape, s *Sequence, emb *Node, vis []*Node, h *Hooks, vt VisualTransform) (*Node, []int, error) {
+	if emb == nil || len(emb.Value.Shape) != 2 || emb.Value.Shape[0] != len(s.Tokens) || emb.Value.Shape[1] != m.Config.Width {
+		return nil, nil, fmt.Errorf("nn: token embeddings do not have shape [%d, %d]", len(s.Tokens), m.Config.Width)
+	}
+	return m.forward(t, s, emb, vis, h, vt)
+}
+
+// forward is Forward with the token embeddings emb when not nil (see
+// ForwardEmbeds).
+func (m *TinyMLLM) forward(t *Tape, s *Sequence, emb *Node, vis []*Node, h *Hooks, vt VisualTransform) (*Node, []int, error) {
 	if err := m.Check(s); err != nil {
 		return nil, nil, err
 	}
@@ -251,7 +273,7 @@ func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt Visua
 			vis[i] = v.Tokens
 		}
 	}
-	x, pos, err := m.embed(t, s, vis)
+	x, pos, err := m.embed(t, s, vis, emb)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -261,14 +283,19 @@ func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt Visua
 
 // embed returns the language model's input for s, the token embeddings
 // with each image's visual tokens vis[i] in place of its placeholder (plus
-// the position embeddings), shape [T, width], and pos (see Forward). It
+// the position embeddings), shape [T, width], and pos (see Forward); the
+// token embeddings are the rows of emb when not nil (ForwardEmbeds). It
 // returns an error if T is longer than MaxLen.
-func (m *TinyMLLM) embed(t *Tape, s *Sequence, vis []*Node) (*Node, []int, error) {
+func (m *TinyMLLM) embed(t *Tape, s *Sequence, vis []*Node, emb *Node) (*Node, []int, error) {
 	var segs []*Node
 	pos := make([]int, len(s.Tokens))
 	T, img, start := 0, 0, 0
 	flush := func(end int) {
-		if end > start {
+		switch {
+		case end <= start:
+		case emb != nil:
+			segs = append(segs, t.Slice(emb, start, end))
+		default:
 			segs = append(segs, t.Embed(t.Param(m.Tok), s.Tokens[start:end]))
 		}
 	}
