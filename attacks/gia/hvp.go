@@ -139,6 +139,19 @@ func (gm *GradientMatch) Objective(x, grad []float32) (float64, error) {
 	return dist, nil
 }
 
+// Distance returns D(g(x), g*) alone: one first-order pass, no gradient
+// in x.
+func (gm *GradientMatch) Distance(x []float32) (float64, error) {
+	if _, err := gm.Grad(x, gm.gt, nil); err != nil {
+		return 0, err
+	}
+	got, want := gm.released(gm.gt), gm.released(gm.Want)
+	if gm.L2 {
+		return l2Grad(got, want, make([]float32, len(got))), nil
+	}
+	return 1 - cosineGrad(got, want, make([]float32, len(got))), nil
+}
+
 // released returns the released blocks of g, concatenated.
 func (gm *GradientMatch) released(g []float32) []float32 {
 	var out []float32
