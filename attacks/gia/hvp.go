@@ -73,6 +73,13 @@ type GradientMatch struct {
 	Want []float32
 	// L2 selects DLG's ℓ₂ distance instead of the cosine distance.
 	L2 bool
+	// PerBlock takes the distance tensor by tensor and averages it over
+	// the released tensors (each tensor weighs the same, whatever its
+	// norm), instead of over their concatenation (each weighs by its
+	// share of the norm). A tensor with a small gradient that depends
+	// strongly on the input (TinyMLLM's query and key LoRA factors on
+	// the prompt) counts in full.
+	PerBlock bool
 	// Step is the relative step η of the central difference: the
 	// parameters move by ±h·v with h = η·‖θ‖/‖v‖ (‖θ‖ over Layout's
 	// tensors, 1 if they are all zero), so every tensor moves by about a
@@ -121,19 +128,9 @@ func (gm *GradientMatch) Objective(x, grad []float32) (float64, error) {
 	if _, err := gm.Grad(x, gm.gt, nil); err != nil {
 		return 0, err
 	}
-	got, want := gm.released(gm.gt), gm.released(gm.Want)
-	dv := make([]float32, len(got))
-	var dist float64
-	if gm.L2 {
-		dist = l2Grad(got, want, dv)
-	} else {
-		dist = 1 - cosineGrad(got, want, dv)
-		for i := range dv {
-			dv[i] = -dv[i]
-		}
-	}
-	v := gm.scatter(dv)
-	if err := gm.hvp(x, v, grad); err != nil {
+	dv := make([]float32, gm.Layout.Size)
+	dist := gm.distance(gm.gt, dv)
+	if err := gm.hvp(x, dv, grad); err != nil {
 		return 0, err
 	}
 	return dist, nil
@@ -145,11 +142,55 @@ func (gm *GradientMatch) Distance(x []float32) (float64, error) {
 	if _, err := gm.Grad(x, gm.gt, nil); err != nil {
 		return 0, err
 	}
-	got, want := gm.released(gm.gt), gm.released(gm.Want)
-	if gm.L2 {
-		return l2Grad(got, want, make([]float32, len(got))), nil
+	return gm.distance(gm.gt, nil), nil
+}
+
+// distance returns D(g, g*) and, when dv is not nil, writes ∂D/∂g to it
+// (over the layout, zero on the blocks that are not released).
+func (gm *GradientMatch) distance(g, dv []float32) float64 {
+	d := func(got, want, dg []float32) float64 {
+		if dg == nil {
+			dg = make([]float32, len(got))
+		}
+		if gm.L2 {
+			return l2Grad(got, want, dg)
+		}
+		c := cosineGrad(got, want, dg)
+		for i := range dg {
+			dg[i] = -dg[i]
+		}
+		return 1 - c
 	}
-	return 1 - cosineGrad(got, want, make([]float32, len(got))), nil
+	if !gm.PerBlock {
+		var dr []float32
+		if dv != nil {
+			dr = make([]float32, len(gm.released(g)))
+		}
+		v := d(gm.released(g), gm.released(gm.Want), dr)
+		if dv != nil {
+			copy(dv, gm.scatter(dr))
+		}
+		return v
+	}
+	var sum float64
+	n := 0
+	for i, ok := range gm.mask {
+		if !ok {
+			continue
+		}
+		var db []float32
+		if dv != nil {
+			db = gm.Layout.Block(dv, i)
+		}
+		sum += d(gm.Layout.Block(g, i), gm.Layout.Block(gm.Want, i), db)
+		n++
+	}
+	if dv != nil {
+		for i := range dv {
+			dv[i] /= float32(n)
+		}
+	}
+	return sum / float64(n)
 }
 
 // released returns the released blocks of g, concatenated.

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -44,7 +46,8 @@ var loraRank = map[datasets.Scale]int{datasets.Smoke: 4, datasets.Small: 8}
 // its language model as the methods add it at that scale (rank 4 at smoke,
 // 8 at small, α twice the rank, q, k, v, o, fc1, fc2, B drawn with
 // standard deviation bInit: 0 is the methods' B = 0), its layout, and
-// fashion-vqa at sc.
+// fashion-vqa at sc. Without -gia.pretrain the cache is one temporary
+// directory for the package's tests (sharedPretrainDir).
 func mllmLoRABase(t testing.TB, sc datasets.Scale, bInit float64) (*nn.TinyMLLM, *nn.Layout, *datasets.Dataset) {
 	t.Helper()
 	rank, ok := loraRank[sc]
@@ -55,7 +58,7 @@ func mllmLoRABase(t testing.TB, sc datasets.Scale, bInit float64) (*nn.TinyMLLM,
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := sharedPretrainDir(t)
 	flag.Visit(func(f *flag.Flag) {
 		if f.Name == "gia.pretrain" {
 			dir = *tablePretrain
@@ -71,6 +74,34 @@ func mllmLoRABase(t testing.TB, sc datasets.Scale, bInit float64) (*nn.TinyMLLM,
 		t.Fatal(err)
 	}
 	return m, l, d
+}
+
+var (
+	pretrainOnce sync.Once
+	pretrainDir  string
+	pretrainErr  error
+)
+
+// sharedPretrainDir returns the temporary cache directory of the bases the
+// tests pretrain when -gia.pretrain is not set, one for the whole package
+// run (pretrain.Base builds each base once even when tests ask at the same
+// time), removed by TestMain.
+func sharedPretrainDir(t testing.TB) string {
+	t.Helper()
+	pretrainOnce.Do(func() { pretrainDir, pretrainErr = os.MkdirTemp("", "gia-pretrain-") })
+	if pretrainErr != nil {
+		t.Fatal(pretrainErr)
+	}
+	return pretrainDir
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if pretrainDir != "" {
+		os.RemoveAll(pretrainDir)
+	}
+	os.Exit(code)
 }
 
 // mllmBatch returns example k of split as a Batch of one sequence.

@@ -99,12 +99,14 @@ func TextGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence, at []int, vt nn.Visua
 
 // TextOptions configures RecoverText. The zero value means the defaults.
 type TextOptions struct {
-	// Iterations of Adam per restart; default 300.
+	// Iterations of Adam per restart; default 200.
 	Iterations int
 	// Restarts from independent random logits; the restart whose decoded
-	// tokens match best is kept. Default 4.
+	// tokens match best is kept and refined. Default 4.
 	Restarts int
-	// LR is Adam's step size on the logits; default 0.1.
+	// LR is Adam's step size on the logits; default 0.3 (chosen on
+	// fashion-vqa-tune's questions about public images, EXPERIMENTS.md,
+	// gia).
 	LR float64
 	// Init, when not nil, is the attacker's prior over tokens at each
 	// unknown position (len(at) rows of len(Vocab) probabilities, for
@@ -114,17 +116,27 @@ type TextOptions struct {
 	// Noise is the standard deviation of the logits' random start;
 	// default 1.
 	Noise float64
-	// Sweeps bounds the discrete refinement of each restart's decoded
-	// tokens: a sweep tries, at each position in turn, the TopK
-	// candidates whose swap the distance's gradient in the embeddings
-	// ranks best (the first-order change ⟨∂D/∂e_k, tok_j − e_k⟩, as
-	// HotFlip and LAMP's discrete steps rank them) and keeps the swap
-	// that lowers the exact distance most; it stops after a sweep that
-	// changes nothing. Default 4; negative: no refinement.
+	// Sweeps bounds the discrete refinement of the kept restart's
+	// decoded tokens, coordinate descent on the exact distance: a sweep
+	// tries, at each position in turn, every candidate (or the TopK that
+	// the distance's gradient in the embeddings ranks best, the
+	// first-order change ⟨∂D/∂e_k, tok_j − e_k⟩, as HotFlip and LAMP's
+	// discrete steps rank them) and keeps the one with the lowest
+	// distance; it stops after a sweep that changes nothing. Default 4;
+	// negative: no refinement.
 	Sweeps int
 	// TopK is the number of candidates tried per position and sweep;
-	// default 32.
+	// 0: every candidate.
 	TopK int
+	// Embed optimises the embeddings themselves (TAG's relaxation: any
+	// vector of the embedding space at each position), from the table's
+	// mean plus Noise times its per-coordinate standard deviation,
+	// instead of softmax mixtures of the candidates (Init is then
+	// ignored).
+	Embed bool
+	// PerBlock averages the distance over the released tensors
+	// (GradientMatch.PerBlock).
+	PerBlock bool
 	// Seed seeds the starts.
 	Seed uint64
 }
@@ -134,12 +146,11 @@ func (o *TextOptions) withDefaults() TextOptions {
 	if o != nil {
 		r = *o
 	}
-	r.Iterations = cmp.Or(r.Iterations, 300)
+	r.Iterations = cmp.Or(r.Iterations, 200)
 	r.Restarts = cmp.Or(r.Restarts, 4)
-	r.LR = cmp.Or(r.LR, 0.1)
+	r.LR = cmp.Or(r.LR, 0.3)
 	r.Noise = cmp.Or(r.Noise, 1)
 	r.Sweeps = cmp.Or(r.Sweeps, 4)
-	r.TopK = cmp.Or(r.TopK, 32)
 	return r
 }
 
@@ -168,10 +179,13 @@ type TextOutcome struct {
 // the LoRA gradient of the relaxed sequence (TextGrad) and g by Adam. Its
 // gradient in z is the Hessian-vector product of GradientMatch in the
 // embeddings (central difference of two first-order input gradients)
-// times the softmax's Jacobian. Each position is then decoded to the
-// candidate whose embedding is nearest to e_k (Euclidean), the decoded
-// sequence is scored by the same distance, and the restart with the
-// lowest decoded distance is kept.
+// times the softmax's Jacobian. The logits start at the attacker's prior
+// (TextOptions.Init, for example PositionPrior) plus noise. Each
+// position is then decoded to the candidate whose embedding is nearest to
+// e_k (Euclidean), the decoded sequence is scored by the same distance,
+// the restart with the lowest decoded distance is kept, and its tokens
+// are refined by coordinate descent on the exact distance
+// (TextOptions.Sweeps; LAMP alternates continuous and discrete steps).
 //
 // Threat model: the attacker knows the weights, the release (s alone, a
 // batch of one), the sequence's length, where the image sits and the
@@ -184,11 +198,7 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 	start := time.Now()
 	o := opt.withDefaults()
 	if vocab == nil {
-		for id := range m.Config.Vocab {
-			if id != nn.TokenImage {
-				vocab = append(vocab, id)
-			}
-		}
+		vocab = TextVocab(m)
 	}
 	if len(at) == 0 || len(vocab) == 0 {
 		return nil, fmt.Errorf("gia: no positions or no candidate tokens to recover")
@@ -204,6 +214,7 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 	if err != nil {
 		return nil, err
 	}
+	gm.PerBlock = o.PerBlock
 	w, n, nv := m.Config.Width, len(at), len(vocab)
 	tab := make([]float32, nv*w) // the candidates' embeddings
 	for j, id := range vocab {
@@ -212,12 +223,25 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 		}
 		copy(tab[j*w:(j+1)*w], m.Tok.Data[id*w:(id+1)*w])
 	}
-	rm := &relaxedMix{tab: tab, w: w, nv: nv, n: n, obj: gm.Objective}
+	rm := &relaxedMix{tab: tab, w: w, nv: nv, n: n, obj: gm.Objective, embed: o.Embed}
+	mu, sd := tableMoments(tab, w)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x746578))
 	out := &TextOutcome{Match: math.Inf(1)}
+	var best []int
 	for range o.Restarts {
-		z := make([]float64, n*nv)
+		var z []float64
+		if o.Embed {
+			z = make([]float64, n*w)
+			for i := range z {
+				z[i] = mu[i%w] + o.Noise*sd[i%w]*rng.NormFloat64()
+			}
+		} else {
+			z = make([]float64, n*nv)
+		}
 		for k := range n {
+			if o.Embed {
+				break
+			}
 			for j := range nv {
 				v := o.Noise * rng.NormFloat64()
 				if o.Init != nil {
@@ -234,38 +258,80 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 			return nil, err
 		}
 		idx := rm.decode(z)
-		d, err := rm.refine(gm, idx, o.Sweeps, o.TopK)
+		d, err := gm.Distance(rm.rows(idx))
 		if err != nil {
 			return nil, err
 		}
 		if d < out.Match {
-			out.Match, out.Relaxed = d, relaxed
-			out.Tokens = make([]int, n)
-			for k, j := range idx {
-				out.Tokens[k] = vocab[j]
-			}
+			out.Match, out.Relaxed, best = d, relaxed, idx
 		}
+	}
+	out.Match, err = rm.refine(gm, best, o.Sweeps, o.TopK)
+	if err != nil {
+		return nil, err
+	}
+	out.Tokens = make([]int, n)
+	for k, j := range best {
+		out.Tokens[k] = vocab[j]
 	}
 	out.Elapsed = time.Since(start)
 	return out, nil
 }
 
-// relaxedMix is the softmax parametrisation of RecoverText: n positions,
-// each a mixture of the nv candidate embeddings tab (nv×w).
-type relaxedMix struct {
-	tab       []float32
-	w, nv, n  int
-	obj       Objective
-	p         []float64
-	e, ge, gp []float32
+// tableMoments returns the per-coordinate mean and standard deviation of
+// the rows of tab (w columns).
+func tableMoments(tab []float32, w int) (mu, sd []float64) {
+	mu, sd = make([]float64, w), make([]float64, w)
+	rows := float64(len(tab) / w)
+	for i, v := range tab {
+		mu[i%w] += float64(v) / rows
+	}
+	for i, v := range tab {
+		d := float64(v) - mu[i%w]
+		sd[i%w] += d * d / rows
+	}
+	for c := range sd {
+		sd[c] = math.Sqrt(sd[c])
+	}
+	return mu, sd
 }
 
-// mix writes the softmax probabilities of the logits z to rm.p and the
-// mixtures to rm.e.
+// TextVocab returns RecoverText's default candidates: every token id of
+// m's vocabulary but the <image> placeholder.
+func TextVocab(m *nn.TinyMLLM) []int {
+	var vocab []int
+	for id := range m.Config.Vocab {
+		if id != nn.TokenImage {
+			vocab = append(vocab, id)
+		}
+	}
+	return vocab
+}
+
+// relaxedMix is the relaxation of RecoverText: n positions, each a
+// softmax mixture of the nv candidate embeddings tab (nv×w) with logits
+// z, or with embed the embeddings z themselves.
+type relaxedMix struct {
+	tab      []float32
+	w, nv, n int
+	obj      Objective
+	embed    bool
+	p        []float64
+	e, ge    []float32
+}
+
+// mix writes the relaxed embeddings at z to rm.e (and the softmax
+// probabilities to rm.p).
 func (rm *relaxedMix) mix(z []float64) {
 	w, nv := rm.w, rm.nv
-	if rm.p == nil {
-		rm.p, rm.e, rm.ge = make([]float64, len(z)), make([]float32, rm.n*w), make([]float32, rm.n*w)
+	if rm.e == nil {
+		rm.p, rm.e, rm.ge = make([]float64, rm.n*nv), make([]float32, rm.n*w), make([]float32, rm.n*w)
+	}
+	if rm.embed {
+		for i, v := range z {
+			rm.e[i] = float32(v)
+		}
+		return
 	}
 	for k := range rm.n {
 		softmax(rm.p[k*nv:(k+1)*nv], z[k*nv:(k+1)*nv])
@@ -289,6 +355,12 @@ func (rm *relaxedMix) objective(z, gz []float64) (float64, error) {
 	v, err := rm.obj(rm.e, rm.ge)
 	if err != nil {
 		return 0, err
+	}
+	if rm.embed {
+		for i, g := range rm.ge {
+			gz[i] = float64(g)
+		}
+		return v, nil
 	}
 	w, nv := rm.w, rm.nv
 	s := make([]float64, nv)
@@ -335,8 +407,8 @@ func (rm *relaxedMix) decode(z []float64) []int {
 	return idx
 }
 
-// embed returns the embeddings of the candidates idx, n×w.
-func (rm *relaxedMix) embed(idx []int) []float32 {
+// rows returns the embeddings of the candidates idx, n×w.
+func (rm *relaxedMix) rows(idx []int) []float32 {
 	w := rm.w
 	emb := make([]float32, len(idx)*w)
 	for k, j := range idx {
@@ -350,7 +422,7 @@ func (rm *relaxedMix) embed(idx []int) []float32 {
 // topK candidates per position, and returns their distance.
 func (rm *relaxedMix) refine(gm *GradientMatch, idx []int, sweeps, topK int) (float64, error) {
 	w := rm.w
-	emb := rm.embed(idx)
+	emb := rm.rows(idx)
 	cur, err := gm.Distance(emb)
 	if err != nil || sweeps < 0 {
 		return cur, err
@@ -362,16 +434,20 @@ func (rm *relaxedMix) refine(gm *GradientMatch, idx []int, sweeps, topK int) (fl
 	}
 	cs := make([]cand, rm.nv)
 	for range sweeps {
-		if _, err := gm.Objective(emb, ge); err != nil {
-			return 0, err
+		if topK > 0 {
+			if _, err := gm.Objective(emb, ge); err != nil {
+				return 0, err
+			}
 		}
 		changed := false
 		for k := range rm.n {
 			g := ge[k*w : (k+1)*w]
 			for j := range rm.nv {
 				var d float64
-				for c, t := range rm.tab[j*w : (j+1)*w] {
-					d += float64(t) * float64(g[c])
+				if topK > 0 {
+					for c, t := range rm.tab[j*w : (j+1)*w] {
+						d += float64(t) * float64(g[c])
+					}
 				}
 				cs[j] = cand{j, d}
 			}
@@ -380,7 +456,7 @@ func (rm *relaxedMix) refine(gm *GradientMatch, idx []int, sweeps, topK int) (fl
 			best, bestD := idx[k], cur
 			tried := 0
 			for _, c := range cs {
-				if tried == topK {
+				if topK > 0 && tried == topK {
 					break
 				}
 				if c.j == idx[k] {
@@ -442,4 +518,78 @@ func adam(x []float64, iters int, lr float64, obj func(x, grad []float64) (float
 		}
 	}
 	return obj(x, g)
+}
+
+// DefaultTextPriorMix is the weight of the uniform distribution in the
+// prior the text attack starts from (PositionPrior's mix), chosen on
+// fashion-vqa-tune (EXPERIMENTS.md, gia).
+const DefaultTextPriorMix = 0.5
+
+// PositionPrior returns the attacker's data-independent prior over the
+// candidates vocab at each of the positions at: the frequency of each
+// candidate at that position among the public token sequences pub (the
+// public prompts), or, where no public sequence is that long, among all
+// their tokens; each row mixed with the uniform distribution at weight
+// mix ∈ [0, 1]. Its most probable token at each position is the
+// data-independent baseline of RecoverText (PriorGuess).
+func PositionPrior(pub [][]int, at, vocab []int, mix float64) [][]float64 {
+	ix := map[int]int{}
+	for j, id := range vocab {
+		ix[id] = j
+	}
+	all := make([]float64, len(vocab))
+	for _, s := range pub {
+		for _, id := range s {
+			if j, ok := ix[id]; ok {
+				all[j]++
+			}
+		}
+	}
+	out := make([][]float64, len(at))
+	for k, p := range at {
+		f := make([]float64, len(vocab))
+		for _, s := range pub {
+			if p < len(s) {
+				if j, ok := ix[s[p]]; ok {
+					f[j]++
+				}
+			}
+		}
+		var sum float64
+		for _, v := range f {
+			sum += v
+		}
+		if sum == 0 {
+			copy(f, all)
+			for _, v := range f {
+				sum += v
+			}
+		}
+		for j := range f {
+			u := 1 / float64(len(vocab))
+			if sum > 0 {
+				f[j] = (1-mix)*f[j]/sum + mix*u
+			} else {
+				f[j] = u
+			}
+		}
+		out[k] = f
+	}
+	return out
+}
+
+// PriorGuess returns the most probable candidate of each row of a prior
+// (PositionPrior), the lowest index on ties.
+func PriorGuess(prior [][]float64, vocab []int) []int {
+	out := make([]int, len(prior))
+	for k, row := range prior {
+		best := 0
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+		}
+		out[k] = vocab[best]
+	}
+	return out
 }
