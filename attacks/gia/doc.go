@@ -56,6 +56,18 @@
 // gradients), and a visual-token transform (Dual-Priv's pruning and
 // fusion) runs in the attacked forward pass.
 //
+// The text of such an update cannot come from the embedding rows (lm.tok
+// is frozen under LoRA). RecoverText recovers a sequence's prompt tokens
+// by gradient matching over relaxed token embeddings (TAG, Deng et al.,
+// Findings of EMNLP 2021; LAMP, Balunović et al., NeurIPS 2022): softmax
+// mixtures of the token embeddings at each unknown position
+// (TextGrad feeds them through nn.TinyMLLM.ForwardEmbeds), started at a
+// public positional prior (PositionPrior), fitted by the same
+// Hessian-vector product in the embeddings, decoded to the nearest token
+// embeddings and refined by coordinate descent on the exact distance. Its
+// data-independent baseline is the prior's most probable token at each
+// position (PriorGuess).
+//
 // # On the run path
 //
 // Importing the package registers Attack as the attack "gia" of package
@@ -94,6 +106,10 @@
 //     Computation 6(1), 1994.
 //   - Jeon, Kim, Lee, Oh & Ok, "Gradient Inversion with Generative
 //     Image Prior", NeurIPS 2021.
+//   - Deng et al., "TAG: Gradient Attack on Transformer-based Language
+//     Models", Findings of EMNLP 2021.
+//   - Balunović, Dimitrov, Jovanović & Vechev, "LAMP: Extracting Text
+//     from Gradients with Language Model Priors", NeurIPS 2022.
 //   - Wang, Bovik, Sheikh & Simoncelli, "Image Quality Assessment: From
 //     Error Visibility to Structural Similarity", IEEE TIP 13(4), 2004.
 //   - Kuhn, "The Hungarian Method for the Assignment Problem", Naval

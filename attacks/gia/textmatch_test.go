@@ -5,6 +5,7 @@
 package gia
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"math"
@@ -391,5 +392,65 @@ func TestTextGradErrors(t *testing.T) {
 	full := nn.NewLayout(append(slices.Clone(l.Params), m.Tok))
 	if _, err := TextGrad(m, full, s, []int{0}, nil); err == nil {
 		t.Errorf("trainable lm.tok: no error")
+	}
+}
+
+// TestTextSwapProbe logs, for -gia.text-n public fashion-vqa sequences
+// (pretrained smoke base, raw update), the matching distance of the true
+// prompt and, at each prompt position, the two single-token swaps with
+// the lowest distance and the median over all swaps: whether the truth is
+// a strict local minimum of the discrete problem, and how flat it is.
+func TestTextSwapProbe(t *testing.T) {
+	if *textIters == 0 {
+		t.Skip("set -gia.text-iters")
+	}
+	m, l, d := mllmLoRABase(t, datasets.Smoke, *loraBInit)
+	w := m.Config.Width
+	for k := *textFirst; k < *textFirst+*textN; k++ {
+		b := mllmBatch(d.Public, k)
+		s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
+		g := mllmUpdate(t, m, l, b, Mechanism{})
+		at := promptPositions(s)
+		f, err := TextGrad(m, l, s, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gm, err := NewGradientMatch(l, f, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb := make([]float32, len(at)*w)
+		for i, p := range at {
+			id := s.Tokens[p]
+			copy(emb[i*w:(i+1)*w], m.Tok.Data[id*w:(id+1)*w])
+		}
+		d0, err := gm.Distance(emb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type swap struct {
+			id int
+			d  float64
+		}
+		var lines []string
+		for i, p := range at {
+			orig := slices.Clone(emb[i*w : (i+1)*w])
+			var cs []swap
+			for _, id := range TextVocab(m) {
+				if id == s.Tokens[p] {
+					continue
+				}
+				copy(emb[i*w:(i+1)*w], m.Tok.Data[id*w:(id+1)*w])
+				v, err := gm.Distance(emb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs = append(cs, swap{id, v})
+			}
+			copy(emb[i*w:(i+1)*w], orig)
+			slices.SortFunc(cs, func(a, b swap) int { return cmp.Compare(a.d, b.d) })
+			lines = append(lines, fmt.Sprintf("%s: %s %.4f, %s %.4f, median %.4f", words([]int{s.Tokens[p]}), words([]int{cs[0].id}), cs[0].d, words([]int{cs[1].id}), cs[1].d, cs[len(cs)/2].d))
+		}
+		t.Logf("public %d: truth %.2g\n%s", k, d0, strings.Join(lines, "\n"))
 	}
 }
