@@ -185,10 +185,8 @@ func (gm *GradientMatch) distance(g, dv []float32) float64 {
 		sum += d(gm.Layout.Block(g, i), gm.Layout.Block(gm.Want, i), db)
 		n++
 	}
-	if dv != nil {
-		for i := range dv {
-			dv[i] /= float32(n)
-		}
+	for i := range dv {
+		dv[i] /= float32(n)
 	}
 	return sum / float64(n)
 }
