@@ -221,8 +221,8 @@ func TestTunedDefaults(t *testing.T) {
 		{"nonprivate", "smoke", 3, 5e-3, 8, false},
 		{"dpsgd", "smoke", 3, 2e-2, 4, false},
 		{"dualpriv", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
-		{"dpzo", "smoke", 3, 3e-3, 256, false},
-		{"dpzo", "smoke", inf, 3e-3, 256, false},
+		{"dpzo", "smoke", 3, 3e-3, 512, false},
+		{"dpzo", "smoke", inf, 3e-3, 512, false},
 		{"nonprivate", "small", 3, 5e-3, 8, false},
 		{"dpsgd", "small", 3, 1e-2, 8, false},
 		{"dpzo", "small", 3, 5e-4, 4, true},   // not tuned at small
