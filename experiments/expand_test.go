@@ -178,7 +178,7 @@ func TestEpsilonJSON(t *testing.T) {
 // TestTuneBaselines checks the tuning spec: it trains and validates on the
 // -tune tasks only (public data; never a task whose test split is the
 // private test set), sweeps lr and epochs for nonprivate and dpsgd and
-// φ, lr and epochs for both DPZO clip scopes, and expands to the runs its
+// φ, lr and epochs for DPZO, and expands to the runs its
 // comments count.
 func TestTuneBaselines(t *testing.T) {
 	s, err := Load("tune-baselines", nil)
@@ -199,9 +199,11 @@ func TestTuneBaselines(t *testing.T) {
 		}
 	}
 	// 2 tasks × 3 seeds × nonprivate 5 lr × 3 epochs; dpsgd the same × 4 ε
-	// (1, 3, 8, ∞); the clip variant 3 clips; DPZO 2 tasks × 2 seeds × 2 φ ×
-	// 2 lr × 2 epochs.
-	want := map[string]int{"nonprivate/": 90, "dpsgd/": 360, "dpsgd/clip": 18, "dpzo/difference": 32, "dpzo/derivative": 32}
+	// (1, 3, 8, ∞); the clip variant 3 clips; DPZO 2 tasks × 2 seeds × 2 ε ×
+	// 2 lr × 2 epochs; 256 epochs at 2 lr (ε = 3) and at one (ε = ∞); and
+	// one point each (2 tasks × 2 seeds) for 512 epochs, φ = 0.01 and
+	// Algorithm 3's difference clip.
+	want := map[string]int{"nonprivate/": 90, "dpsgd/": 360, "dpsgd/clip": 18, "dpzo/derivative": 32, "dpzo/derivative-long": 8, "dpzo/derivative-long-inf": 4, "dpzo/derivative-longer": 4, "dpzo/derivative-phi": 4, "dpzo/difference": 4}
 	if diff := cmp.Diff(want, count); diff != "" {
 		t.Errorf("tune-baselines runs per method/variant (-want +got):\n%s", diff)
 	}

@@ -46,20 +46,35 @@ func (DPZO) Name() string { return "dpzo" }
 func (DPZO) Arch() string { return "tinymllm" }
 
 // Params implements Method: the shared LoRA recipe with plain zeroth-order
-// SGD at a tenth of the first-order learning rate (the estimate (s/2φ)·z
-// has norm about √d times the directional derivative), φ and the clip
-// scope. At smoke, clip_scope, φ, lr and epochs were chosen on public
-// validation data at ε = 3 (experiments tune-baselines); no configuration
-// tried there beat the base model, and the best (derivative, φ = 0.15,
-// lr 1e-3, 4 epochs) leads Algorithm 3's difference clip by 0.2 points,
-// within the noise.
+// SGD (Algorithm 3), the perturbation scale φ and the clip scope. full keeps
+// the paper's Table 7 φ = 0.15 and C_ZO = 1 on the loss difference.
+//
+// At smoke, φ, the clip scope, lr and epochs were chosen on public
+// validation data at ε = 3 (experiments tune-baselines; EXPERIMENTS.md,
+// tuning): φ = 0.001, where the central difference is the directional
+// derivative to about 0.1% (TestZOEngineDirectionalDerivative measures it
+// against the engine's gradients); the clip on the directional derivative
+// l_i/(2φ) at C = 1 (Algorithm 3's clip on l_i at C_ZO = 1 would be a clip
+// at C/(2φ) = 500 on the derivative, with noise as much larger: it
+// diverged); and lr 0.003 over 512 epochs, 4,096 steps: zeroth-order SGD
+// over the 4,608 LoRA coordinates it perturbs needs many times the
+// first-order steps (lr 0.03 diverges, lr 0.01 is best at 128 epochs and
+// drifts off over 256; at lr 0.003, 512 epochs lead 256 by 0.4 points, a
+// tie in substance that the selection rule breaks, at twice the time; 512
+// is the grid's edge). The old φ = 0.15, Table 7's, moves the smoke LoRA
+// parameters by φ‖z‖ ≈ 10, 2.5 times their norm: the difference then has
+// the wrong sign in 24 of 40 directions, and no configuration beat the base
+// model. small keeps φ = 0.15, Algorithm 3's
+// clip and the first LoRA recipe's lr and epochs, not tuned there (the lr
+// carries the test-accuracy caveat), though φ = 0.15 is as far outside the
+// linear regime there (EXPERIMENTS.md).
 func (DPZO) Params() []Param {
 	ps := withDefault(loraParams(), "optimizer", same("sgd"))
-	ps = withTuned(ps, "lr", byScale(1e-3, 5e-4, 2e-5), "smoke")
-	ps = withTuned(ps, "epochs", byScale(4.0, 4.0, 1.0), "smoke")
+	ps = withTuned(ps, "lr", byScale(3e-3, 5e-4, 2e-5), "smoke")
+	ps = withTuned(ps, "epochs", byScale(512.0, 4.0, 1.0), "smoke")
 	return append(ps, embeddingsParam(),
 		Param{Name: "phi", Kind: Float, Doc: "perturbation scale φ of the finite difference, > 0",
-			Default: same(0.15), Check: positive, Tuned: []string{"smoke"}},
+			Default: byScale(1e-3, 0.15, 0.15), Check: positive, Tuned: []string{"smoke"}},
 		Param{Name: "clip_scope", Kind: String, Doc: "what C_ZO clips: difference (the loss difference l_i, Algorithm 3) or derivative (l_i/2φ, the directional derivative estimate)",
 			Default: byScale("derivative", "difference", "difference"), Check: oneOf(list("difference", "derivative")), Tuned: []string{"smoke"}})
 }

@@ -221,7 +221,8 @@ func TestTunedDefaults(t *testing.T) {
 		{"nonprivate", "smoke", 3, 5e-3, 8, false},
 		{"dpsgd", "smoke", 3, 2e-2, 4, false},
 		{"dualpriv", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
-		{"dpzo", "smoke", 3, 1e-3, 4, false},
+		{"dpzo", "smoke", 3, 3e-3, 512, false},
+		{"dpzo", "smoke", inf, 3e-3, 512, false},
 		{"nonprivate", "small", 3, 5e-3, 8, false},
 		{"dpsgd", "small", 3, 1e-2, 8, false},
 		{"dpzo", "small", 3, 5e-4, 4, true},   // not tuned at small
@@ -253,8 +254,11 @@ func TestTunedDefaults(t *testing.T) {
 			t.Errorf("%s at %s, ε = %v: lr %v, epochs %v, test-accuracy caveat %v; want %v, %v, %v", tc.method, tc.scale, tc.eps, h.LR, h.Epochs, caveat, tc.lr, tc.epochs, tc.caveat)
 		}
 	}
-	if h, _ := Defaults("dpzo", "smoke"); h.String("clip_scope") != "derivative" || h.Float("phi") != 0.15 {
-		t.Errorf("dpzo at smoke: clip_scope %s, φ %v; want derivative, 0.15", h.String("clip_scope"), h.Float("phi"))
+	if h, _ := Defaults("dpzo", "smoke"); h.String("clip_scope") != "derivative" || h.Float("phi") != 1e-3 {
+		t.Errorf("dpzo at smoke: clip_scope %s, φ %v; want derivative, 0.001", h.String("clip_scope"), h.Float("phi"))
+	}
+	if h, _ := Defaults("dpzo", "small"); h.String("clip_scope") != "difference" || h.Float("phi") != 0.15 {
+		t.Errorf("dpzo at small: clip_scope %s, φ %v; want difference, 0.15 (not tuned)", h.String("clip_scope"), h.Float("phi"))
 	}
 	for _, name := range Names() {
 		m, _ := Lookup(name)

@@ -377,3 +377,72 @@ func TestZOClipScope(t *testing.T) {
 		}
 	}
 }
+
+// TestZOEngineDirectionalDerivative checks DPZO's estimate on the model it
+// trains, against the engine's exact per-example gradients g_i (PerSample):
+// the central difference (L_i(θ+φz) − L_i(θ−φz))/(2φ) is g_i·z up to
+// O(φ²) (e.g. J. Nocedal, S. J. Wright, Numerical Optimization, 2nd ed.,
+// Springer 2006, §8.1), so with σ = 0 and no clipping the scalar the
+// estimator releases for the batch, divided by 2φ, is (Σ g_i)·z / B and
+// its estimate s·z/(2φ) has mean (Σ g_i)/B over directions
+// (TestZOUnbiased checks E[zzᵀ] = I). LoRA's B factors are set away from
+// zero first, so that directions in A change the loss too. It also checks
+// the O(φ²) order: quartering φ divides the error by about 16.
+func TestZOEngineDirectionalDerivative(t *testing.T) {
+	const n = 6
+	job := tinyJob(t, "dpzo", n, math.Inf(1))
+	m := lmOf(job)
+	train := trainOf(job)
+	l, err := newLoRALoop("dpzo", job, m, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := l.layout.Values()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for j := range theta {
+		theta[j] += float32(0.1 * rng.NormFloat64())
+	}
+	l.layout.SetValues(theta)
+	opts := stepOptions(job)
+	r, err := m.PerSample(l.layout, train, nil, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	losses := func(v []float32, out []float64) error {
+		l.layout.SetValues(v)
+		return m.MeanLosses(l.layout, train, opts, out)
+	}
+	for dir := range 3 {
+		errAt := map[float64]float64{}
+		for _, phi := range []float64{4e-2, 1e-2, 1e-3} {
+			// σ = 0, clip far above any difference, normaliser 1: s is
+			// the sum of the differences l_i.
+			o := testZO(t, l.layout.Size, phi, 1e12, 0, 1, uint64(100+dir))
+			s, _, _, err := o.step(theta, n, losses)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, scale := 0.0, 0.0
+			for i := range n {
+				gz, g2 := 0.0, 0.0
+				for j, z := range o.z {
+					gz += float64(r.Grads[i][j]) * float64(z)
+					g2 += float64(r.Grads[i][j]) * float64(r.Grads[i][j])
+				}
+				d := (o.lp[i] - o.lm[i]) / (2 * phi)
+				t.Logf("dir %d φ %g example %d: difference/2φ %.6g, g·z %.6g, ‖g‖ %.4g", dir, phi, i, d, gz, math.Sqrt(g2))
+				sum += gz
+				scale += math.Sqrt(g2)
+			}
+			e := math.Abs(s/(2*phi) - sum)
+			errAt[phi] = e
+			t.Logf("dir %d φ %g: s/2φ %.6g, Σ g_i·z %.6g, error %.3g (Σ‖g_i‖ %.4g)", dir, phi, s/(2*phi), sum, e, scale)
+			if phi == 1e-3 && e > 1e-3*scale {
+				t.Errorf("dir %d φ %g: s/2φ = %v, (Σ g_i)·z = %v: error %.3g above 1e-3·Σ‖g_i‖ = %.3g", dir, phi, s/(2*phi), sum, e, 1e-3*scale)
+			}
+		}
+		if ratio := errAt[4e-2] / errAt[1e-2]; !(ratio > 8 && ratio < 32) {
+			t.Errorf("dir %d: error at φ = 0.04 over error at φ = 0.01 = %.3g, want about 16 (O(φ²))", dir, ratio)
+		}
+	}
+}
