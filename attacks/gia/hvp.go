@@ -323,18 +323,10 @@ func MLLMGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence, vt nn.VisualTransform
 		if err != nil {
 			return 0, err
 		}
-		if rows == nil {
-			for i, on := range s.Loss {
-				if on {
-					rows = append(rows, pos[i]-1)
-					targets = append(targets, s.Tokens[i])
-				}
-			}
-			if len(rows) == 0 {
-				return 0, fmt.Errorf("gia: the sequence has no loss positions")
-			}
+		loss, err := answerLoss(t, m, hid, pos, &s, &rows, &targets)
+		if err != nil {
+			return 0, err
 		}
-		loss := t.CrossEntropy(m.Logits(t, hid, slices.Clone(rows)), targets, nil)
 		t.Backward(loss)
 		if gx != nil {
 			clear(gx)
@@ -349,6 +341,25 @@ func MLLMGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence, vt nn.VisualTransform
 // gradTape returns a tape that adds the parameter gradient over l into
 // gtheta, cleared first, or, when gtheta is nil, one that forms none (a
 // GradFunc asked for the input gradient or the loss alone).
+// answerLoss is the mean cross-entropy of s's loss tokens, each predicted
+// from the hidden state before it (hid at the positions pos that Forward
+// returns). rows and targets keep the logit rows and tokens between calls
+// of one gradient function: they depend on s alone.
+func answerLoss(t *nn.Tape, m *nn.TinyMLLM, hid *nn.Node, pos []int, s *nn.Sequence, rows, targets *[]int) (*nn.Node, error) {
+	if *rows == nil {
+		for i, on := range s.Loss {
+			if on {
+				*rows = append(*rows, pos[i]-1)
+				*targets = append(*targets, s.Tokens[i])
+			}
+		}
+		if len(*rows) == 0 {
+			return nil, fmt.Errorf("gia: the sequence has no loss positions")
+		}
+	}
+	return t.CrossEntropy(m.Logits(t, hid, slices.Clone(*rows)), *targets, nil), nil
+}
+
 func gradTape(l *nn.Layout, gtheta []float32) *nn.Tape {
 	if gtheta == nil {
 		return nn.NewTape(nil, nil)

@@ -72,18 +72,10 @@ func TextGrad(m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence, at []int, vt nn.Visua
 		if err != nil {
 			return 0, err
 		}
-		if rows == nil {
-			for i, on := range s.Loss {
-				if on {
-					rows = append(rows, pos[i]-1)
-					targets = append(targets, s.Tokens[i])
-				}
-			}
-			if len(rows) == 0 {
-				return 0, fmt.Errorf("gia: the sequence has no loss positions")
-			}
+		loss, err := answerLoss(t, m, hid, pos, &s, &rows, &targets)
+		if err != nil {
+			return 0, err
 		}
-		loss := t.CrossEntropy(m.Logits(t, hid, slices.Clone(rows)), targets, nil)
 		t.Backward(loss)
 		if gx != nil {
 			clear(gx)
