@@ -223,6 +223,11 @@ func TestTunedDefaults(t *testing.T) {
 		{"dualpriv", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
 		{"dpzo", "smoke", 3, 3e-3, 512, false},
 		{"dpzo", "smoke", inf, 3e-3, 512, false},
+		// dpzo at smoke: chosen at ε = 3 and again at ε = 1 (fewer steps).
+		{"dpzo", "smoke", 1, 3e-3, 128, false},
+		{"dpzo", "smoke", 0.1, 3e-3, 128, false},
+		{"dpzo", "smoke", 2, 3e-3, 128, false},
+		{"dpzo", "smoke", 8, 3e-3, 512, false},
 		{"nonprivate", "small", 3, 5e-3, 8, false},
 		{"dpsgd", "small", 3, 1e-2, 8, false},
 		{"dpzo", "small", 3, 5e-4, 4, true},   // not tuned at small
