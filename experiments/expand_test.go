@@ -202,8 +202,11 @@ func TestTuneBaselines(t *testing.T) {
 	// (1, 3, 8, ∞); the clip variant 3 clips; DPZO 2 tasks × 2 seeds × 2 ε ×
 	// 2 lr × 2 epochs; 256 epochs at 2 lr (ε = 3) and at one (ε = ∞); and
 	// one point each (2 tasks × 2 seeds) for 512 epochs, φ = 0.01 and
-	// Algorithm 3's difference clip.
-	want := map[string]int{"nonprivate/": 90, "dpsgd/": 360, "dpsgd/clip": 18, "dpzo/derivative": 32, "dpzo/derivative-long": 8, "dpzo/derivative-long-inf": 4, "dpzo/derivative-longer": 4, "dpzo/derivative-phi": 4, "dpzo/difference": 4}
+	// Algorithm 3's difference clip; DPZO at ε = 1, 2 lr × 4 epochs and
+	// one point; DP-SGD at table10's 3 ε × 3 lr × 2 epochs, and 2 points
+	// at ε = 0.5 (2 tasks × 2 seeds each).
+	want := map[string]int{"nonprivate/": 90, "dpsgd/": 360, "dpsgd/clip": 18, "dpsgd/strict": 72, "dpsgd/strict-edge": 8,
+		"dpzo/derivative-eps1": 32, "dpzo/derivative-eps1-fast": 4, "dpzo/derivative": 32, "dpzo/derivative-long": 8, "dpzo/derivative-long-inf": 4, "dpzo/derivative-longer": 4, "dpzo/derivative-phi": 4, "dpzo/difference": 4}
 	if diff := cmp.Diff(want, count); diff != "" {
 		t.Errorf("tune-baselines runs per method/variant (-want +got):\n%s", diff)
 	}

@@ -233,14 +233,22 @@ func TestTunedDefaults(t *testing.T) {
 		{"dpzo", "small", 3, 5e-4, 4, true},   // not tuned at small
 		{"rapft", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
 		{"dpsgd", "full", 3, 2e-4, 1, false},  // the paper's values
-		// One choice at small (ε = 3) and full, used at every ε.
+		// At small the ε = 3 choice at every ε ≥ 1, and table10's below.
 		{"dpsgd", "small", 1, 1e-2, 8, false},
 		{"dpsgd", "small", inf, 1e-2, 8, false},
+		{"dpsgd", "small", 0.5, 1e-2, 2, false},
+		{"dpsgd", "small", 0.7, 1e-2, 2, false},
+		{"dpsgd", "small", 0.1, 5e-4, 2, false},
+		{"dpsgd", "small", 0.01, 5e-4, 2, false},
+		{"dualpriv", "small", 0.05, 5e-4, 2, false},
+		// One choice at full (the paper's), used at every ε.
 		{"dpsgd", "full", 1, 2e-4, 1, false},
 		{"nonprivate", "smoke", inf, 5e-3, 8, false},
-		// dpsgd at smoke, chosen at each ε of table1, and between them the
-		// choice at the nearest tuned ε at or below (below 1, 1's).
-		{"dpsgd", "smoke", 0.1, 1e-2, 8, false},
+		// dpsgd at smoke, chosen at each ε of table1 and table10, and
+		// between them the choice at the nearest tuned ε at or below.
+		{"dpsgd", "smoke", 0.01, 5e-4, 8, false},
+		{"dpsgd", "smoke", 0.1, 5e-4, 8, false},
+		{"dpsgd", "smoke", 0.5, 1e-2, 8, false},
 		{"dpsgd", "smoke", 1, 1e-2, 8, false},
 		{"dualpriv", "smoke", 1, 1e-2, 8, false},
 		{"rapft", "smoke", 1, 1e-2, 8, false},
