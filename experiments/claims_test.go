@@ -7,6 +7,7 @@ package experiments
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -121,5 +122,90 @@ func TestParseClaimErrors(t *testing.T) {
 				t.Errorf("Parse: got %q, want bad.yaml:%d: ...%s...", err, tc.line, tc.msg)
 			}
 		})
+	}
+}
+
+// TestEmbeddedClaimsPairUp checks every comparative claim of the embedded
+// specs against the spec's own runs: for each value of its Each columns
+// among the runs A or B selects, both sides must select some run, or the
+// claim would test nothing there (rapft-table6 once compared non-private
+// runs at ε = ∞ with DP-SGD's at each ε under each: [epsilon_target]).
+func TestEmbeddedClaimsPairUp(t *testing.T) {
+	infos, err := List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(c *Config, name string) string {
+		switch name {
+		case "method":
+			return c.Method
+		case "task":
+			return c.Task
+		case "scale":
+			return c.Scale
+		case "seed":
+			return FormatFloat(float64(c.Seed))
+		case "epsilon_target":
+			return c.Epsilon.String()
+		}
+		switch v := c.Params[name].(type) {
+		case float64:
+			return FormatFloat(v)
+		case int64:
+			return FormatFloat(float64(v))
+		case nil:
+			return ""
+		default:
+			return fmt.Sprint(v)
+		}
+	}
+	selects := func(c *Config, sel map[string]string) bool {
+		for k, v := range sel {
+			if col(c, k) != v {
+				return false
+			}
+		}
+		return true
+	}
+	for _, info := range infos {
+		s, err := Load(info.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := s.Expand()
+		for _, cl := range s.Claims {
+			if cl.B == nil {
+				continue
+			}
+			sides := map[string][2]int{}
+			for i := range runs {
+				c := &runs[i]
+				a, b := selects(c, cl.A), selects(c, cl.B)
+				if !a && !b {
+					continue
+				}
+				var key []string
+				for _, e := range cl.Each {
+					key = append(key, e+"="+col(c, e))
+				}
+				k := strings.Join(key, ",")
+				n := sides[k]
+				if a {
+					n[0]++
+				}
+				if b {
+					n[1]++
+				}
+				sides[k] = n
+			}
+			if len(sides) == 0 {
+				t.Errorf("%s: claim %s selects no run", s.Name, cl.Name)
+			}
+			for k, n := range sides {
+				if n[0] == 0 || n[1] == 0 {
+					t.Errorf("%s: claim %s at %q: %d runs on side a, %d on side b; want both", s.Name, cl.Name, k, n[0], n[1])
+				}
+			}
+		}
 	}
 }
