@@ -58,23 +58,20 @@ func lrpAlphaBeta(x []float64, rows, in int, w []float64, out int, b, r []float6
 			if b != nil {
 				zp, zn = max(b[i], 0), min(b[i], 0)
 			}
+			// Branch-free: the signs of x·w are random, so branches on them
+			// mispredict; adding the zero of the other side leaves both
+			// sums, and every share, exactly as with branches.
+			wi = wi[:len(xt)]
 			for j, xj := range xt {
 				z := xj * wi[j]
-				if z > 0 {
-					zp += z
-				} else {
-					zn += z
-				}
+				zp += max(z, 0)
+				zn += min(z, 0)
 			}
 			a := alphaFor(alpha, zp, zn)
 			cp, cn := safeDiv(a*ri, zp), safeDiv((1-a)*ri, zn)
 			for j, xj := range xt {
 				z := xj * wi[j]
-				if z > 0 {
-					rt[j] += z * cp
-				} else {
-					rt[j] += z * cn
-				}
+				rt[j] += max(z, 0)*cp + min(z, 0)*cn
 			}
 		}
 	}
