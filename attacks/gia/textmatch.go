@@ -309,6 +309,22 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 	return out, nil
 }
 
+// PromptPositions returns the positions of s's prompt tokens that the
+// text attack recovers (RecoverText's at): every position before the
+// first loss target but the <image> placeholder.
+func PromptPositions(s nn.Sequence) []int {
+	var at []int
+	for i, id := range s.Tokens {
+		if s.Loss != nil && s.Loss[i] {
+			break
+		}
+		if id != nn.TokenImage {
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
 // tableMoments returns the per-coordinate mean and standard deviation of
 // the rows of tab (w columns).
 func tableMoments(tab []float32, w int) (mu, sd []float64) {

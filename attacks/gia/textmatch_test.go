@@ -26,22 +26,6 @@ var (
 	textSweep = flag.String("gia.text-sweep", "", "settings of the text probe, ';'-separated, each comma-separated key=value (lr, iters, restarts, noise, prior)")
 )
 
-// promptPositions returns the positions of s's prompt tokens that the
-// text attack recovers: every position before the first loss target but
-// the <image> placeholder.
-func promptPositions(s nn.Sequence) []int {
-	var at []int
-	for i, id := range s.Tokens {
-		if s.Loss[i] {
-			break
-		}
-		if id != nn.TokenImage {
-			at = append(at, i)
-		}
-	}
-	return at
-}
-
 func words(ids []int) string {
 	v := datasets.Vocab()
 	var w []string
@@ -122,7 +106,7 @@ func TestTextProbe(t *testing.T) {
 			b := mllmBatch(d.Private, k)
 			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
 			g := mllmUpdate(t, m, l, b, Mechanism{})
-			at := promptPositions(s)
+			at := PromptPositions(s)
 			want := make([]int, len(at))
 			for i, p := range at {
 				want[i] = s.Tokens[p]
@@ -158,7 +142,7 @@ func TestTextProbe(t *testing.T) {
 func TestTextGradFD(t *testing.T) {
 	t.Parallel()
 	m, l, s := smokeMLLMLoRA(t, 0.02)
-	at := promptPositions(s)
+	at := PromptPositions(s)
 	f, err := TextGrad(m, l, s, at, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -340,7 +324,7 @@ func TestControlText(t *testing.T) {
 		for k := range n {
 			b := mllmBatch(d.Private, k)
 			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
-			at := promptPositions(s)
+			at := PromptPositions(s)
 			want := make([]int, len(at))
 			for i, p := range at {
 				want[i] = s.Tokens[p]
@@ -357,7 +341,7 @@ func TestControlText(t *testing.T) {
 			}
 			pos += PositionTRR(o.Tokens, want) / n
 			bag += TRR(o.Tokens, [][]int{want}) / n
-			t.Logf("%s, private %d: %q → %q (baseline %q), position TRR %.2f, match %.4f, %v", tc.desc, k, words(want), words(o.Tokens), words(guess), PositionTRR(o.Tokens, want), o.Match, o.Elapsed)
+			t.Logf("%s, private %d: %q → %q (baseline %q), position TRR %.2f, match %.4f, %d passes, %d moves, %v", tc.desc, k, words(want), words(o.Tokens), words(guess), PositionTRR(o.Tokens, want), o.Match, o.Evals, o.Moves, o.Elapsed)
 		}
 		t.Logf("%s: position TRR %.3f, bag TRR %.3f (baseline %.3f, %.3f)", tc.desc, pos, bag, base, bagBase)
 		if tc.desc == "raw" && pos < base+textControlGain {
@@ -434,7 +418,7 @@ func TestTextSwapProbe(t *testing.T) {
 		b := mllmBatch(d.Public, k)
 		s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
 		g := mllmUpdate(t, m, l, b, Mechanism{})
-		at := promptPositions(s)
+		at := PromptPositions(s)
 		f, err := TextGrad(m, l, s, at, nil)
 		if err != nil {
 			t.Fatal(err)
