@@ -201,8 +201,10 @@ type TextOutcome struct {
 // position is then decoded to the candidate whose embedding is nearest to
 // e_k (Euclidean), the decoded sequence is scored by the same distance,
 // the restart with the lowest decoded distance is kept, and its tokens
-// are refined by coordinate descent on the exact distance
-// (TextOptions.Sweeps; LAMP alternates continuous and discrete steps).
+// are refined by rounds of coordinate descent on the exact distance and
+// LAMP's token-order moves (TextOptions.Sweeps and Reorder; LAMP
+// alternates continuous and discrete steps, here the discrete ones come
+// after the continuous phase).
 //
 // Threat model: the attacker knows the weights, the release (s alone, a
 // batch of one), the sequence's length, where the image sits and the
