@@ -94,7 +94,9 @@ func testAttackOptions(attack string) []AttackOption {
 		}
 		b := count("batch", "batch size", "1")
 		b.Default = []string{"1", "8"}
-		return []AttackOption{b, count("trials", "trials", "1"), count("iterations", "iterations", "300")}
+		text := AttackOption{Name: "text", Elem: "text switch", Default: []string{"0"}, Sort: numSort,
+			Canonical: num("text switch", func(x float64) bool { return x == 0 || x == 1 }, "0 or 1")}
+		return []AttackOption{b, count("trials", "trials", "1"), count("iterations", "iterations", "300"), text}
 	}
 	return nil
 }

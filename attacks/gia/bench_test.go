@@ -44,3 +44,35 @@ func BenchmarkConvMatchObjective(b *testing.B) {
 		cm.Objective(x, grad)
 	}
 }
+
+// BenchmarkTextDistance times one exact-distance evaluation of the text
+// attack (one first-order pass of TinyMLLM with relaxed prompt
+// embeddings, GradientMatch.Distance over TextGrad) on the LoRA update of
+// a private fashion-vqa sequence at -gia.scale: RecoverText costs
+// TextOutcome.Evals of these (a Hessian-vector product is two).
+func BenchmarkTextDistance(b *testing.B) {
+	m, l, s := smokeMLLMLoRA(b, 0.02)
+	at := PromptPositions(s)
+	g := make([]float32, l.Size)
+	if _, err := MLLMGrad(m, l, s, nil)(s.Images[0], g, nil); err != nil {
+		b.Fatal(err)
+	}
+	f, err := TextGrad(m, l, s, at, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gm, err := NewGradientMatch(l, f, g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := m.Config.Width
+	x := make([]float32, len(at)*w)
+	for k, p := range at {
+		copy(x[k*w:(k+1)*w], m.Tok.Data[s.Tokens[p]*w:(s.Tokens[p]+1)*w])
+	}
+	for b.Loop() {
+		if _, err := gm.Distance(x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

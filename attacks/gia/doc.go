@@ -64,9 +64,11 @@
 // (TextGrad feeds them through nn.TinyMLLM.ForwardEmbeds), started at a
 // public positional prior (PositionPrior), fitted by the same
 // Hessian-vector product in the embeddings, decoded to the nearest token
-// embeddings and refined by coordinate descent on the exact distance. Its
-// data-independent baseline is the prior's most probable token at each
-// position (PriorGuess).
+// embeddings and refined by rounds of coordinate descent on the exact
+// distance and LAMP's discrete token-order moves (swaps, token and span
+// moves). Its data-independent baseline is the prior's most probable
+// token at each position (PriorGuess). Attack runs it on batches of 1
+// with the option text.
 //
 // # On the run path
 //

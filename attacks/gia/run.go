@@ -51,7 +51,12 @@ func init() { attacks.Register(Attack{}) }
 // vision encoder), baseline_psnr, baseline_ssim, baseline_feat_dist (the
 // public mean image as the guess), match (the final objective) and
 // seconds_per_image (wall time). Images: the first trial's originals and
-// reconstructions, b<B>-orig-<i> and b<B>-recon-<i>.
+// reconstructions, b<B>-orig-<i> and b<B>-recon-<i>. With text (option
+// text: 1) each batch of 1 also goes to the text attack (textCell.add:
+// RecoverText with its defaults, a separate threat model in which the
+// attacker knows the image, the answer tokens, the loss mask and the
+// length, and recovers the prompt), with results gia_b1_trr,
+// gia_b1_trr_bag, gia_b1_trr_baseline and gia_b1_trr_seconds.
 type Attack struct {
 	// Batches are the batch sizes; nil means 1 and 8.
 	Batches []int
@@ -67,6 +72,11 @@ type Attack struct {
 	// Scout is the number of public images scouted as starts
 	// (InvertOptions.Scout); nil means DefaultScout.
 	Scout *int
+	// Text adds the text attack to the batches of 1 (attackText).
+	Text bool
+	// text, when not nil, replaces the text attack's default settings
+	// (tests).
+	text *TextOptions
 }
 
 // Name implements attacks.Attack.
@@ -96,6 +106,8 @@ func (Attack) Options() []attacks.Option {
 				}
 				return nil
 			}, Default: []string{fmtFloat(DefaultGauss)}},
+		{Name: "text", Elem: "text switch", Kind: attacks.Numbers, Doc: "1: also recover each batch of 1's prompt tokens from its update (RecoverText; results gia_b1_trr, gia_b1_trr_bag, gia_b1_trr_baseline, gia_b1_trr_seconds); 0: images only",
+			Check: integerIn(0, 1), Default: []string{"0"}},
 	}
 }
 
@@ -175,6 +187,11 @@ func (a Attack) WithOptions(opts map[string][]string) (attacks.Attack, error) {
 			}
 			k := int(x)
 			out.Scout = &k
+		case "text":
+			if x != 0 && x != 1 {
+				return nil, fmt.Errorf("option text: %v is not 0 or 1", x)
+			}
+			out.Text = x == 1
 		case "lr":
 			out.LR = x
 		case "tv":
@@ -227,6 +244,10 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 		return nil, err
 	}
 	mean := MeanImage(pub)
+	var pubPrompts [][]int
+	for _, e := range t.Public {
+		pubPrompts = append(pubPrompts, prompt(e.Seq))
+	}
 	trials := cmp.Or(a.Trials, 1)
 	rep := &attacks.Report{Results: map[string]float64{}, Images: map[string][]byte{}}
 	for _, b := range a.batches() {
@@ -234,6 +255,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 			return nil, fmt.Errorf("gia: %d batches of %d need more than the %d private examples", trials, b, len(t.Members))
 		}
 		c := cell{prefix: "gia_b" + strconv.Itoa(b) + "_", mean: mean}
+		var tc textCell
 		for k := range trials {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -250,6 +272,11 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 			if err := c.add(t.Model, bt, out); err != nil {
 				return nil, err
 			}
+			if a.Text && b == 1 {
+				if err := tc.add(t, t.Members[k].Seq, pubPrompts, seed, a.text); err != nil {
+					return nil, err
+				}
+			}
 			if k == 0 {
 				if err := addImages(rep.Images, b, t.Model.Config, bt.Images, out.Images); err != nil {
 					return nil, err
@@ -257,8 +284,78 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 			}
 		}
 		c.record(rep.Results, trials, b)
+		if a.Text && b == 1 {
+			tc.record(rep.Results, trials)
+		}
 	}
 	return rep, nil
+}
+
+// prompt returns the tokens of s before its first loss target.
+func prompt(s nn.Sequence) []int {
+	for i := range s.Tokens {
+		if s.Loss != nil && s.Loss[i] {
+			return s.Tokens[:i]
+		}
+	}
+	return s.Tokens
+}
+
+// A textCell sums the text attack's scores over the trials of batches of
+// 1.
+type textCell struct {
+	trr, bag, base, elapsedNS float64
+}
+
+// add runs the text attack on the update that t's method releases for the
+// sequence s alone (noise seeded by seed, the image attack's release):
+// RecoverText, with the default settings or opt, recovers s's prompt
+// (PromptPositions) from a start at the public prompts pub's positional
+// prior (PositionPrior, DefaultTextPriorMix), matching by the per-tensor
+// cosine; the attacker knows the rest of s (its image, answer, length and
+// loss mask). The data-independent baseline is PriorGuess.
+func (tc *textCell) add(t *attacks.Target, s nn.Sequence, pub [][]int, seed uint64, opt *TextOptions) error {
+	m := t.Model
+	l := nn.NewLayout(m.Params())
+	if len(s.Images) != 1 {
+		return fmt.Errorf("gia: text attack on a sequence of %d images, it takes one", len(s.Images))
+	}
+	bt := Batch{Images: s.Images, Tokens: [][]int{s.Tokens}, Loss: [][]bool{s.Loss}}
+	g, err := releaseUpdate(m, l, bt, t.Release, t.Visual, seed)
+	if err != nil {
+		return err
+	}
+	at := PromptPositions(s)
+	want := make([]int, len(at))
+	for i, p := range at {
+		want[i] = s.Tokens[p]
+	}
+	vocab := TextVocab(m)
+	o := TextOptions{PerBlock: true}
+	if opt != nil {
+		o = *opt
+	}
+	o.Init, o.Seed = PositionPrior(pub, at, vocab, DefaultTextPriorMix), seed
+	out, err := RecoverText(m, l, g, s, at, vocab, t.Visual, &o)
+	if err != nil {
+		return err
+	}
+	tc.trr += PositionTRR(out.Tokens, want)
+	tc.bag += TRR(out.Tokens, [][]int{want})
+	tc.base += PositionTRR(PriorGuess(PositionPrior(pub, at, vocab, 0), vocab), want)
+	tc.elapsedNS += float64(out.Elapsed)
+	return nil
+}
+
+// record writes the means over n trials: gia_b1_trr (position TRR),
+// gia_b1_trr_bag (bag TRR), gia_b1_trr_baseline (PriorGuess's position
+// TRR) and gia_b1_trr_seconds (wall time per sequence).
+func (tc *textCell) record(res map[string]float64, n int) {
+	f := float64(n)
+	res["gia_b1_trr"] = tc.trr / f
+	res["gia_b1_trr_bag"] = tc.bag / f
+	res["gia_b1_trr_baseline"] = tc.base / f
+	res["gia_b1_trr_seconds"] = tc.elapsedNS / float64(time.Second) / f
 }
 
 // memberBatch returns the batch of the examples es: one image each.

@@ -216,7 +216,10 @@ func TestAttackOptions(t *testing.T) {
 	if o, want := (Attack{}).invertOptions(1), (InvertOptions{Iterations: 300, Restarts: DefaultRestarts, LR: DefaultLR, TV: DefaultTV, Gauss: DefaultGauss, Decay: DefaultDecay, Scout: DefaultScout, Seed: 1}); !reflect.DeepEqual(*o, want) {
 		t.Errorf("default options %+v, want %+v", *o, want)
 	}
-	for _, bad := range []map[string][]string{{"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
+	if a, err := attacks.Configure("gia", map[string][]string{"text": {"1"}}); err != nil || !a.(Attack).Text {
+		t.Errorf("text: 1 configured %+v, %v", a, err)
+	}
+	for _, bad := range []map[string][]string{{"text": {"2"}}, {"text": {"0.5"}}, {"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
 		if _, err := attacks.Configure("gia", bad); err == nil {
 			t.Errorf("options %v configured without error", bad)
 		}
@@ -354,4 +357,71 @@ func smokePrior(t *testing.T, enc *nn.VisionEncoder, n int) ([][]float32, *Embed
 		t.Fatal(err)
 	}
 	return pub, p
+}
+
+// TestTextCell checks the run path's text attack (textCell.add) against
+// the same attack assembled by hand from the dataset's fields: the update
+// released as Release's clipped and noised mechanism with the image
+// attack's seed, the prompt positions from the example's Prompt, the prior
+// from the public examples' Prompts; the position TRR, bag TRR and
+// baseline must be those of RecoverText and PriorGuess on them (a few
+// iterations: this checks the plumbing, the attack's control is
+// TestControlText).
+func TestTextCell(t *testing.T) {
+	t.Parallel()
+	m, l, _ := smokeMLLMLoRA(t, 0.02)
+	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pubEx []attacks.Example
+	var pub [][]int
+	for i, ex := range d.Public {
+		seq, mask := ex.Sequence()
+		pubEx = append(pubEx, attacks.Example{ID: int64(i), Seq: nn.Sequence{Tokens: seq, Images: ex.Images, Loss: mask}})
+		pub = append(pub, ex.Prompt)
+	}
+	ex := &d.Private[1]
+	seq, mask := ex.Sequence()
+	s := nn.Sequence{Tokens: seq, Images: ex.Images, Loss: mask}
+	tgt := &attacks.Target{Model: m, Release: &methods.Release{Clip: 1, Sigma: 0.5}, Public: pubEx}
+	opt := TextOptions{Iterations: 3, Restarts: 1, Sweeps: 1, TopK: 2, Reorder: 1, PerBlock: true}
+	var tc textCell
+	const seed = 99
+	if err := tc.add(tgt, s, pub, seed, &opt); err != nil {
+		t.Fatal(err)
+	}
+	var at, want []int
+	for i, id := range ex.Prompt {
+		if id != nn.TokenImage {
+			at, want = append(at, i), append(want, id)
+		}
+	}
+	gx := make([]float32, l.Size)
+	if _, err := MLLMGrad(m, l, s, nil)(s.Images[0], gx, nil); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Release(l, [][]float32{gx}, Mechanism{Rule: nn.Flat(1), Sigma: []float64{0.5}, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := TextVocab(m)
+	ref := opt
+	ref.Init, ref.Seed = PositionPrior(pub, at, vocab, DefaultTextPriorMix), seed
+	o, err := RecoverText(m, l, g, s, at, vocab, nil, &ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := PositionTRR(PriorGuess(PositionPrior(pub, at, vocab, 0), vocab), want)
+	if tc.trr != PositionTRR(o.Tokens, want) || tc.bag != TRR(o.Tokens, [][]int{want}) || tc.base != base {
+		t.Errorf("run path TRR %v, bag %v, baseline %v; by hand %v, %v, %v", tc.trr, tc.bag, tc.base, PositionTRR(o.Tokens, want), TRR(o.Tokens, [][]int{want}), base)
+	}
+	if base == 0 {
+		t.Errorf("baseline 0: the check would not see a wrong prior")
+	}
+	res := map[string]float64{}
+	tc.record(res, 2)
+	if res["gia_b1_trr"] != tc.trr/2 || res["gia_b1_trr_baseline"] != base/2 || len(res) != 4 {
+		t.Errorf("recorded %v", res)
+	}
 }

@@ -120,6 +120,17 @@ type TextOptions struct {
 	// TopK is the number of candidates tried per position and sweep;
 	// 0: every candidate.
 	TopK int
+	// Reorder bounds the token-order moves of each round of the
+	// discrete refinement, LAMP's discrete transformations (Balunović
+	// et al., NeurIPS 2022, §4): after each substitution sweep, every
+	// swap of two positions, every move of one token to another
+	// position and every move of a span of two or more tokens to
+	// another offset (the tokens between shifting over) is scored by
+	// the exact distance, and the best is applied while it lowers the
+	// distance, at most Reorder times; a round that changes nothing
+	// ends the refinement (Sweeps bounds the rounds). Default 8;
+	// negative: no moves (substitutions alone).
+	Reorder int
 	// Embed optimises the embeddings themselves (TAG's relaxation: any
 	// vector of the embedding space at each position), from the table's
 	// mean plus Noise times its per-coordinate standard deviation,
@@ -129,6 +140,15 @@ type TextOptions struct {
 	// PerBlock averages the distance over the released tensors
 	// (GradientMatch.PerBlock).
 	PerBlock bool
+	// L2 matches by the relative squared ℓ₂ distance instead of the
+	// cosine (GradientMatch.L2).
+	L2 bool
+	// Entropy, when positive, adds its multiple of the mean entropy of
+	// the positions' softmax distributions to the continuous phase's
+	// objective, its weight ramped linearly from 0 at the first
+	// iteration to Entropy at the last, so that the mixtures end near
+	// single tokens (ignored with Embed).
+	Entropy float64
 	// Seed seeds the starts.
 	Seed uint64
 }
@@ -143,6 +163,7 @@ func (o *TextOptions) withDefaults() TextOptions {
 	r.LR = cmp.Or(r.LR, 0.3)
 	r.Noise = cmp.Or(r.Noise, 1)
 	r.Sweeps = cmp.Or(r.Sweeps, 4)
+	r.Reorder = cmp.Or(r.Reorder, 8)
 	return r
 }
 
@@ -154,6 +175,10 @@ type TextOutcome struct {
 	// (their own embeddings, not the relaxed ones); Relaxed that of the
 	// relaxed embeddings at the end of the kept restart.
 	Match, Relaxed float64
+	// Evals counts the model's first-order passes (forward and
+	// backward, two per Hessian-vector product), Moves the token-order
+	// moves applied.
+	Evals, Moves int
 	// Elapsed is the attack's wall time.
 	Elapsed time.Duration
 }
@@ -176,8 +201,10 @@ type TextOutcome struct {
 // position is then decoded to the candidate whose embedding is nearest to
 // e_k (Euclidean), the decoded sequence is scored by the same distance,
 // the restart with the lowest decoded distance is kept, and its tokens
-// are refined by coordinate descent on the exact distance
-// (TextOptions.Sweeps; LAMP alternates continuous and discrete steps).
+// are refined by rounds of coordinate descent on the exact distance and
+// LAMP's token-order moves (TextOptions.Sweeps and Reorder; LAMP
+// alternates continuous and discrete steps, here the discrete ones come
+// after the continuous phase).
 //
 // Threat model: the attacker knows the weights, the release (s alone, a
 // batch of one), the sequence's length, where the image sits and the
@@ -198,15 +225,20 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 	if o.Init != nil && len(o.Init) != len(at) {
 		return nil, fmt.Errorf("gia: prior over %d positions, want %d", len(o.Init), len(at))
 	}
-	f, err := TextGrad(m, l, s, at, vt)
+	f0, err := TextGrad(m, l, s, at, vt)
 	if err != nil {
 		return nil, err
+	}
+	out := &TextOutcome{Match: math.Inf(1)}
+	f := func(x, gtheta, gx []float32) (float64, error) {
+		out.Evals++
+		return f0(x, gtheta, gx)
 	}
 	gm, err := NewGradientMatch(l, f, g)
 	if err != nil {
 		return nil, err
 	}
-	gm.PerBlock = o.PerBlock
+	gm.PerBlock, gm.L2 = o.PerBlock, o.L2
 	w, n, nv := m.Config.Width, len(at), len(vocab)
 	tab := make([]float32, nv*w) // the candidates' embeddings
 	for j, id := range vocab {
@@ -218,7 +250,6 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 	rm := &relaxedMix{tab: tab, w: w, nv: nv, n: n, obj: gm.Objective, embed: o.Embed}
 	mu, sd := tableMoments(tab, w)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x746578))
-	out := &TextOutcome{Match: math.Inf(1)}
 	var best []int
 	for range o.Restarts {
 		var z []float64
@@ -245,7 +276,17 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 				z[k*nv+j] = v
 			}
 		}
-		relaxed, err := adam(z, o.Iterations, o.LR, rm.objective)
+		it := 0
+		_, err := adam(z, o.Iterations, o.LR, func(z, gz []float64) (float64, error) {
+			rm.ent = o.Entropy * float64(it) / float64(max(o.Iterations, 1))
+			it++
+			return rm.objective(z, gz)
+		})
+		if err != nil {
+			return nil, err
+		}
+		rm.mix(z)
+		relaxed, err := gm.Distance(rm.e)
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +299,7 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 			out.Match, out.Relaxed, best = d, relaxed, idx
 		}
 	}
-	out.Match, err = rm.refine(gm, best, o.Sweeps, o.TopK)
+	out.Match, out.Moves, err = rm.refine(gm, best, o.Sweeps, o.TopK, o.Reorder)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +309,22 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 	}
 	out.Elapsed = time.Since(start)
 	return out, nil
+}
+
+// PromptPositions returns the positions of s's prompt tokens that the
+// text attack recovers (RecoverText's at): every position before the
+// first loss target but the <image> placeholder.
+func PromptPositions(s nn.Sequence) []int {
+	var at []int
+	for i, id := range s.Tokens {
+		if s.Loss != nil && s.Loss[i] {
+			break
+		}
+		if id != nn.TokenImage {
+			at = append(at, i)
+		}
+	}
+	return at
 }
 
 // tableMoments returns the per-coordinate mean and standard deviation of
@@ -308,6 +365,7 @@ type relaxedMix struct {
 	w, nv, n int
 	obj      Objective
 	embed    bool
+	ent      float64 // the weight of the mean entropy of p
 	p        []float64
 	e, ge    []float32
 }
@@ -341,7 +399,8 @@ func (rm *relaxedMix) mix(z []float64) {
 
 // objective returns the matching distance at the logits z and writes its
 // gradient in z to gz: with s_j = ⟨tab_j, ∂D/∂e_k⟩, ∂D/∂z_kj = p_kj·(s_j −
-// Σ_i p_ki·s_i).
+// Σ_i p_ki·s_i); plus rm.ent times the mean over positions of the
+// entropy of p_k.
 func (rm *relaxedMix) objective(z, gz []float64) (float64, error) {
 	rm.mix(z)
 	v, err := rm.obj(rm.e, rm.ge)
@@ -370,6 +429,22 @@ func (rm *relaxedMix) objective(z, gz []float64) (float64, error) {
 		}
 		for j := range nv {
 			gz[k*nv+j] = p[j] * (s[j] - ps)
+		}
+		if rm.ent > 0 {
+			// H = −Σ p log p; ∂H/∂z_j = −p_j·(log p_j + H).
+			var h float64
+			for _, pj := range p {
+				if pj > 0 {
+					h -= pj * math.Log(pj)
+				}
+			}
+			c := rm.ent / float64(rm.n)
+			v += c * h
+			for j, pj := range p {
+				if pj > 0 {
+					gz[k*nv+j] -= c * pj * (math.Log(pj) + h)
+				}
+			}
 		}
 	}
 	return v, nil
@@ -410,70 +485,156 @@ func (rm *relaxedMix) rows(idx []int) []float32 {
 }
 
 // refine improves the decoded candidates idx in place by at most sweeps
-// sweeps of RecoverText's discrete refinement (TextOptions.Sweeps) with
-// topK candidates per position, and returns their distance.
-func (rm *relaxedMix) refine(gm *GradientMatch, idx []int, sweeps, topK int) (float64, error) {
-	w := rm.w
-	emb := rm.rows(idx)
-	cur, err := gm.Distance(emb)
+// rounds of RecoverText's discrete refinement (TextOptions.Sweeps and
+// Reorder): a substitution sweep with topK candidates per position, then
+// at most reorder token-order moves; it stops after a round that changes
+// nothing, and returns the distance of idx and the moves applied.
+func (rm *relaxedMix) refine(gm *GradientMatch, idx []int, sweeps, topK, reorder int) (float64, int, error) {
+	cur, err := gm.Distance(rm.rows(idx))
 	if err != nil || sweeps < 0 {
-		return cur, err
+		return cur, 0, err
 	}
-	ge := make([]float32, len(emb))
-	type cand struct {
-		j int
-		s float64
-	}
-	cs := make([]cand, rm.nv)
+	moves := 0
 	for range sweeps {
-		if topK > 0 {
-			if _, err := gm.Objective(emb, ge); err != nil {
-				return 0, err
-			}
+		d, changed, err := rm.substitute(gm, idx, cur, topK)
+		if err != nil {
+			return 0, 0, err
 		}
-		changed := false
-		for k := range rm.n {
-			g := ge[k*w : (k+1)*w]
-			for j := range rm.nv {
-				var d float64
-				if topK > 0 {
-					for c, t := range rm.tab[j*w : (j+1)*w] {
-						d += float64(t) * float64(g[c])
-					}
-				}
-				cs[j] = cand{j, d}
+		cur = d
+		for range max(reorder, 0) {
+			d, ok, err := rm.reorder(gm, idx, cur)
+			if err != nil {
+				return 0, 0, err
 			}
-			slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(a.s, b.s) })
-			e := emb[k*w : (k+1)*w]
-			best, bestD := idx[k], cur
-			tried := 0
-			for _, c := range cs {
-				if topK > 0 && tried == topK {
-					break
-				}
-				if c.j == idx[k] {
-					continue
-				}
-				tried++
-				copy(e, rm.tab[c.j*w:(c.j+1)*w])
-				d, err := gm.Distance(emb)
-				if err != nil {
-					return 0, err
-				}
-				if d < bestD {
-					best, bestD = c.j, d
-				}
+			if !ok {
+				break
 			}
-			copy(e, rm.tab[best*w:(best+1)*w])
-			if best != idx[k] {
-				idx[k], cur, changed = best, bestD, true
-			}
+			cur, changed = d, true
+			moves++
 		}
 		if !changed {
 			break
 		}
 	}
-	return cur, nil
+	return cur, moves, nil
+}
+
+// substitute runs one sweep of coordinate descent over the candidates at
+// each position of idx (in place; topK: those the gradient ranks best,
+// 0: all) from the distance cur, and returns the new distance and
+// whether idx changed.
+func (rm *relaxedMix) substitute(gm *GradientMatch, idx []int, cur float64, topK int) (float64, bool, error) {
+	w := rm.w
+	emb := rm.rows(idx)
+	ge := make([]float32, len(emb))
+	if topK > 0 {
+		if _, err := gm.Objective(emb, ge); err != nil {
+			return 0, false, err
+		}
+	}
+	type cand struct {
+		j int
+		s float64
+	}
+	cs := make([]cand, rm.nv)
+	changed := false
+	for k := range rm.n {
+		g := ge[k*w : (k+1)*w]
+		for j := range rm.nv {
+			var d float64
+			if topK > 0 {
+				for c, t := range rm.tab[j*w : (j+1)*w] {
+					d += float64(t) * float64(g[c])
+				}
+			}
+			cs[j] = cand{j, d}
+		}
+		slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(a.s, b.s) })
+		e := emb[k*w : (k+1)*w]
+		best, bestD := idx[k], cur
+		tried := 0
+		for _, c := range cs {
+			if topK > 0 && tried == topK {
+				break
+			}
+			if c.j == idx[k] {
+				continue
+			}
+			tried++
+			copy(e, rm.tab[c.j*w:(c.j+1)*w])
+			d, err := gm.Distance(emb)
+			if err != nil {
+				return 0, false, err
+			}
+			if d < bestD {
+				best, bestD = c.j, d
+			}
+		}
+		copy(e, rm.tab[best*w:(best+1)*w])
+		if best != idx[k] {
+			idx[k], cur, changed = best, bestD, true
+		}
+	}
+	return cur, changed, nil
+}
+
+// reorder scores every token-order move of idx (orderMoves) by the exact
+// distance and applies the best in place if it is below cur; it returns
+// the distance of idx and whether it moved.
+func (rm *relaxedMix) reorder(gm *GradientMatch, idx []int, cur float64) (float64, bool, error) {
+	var best []int
+	bestD := cur
+	for _, c := range orderMoves(idx) {
+		d, err := gm.Distance(rm.rows(c))
+		if err != nil {
+			return 0, false, err
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == nil {
+		return cur, false, nil
+	}
+	copy(idx, best)
+	return bestD, true, nil
+}
+
+// orderMoves returns the distinct reorderings of s that LAMP's discrete
+// transformations reach in one step (Balunović et al., NeurIPS 2022, §4):
+// a swap of two positions, a move of one token to another position (the
+// tokens between shifting by one), a move of a span of two or more
+// tokens to another offset; each once, and none equal to s.
+func orderMoves(s []int) [][]int {
+	n := len(s)
+	seen := map[string]bool{fmt.Sprint(s): true}
+	var out [][]int
+	add := func(c []int) {
+		if k := fmt.Sprint(c); !seen[k] {
+			seen[k] = true
+			out = append(out, c)
+		}
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			c := slices.Clone(s)
+			c[i], c[j] = c[j], c[i]
+			add(c)
+		}
+	}
+	// A span [i, i+L) taken out and put back at offset k of the rest
+	// (L = 1: one token).
+	for L := 1; L < n; L++ {
+		for i := 0; i+L <= n; i++ {
+			rest := slices.Concat(s[:i], s[i+L:])
+			for k := 0; k <= len(rest); k++ {
+				if k != i {
+					add(slices.Concat(rest[:k], s[i:i+L], rest[k:]))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // softmax writes the softmax of z to p.

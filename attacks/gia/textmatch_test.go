@@ -26,22 +26,6 @@ var (
 	textSweep = flag.String("gia.text-sweep", "", "settings of the text probe, ';'-separated, each comma-separated key=value (lr, iters, restarts, noise, prior)")
 )
 
-// promptPositions returns the positions of s's prompt tokens that the
-// text attack recovers: every position before the first loss target but
-// the <image> placeholder.
-func promptPositions(s nn.Sequence) []int {
-	var at []int
-	for i, id := range s.Tokens {
-		if s.Loss[i] {
-			break
-		}
-		if id != nn.TokenImage {
-			at = append(at, i)
-		}
-	}
-	return at
-}
-
 func words(ids []int) string {
 	v := datasets.Vocab()
 	var w []string
@@ -101,6 +85,12 @@ func TestTextProbe(t *testing.T) {
 				opt.Sweeps = int(x)
 			case "topk":
 				opt.TopK = int(x)
+			case "reorder":
+				opt.Reorder = int(x)
+			case "l2":
+				opt.L2 = x != 0
+			case "entropy":
+				opt.Entropy = x
 			case "block":
 				opt.PerBlock = x != 0
 			case "embed":
@@ -116,7 +106,7 @@ func TestTextProbe(t *testing.T) {
 			b := mllmBatch(d.Private, k)
 			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
 			g := mllmUpdate(t, m, l, b, Mechanism{})
-			at := promptPositions(s)
+			at := PromptPositions(s)
 			want := make([]int, len(at))
 			for i, p := range at {
 				want[i] = s.Tokens[p]
@@ -133,7 +123,7 @@ func TestTextProbe(t *testing.T) {
 			}
 			sum += PositionTRR(o.Tokens, want)
 			sumBase += PositionTRR(guess, want)
-			t.Logf("tune %d: %q → %q, position TRR %.2f (prior's guess %.2f), match %.4f (relaxed %.4f), %v", k, words(want), words(o.Tokens), PositionTRR(o.Tokens, want), PositionTRR(guess, want), o.Match, o.Relaxed, o.Elapsed)
+			t.Logf("tune %d: %q → %q, position TRR %.2f (prior's guess %.2f), match %.4f (relaxed %.4f), %d passes, %d moves, %v", k, words(want), words(o.Tokens), PositionTRR(o.Tokens, want), PositionTRR(guess, want), o.Match, o.Relaxed, o.Evals, o.Moves, o.Elapsed)
 		}
 		t.Logf("setting %q: mean position TRR %.3f (prior's guess %.3f)", set, sum/float64(*textN), sumBase/float64(*textN))
 	}
@@ -152,7 +142,7 @@ func TestTextProbe(t *testing.T) {
 func TestTextGradFD(t *testing.T) {
 	t.Parallel()
 	m, l, s := smokeMLLMLoRA(t, 0.02)
-	at := promptPositions(s)
+	at := PromptPositions(s)
 	f, err := TextGrad(m, l, s, at, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -193,9 +183,12 @@ func TestTextGradFD(t *testing.T) {
 	for i := range z {
 		z[i] = rng.NormFloat64()
 	}
-	for _, c := range []struct{ l2, block bool }{{false, false}, {true, false}, {false, true}} {
+	for _, c := range []struct {
+		l2, block bool
+		ent       float64
+	}{{false, false, 0}, {true, false, 0}, {false, true, 0}, {false, false, 0.5}} {
 		l2 := c.l2
-		gm.L2, gm.PerBlock = c.l2, c.block
+		gm.L2, gm.PerBlock, rm.ent = c.l2, c.block, c.ent
 		gx := make([]float32, len(x))
 		if _, err := gm.Objective(x, gx); err != nil {
 			t.Fatal(err)
@@ -215,7 +208,7 @@ func TestTextGradFD(t *testing.T) {
 		if _, err := rm.objective(z, gz); err != nil {
 			t.Fatal(err)
 		}
-		fdCheck(t, fmt.Sprint("logits, l2 ", l2, ", per block ", c.block), rng, len(z), 1e-2, func(i int) float64 { return gz[i] }, func(dir []float64, h float64) float64 {
+		fdCheck(t, fmt.Sprint("logits, l2 ", l2, ", per block ", c.block, ", entropy ", c.ent), rng, len(z), 1e-2, func(i int) float64 { return gz[i] }, func(dir []float64, h float64) float64 {
 			y := make([]float64, len(z))
 			for i := range y {
 				y[i] = z[i] + h*dir[i]
@@ -224,6 +217,21 @@ func TestTextGradFD(t *testing.T) {
 			v, err := gm.Distance(rm.e)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The entropy term from the softmax written out here.
+			for k := range rm.n {
+				row := y[k*rm.nv : (k+1)*rm.nv]
+				var mx, sum float64 = math.Inf(-1), 0
+				for _, u := range row {
+					mx = max(mx, u)
+				}
+				for _, u := range row {
+					sum += math.Exp(u - mx)
+				}
+				for _, u := range row {
+					p := math.Exp(u-mx) / sum
+					v -= c.ent / float64(rm.n) * p * math.Log(p)
+				}
 			}
 			return v
 		})
@@ -316,7 +324,7 @@ func TestControlText(t *testing.T) {
 		for k := range n {
 			b := mllmBatch(d.Private, k)
 			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
-			at := promptPositions(s)
+			at := PromptPositions(s)
 			want := make([]int, len(at))
 			for i, p := range at {
 				want[i] = s.Tokens[p]
@@ -333,7 +341,7 @@ func TestControlText(t *testing.T) {
 			}
 			pos += PositionTRR(o.Tokens, want) / n
 			bag += TRR(o.Tokens, [][]int{want}) / n
-			t.Logf("%s, private %d: %q → %q (baseline %q), position TRR %.2f, match %.4f, %v", tc.desc, k, words(want), words(o.Tokens), words(guess), PositionTRR(o.Tokens, want), o.Match, o.Elapsed)
+			t.Logf("%s, private %d: %q → %q (baseline %q), position TRR %.2f, match %.4f, %d passes, %d moves, %v", tc.desc, k, words(want), words(o.Tokens), words(guess), PositionTRR(o.Tokens, want), o.Match, o.Evals, o.Moves, o.Elapsed)
 		}
 		t.Logf("%s: position TRR %.3f, bag TRR %.3f (baseline %.3f, %.3f)", tc.desc, pos, bag, base, bagBase)
 		if tc.desc == "raw" && pos < base+textControlGain {
@@ -410,7 +418,7 @@ func TestTextSwapProbe(t *testing.T) {
 		b := mllmBatch(d.Public, k)
 		s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
 		g := mllmUpdate(t, m, l, b, Mechanism{})
-		at := promptPositions(s)
+		at := PromptPositions(s)
 		f, err := TextGrad(m, l, s, at, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -452,5 +460,54 @@ func TestTextSwapProbe(t *testing.T) {
 			lines = append(lines, fmt.Sprintf("%s: %s %.4f, %s %.4f, median %.4f", words([]int{s.Tokens[p]}), words([]int{cs[0].id}), cs[0].d, words([]int{cs[1].id}), cs[1].d, cs[len(cs)/2].d))
 		}
 		t.Logf("public %d: truth %.2g\n%s", k, d0, strings.Join(lines, "\n"))
+	}
+}
+
+// TestOrderMoves checks orderMoves against a reference built another way:
+// a span moved to another offset is a rotation of the contiguous segment
+// it crosses, so the moves are the swaps of two positions and the
+// rotations of every segment s[a:b] by 0 < r < b−a, less s itself and
+// duplicates; on distinct tokens and on tokens with repeats.
+func TestOrderMoves(t *testing.T) {
+	for _, s := range [][]int{{1, 2, 3, 4, 5, 6}, {7, 7, 8, 9, 7}, {1, 2}, {3}} {
+		want := map[string]bool{}
+		add := func(c []int) {
+			if !slices.Equal(c, s) {
+				want[fmt.Sprint(c)] = true
+			}
+		}
+		n := len(s)
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				c := slices.Clone(s)
+				c[i], c[j] = c[j], c[i]
+				add(c)
+			}
+		}
+		for a := range n {
+			for b := a + 2; b <= n; b++ {
+				for r := 1; r < b-a; r++ {
+					c := slices.Clone(s)
+					seg := c[a:b]
+					rot := slices.Concat(seg[r:], seg[:r])
+					copy(seg, rot)
+					add(c)
+				}
+			}
+		}
+		got := map[string]bool{}
+		for _, c := range orderMoves(s) {
+			k := fmt.Sprint(c)
+			if got[k] {
+				t.Errorf("%v: move %v twice", s, c)
+			}
+			got[k] = true
+			if !want[k] {
+				t.Errorf("%v: move %v is no swap or rotation", s, c)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%v: %d moves, want %d", s, len(got), len(want))
+		}
 	}
 }
