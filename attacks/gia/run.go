@@ -28,9 +28,11 @@ func init() { attacks.Register(Attack{}) }
 // batch of the run's private examples at the trained weights (the step
 // after the last), as the method releases it (attacks.Target.Release:
 // the raw mean gradient for nonprivate, clipped and noised with the run's
-// σ for dpsgd, and for dualpriv the same restricted to its update ratio's
+// σ for dpsgd, for dualpriv the same restricted to its update ratio's
 // blocks, computed on its pruned and fused visual tokens with the fusion
-// noise of its training forward pass). The attacker knows the weights,
+// noise of its training forward pass, for rapft clipped and noised per
+// relevance partition, and for dpzo the privatised scalar along a public
+// direction, attacked by AttackMLLMZO). The attacker knows the weights,
 // the release mechanism, every sequence's tokens and loss mask and the
 // model's visual-token transform (without the fusion noise's draw), and
 // has the task's public images; it runs AttackMLLMLoRA over the
