@@ -6,6 +6,7 @@ package methods
 
 import (
 	"context"
+	"math"
 
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/privacy"
@@ -157,27 +158,39 @@ func grow(s []float64, n int) []float64 {
 
 // FineTune implements Method.
 func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
-	const name = "dpzo"
-	m, train, err := job.lm(name)
+	l, acc, rel, err := dpzoLoop(job)
 	if err != nil {
 		return nil, err
 	}
-	l, err := newLoRALoop(name, job, m, len(train))
+	res, err := l.run(ctx, acc)
 	if err != nil {
 		return nil, err
+	}
+	res.Release = &Release{ZO: rel}
+	return res, nil
+}
+
+// dpzoLoop returns DPZO's loop on job, its accounting and its release.
+func dpzoLoop(job *Job) (*loop, accounting, *ZORelease, error) {
+	const name = "dpzo"
+	m, train, err := job.lm(name)
+	if err != nil {
+		return nil, accounting{}, nil, err
+	}
+	l, err := newLoRALoop(name, job, m, len(train))
+	if err != nil {
+		return nil, accounting{}, nil, err
 	}
 	h := job.Hyper
 	acc, err := sampledGaussianAccounting(name, h, job.Epsilon, job.Delta, l.q, l.steps)
 	if err != nil {
-		return nil, err
+		return nil, accounting{}, nil, err
 	}
-	priv, err := NewPrivatizer(nn.Flat(h.Clip), []float64{h.noise(acc.Sigma)}, l.expectedBatch(), job.Seed)
+	rel := &ZORelease{Phi: h.Float("phi"), Clip: h.Clip, Sigma: h.noise(acc.Sigma), Derivative: h.String("clip_scope") == "derivative"}
+	est, err := rel.estimator(l.layout.Size, l.expectedBatch(), job.Seed)
 	if err != nil {
-		return nil, err
+		return nil, accounting{}, nil, err
 	}
-	phi := h.Float("phi")
-	est := newZO(l.layout.Size, phi, priv, job.Seed)
-	est.derivative = h.String("clip_scope") == "derivative"
 	var batch []nn.Sequence
 	// The losses run on the batched engine, with the visual tokens of the
 	// training images cached while the encoder and projector are frozen
@@ -196,11 +209,86 @@ func (DPZO) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		if err != nil {
 			return stepInfo{}, err
 		}
-		c := s / (2 * phi)
+		c := s / (2 * rel.Phi)
 		for j, zj := range est.z {
 			g[j] = float32(c * float64(zj))
 		}
 		return stepInfo{loss: loss, report: &rep, stats: nn.Stats{Examples: 2 * len(batch)}}, nil
 	}
-	return l.run(ctx, acc)
+	return l, acc, rel, nil
+}
+
+// A ZORelease is how DPZO releases the update of one batch: a direction z
+// ~ N(0, I_d) over the trainable coordinates drawn from public randomness
+// (the stream StreamDirection), and one privatised scalar s: each
+// example's loss difference l_i = L_i(θ+φz) − L_i(θ−φz) (Derivative: its
+// derivative estimate l_i/(2φ)) clipped to [−Clip, Clip], summed, plus
+// N(0, (Sigma·Clip)²), divided by the batch size (and, with Derivative,
+// multiplied back by 2φ). The update is s·z/(2φ): z is public, so the
+// release is s.
+type ZORelease struct {
+	Phi, Clip, Sigma float64
+	Derivative       bool
+}
+
+// estimator returns the zeroth-order estimate of r over d coordinates,
+// normalised by batch, with its direction and noise streams of seed.
+func (r *ZORelease) estimator(d int, batch float64, seed uint64) (*zo, error) {
+	priv, err := NewPrivatizer(nn.Flat(r.Clip), []float64{r.Sigma}, batch, seed)
+	if err != nil {
+		return nil, err
+	}
+	est := newZO(d, r.Phi, priv, seed)
+	est.derivative = r.Derivative
+	return est, nil
+}
+
+// Step returns what r releases for batch at the current parameter values
+// of layout l of m: the first direction z of the stream StreamDirection of
+// seed and the privatised scalar s (its noise the first draw of the
+// stream StreamNoise of seed), normalised by len(batch). It runs DPZO's
+// own step (the estimate of its training steps, losses by
+// nn.TinyMLLM.MeanLosses) and restores the parameters' values.
+func (r *ZORelease) Step(m *nn.TinyMLLM, l *nn.Layout, batch []nn.Sequence, seed uint64) (s float64, z []float32, err error) {
+	est, err := r.estimator(l.Size, float64(len(batch)), seed)
+	if err != nil {
+		return 0, nil, err
+	}
+	losses := func(v []float32, out []float64) error {
+		l.SetValues(v)
+		return m.MeanLosses(l, batch, nil, out)
+	}
+	theta := l.Values()
+	s, _, _, err = est.step(theta, len(batch), losses)
+	l.SetValues(theta)
+	if err != nil {
+		return 0, nil, err
+	}
+	return s, est.z, nil
+}
+
+// Contribution returns one example's clipped contribution to s given its
+// losses at θ+φz and θ−φz: the loss difference (or, with Derivative, the
+// difference over 2φ) clipped to [−Clip, Clip], 0 when not finite; in
+// (−Clip, Clip) its derivative in the difference is 1 (1/(2φ) with
+// Derivative), outside 0. Unscale maps a released s to the same units:
+// Unscale(s) = (Σ Contribution + noise)/B.
+func (r *ZORelease) Contribution(plus, minus float64) float64 {
+	v := plus - minus
+	if r.Derivative {
+		v /= 2 * r.Phi
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return max(-r.Clip, min(v, r.Clip))
+}
+
+// Unscale returns s in the units of Contribution: s/(2φ) with Derivative,
+// s without.
+func (r *ZORelease) Unscale(s float64) float64 {
+	if r.Derivative {
+		return s / (2 * r.Phi)
+	}
+	return s
 }

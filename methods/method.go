@@ -102,8 +102,7 @@ type Result struct {
 	// Release, when not nil, is how the method releases one step's
 	// update of the trained model (the gradient-inversion attack's threat
 	// model, package attacks/gia); nil for a method whose release that
-	// attack does not model (DPZO releases projected scalars; Rap-FT's
-	// relevance partitions; Dual-Priv's control rankings).
+	// attack does not model (Dual-Priv's control rankings).
 	Release *Release
 }
 
@@ -116,9 +115,35 @@ type Result struct {
 // training). Train, when not nil, is the visual-token transform of the
 // training forward pass of example i of the released step (Dual-Priv's
 // Mechanism 1 with its fusion noise); nil: the transform of Result.Visual.
+//
+// Rule, when it has clip norms, replaces Clip and Sigma by per-group
+// clipping: each per-example gradient is clipped group by group to
+// Rule.C[g] and the noise on group g has standard deviation
+// Sigmas[g]·Rule.C[g] (Rap-FT's weak and strong partitions of the
+// trainable coordinates, nn.MaskParts of its relevance mask; the
+// Privatizer of the run's steps). ZO, when not nil, is a zeroth-order
+// release (DPZO: one privatised scalar along a public direction); the
+// other fields are then unused.
 type Release struct {
 	Clip, Sigma, Keep float64
 	Train             func(example int) nn.VisualTransform
+	Rule              nn.ClipRule
+	Sigmas            []float64
+	ZO                *ZORelease
+}
+
+// ClipNoise returns the per-example clip rule of r and the noise
+// multiplier of each of its groups: Rule and Sigmas when Rule has clip
+// norms, else nn.Flat(Clip) and Sigma when Clip > 0, else a rule without
+// clip norms (no clipping, no noise).
+func (r *Release) ClipNoise() (nn.ClipRule, []float64) {
+	switch {
+	case len(r.Rule.C) > 0:
+		return r.Rule, slices.Clone(r.Sigmas)
+	case r.Clip > 0:
+		return nn.Flat(r.Clip), []float64{r.Sigma}
+	}
+	return nn.ClipRule{}, nil
 }
 
 // A Metric is the value of a named training metric at a step.

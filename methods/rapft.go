@@ -100,29 +100,7 @@ const rapftCaveat = "Rap-FT's relevance mask is computed from private training e
 
 // FineTune implements Method.
 func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
-	const name = "rapft"
-	var part *rapftPartition
-	var analysis time.Duration
-	l, acc, err := newPrivateLoop(ctx, name, job, func(l *loop, acc accounting, train []nn.Sequence) (*Privatizer, error) {
-		var err error
-		start := time.Now()
-		part, err = rapftMask(ctx, job, l, train)
-		if err != nil {
-			return nil, err
-		}
-		analysis = time.Since(start)
-		part.sigma = acc.Sigma
-		if job.Hyper.String("calibrate") == "tight" && part.rs > 0 {
-			// acc.Sigma meets the target as σ_eff; σ = σ_eff·√(Σ r^(2p−1)).
-			part.sigma = acc.Sigma / part.sigmaEff(1)
-		}
-		rule, sigma := part.privatizer(job.Hyper.Clip, job.Hyper.noise(part.sigma))
-		return NewPrivatizer(rule, sigma, l.expectedBatch(), job.Seed)
-	})
-	if err != nil {
-		return nil, err
-	}
-	tight, err := part.tightAccounting(name, job, acc, l.q, l.steps)
+	l, tight, part, analysis, err := rapftLoop(ctx, job)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +121,57 @@ func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	if job.Hyper.Diagnostics && part.rs > 0 {
 		res.Metrics = append(res.Metrics, partitionMetrics(reports)...)
 	}
+	res.Release = part.release(job.Hyper)
 	return res, nil
+}
+
+// rapftLoop returns Rap-FT's loop on job (DP-SGD's, with the two-partition
+// Privatizer), the accounting of the executed mechanism, the partition and
+// the time the relevance analysis took.
+func rapftLoop(ctx context.Context, job *Job) (*loop, accounting, *rapftPartition, time.Duration, error) {
+	const name = "rapft"
+	var part *rapftPartition
+	var analysis time.Duration
+	l, acc, err := newPrivateLoop(ctx, name, job, func(l *loop, acc accounting, train []nn.Sequence) (*Privatizer, error) {
+		var err error
+		start := time.Now()
+		part, err = rapftMask(ctx, job, l, train)
+		if err != nil {
+			return nil, err
+		}
+		analysis = time.Since(start)
+		part.sigma = acc.Sigma
+		if job.Hyper.String("calibrate") == "tight" && part.rs > 0 {
+			// acc.Sigma meets the target as σ_eff; σ = σ_eff·√(Σ r^(2p−1)).
+			part.sigma = acc.Sigma / part.sigmaEff(1)
+		}
+		rule, sigma := part.privatizer(job.Hyper.Clip, job.Hyper.noise(part.sigma))
+		return NewPrivatizer(rule, sigma, l.expectedBatch(), job.Seed)
+	})
+	if err != nil {
+		return nil, accounting{}, nil, 0, err
+	}
+	tight, err := part.tightAccounting(name, job, acc, l.q, l.steps)
+	if err != nil {
+		return nil, accounting{}, nil, 0, err
+	}
+	return l, tight, part, analysis, nil
+}
+
+// release returns the release of a Rap-FT step of a run with
+// hyperparameters h, the Privatizer of its steps (privatizer with the
+// run's clip and noise): each example's gradient clipped partition by
+// partition, each partition noised with its own σ√r·C, recombined and
+// divided by B. The threat model takes the mask as known to the attacker
+// (the worst case: the mechanism is public, and a mask computed from
+// private data may leak anyway). With one partition (β = 1) it is
+// DP-SGD's release.
+func (p *rapftPartition) release(h Hyper) *Release {
+	rule, sigma := p.privatizer(h.Clip, h.noise(p.sigma))
+	if len(rule.C) == 1 {
+		return &Release{Clip: rule.C[0], Sigma: sigma[0]}
+	}
+	return &Release{Rule: rule, Sigmas: sigma}
 }
 
 // rapftPartition is the weak/strong split of θ.

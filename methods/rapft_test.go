@@ -7,6 +7,7 @@ package methods
 import (
 	"context"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -79,6 +80,9 @@ func TestRapFTBetaOneIsDPSGD(t *testing.T) {
 		}
 		if !slices.Equal(a.Metrics, b.Metrics) {
 			t.Errorf("%s: per-step metrics differ", family)
+		}
+		if !reflect.DeepEqual(a.Release, b.Release) || b.Release == nil {
+			t.Errorf("%s: release %+v (dpsgd) vs %+v (rapft β = 1)", family, a.Release, b.Release)
 		}
 	}
 }

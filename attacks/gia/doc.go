@@ -14,7 +14,11 @@
 // training, FedAvg), the clipped mean, the clipped and noised mean (DP-SGD,
 // Sec-MMFL's per-modality noise through a grouped clip rule), or the
 // noised mean restricted to the top-K% blocks by norm (Dual-Priv's
-// Mechanism 2). Only the trainable tensors of the model are in the update.
+// Mechanism 2), the mean of per-example gradients clipped and noised
+// partition by partition (Rap-FT's weak and strong relevance partitions;
+// the attacker knows the mask), or one privatised scalar along a public
+// direction (DPZO's zeroth-order step, ZOMatch). Only the trainable
+// tensors of the model are in the update.
 //
 // # Attacks
 //
@@ -54,7 +58,12 @@
 // images given those embeddings. A batch of B sequences is matched
 // jointly (SumGrad: the candidate update is the sum of the examples'
 // gradients), and a visual-token transform (Dual-Priv's pruning and
-// fusion) runs in the attacked forward pass.
+// fusion) runs in the attacked forward pass. For a batch of one the
+// candidate gradient is clipped as the release clips it when that changes
+// the distance (GradientMatch.Clip: Rap-FT's partitions). DPZO's release
+// is attacked by AttackMLLMZO: the candidate is the clipped loss
+// difference along the released direction, matched to the scalar (one
+// equation; ZOMatch).
 //
 // The text of such an update cannot come from the embedding rows (lm.tok
 // is frozen under LoRA). RecoverText recovers a sequence's prompt tokens

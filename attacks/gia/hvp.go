@@ -93,6 +93,19 @@ type GradientMatch struct {
 	// pooling) needs a step that crosses no activation switch: 10⁻⁵ on
 	// the fusion classifier's encoder (TestGradientMatchConvMatch).
 	Step float64
+	// Clip, when it has clip norms, is the release's per-example clip rule
+	// (methods.Release.ClipNoise), applied to the candidate gradient of a
+	// batch of one before the distance: D(clip(g(x)), g*), with the clip's
+	// Jacobian in the gradient (a group above its norm n > C_g is scaled
+	// by C_g/n, Jacobian (C_g/n)(I − uuᵀ), u = g_g/n; below it, the
+	// identity). It matters where the groups are clipped separately
+	// (Rap-FT's weak and strong partitions: each group's clip changes the
+	// groups' relative scale, which the cosine distance sees); one group
+	// scales the whole gradient, which the cosine distance (whole or per
+	// block) does not see, so it is applied there only with L2. The
+	// candidate of a batch (SumGrad) is the sum of unclipped gradients:
+	// per-example clipping is not modelled for B > 1.
+	Clip nn.ClipRule
 
 	mask  []bool // the released blocks
 	theta [][]float32
@@ -129,7 +142,7 @@ func (gm *GradientMatch) Objective(x, grad []float32) (float64, error) {
 		return 0, err
 	}
 	dv := make([]float32, gm.Layout.Size)
-	dist := gm.distance(gm.gt, dv)
+	dist := gm.clippedDistance(gm.gt, dv)
 	if err := gm.hvp(x, dv, grad); err != nil {
 		return 0, err
 	}
@@ -142,7 +155,63 @@ func (gm *GradientMatch) Distance(x []float32) (float64, error) {
 	if _, err := gm.Grad(x, gm.gt, nil); err != nil {
 		return 0, err
 	}
-	return gm.distance(gm.gt, nil), nil
+	return gm.clippedDistance(gm.gt, nil), nil
+}
+
+// clips says whether the candidate is clipped (Clip's doc comment).
+func (gm *GradientMatch) clips() bool {
+	return len(gm.Clip.C) > 1 || len(gm.Clip.C) == 1 && gm.L2
+}
+
+// clippedDistance returns D(clip(g), g*) under Clip (D(g, g*) when clips
+// is false) and, when dv is not nil, writes its gradient in g to dv: the
+// clip's Jacobian (symmetric) applied to ∂D/∂h at h = clip(g). A dropped
+// coordinate (negative part) is zero in the candidate and in dv.
+func (gm *GradientMatch) clippedDistance(g, dv []float32) float64 {
+	if !gm.clips() {
+		return gm.distance(g, dv)
+	}
+	r := gm.Clip
+	part := func(j int) int {
+		if r.Part == nil {
+			return 0
+		}
+		return int(r.Part[j])
+	}
+	norms := nn.Norms(g, r)
+	f := make([]float64, len(r.C))
+	for k, n := range norms {
+		f[k] = 1
+		if n > r.C[k] {
+			f[k] = r.C[k] / n
+		}
+	}
+	h := make([]float32, len(g))
+	for j, v := range g {
+		if k := part(j); k >= 0 {
+			h[j] = float32(float64(v) * f[k])
+		}
+	}
+	d := gm.distance(h, dv)
+	if dv == nil {
+		return d
+	}
+	dots := make([]float64, len(r.C))
+	for j, v := range g {
+		if k := part(j); k >= 0 {
+			dots[k] += float64(v) * float64(dv[j])
+		}
+	}
+	for j := range dv {
+		k := part(j)
+		switch {
+		case k < 0:
+			dv[j] = 0
+		case f[k] < 1:
+			dv[j] = float32(f[k] * (float64(dv[j]) - float64(g[j])*dots[k]/(norms[k]*norms[k])))
+		}
+	}
+	return d
 }
 
 // distance returns D(g, g*) and, when dv is not nil, writes ∂D/∂g to it

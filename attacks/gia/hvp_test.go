@@ -167,11 +167,17 @@ func TestGradientMatchFD(t *testing.T) {
 	}
 }
 
+// An objectiver is a matching objective with its gradient in the input
+// (GradientMatch, ZOMatch).
+type objectiver interface {
+	Objective(x, grad []float32) (float64, error)
+}
+
 // checkObjectiveFD checks gm's gradient with respect to the input at x
 // against central differences of its objective (step 1e-2) along three
 // random directions drawn from rng, to 5% (plus 1e-6); label names the
 // case in errors.
-func checkObjectiveFD(t *testing.T, gm *GradientMatch, x []float32, rng *rand.Rand, label string) {
+func checkObjectiveFD(t *testing.T, gm objectiver, x []float32, rng *rand.Rand, label string) {
 	t.Helper()
 	grad, scratch := make([]float32, len(x)), make([]float32, len(x))
 	if _, err := gm.Objective(x, grad); err != nil {

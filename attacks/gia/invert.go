@@ -57,6 +57,10 @@ type InvertOptions struct {
 	// image, is the number of public images whose conditional means are
 	// tried as starts (InvertPriorBatch); 0: none.
 	Scout int
+	// Clip, for AttackMLLMLoRA on a batch of one, is the release's
+	// per-example clip rule, applied to the candidate gradient
+	// (GradientMatch.Clip); ignored elsewhere.
+	Clip nn.ClipRule
 }
 
 // lr returns the step size of iteration it (1-based) of n.

@@ -27,8 +27,9 @@ import (
 // given. It recovers the images by Inverting Gradients (Geiping et al.
 // 2020): GradientMatch's cosine distance (ℓ₂ with opt.L2) between the
 // candidate batch's summed LoRA gradient (SumGrad: the images are fitted
-// jointly; per-example clipping is not modelled, which for B = 1 the
-// cosine distance does not see) and the release, over the released
+// jointly; per-example clipping is modelled for B = 1 only, where
+// opt.Clip clips the candidate as the release clips each example:
+// GradientMatch.Clip) and the release, over the released
 // tensors, with its gradient in the images by the finite-difference
 // Hessian-vector product, plus total variation, minimised by Invert
 // (Adam, box [0, 1], restarts, the first from opt.Init when set; B = 1
@@ -66,6 +67,9 @@ func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, prio
 		return nil, err
 	}
 	gm.L2 = opt != nil && opt.L2
+	if opt != nil && b == 1 {
+		gm.Clip = opt.Clip
+	}
 	var imgs [][]float32
 	if prior != nil {
 		imgs, o.Match, err = InvertPriorBatch(gm.Objective, prior, b, opt)

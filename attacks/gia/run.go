@@ -28,9 +28,11 @@ func init() { attacks.Register(Attack{}) }
 // batch of the run's private examples at the trained weights (the step
 // after the last), as the method releases it (attacks.Target.Release:
 // the raw mean gradient for nonprivate, clipped and noised with the run's
-// σ for dpsgd, and for dualpriv the same restricted to its update ratio's
+// σ for dpsgd, for dualpriv the same restricted to its update ratio's
 // blocks, computed on its pruned and fused visual tokens with the fusion
-// noise of its training forward pass). The attacker knows the weights,
+// noise of its training forward pass, for rapft clipped and noised per
+// relevance partition, and for dpzo the privatised scalar along a public
+// direction, attacked by AttackMLLMZO). The attacker knows the weights,
 // the release mechanism, every sequence's tokens and loss mask and the
 // model's visual-token transform (without the fusion noise's draw), and
 // has the task's public images; it runs AttackMLLMLoRA over the
@@ -231,7 +233,7 @@ func (Attack) Owns(metric string) bool { return ownsRE.MatchString(metric) }
 // or too few private examples for the batches.
 func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, error) {
 	if t.Release == nil {
-		return nil, fmt.Errorf("gia: the method that trained the target declares no update release (modelled: nonprivate, dpsgd, dualpriv)")
+		return nil, fmt.Errorf("gia: the method that trained the target declares no update release (modelled: nonprivate, dpsgd, dualpriv with its norm ranking, rapft, dpzo)")
 	}
 	var pub [][]float32
 	for _, e := range t.Public {
@@ -389,14 +391,27 @@ func (a Attack) invertOptions(seed uint64) *InvertOptions {
 
 // attackTarget releases the update of bt as t's method would and attacks
 // it with AttackMLLMLoRA under opt; opt.Seed seeds the release's noise.
+// A zeroth-order release (DPZO's scalar along a public direction) is
+// released by the method's own step and attacked by AttackMLLMZO; a
+// gradient release with per-group clipping (Rap-FT's partitions) has its
+// clip modelled in the candidate of a batch of one (InvertOptions.Clip).
 func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
 	m := t.Model
 	l := nn.NewLayout(m.Params())
+	if r := t.Release.ZO; r != nil {
+		s, z, err := releaseZO(m, l, bt, r, opt.Seed)
+		if err != nil {
+			return nil, err
+		}
+		return AttackMLLMZO(m, l, r, z, s, bt, prior, t.Visual, opt)
+	}
 	g, err := releaseUpdate(m, l, bt, t.Release, t.Visual, opt.Seed)
 	if err != nil {
 		return nil, err
 	}
-	return AttackMLLMLoRA(m, l, g, bt, prior, t.Visual, opt)
+	o := *opt
+	o.Clip, _ = t.Release.ClipNoise()
+	return AttackMLLMLoRA(m, l, g, bt, prior, t.Visual, &o)
 }
 
 // releaseUpdate returns the update that r releases for the batch bt of
@@ -416,11 +431,16 @@ func releaseUpdate(m *nn.TinyMLLM, l *nn.Layout, bt Batch, r *methods.Release, v
 			return nil, err
 		}
 	}
-	mech := Mechanism{Keep: r.Keep, Seed: seed}
-	if r.Clip > 0 {
-		mech.Rule, mech.Sigma = nn.Flat(r.Clip), []float64{r.Sigma}
-	}
-	return Release(l, grads, mech)
+	return Release(l, grads, MechanismOf(r, seed))
+}
+
+// MechanismOf returns the Mechanism of the gradient release r (r.ZO nil):
+// its clip rule and noise multipliers (methods.Release.ClipNoise: DP-SGD's
+// joint clip, Rap-FT's partitions) and update ratio, the noise seeded by
+// seed.
+func MechanismOf(r *methods.Release, seed uint64) Mechanism {
+	rule, sigma := r.ClipNoise()
+	return Mechanism{Rule: rule, Sigma: sigma, Keep: r.Keep, Seed: seed}
 }
 
 // A cell sums one batch size's scores over its trials.
