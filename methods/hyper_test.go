@@ -158,9 +158,13 @@ func TestResolve(t *testing.T) {
 	if h, _ := Resolve("dpsgd", "smoke", map[string]any{"lora_rank": int64(64), "lora_alpha": 3.0}); h.LoRAAlpha != 3 {
 		t.Errorf("lora_alpha 3: α = %v", h.LoRAAlpha)
 	}
-	def, _ := Defaults("dpzo", "small")
-	if len(def.Caveats) != 1 || !strings.Contains(def.Caveats[0], "test accuracy") {
-		t.Errorf("dpzo's default lr at small: caveats %q, want one about test accuracy", def.Caveats)
+	// Every registered method's lr is now chosen on public data at smoke
+	// and small (TestTunedDefaults); the caveat is for one that is not.
+	if !untuned(loraParams(), "lr", "small") {
+		t.Error("the plain LoRA recipe's lr counts as tuned at small; want untuned (the test-accuracy caveat)")
+	}
+	if untuned(withTuned(loraParams(), "lr", same(0.01), "small"), "lr", "small") {
+		t.Error("an lr tuned at small counts as untuned")
 	}
 	for _, tc := range []struct {
 		method string
@@ -230,9 +234,10 @@ func TestTunedDefaults(t *testing.T) {
 		{"dpzo", "smoke", 8, 3e-3, 512, false},
 		{"nonprivate", "small", 3, 5e-3, 8, false},
 		{"dpsgd", "small", 3, 1e-2, 8, false},
-		{"dpzo", "small", 3, 5e-4, 4, true},   // not tuned at small
-		{"rapft", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
-		{"dpsgd", "full", 3, 2e-4, 1, false},  // the paper's values
+		{"dpzo", "small", 3, 1e-2, 128, false},
+		{"dpzo", "small", 1, 1e-2, 128, false}, // one choice at small
+		{"rapft", "smoke", 3, 2e-2, 4, false},  // DP-SGD's recipe
+		{"dpsgd", "full", 3, 2e-4, 1, false},   // the paper's values
 		// At small the ε = 3 choice at every ε ≥ 1, and table10's below.
 		{"dpsgd", "small", 1, 1e-2, 8, false},
 		{"dpsgd", "small", inf, 1e-2, 8, false},
@@ -270,8 +275,8 @@ func TestTunedDefaults(t *testing.T) {
 	if h, _ := Defaults("dpzo", "smoke"); h.String("clip_scope") != "derivative" || h.Float("phi") != 1e-3 {
 		t.Errorf("dpzo at smoke: clip_scope %s, φ %v; want derivative, 0.001", h.String("clip_scope"), h.Float("phi"))
 	}
-	if h, _ := Defaults("dpzo", "small"); h.String("clip_scope") != "difference" || h.Float("phi") != 0.15 {
-		t.Errorf("dpzo at small: clip_scope %s, φ %v; want difference, 0.15 (not tuned)", h.String("clip_scope"), h.Float("phi"))
+	if h, _ := Defaults("dpzo", "small"); h.String("clip_scope") != "derivative" || h.Float("phi") != 1e-3 {
+		t.Errorf("dpzo at small: clip_scope %s, φ %v; want derivative, 0.001", h.String("clip_scope"), h.Float("phi"))
 	}
 	for _, name := range Names() {
 		m, _ := Lookup(name)
