@@ -40,13 +40,37 @@ import (
 // scored after Hungarian matching. The model's parameters are perturbed
 // and restored during the attack, so m must not be used concurrently.
 func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, prior *EmbeddingPrior, vt nn.VisualTransform, opt *InvertOptions) (*Outcome, error) {
+	return attackMLLM(m, l, batch, prior, vt, opt, "LoRA", func(fs []GradFunc) (Objective, error) {
+		f := fs[0]
+		if len(fs) > 1 {
+			f = SumGrad(fs, len(batch.Images[0]))
+		}
+		gm, err := NewGradientMatch(l, f, g)
+		if err != nil {
+			return nil, err
+		}
+		gm.L2 = opt != nil && opt.L2
+		if opt != nil && len(fs) == 1 {
+			gm.Clip = opt.Clip
+		}
+		return gm.Objective, nil
+	})
+}
+
+// attackMLLM inverts an update of TinyMLLM for the images of batch: the
+// objective that objective builds from the batch's per-sequence gradient
+// functions is minimised over the prior's coordinates (InvertPriorBatch)
+// or, without a prior and for B = 1, over the pixels (Invert), and the
+// reconstructions are scored after Hungarian matching. what names the
+// attack in errors.
+func attackMLLM(m *nn.TinyMLLM, l *nn.Layout, batch Batch, prior *EmbeddingPrior, vt nn.VisualTransform, opt *InvertOptions, what string, objective func(fs []GradFunc) (Objective, error)) (*Outcome, error) {
 	start := time.Now()
 	b := len(batch.Images)
 	if b == 0 || len(batch.Tokens) != b || len(batch.Loss) != b {
-		return nil, fmt.Errorf("gia: the LoRA attack takes sequences with their images and loss masks, got %d images, %d sequences, %d masks", b, len(batch.Tokens), len(batch.Loss))
+		return nil, fmt.Errorf("gia: the %s attack takes sequences with their images and loss masks, got %d images, %d sequences, %d masks", what, b, len(batch.Tokens), len(batch.Loss))
 	}
 	if b > 1 && prior == nil {
-		return nil, fmt.Errorf("gia: the LoRA attack on a batch of %d needs a prior", b)
+		return nil, fmt.Errorf("gia: the %s attack on a batch of %d needs a prior", what, b)
 	}
 	c := m.Config
 	o := &Outcome{TRR: math.NaN(), PositionTRR: math.NaN(), LabelAcc: math.NaN(), FeatDist: math.NaN()}
@@ -58,24 +82,16 @@ func AttackMLLMLoRA(m *nn.TinyMLLM, l *nn.Layout, g []float32, batch Batch, prio
 		}
 		fs[i] = MLLMGrad(m, l, s, vt)
 	}
-	f := fs[0]
-	if b > 1 {
-		f = SumGrad(fs, len(batch.Images[0]))
-	}
-	gm, err := NewGradientMatch(l, f, g)
+	obj, err := objective(fs)
 	if err != nil {
 		return nil, err
 	}
-	gm.L2 = opt != nil && opt.L2
-	if opt != nil && b == 1 {
-		gm.Clip = opt.Clip
-	}
 	var imgs [][]float32
 	if prior != nil {
-		imgs, o.Match, err = InvertPriorBatch(gm.Objective, prior, b, opt)
+		imgs, o.Match, err = InvertPriorBatch(obj, prior, b, opt)
 	} else {
 		var img []float32
-		img, o.Match, err = Invert(gm.Objective, c.Channels, c.ImageSize, c.ImageSize, opt)
+		img, o.Match, err = Invert(obj, c.Channels, c.ImageSize, c.ImageSize, opt)
 		imgs = [][]float32{img}
 	}
 	if err != nil {

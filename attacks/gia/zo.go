@@ -7,7 +7,6 @@ package gia
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
@@ -152,44 +151,13 @@ func grow32(s []float32, n int) []float32 {
 // model's parameters are perturbed and restored during the attack, so m
 // must not be used concurrently.
 func AttackMLLMZO(m *nn.TinyMLLM, l *nn.Layout, r *methods.ZORelease, z []float32, s float64, batch Batch, prior *EmbeddingPrior, vt nn.VisualTransform, opt *InvertOptions) (*Outcome, error) {
-	start := time.Now()
-	b := len(batch.Images)
-	if b == 0 || len(batch.Tokens) != b || len(batch.Loss) != b {
-		return nil, fmt.Errorf("gia: the zeroth-order attack takes sequences with their images and loss masks, got %d images, %d sequences, %d masks", b, len(batch.Tokens), len(batch.Loss))
-	}
-	if b > 1 && prior == nil {
-		return nil, fmt.Errorf("gia: the zeroth-order attack on a batch of %d needs a prior", b)
-	}
-	c := m.Config
-	o := &Outcome{TRR: math.NaN(), PositionTRR: math.NaN(), LabelAcc: math.NaN(), FeatDist: math.NaN()}
-	fs := make([]GradFunc, b)
-	for i := range b {
-		sq := nn.Sequence{Tokens: batch.Tokens[i], Images: batch.Images[i : i+1], Loss: batch.Loss[i]}
-		if err := m.Check(&sq); err != nil {
-			return nil, fmt.Errorf("gia: %w", err)
+	return attackMLLM(m, l, batch, prior, vt, opt, "zeroth-order", func(fs []GradFunc) (Objective, error) {
+		zm, err := NewZOMatch(l, fs, r, z, s)
+		if err != nil {
+			return nil, err
 		}
-		fs[i] = MLLMGrad(m, l, sq, vt)
-	}
-	zm, err := NewZOMatch(l, fs, r, z, s)
-	if err != nil {
-		return nil, err
-	}
-	var imgs [][]float32
-	if prior != nil {
-		imgs, o.Match, err = InvertPriorBatch(zm.Objective, prior, b, opt)
-	} else {
-		var img []float32
-		img, o.Match, err = Invert(zm.Objective, c.Channels, c.ImageSize, c.ImageSize, opt)
-		imgs = [][]float32{img}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := o.Score(imgs, batch.Images, c.Channels, c.ImageSize, c.ImageSize); err != nil {
-		return nil, err
-	}
-	o.Elapsed = time.Since(start)
-	return o, nil
+		return zm.Objective, nil
+	})
 }
 
 // releaseZO returns what the zeroth-order release r gives for the batch bt
