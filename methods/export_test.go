@@ -40,3 +40,9 @@ func DPZOFirstStep(job *Job, idx []int) ([]float32, *nn.Layout, *Release, error)
 	}
 	return g, l.layout, &Release{ZO: rel}, nil
 }
+
+// SmokeJob and TrainOf are smokeJob and trainOf for the external tests.
+var (
+	SmokeJob = smokeJob
+	TrainOf  = trainOf
+)

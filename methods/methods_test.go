@@ -21,7 +21,15 @@ import (
 // fashion-vqa task with a freshly initialised smoke TinyMLLM.
 func tinyJob(t testing.TB, method string, n int, eps float64) *Job {
 	t.Helper()
-	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	return smokeJob(t, "fashion-vqa", method, n, eps, nil, 7)
+}
+
+// smokeJob returns a job of method at ε eps with params on the first n
+// private examples of the smoke task (data seed 1) with a freshly
+// initialised smoke TinyMLLM; seed is the job's.
+func smokeJob(t testing.TB, task, method string, n int, eps float64, params map[string]any, seed uint64) *Job {
+	t.Helper()
+	d, err := datasets.Build(task, &datasets.Options{Scale: datasets.Smoke, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +43,11 @@ func tinyJob(t testing.TB, method string, n int, eps float64) *Job {
 	}
 	sub := *d
 	sub.Private = d.Private[:n]
-	h, err := DefaultsAt(method, "smoke", eps)
+	h, err := ResolveAt(method, "smoke", eps, params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Job{Model: m, Data: &sub, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 7}
+	return &Job{Model: m, Data: &sub, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: seed}
 }
 
 // lmOf returns the job's model as a TinyMLLM.

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -19,25 +18,7 @@ import (
 // records task with a freshly initialised smoke TinyMLLM.
 func recordsJob(t testing.TB, method string, n int, eps float64, params map[string]any) *Job {
 	t.Helper()
-	d, err := datasets.Build("records", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewTinyMLLM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := *d
-	sub.Private = d.Private[:n]
-	h, err := ResolveAt(method, "smoke", eps, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Job{Model: m, Data: &sub, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 11}
+	return smokeJob(t, "records", method, n, eps, params, 11)
 }
 
 // TestRapFTBetaOneIsDPSGD checks the paper's sanity identity (Rap-FT with

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/repro-dp/repro/attacks/gia"
-	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
 )
@@ -21,30 +20,10 @@ import (
 // batch q·N is 4 exactly), and the training sequences.
 func releaseJob(t *testing.T, method string, eps float64, params map[string]any) (*methods.Job, []nn.Sequence) {
 	t.Helper()
-	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewTinyMLLM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := *d
-	sub.Private = d.Private[:8]
 	params["batch_size"] = int64(4)
-	h, err := methods.ResolveAt(method, "smoke", eps, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var train []nn.Sequence
-	for i := range sub.Private {
-		train = append(train, methods.Sequence(&sub.Private[i]))
-	}
-	return &methods.Job{Model: m, Data: &sub, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 7, Workers: 1}, train
+	job := methods.SmokeJob(t, "fashion-vqa", method, 8, eps, params, 7)
+	job.Workers = 1
+	return job, methods.TrainOf(job)
 }
 
 // TestRapFTRelease checks Rap-FT's declared release against its training
