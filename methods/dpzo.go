@@ -70,9 +70,10 @@ func (DPZO) Arch() string { return "tinymllm" }
 // smoke were chosen again at ε = 1 (lr {0.001, 0.003} × {64, …, 512}
 // epochs and lr 0.01 × 128): lr 0.003 over 128 epochs, 1,024 steps
 // (validation 29.1 against the base's 19.0; 512 epochs: 5.0), which runs
-// below ε = 3 take (PerEpsilon.At). small takes the smoke recipe's φ and
-// clip with lr 0.01 over 128 epochs (4,000 steps at B = 64), chosen at
-// ε = 3 on fashion-vqa-tune (2 seeds:
+// below ε = 3 take (PerEpsilon.At).
+//
+// small takes the smoke recipe's φ and clip with lr 0.01 over 128 epochs
+// (4,000 steps at B = 64), chosen at ε = 3 on fashion-vqa-tune (2 seeds:
 // 70.4 against the base's 44.75 on seed 1; lr 0.001 and 0.003 stay at the
 // base over 2,000–4,000 steps, lr 0.03 diverges; EXPERIMENTS.md, tuning),
 // and used at every ε: at ε = 1 (seed 1) 128 epochs are still the best of
