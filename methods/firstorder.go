@@ -202,7 +202,7 @@ func (DPSGD) FineTune(ctx context.Context, job *Job) (*Result, error) {
 // hyperparameters h and accounting acc: every tensor, clipped to C, with
 // the noise the run adds.
 func dpsgdRelease(h Hyper, acc accounting) *Release {
-	return &Release{Clip: h.Clip, Sigma: h.noise(acc.Sigma)}
+	return &Release{Rule: nn.Flat(h.Clip), Sigmas: []float64{h.noise(acc.Sigma)}}
 }
 
 // newDPSGDLoop returns DP-SGD's loop on job, calibrated and with its

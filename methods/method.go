@@ -107,43 +107,25 @@ type Result struct {
 }
 
 // A Release is how a method releases the update of one batch: the mean of
-// the per-example gradients of the trainable tensors, each clipped to
-// ℓ₂ norm Clip, plus Gaussian noise of standard deviation Sigma·Clip
-// before the division by the batch size, restricted to the ⌈Keep·J⌉ of
-// the J tensors with the largest norm (Dual-Priv's Mechanism 2, raw-norm
-// ranking). The zero value is the raw mean gradient (non-private
-// training). Train, when not nil, is the visual-token transform of the
-// training forward pass of example i of the released step (Dual-Priv's
-// Mechanism 1 with its fusion noise); nil: the transform of Result.Visual.
-//
-// Rule, when it has clip norms, replaces Clip and Sigma by per-group
-// clipping: each per-example gradient is clipped group by group to
-// Rule.C[g] and the noise on group g has standard deviation
-// Sigmas[g]·Rule.C[g] (Rap-FT's weak and strong partitions of the
-// trainable coordinates, nn.MaskParts of its relevance mask; the
-// Privatizer of the run's steps). ZO, when not nil, is a zeroth-order
-// release (DPZO: one privatised scalar along a public direction); the
-// other fields are then unused.
+// the per-example gradients of the trainable tensors, each clipped by Rule
+// (group by group to Rule.C[g]: one group, nn.Flat, for DP-SGD; Rap-FT's
+// weak and strong partitions of the trainable coordinates, nn.MaskParts of
+// its relevance mask, the Privatizer of its steps), plus Gaussian noise of
+// standard deviation Sigmas[g]·Rule.C[g] on group g before the division by
+// the batch size, restricted to the ⌈Keep·J⌉ of the J tensors with the
+// largest norm (Dual-Priv's Mechanism 2, raw-norm ranking; 0: all). The
+// zero value is the raw mean gradient (non-private training). Train, when
+// not nil, is the visual-token transform of the training forward pass of
+// example i of the released step (Dual-Priv's Mechanism 1 with its fusion
+// noise); nil: the transform of Result.Visual. ZO, when not nil, is a
+// zeroth-order release (DPZO: one privatised scalar along a public
+// direction); the other fields are then unused.
 type Release struct {
-	Clip, Sigma, Keep float64
-	Train             func(example int) nn.VisualTransform
-	Rule              nn.ClipRule
-	Sigmas            []float64
-	ZO                *ZORelease
-}
-
-// ClipNoise returns the per-example clip rule of r and the noise
-// multiplier of each of its groups: Rule and Sigmas when Rule has clip
-// norms, else nn.Flat(Clip) and Sigma when Clip > 0, else a rule without
-// clip norms (no clipping, no noise).
-func (r *Release) ClipNoise() (nn.ClipRule, []float64) {
-	switch {
-	case len(r.Rule.C) > 0:
-		return r.Rule, slices.Clone(r.Sigmas)
-	case r.Clip > 0:
-		return nn.Flat(r.Clip), []float64{r.Sigma}
-	}
-	return nn.ClipRule{}, nil
+	Rule   nn.ClipRule
+	Sigmas []float64
+	Keep   float64
+	Train  func(example int) nn.VisualTransform
+	ZO     *ZORelease
 }
 
 // A Metric is the value of a named training metric at a step.

@@ -169,7 +169,7 @@ func rapftLoop(ctx context.Context, job *Job) (*loop, accounting, *rapftPartitio
 func (p *rapftPartition) release(h Hyper) *Release {
 	rule, sigma := p.privatizer(h.Clip, h.noise(p.sigma))
 	if len(rule.C) == 1 {
-		return &Release{Clip: rule.C[0], Sigma: sigma[0]}
+		return &Release{Rule: nn.Flat(rule.C[0]), Sigmas: sigma}
 	}
 	return &Release{Rule: rule, Sigmas: sigma}
 }

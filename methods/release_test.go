@@ -95,7 +95,7 @@ func TestRapFTRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rel1.Clip != resDP.Release.Clip || rel1.Sigma != resDP.Release.Sigma || rel1.Rule.C != nil || rel1.Sigmas != nil || rel1.Keep != 0 {
+	if !slices.Equal(rel1.Rule.C, resDP.Release.Rule.C) || rel1.Rule.Part != nil || len(rel1.Rule.C) != 1 || !slices.Equal(rel1.Sigmas, resDP.Release.Sigmas) || rel1.Keep != 0 {
 		t.Errorf("β = 1: release %+v, DP-SGD's %+v", rel1, resDP.Release)
 	}
 }

@@ -94,7 +94,7 @@ type GradientMatch struct {
 	// the fusion classifier's encoder (TestGradientMatchConvMatch).
 	Step float64
 	// Clip, when it has clip norms, is the release's per-example clip rule
-	// (methods.Release.ClipNoise), applied to the candidate gradient of a
+	// (methods.Release.Rule), applied to the candidate gradient of a
 	// batch of one before the distance: D(clip(g(x)), g*), with the clip's
 	// Jacobian in the gradient (a group above its norm n > C_g is scaled
 	// by C_g/n, Jacobian (C_g/n)(I − uuᵀ), u = g_g/n; below it, the

@@ -13,6 +13,7 @@ import (
 	"image/png"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -410,7 +411,7 @@ func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, opt *Inver
 		return nil, err
 	}
 	o := *opt
-	o.Clip, _ = t.Release.ClipNoise()
+	o.Clip = t.Release.Rule
 	return AttackMLLMLoRA(m, l, g, bt, prior, t.Visual, &o)
 }
 
@@ -435,12 +436,10 @@ func releaseUpdate(m *nn.TinyMLLM, l *nn.Layout, bt Batch, r *methods.Release, v
 }
 
 // MechanismOf returns the Mechanism of the gradient release r (r.ZO nil):
-// its clip rule and noise multipliers (methods.Release.ClipNoise: DP-SGD's
-// joint clip, Rap-FT's partitions) and update ratio, the noise seeded by
-// seed.
+// its clip rule and noise multipliers (DP-SGD's joint clip, Rap-FT's
+// partitions) and update ratio, the noise seeded by seed.
 func MechanismOf(r *methods.Release, seed uint64) Mechanism {
-	rule, sigma := r.ClipNoise()
-	return Mechanism{Rule: rule, Sigma: sigma, Keep: r.Keep, Seed: seed}
+	return Mechanism{Rule: r.Rule, Sigma: slices.Clone(r.Sigmas), Keep: r.Keep, Seed: seed}
 }
 
 // A cell sums one batch size's scores over its trials.

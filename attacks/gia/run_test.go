@@ -133,7 +133,7 @@ func TestReleaseUpdate(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen []int
-	r := &methods.Release{Clip: 1, Sigma: 0.5, Keep: 0.5, Train: func(i int) nn.VisualTransform {
+	r := &methods.Release{Rule: nn.Flat(1), Sigmas: []float64{0.5}, Keep: 0.5, Train: func(i int) nn.VisualTransform {
 		mu.Lock()
 		seen = append(seen, i)
 		mu.Unlock()
@@ -384,7 +384,7 @@ func TestTextCell(t *testing.T) {
 	ex := &d.Private[1]
 	seq, mask := ex.Sequence()
 	s := nn.Sequence{Tokens: seq, Images: ex.Images, Loss: mask}
-	tgt := &attacks.Target{Model: m, Release: &methods.Release{Clip: 1, Sigma: 0.5}, Public: pubEx}
+	tgt := &attacks.Target{Model: m, Release: &methods.Release{Rule: nn.Flat(1), Sigmas: []float64{0.5}}, Public: pubEx}
 	opt := TextOptions{Iterations: 3, Restarts: 1, Sweeps: 1, TopK: 2, Reorder: 1, PerBlock: true}
 	var tc textCell
 	const seed = 99
