@@ -54,12 +54,15 @@ func init() { attacks.Register(Attack{}) }
 // vision encoder), baseline_psnr, baseline_ssim, baseline_feat_dist (the
 // public mean image as the guess), match (the final objective) and
 // seconds_per_image (wall time). Images: the first trial's originals and
-// reconstructions, b<B>-orig-<i> and b<B>-recon-<i>. With text (option
-// text: 1) each batch of 1 also goes to the text attack (textCell.add:
-// RecoverText with its defaults, a separate threat model in which the
-// attacker knows the image, the answer tokens, the loss mask and the
-// length, and recovers the prompt), with results gia_b1_trr,
-// gia_b1_trr_bag, gia_b1_trr_baseline and gia_b1_trr_seconds.
+// reconstructions, b<B>-orig-<i> and b<B>-recon-<i>. With option text
+// each batch of 1 also goes to a text attack (textCell.add; a separate
+// threat model in which the attacker knows the image, the answer tokens,
+// the loss mask and the length, and recovers the prompt): text: 1 the
+// span test of the first block's LoRA A gradients (SpanText, DAGER's test;
+// milliseconds a sequence), text: 2 relaxed-token gradient matching
+// (RecoverText with its defaults; minutes a sequence at small), with
+// results gia_b1_trr, gia_b1_trr_bag, gia_b1_trr_baseline and
+// gia_b1_trr_seconds.
 type Attack struct {
 	// Batches are the batch sizes; nil means 1 and 8.
 	Batches []int
@@ -75,8 +78,9 @@ type Attack struct {
 	// Scout is the number of public images scouted as starts
 	// (InvertOptions.Scout); nil means DefaultScout.
 	Scout *int
-	// Text adds the text attack to the batches of 1 (attackText).
-	Text bool
+	// Text adds a text attack to the batches of 1: 0 none, TextSpan or
+	// TextMatch.
+	Text int
 	// text, when not nil, replaces the text attack's default settings
 	// (tests).
 	text *TextOptions
@@ -109,8 +113,8 @@ func (Attack) Options() []attacks.Option {
 				}
 				return nil
 			}, Default: []string{fmtFloat(DefaultGauss)}},
-		{Name: "text", Elem: "text switch", Kind: attacks.Numbers, Doc: "1: also recover each batch of 1's prompt tokens from its update (RecoverText; results gia_b1_trr, gia_b1_trr_bag, gia_b1_trr_baseline, gia_b1_trr_seconds); 0: images only",
-			Check: integerIn(0, 1), Default: []string{"0"}},
+		{Name: "text", Elem: "text attack", Kind: attacks.Numbers, Doc: "also recover each batch of 1's prompt tokens from its update: 1 by the span test of the first block's LoRA A gradients (SpanText), 2 by relaxed-token gradient matching (RecoverText); results gia_b1_trr, gia_b1_trr_bag, gia_b1_trr_baseline, gia_b1_trr_seconds; 0: images only",
+			Check: integerIn(0, 2), Default: []string{"0"}},
 	}
 }
 
@@ -191,10 +195,10 @@ func (a Attack) WithOptions(opts map[string][]string) (attacks.Attack, error) {
 			k := int(x)
 			out.Scout = &k
 		case "text":
-			if x != 0 && x != 1 {
-				return nil, fmt.Errorf("option text: %v is not 0 or 1", x)
+			if x != 0 && x != TextSpan && x != TextMatch {
+				return nil, fmt.Errorf("option text: %v is not 0, 1 or 2", x)
 			}
-			out.Text = x == 1
+			out.Text = int(x)
 		case "lr":
 			out.LR = x
 		case "tv":
@@ -275,8 +279,8 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 			if err := c.add(t.Model, bt, out); err != nil {
 				return nil, err
 			}
-			if a.Text && b == 1 {
-				if err := tc.add(t, t.Members[k].Seq, pubPrompts, seed, a.text); err != nil {
+			if a.Text != 0 && b == 1 {
+				if err := tc.add(t, t.Members[k].Seq, pubPrompts, seed, a.Text, a.text); err != nil {
 					return nil, err
 				}
 			}
@@ -287,7 +291,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 			}
 		}
 		c.record(rep.Results, trials, b)
-		if a.Text && b == 1 {
+		if a.Text != 0 && b == 1 {
 			tc.record(rep.Results, trials)
 		}
 	}
@@ -310,14 +314,25 @@ type textCell struct {
 	trr, bag, base, elapsedNS float64
 }
 
-// add runs the text attack on the update that t's method releases for the
-// sequence s alone (noise seeded by seed, the image attack's release):
-// RecoverText, with the default settings or opt, recovers s's prompt
-// (PromptPositions) from a start at the public prompts pub's positional
-// prior (PositionPrior, DefaultTextPriorMix), matching by the per-tensor
-// cosine; the attacker knows the rest of s (its image, answer, length and
-// loss mask). The data-independent baseline is PriorGuess.
-func (tc *textCell) add(t *attacks.Target, s nn.Sequence, pub [][]int, seed uint64, opt *TextOptions) error {
+// The text attacks of option text.
+const (
+	// TextSpan is SpanText, the span test of the first block's LoRA A
+	// gradients, undoing a two-part clip rule (Rap-FT's).
+	TextSpan = 1
+	// TextMatch is RecoverText, relaxed-token gradient matching.
+	TextMatch = 2
+)
+
+// add runs the text attack kind (TextSpan or TextMatch) on the update
+// that t's method releases for the sequence s alone (noise seeded by
+// seed, the image attack's release), to recover s's prompt
+// (PromptPositions); the attacker knows the rest of s (its image, answer,
+// length and loss mask). SpanText is told the release's clip rule;
+// RecoverText, with the default settings or opt, starts at the public
+// prompts pub's positional prior (PositionPrior, DefaultTextPriorMix) and
+// matches by the per-tensor cosine. The data-independent baseline is
+// PriorGuess.
+func (tc *textCell) add(t *attacks.Target, s nn.Sequence, pub [][]int, seed uint64, kind int, opt *TextOptions) error {
 	m := t.Model
 	l := nn.NewLayout(m.Params())
 	if len(s.Images) != 1 {
@@ -334,19 +349,31 @@ func (tc *textCell) add(t *attacks.Target, s nn.Sequence, pub [][]int, seed uint
 		want[i] = s.Tokens[p]
 	}
 	vocab := TextVocab(m)
-	o := TextOptions{PerBlock: true}
-	if opt != nil {
-		o = *opt
+	var got []int
+	switch kind {
+	case TextSpan:
+		out, err := SpanText(m, l, g, s, at, vocab, t.Visual, &SpanOptions{Rule: t.Release.Rule})
+		if err != nil {
+			return err
+		}
+		got, tc.elapsedNS = out.Tokens, tc.elapsedNS+float64(out.Elapsed)
+	case TextMatch:
+		o := TextOptions{PerBlock: true}
+		if opt != nil {
+			o = *opt
+		}
+		o.Init, o.Seed = PositionPrior(pub, at, vocab, DefaultTextPriorMix), seed
+		out, err := RecoverText(m, l, g, s, at, vocab, t.Visual, &o)
+		if err != nil {
+			return err
+		}
+		got, tc.elapsedNS = out.Tokens, tc.elapsedNS+float64(out.Elapsed)
+	default:
+		return fmt.Errorf("gia: no text attack %d", kind)
 	}
-	o.Init, o.Seed = PositionPrior(pub, at, vocab, DefaultTextPriorMix), seed
-	out, err := RecoverText(m, l, g, s, at, vocab, t.Visual, &o)
-	if err != nil {
-		return err
-	}
-	tc.trr += PositionTRR(out.Tokens, want)
-	tc.bag += TRR(out.Tokens, [][]int{want})
+	tc.trr += PositionTRR(got, want)
+	tc.bag += TRR(got, [][]int{want})
 	tc.base += PositionTRR(PriorGuess(PositionPrior(pub, at, vocab, 0), vocab), want)
-	tc.elapsedNS += float64(out.Elapsed)
 	return nil
 }
 

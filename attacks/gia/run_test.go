@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -216,10 +217,12 @@ func TestAttackOptions(t *testing.T) {
 	if o, want := (Attack{}).invertOptions(1), (InvertOptions{Iterations: 300, Restarts: DefaultRestarts, LR: DefaultLR, TV: DefaultTV, Gauss: DefaultGauss, Decay: DefaultDecay, Scout: DefaultScout, Seed: 1}); !reflect.DeepEqual(*o, want) {
 		t.Errorf("default options %+v, want %+v", *o, want)
 	}
-	if a, err := attacks.Configure("gia", map[string][]string{"text": {"1"}}); err != nil || !a.(Attack).Text {
-		t.Errorf("text: 1 configured %+v, %v", a, err)
+	for _, k := range []int{TextSpan, TextMatch} {
+		if a, err := attacks.Configure("gia", map[string][]string{"text": {strconv.Itoa(k)}}); err != nil || a.(Attack).Text != k {
+			t.Errorf("text: %d configured %+v, %v", k, a, err)
+		}
 	}
-	for _, bad := range []map[string][]string{{"text": {"2"}}, {"text": {"0.5"}}, {"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
+	for _, bad := range []map[string][]string{{"text": {"3"}}, {"text": {"0.5"}}, {"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
 		if _, err := attacks.Configure("gia", bad); err == nil {
 			t.Errorf("options %v configured without error", bad)
 		}
@@ -359,14 +362,15 @@ func smokePrior(t *testing.T, enc *nn.VisionEncoder, n int) ([][]float32, *Embed
 	return pub, p
 }
 
-// TestTextCell checks the run path's text attack (textCell.add) against
-// the same attack assembled by hand from the dataset's fields: the update
+// TestTextCell checks the run path's text attacks (textCell.add) against
+// the same attacks assembled by hand from the dataset's fields: the update
 // released as Release's clipped and noised mechanism with the image
 // attack's seed, the prompt positions from the example's Prompt, the prior
 // from the public examples' Prompts; the position TRR, bag TRR and
 // baseline must be those of RecoverText and PriorGuess on them (a few
 // iterations: this checks the plumbing, the attack's control is
-// TestControlText).
+// TestControlText), and for the span test, on a release clipped in two
+// parts, those of SpanText told the rule (TestSpanText is its control).
 func TestTextCell(t *testing.T) {
 	t.Parallel()
 	m, l, _ := smokeMLLMLoRA(t, 0.02)
@@ -388,7 +392,7 @@ func TestTextCell(t *testing.T) {
 	opt := TextOptions{Iterations: 3, Restarts: 1, Sweeps: 1, TopK: 2, Reorder: 1, PerBlock: true}
 	var tc textCell
 	const seed = 99
-	if err := tc.add(tgt, s, pub, seed, &opt); err != nil {
+	if err := tc.add(tgt, s, pub, seed, TextMatch, &opt); err != nil {
 		t.Fatal(err)
 	}
 	var at, want []int
@@ -423,5 +427,32 @@ func TestTextCell(t *testing.T) {
 	tc.record(res, 2)
 	if res["gia_b1_trr"] != tc.trr/2 || res["gia_b1_trr_baseline"] != base/2 || len(res) != 4 {
 		t.Errorf("recorded %v", res)
+	}
+
+	// The span test, told the release's rule: two parts (Rap-FT's form),
+	// no noise, so the prompt comes back whole.
+	part := make([]float32, l.Size)
+	for i := range part {
+		part[i] = float32(i % 3 / 2)
+	}
+	rule := nn.MaskParts(part, 1e-3, 1e-4)
+	tgt.Release = &methods.Release{Rule: rule, Sigmas: []float64{0, 0}}
+	var ts textCell
+	if err := ts.add(tgt, s, pub, seed, TextSpan, nil); err != nil {
+		t.Fatal(err)
+	}
+	g, err = Release(l, [][]float32{gx}, Mechanism{Rule: rule, Sigma: []float64{0, 0}, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, err := SpanText(m, l, g, s, at, vocab, nil, &SpanOptions{Rule: rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.trr != PositionTRR(so.Tokens, want) || ts.trr != 1 || ts.bag != 1 || ts.base != base {
+		t.Errorf("span: run path TRR %v, bag %v, baseline %v; by hand %v (want 1), baseline %v", ts.trr, ts.bag, ts.base, PositionTRR(so.Tokens, want), base)
+	}
+	if err := ts.add(tgt, s, pub, seed, 3, nil); err == nil {
+		t.Error("text attack 3: no error")
 	}
 }

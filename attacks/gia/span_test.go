@@ -1,0 +1,84 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package gia
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
+)
+
+// TestSpanText runs the span attack on the LoRA update of private
+// fashion-vqa sequences at smoke, on the pretrained base with LoRA's B
+// drawn (σ 0.02: the update at trained weights, where every factor
+// carries gradient; at B = 0 the A factors get none and the span test has
+// nothing to read): raw, clipped jointly, clipped in two random
+// partitions (Rap-FT's form, the ratio undone) and at ε = 1.
+func TestSpanText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pretrains the smoke TinyMLLM")
+	}
+	t.Parallel()
+	m, l, d := mllmLoRABase(t, datasets.Smoke, 0.02)
+	vocab := TextVocab(m)
+	rng := rand.New(rand.NewPCG(5, 5))
+	mask := make([]float32, l.Size)
+	for i := range mask {
+		if rng.Float64() < 0.3 {
+			mask[i] = 1
+		}
+	}
+	const n = 6
+	for _, tc := range []struct {
+		desc string
+		mech Mechanism
+		min  float64 // least mean position TRR
+		max  float64
+	}{
+		{"raw", Mechanism{}, 0.9, 1},
+		{"clip", Mechanism{Rule: nn.Flat(1e-3)}, 0.9, 1},
+		{"partitions", Mechanism{Rule: nn.MaskParts(mask, 1e-3, 1e-4)}, 0.9, 1},
+		{"eps=1", Mechanism{Rule: nn.Flat(1), Sigma: []float64{sigmaEps1(t)}, Seed: 3}, 0, 0.2},
+	} {
+		var trr float64
+		for k := range n {
+			b := mllmBatch(d.Private, k)
+			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
+			at := PromptPositions(s)
+			want := make([]int, len(at))
+			for i, p := range at {
+				want[i] = s.Tokens[p]
+			}
+			g := mllmUpdate(t, m, l, b, tc.mech)
+			o, err := SpanText(m, l, g, s, at, vocab, nil, &SpanOptions{Rule: tc.mech.Rule})
+			if err != nil {
+				t.Fatal(err)
+			}
+			trr += PositionTRR(o.Tokens, want) / n
+			if tc.desc == "partitions" && len(at) < o.Rows {
+				// The ratio undone against the clip factors' own:
+				// part p is scaled by min(1, C_p/‖g_p‖).
+				raw := mllmUpdate(t, m, l, b, Mechanism{})
+				var n2 [2]float64
+				for i, v := range raw {
+					n2[1-int(mask[i])] += float64(v) * float64(v)
+				}
+				c0, c1 := min(1, 1e-3/math.Sqrt(n2[0])), min(1, 1e-4/math.Sqrt(n2[1]))
+				if want := c0 / c1; math.Abs(o.Ratio/want-1) > 1e-3 {
+					t.Errorf("private %d: ratio %.6g, the clip factors' %.6g", k, o.Ratio, want)
+				}
+			}
+			t.Logf("%s, private %d: %q → %q, position TRR %.2f, ρ %.4g, rows %d, rank %d, residuals %.2g, σ %.2g, %v",
+				tc.desc, k, words(want), words(o.Tokens), PositionTRR(o.Tokens, want), o.Ratio, o.Rows, o.Rank, o.Residual, o.Singular, o.Elapsed)
+		}
+		t.Logf("%s: position TRR %.3f", tc.desc, trr)
+		if trr < tc.min || trr > tc.max {
+			t.Errorf("%s: position TRR %.3f, want in [%v, %v]", tc.desc, trr, tc.min, tc.max)
+		}
+	}
+}
