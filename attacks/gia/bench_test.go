@@ -76,3 +76,20 @@ func BenchmarkTextDistance(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSpanText times the span attack (SpanText, one rule part) on the
+// raw LoRA update of a private fashion-vqa sequence at -gia.scale.
+func BenchmarkSpanText(b *testing.B) {
+	m, l, s := smokeMLLMLoRA(b, 0.02)
+	at := PromptPositions(s)
+	g := make([]float32, l.Size)
+	if _, err := MLLMGrad(m, l, s, nil)(s.Images[0], g, nil); err != nil {
+		b.Fatal(err)
+	}
+	vocab := TextVocab(m)
+	for b.Loop() {
+		if _, err := SpanText(m, l, g, s, at, vocab, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -57,7 +57,8 @@ func init() { attacks.Register(Attack{}) }
 // reconstructions, b<B>-orig-<i> and b<B>-recon-<i>. With option text
 // each batch of 1 also goes to a text attack (textCell.add; a separate
 // threat model in which the attacker knows the image, the answer tokens,
-// the loss mask and the length, and recovers the prompt): text: 1 the
+// the loss mask and the length, and recovers the prompt; not for a
+// zeroth-order release, one number with no gradient): text: 1 the
 // span test of the first block's LoRA A gradients (SpanText, DAGER's test;
 // milliseconds a sequence), text: 2 relaxed-token gradient matching
 // (RecoverText with its defaults; minutes a sequence at small), with
@@ -256,6 +257,10 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 		pubPrompts = append(pubPrompts, prompt(e.Seq))
 	}
 	trials := cmp.Or(a.Trials, 1)
+	// A zeroth-order release is one number per step, no gradient to
+	// match tokens to: the text attacks do not apply, and its rows have no
+	// text results.
+	text := a.Text != 0 && t.Release.ZO == nil
 	rep := &attacks.Report{Results: map[string]float64{}, Images: map[string][]byte{}}
 	for _, b := range a.batches() {
 		if b*trials > len(t.Members) {
@@ -279,7 +284,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 			if err := c.add(t.Model, bt, out); err != nil {
 				return nil, err
 			}
-			if a.Text != 0 && b == 1 {
+			if text && b == 1 {
 				if err := tc.add(t, t.Members[k].Seq, pubPrompts, seed, a.Text, a.text); err != nil {
 					return nil, err
 				}
@@ -291,7 +296,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 			}
 		}
 		c.record(rep.Results, trials, b)
-		if a.Text != 0 && b == 1 {
+		if text && b == 1 {
 			tc.record(rep.Results, trials)
 		}
 	}
@@ -337,6 +342,9 @@ func (tc *textCell) add(t *attacks.Target, s nn.Sequence, pub [][]int, seed uint
 	l := nn.NewLayout(m.Params())
 	if len(s.Images) != 1 {
 		return fmt.Errorf("gia: text attack on a sequence of %d images, it takes one", len(s.Images))
+	}
+	if t.Release.ZO != nil {
+		return fmt.Errorf("gia: no text attack on a zeroth-order release")
 	}
 	bt := Batch{Images: s.Images, Tokens: [][]int{s.Tokens}, Loss: [][]bool{s.Loss}}
 	g, err := releaseUpdate(m, l, bt, t.Release, t.Visual, seed)

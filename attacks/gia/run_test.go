@@ -455,4 +455,8 @@ func TestTextCell(t *testing.T) {
 	if err := ts.add(tgt, s, pub, seed, 3, nil); err == nil {
 		t.Error("text attack 3: no error")
 	}
+	tgt.Release = &methods.Release{ZO: &methods.ZORelease{}}
+	if err := ts.add(tgt, s, pub, seed, TextSpan, nil); err == nil {
+		t.Error("text attack on a zeroth-order release: no error")
+	}
 }

@@ -366,14 +366,18 @@ func dot(a, b []float64) float64 {
 
 // partRatio returns the ratio ρ at which M_0 + ρ·M_1 (rows of w values,
 // the known inputs' span qk projected out) fits a span of rank k best,
-// over log₁₀ ρ ∈ [−4, 4] (a grid of 161 points refined by golden
-// section). The fit is the least σ_{k+1}/σ_1 when k is below the number
-// of rows; otherwise no direction is left over to measure it by, and it
-// is the least relative residual of any candidate of cand (cand[k][j]:
-// candidate j at unknown position k) to the top-k span, the first choice
-// SpanText would make.
+// over log₁₀ ρ ∈ [−4, 4] (a grid of 321 points refined by golden
+// section). When k is below the number of rows the fit is
+// σ_{k+1}/min(‖M_0‖, ρ‖M_1‖) (Frobenius norms): near zero at the true ρ
+// and bounded away from it where one part dominates (σ_{k+1}/σ_1 would
+// vanish there whenever a part alone has rank k or less). Otherwise no
+// direction is left over to measure it by, and the fit is the mean over
+// the unknown positions of the least relative residual of their
+// candidates (cand[k][j]: candidate j at position k) to the top-k span,
+// the first choices SpanText would make.
 func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]float64) float64 {
 	mr := make([]float64, len(m0))
+	n0, n1 := math.Sqrt(dot(m0, m0)), math.Sqrt(dot(m1, m1))
 	f := func(lr float64) float64 {
 		rho := math.Pow(10, lr)
 		for i := range mr {
@@ -388,17 +392,17 @@ func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]f
 			return math.Inf(1)
 		}
 		if k < rows {
-			return sv[k] / sv[0]
+			return sv[k] / min(n0, rho*n1)
 		}
-		best := math.Inf(1)
+		mean := 0.0
 		for _, c := range cand {
 			_, r := nearestInSpan(c, qk, span)
-			best = min(best, r)
+			mean += r / float64(len(cand))
 		}
-		return best
+		return mean
 	}
 	best, bestF := 0.0, math.Inf(1)
-	const lo, hi, n = -4.0, 4.0, 161
+	const lo, hi, n = -4.0, 4.0, 321
 	step := (hi - lo) / (n - 1)
 	for i := range n {
 		lr := lo + float64(i)*step

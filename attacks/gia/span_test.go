@@ -33,6 +33,16 @@ func TestSpanText(t *testing.T) {
 			mask[i] = 1
 		}
 	}
+	// A mask of whole tensors (the first block's query A in part 0, the
+	// rest in part 1): scaling whole rows leaves their span as it is, so
+	// any ρ recovers the prompt (ρ is not identifiable and not checked),
+	// but one part alone has rank r, which a ratio chosen by σ_{k+1}/σ_1
+	// would take for a fit.
+	byTensor := make([]float32, l.Size)
+	qa := l.Index(m.LM.Blocks[0].Q.LoRAA)
+	for i := l.Offsets[qa]; i < l.Offsets[qa+1]; i++ {
+		byTensor[i] = 1
+	}
 	const n = 6
 	for _, tc := range []struct {
 		desc string
@@ -43,6 +53,7 @@ func TestSpanText(t *testing.T) {
 		{"raw", Mechanism{}, 0.9, 1},
 		{"clip", Mechanism{Rule: nn.Flat(1e-3)}, 0.9, 1},
 		{"partitions", Mechanism{Rule: nn.MaskParts(mask, 1e-3, 1e-4)}, 0.9, 1},
+		{"tensor partitions", Mechanism{Rule: nn.MaskParts(byTensor, 1e-4, 1e-3)}, 0.9, 1},
 		{"eps=1", Mechanism{Rule: nn.Flat(1), Sigma: []float64{sigmaEps1(t)}, Seed: 3}, 0, 0.2},
 	} {
 		var trr float64
@@ -66,9 +77,10 @@ func TestSpanText(t *testing.T) {
 				raw := mllmUpdate(t, m, l, b, Mechanism{})
 				var n2 [2]float64
 				for i, v := range raw {
-					n2[1-int(mask[i])] += float64(v) * float64(v)
+					n2[tc.mech.Rule.Part[i]] += float64(v) * float64(v)
 				}
-				c0, c1 := min(1, 1e-3/math.Sqrt(n2[0])), min(1, 1e-4/math.Sqrt(n2[1]))
+				c := tc.mech.Rule.C
+				c0, c1 := min(1, c[0]/math.Sqrt(n2[0])), min(1, c[1]/math.Sqrt(n2[1]))
 				if want := c0 / c1; math.Abs(o.Ratio/want-1) > 1e-3 {
 					t.Errorf("private %d: ratio %.6g, the clip factors' %.6g", k, o.Ratio, want)
 				}
