@@ -66,7 +66,16 @@
 // equation; ZOMatch).
 //
 // The text of such an update cannot come from the embedding rows (lm.tok
-// is frozen under LoRA). RecoverText recovers a sequence's prompt tokens
+// is frozen under LoRA). SpanText reads it off the first block's LoRA A
+// gradients instead (DAGER's span test, Petrov et al., NeurIPS 2024): the
+// query, key and value maps read the same input LN1(tok + pos) at every
+// position, each A gradient's rows lie in the span of those inputs, and
+// once the inputs the attacker knows (image, answer) are projected out,
+// the true token at each position is the candidate whose input lies in
+// what is left; positions are fixed most-certain first, each joining the
+// known inputs, and a two-part clip (Rap-FT's partitions) is undone by
+// the one ratio of its factors. It needs LoRA's B ≠ 0 (at B = 0, the
+// first step from a base, A gets no gradient). RecoverText recovers a sequence's prompt tokens
 // by gradient matching over relaxed token embeddings (TAG, Deng et al.,
 // Findings of EMNLP 2021; LAMP, Balunović et al., NeurIPS 2022): softmax
 // mixtures of the token embeddings at each unknown position
@@ -76,8 +85,8 @@
 // embeddings and refined by rounds of coordinate descent on the exact
 // distance and LAMP's discrete token-order moves (swaps, token and span
 // moves). Its data-independent baseline is the prior's most probable
-// token at each position (PriorGuess). Attack runs it on batches of 1
-// with the option text.
+// token at each position (PriorGuess). Attack runs one of the two on
+// batches of 1 with the option text (1 SpanText, 2 RecoverText).
 //
 // # On the run path
 //
@@ -121,6 +130,8 @@
 //     Models", Findings of EMNLP 2021.
 //   - Balunović, Dimitrov, Jovanović & Vechev, "LAMP: Extracting Text
 //     from Gradients with Language Model Priors", NeurIPS 2022.
+//   - Petrov, Dimitrov, Baader, Müller & Vechev, "DAGER: Exact Gradient
+//     Inversion for Large Language Models", NeurIPS 2024.
 //   - Wang, Bovik, Sheikh & Simoncelli, "Image Quality Assessment: From
 //     Error Visibility to Structural Similarity", IEEE TIP 13(4), 2004.
 //   - Kuhn, "The Hungarian Method for the Assignment Problem", Naval
