@@ -60,7 +60,8 @@ import (
 // which, like DP-SGD's, hides the span; at ε = ∞ there is none). opt may
 // be nil. It returns an error if m has rotary positions, if no query, key or
 // value map of the first block has a released LoRA A, if a position in at
-// is invalid (TextGrad's rules) or if more known positions than the width
+// is invalid (TextGrad's rules), if the clip rule has more than two parts
+// or parts that do not cover l, or if more known positions than the width
 // leave nothing to test.
 func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, vocab []int, vt nn.VisualTransform, opt *SpanOptions) (*SpanOutcome, error) {
 	start := time.Now()
@@ -84,9 +85,12 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 	w := m.Config.Width
 	var rows0, rows1 []float64 // M_0 and M_1: the two parts of the rule (M_1 all zero for one part)
 	nrows := 0
-	twoParts := len(o.Rule.C) == 2 && len(o.Rule.Part) == l.Size
-	if len(o.Rule.C) > 2 {
+	twoParts := len(o.Rule.C) == 2
+	switch {
+	case len(o.Rule.C) > 2:
 		return nil, fmt.Errorf("gia: the span test undoes a clip of at most two parts, the rule has %d", len(o.Rule.C))
+	case twoParts && len(o.Rule.Part) != l.Size:
+		return nil, fmt.Errorf("gia: the clip rule's parts cover %d values, the layout %d", len(o.Rule.Part), l.Size)
 	}
 	for _, lin := range []*nn.Linear{b0.Q, b0.K, b0.V} {
 		if lin.LoRAA == nil {

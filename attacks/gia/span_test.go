@@ -7,6 +7,7 @@ package gia
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -91,6 +92,34 @@ func TestSpanText(t *testing.T) {
 		t.Logf("%s: position TRR %.3f", tc.desc, trr)
 		if trr < tc.min || trr > tc.max {
 			t.Errorf("%s: position TRR %.3f, want in [%v, %v]", tc.desc, trr, tc.min, tc.max)
+		}
+	}
+}
+
+// TestSpanTextErrors checks SpanText's refusals.
+func TestSpanTextErrors(t *testing.T) {
+	m, l, s := smokeMLLMLoRA(t, 0.02)
+	at := PromptPositions(s)
+	vocab := TextVocab(m)
+	g := make([]float32, l.Size)
+	if _, err := MLLMGrad(m, l, s, nil)(s.Images[0], g, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		desc string
+		g    []float32
+		at   []int
+		opt  *SpanOptions
+		want string
+	}{
+		{"short update", g[1:], at, nil, "layout of"},
+		{"three parts", g, at, &SpanOptions{Rule: nn.ClipRule{Part: make([]int32, l.Size), C: []float64{1, 1, 1}}}, "at most two parts"},
+		{"parts not covering the layout", g, at, &SpanOptions{Rule: nn.ClipRule{Part: make([]int32, 3), C: []float64{1, 1}}}, "cover 3 values"},
+		{"loss target", g, []int{len(s.Tokens) - 1}, nil, "loss target"},
+		{"nothing released", make([]float32, l.Size), at, nil, "releases no LoRA A"},
+	} {
+		if _, err := SpanText(m, l, tc.g, s, tc.at, vocab, nil, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error with %q", tc.desc, err, tc.want)
 		}
 	}
 }
