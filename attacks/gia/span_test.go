@@ -59,13 +59,7 @@ func TestSpanText(t *testing.T) {
 	} {
 		var trr float64
 		for k := range n {
-			b := mllmBatch(d.Private, k)
-			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
-			at := PromptPositions(s)
-			want := make([]int, len(at))
-			for i, p := range at {
-				want[i] = s.Tokens[p]
-			}
+			b, s, at, want := promptCase(d.Private, k)
 			g := mllmUpdate(t, m, l, b, tc.mech)
 			o, err := SpanText(m, l, g, s, at, vocab, nil, &SpanOptions{Rule: tc.mech.Rule})
 			if err != nil {

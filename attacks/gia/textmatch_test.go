@@ -103,14 +103,8 @@ func TestTextProbe(t *testing.T) {
 		}
 		var sum, sumBase float64
 		for k := *textFirst; k < *textFirst+*textN; k++ {
-			b := mllmBatch(d.Private, k)
-			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
+			b, s, at, want := promptCase(d.Private, k)
 			g := mllmUpdate(t, m, l, b, Mechanism{})
-			at := PromptPositions(s)
-			want := make([]int, len(at))
-			for i, p := range at {
-				want[i] = s.Tokens[p]
-			}
 			prior := PositionPrior(pub, at, vocab, 0)
 			guess := PriorGuess(prior, vocab)
 			opt.Init = nil
@@ -322,13 +316,7 @@ func TestControlText(t *testing.T) {
 	} {
 		var pos, bag float64
 		for k := range n {
-			b := mllmBatch(d.Private, k)
-			s := nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
-			at := PromptPositions(s)
-			want := make([]int, len(at))
-			for i, p := range at {
-				want[i] = s.Tokens[p]
-			}
+			b, s, at, want := promptCase(d.Private, k)
 			guess := PriorGuess(PositionPrior(pub, at, vocab, 0), vocab)
 			if tc.desc == "raw" {
 				base += PositionTRR(guess, want) / n
@@ -514,4 +502,18 @@ func TestOrderMoves(t *testing.T) {
 			t.Errorf("%v: %d moves, want %d", s, len(got), len(want))
 		}
 	}
+}
+
+// promptCase returns example k of split as a batch of one and as a
+// sequence, with its prompt positions (PromptPositions) and their tokens:
+// a text attack's input and the truth it is scored against.
+func promptCase(split []datasets.Example, k int) (b Batch, s nn.Sequence, at, want []int) {
+	b = mllmBatch(split, k)
+	s = nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}
+	at = PromptPositions(s)
+	want = make([]int, len(at))
+	for i, p := range at {
+		want[i] = s.Tokens[p]
+	}
+	return b, s, at, want
 }
