@@ -94,9 +94,11 @@ func testAttackOptions(attack string) []AttackOption {
 		}
 		b := count("batch", "batch size", "1")
 		b.Default = []string{"1", "8"}
-		text := AttackOption{Name: "text", Elem: "text switch", Default: []string{"0"}, Sort: numSort,
-			Canonical: num("text switch", func(x float64) bool { return x == 0 || x == 1 }, "0 or 1")}
-		return []AttackOption{b, count("trials", "trials", "1"), count("iterations", "iterations", "300"), text}
+		text := AttackOption{Name: "text", Elem: "text attack", Default: []string{"0"}, Sort: numSort,
+			Canonical: num("text attack", func(x float64) bool { return x == 0 || x == 1 || x == 2 }, "0, 1 or 2")}
+		span := AttackOption{Name: "span", Elem: "span switch", Default: []string{"0"}, Sort: numSort,
+			Canonical: num("span switch", func(x float64) bool { return x == 0 || x == 1 }, "0 or 1")}
+		return []AttackOption{b, count("trials", "trials", "1"), count("iterations", "iterations", "300"), text, span}
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ var (
 	loraPrior = flag.Bool("gia.lora-prior", false, "search the LoRA probe's image over the EmbeddingPrior")
 	loraDecay = flag.Bool("gia.lora-decay", false, "divide the LoRA probe's Adam step by 10 at 3/8, 5/8 and 7/8 of the iterations")
 	loraL2    = flag.Bool("gia.lora-l2", false, "match the LoRA probe's update by the ℓ₂ distance instead of the cosine")
+	loraSpan  = flag.Bool("gia.lora-span", false, "attack the LoRA probe's update by the span objective (AttackMLLMSpan) instead of gradient matching")
 	loraBInit = flag.Float64("gia.lora-binit", 0, "standard deviation of the LoRA probe's B factors (0: B = 0, the first step's update)")
 	giaScale  = flag.String("gia.scale", "smoke", "scale of the LoRA probe's base model and data (smoke or small)")
 	loraFD    = flag.Bool("gia.lora-fd", false, "check the LoRA probe's objective gradient (cosine and ℓ₂) at the public mean image against central differences (checkObjectiveFD) first")
@@ -184,12 +185,18 @@ func TestMLLMLoRAProbe(t *testing.T) {
 		var sum struct{ psnr, ssim, base, match float64 }
 		for k := *loraFirst; k < *loraFirst+*loraN; k++ {
 			b := mllmBatch(d.Public, k)
-			o, err := AttackMLLMLoRA(m, l, updates[k-*loraFirst], b, pr, nil, &opt)
+			attack := func() (*Outcome, error) { return AttackMLLMLoRA(m, l, updates[k-*loraFirst], b, pr, nil, &opt) }
+			if *loraSpan {
+				attack = func() (*Outcome, error) {
+					return AttackMLLMSpan(m, l, updates[k-*loraFirst], b, pr, nil, nn.ClipRule{}, &opt)
+				}
+			}
+			o, err := attack()
 			if err != nil {
 				t.Fatal(err)
 			}
 			base := PSNR(mean, b.Images[0], 1)
-			t.Logf("image %d (%s): objective %.4f, PSNR %.2f dB, SSIM %.3f, baseline %.2f dB, ceilings %.2f dB (mean prior) %.2f dB (Gaussian prior), %v", k, d.Public[k].Kind, o.Match, o.MeanPSNR(), o.MeanSSIM(),
+			t.Logf("image %d (%s): objective %.3g, PSNR %.2f dB, SSIM %.3f, baseline %.2f dB, ceilings %.2f dB (mean prior) %.2f dB (Gaussian prior), %v", k, d.Public[k].Kind, o.Match, o.MeanPSNR(), o.MeanSSIM(),
 				base, PSNR(embeddingCeiling(m.Vision, b.Images[0], mean), b.Images[0], 1),
 				PSNR(clamp01(prior.Image(make([]float32, len(mean)), prior.Coords(b.Images[0]))), b.Images[0], 1), o.Elapsed)
 			sum.psnr += o.MeanPSNR()

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -48,7 +49,8 @@ func init() { attacks.Register(Attack{}) }
 // batches per size (the first trials·B private examples, in order);
 // iterations, Adam's iterations; restarts, scout, lr, tv and gauss, the
 // reconstruction's settings (InvertOptions; defaults DefaultRestarts,
-// DefaultScout, DefaultLR, DefaultTV, DefaultGauss). Results per set, prefixed gia_b<B>_:
+// DefaultScout, DefaultLR, DefaultTV, DefaultGauss); span: 1 inverts the
+// image of a batch of 1 by the span objective instead (AttackMLLMSpan). Results per set, prefixed gia_b<B>_:
 // psnr_mean, psnr_max (mean over the trials of the batch's mean and
 // maximum PSNR, dB), ssim, feat_dist (FeatureDistance under the model's
 // vision encoder), baseline_psnr, baseline_ssim, baseline_feat_dist (the
@@ -82,6 +84,10 @@ type Attack struct {
 	// Text adds a text attack to the batches of 1: 0 none, TextSpan or
 	// TextMatch.
 	Text int
+	// Span inverts the images of batches of 1 by the span objective
+	// (AttackMLLMSpan, DefaultSpanIterations, DefaultSpanTV) instead of
+	// gradient matching, where the span holds the visual tokens.
+	Span bool
 	// text, when not nil, replaces the text attack's default settings
 	// (tests).
 	text *TextOptions
@@ -114,6 +120,8 @@ func (Attack) Options() []attacks.Option {
 				}
 				return nil
 			}, Default: []string{fmtFloat(DefaultGauss)}},
+		{Name: "span", Elem: "span switch", Kind: attacks.Numbers, Doc: "1: invert a batch of 1's image by the span of the first block's LoRA A gradients (AttackMLLMSpan, 1500 iterations, TV 1e-6; gradient matching where the span cannot hold the visual tokens); 0: by gradient matching",
+			Check: integerIn(0, 1), Default: []string{"0"}},
 		{Name: "text", Elem: "text attack", Kind: attacks.Numbers, Doc: "also recover each batch of 1's prompt tokens from its update: 1 by the span test of the first block's LoRA A gradients (SpanText), 2 by relaxed-token gradient matching (RecoverText); results gia_b1_trr, gia_b1_trr_bag, gia_b1_trr_baseline, gia_b1_trr_seconds; 0: images only",
 			Check: integerIn(0, 2), Default: []string{"0"}},
 	}
@@ -200,6 +208,11 @@ func (a Attack) WithOptions(opts map[string][]string) (attacks.Attack, error) {
 				return nil, fmt.Errorf("option text: %v is not 0, 1 or 2", x)
 			}
 			out.Text = int(x)
+		case "span":
+			if x != 0 && x != 1 {
+				return nil, fmt.Errorf("option span: %v is not 0 or 1", x)
+			}
+			out.Span = x == 1
 		case "lr":
 			out.LR = x
 		case "tv":
@@ -277,7 +290,7 @@ func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, er
 				return nil, err
 			}
 			seed := uint64(0x676961)<<20 ^ uint64(b)<<10 ^ uint64(k)
-			out, err := attackTarget(t, bt, prior, a.invertOptions(seed))
+			out, err := attackTarget(t, bt, prior, a.invertOptions(seed), a.Span)
 			if err != nil {
 				return nil, err
 			}
@@ -431,7 +444,10 @@ func (a Attack) invertOptions(seed uint64) *InvertOptions {
 // released by the method's own step and attacked by AttackMLLMZO; a
 // gradient release with per-group clipping (Rap-FT's partitions) has its
 // clip modelled in the candidate of a batch of one (InvertOptions.Clip).
-func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
+// With span, a batch of one is inverted by AttackMLLMSpan instead (told
+// the release's clip rule; DefaultSpanIterations and DefaultSpanTV),
+// unless its visual tokens outnumber the released rows (ErrSpanRank).
+func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, opt *InvertOptions, span bool) (*Outcome, error) {
 	m := t.Model
 	l := nn.NewLayout(m.Params())
 	if r := t.Release.ZO; r != nil {
@@ -446,6 +462,14 @@ func attackTarget(t *attacks.Target, bt Batch, prior *EmbeddingPrior, opt *Inver
 		return nil, err
 	}
 	o := *opt
+	if span && len(bt.Images) == 1 {
+		o.Iterations, o.TV = DefaultSpanIterations, DefaultSpanTV
+		out, err := AttackMLLMSpan(m, l, g, bt, prior, t.Visual, t.Release.Rule, &o)
+		if !errors.Is(err, ErrSpanRank) {
+			return out, err
+		}
+		o = *opt
+	}
 	o.Clip = t.Release.Rule
 	return AttackMLLMLoRA(m, l, g, bt, prior, t.Visual, &o)
 }

@@ -217,12 +217,15 @@ func TestAttackOptions(t *testing.T) {
 	if o, want := (Attack{}).invertOptions(1), (InvertOptions{Iterations: 300, Restarts: DefaultRestarts, LR: DefaultLR, TV: DefaultTV, Gauss: DefaultGauss, Decay: DefaultDecay, Scout: DefaultScout, Seed: 1}); !reflect.DeepEqual(*o, want) {
 		t.Errorf("default options %+v, want %+v", *o, want)
 	}
+	if a, err := attacks.Configure("gia", map[string][]string{"span": {"1"}}); err != nil || !a.(Attack).Span {
+		t.Errorf("span: 1 configured %+v, %v", a, err)
+	}
 	for _, k := range []int{TextSpan, TextMatch} {
 		if a, err := attacks.Configure("gia", map[string][]string{"text": {strconv.Itoa(k)}}); err != nil || a.(Attack).Text != k {
 			t.Errorf("text: %d configured %+v, %v", k, a, err)
 		}
 	}
-	for _, bad := range []map[string][]string{{"text": {"3"}}, {"text": {"0.5"}}, {"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
+	for _, bad := range []map[string][]string{{"text": {"3"}}, {"text": {"0.5"}}, {"span": {"2"}}, {"lr": {"0"}}, {"tv": {"-1"}}, {"gauss": {"-0.5"}}, {"restarts": {"1.5"}}, {"scout": {"-1"}}, {"lr": {"0.1", "0.2"}}} {
 		if _, err := attacks.Configure("gia", bad); err == nil {
 			t.Errorf("options %v configured without error", bad)
 		}

@@ -72,70 +72,26 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 	if m.Pos == nil {
 		return nil, errors.New("gia: the span test needs learned position embeddings (the model has rotary positions)")
 	}
-	if len(g) != l.Size {
-		return nil, fmt.Errorf("gia: update of %d values, layout of %d", len(g), l.Size)
-	}
 	if err := checkTextPositions(m, s, at); err != nil {
 		return nil, err
 	}
 	if len(at) == 0 {
 		return &SpanOutcome{Elapsed: time.Since(start)}, nil
 	}
-	b0 := m.LM.Blocks[0]
 	w := m.Config.Width
-	var rows0, rows1 []float64 // M_0 and M_1: the two parts of the rule (M_1 all zero for one part)
-	nrows := 0
-	twoParts := len(o.Rule.C) == 2
-	switch {
-	case len(o.Rule.C) > 2:
-		return nil, fmt.Errorf("gia: the span test undoes a clip of at most two parts, the rule has %d", len(o.Rule.C))
-	case twoParts && len(o.Rule.Part) != l.Size:
-		return nil, fmt.Errorf("gia: the clip rule's parts cover %d values, the layout %d", len(o.Rule.Part), l.Size)
+	rows0, rows1, nrows, err := releasedRows(m, l, g, o.Rule)
+	if err != nil {
+		return nil, err
 	}
-	for _, lin := range []*nn.Linear{b0.Q, b0.K, b0.V} {
-		if lin.LoRAA == nil {
-			continue
-		}
-		i := l.Index(lin.LoRAA)
-		if i < 0 {
-			continue
-		}
-		blk := l.Block(g, i)
-		if norm(blk) == 0 {
-			continue // not released (Dual-Priv's pruned blocks)
-		}
-		off := l.Offsets[i]
-		for j, v := range blk {
-			if twoParts && o.Rule.Part[off+j] == 1 {
-				rows0 = append(rows0, 0)
-				rows1 = append(rows1, float64(v))
-			} else {
-				rows0 = append(rows0, float64(v))
-				rows1 = append(rows1, 0)
-			}
-		}
-		nrows += lin.LoRAA.Shape[0]
-	}
-	if nrows == 0 {
-		return nil, errors.New("gia: the update releases no LoRA A of the first block's query, key or value map")
-	}
-
 	// The first block's input at every position, the unknown ones filled
 	// with the first candidate.
 	filled := nn.Sequence{Tokens: slices.Clone(s.Tokens), Images: s.Images, Loss: s.Loss}
 	for _, p := range at {
 		filled.Tokens[p] = vocab[0]
 	}
-	var inputs nn.Tensor
-	site := b0.Q.Name + ".in"
-	hooks := &nn.Hooks{Observe: func(name string, x nn.Tensor) {
-		if name == site {
-			inputs = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
-		}
-	}}
-	_, pos, err := m.Forward(nn.NewTape(nil, nil), &filled, nil, hooks, vt)
+	inputs, pos, err := blockInputs(m, filled, vt)
 	if err != nil {
-		return nil, fmt.Errorf("gia: %w", err)
+		return nil, err
 	}
 	T := inputs.Shape[0]
 	unknown := make(map[int]int, len(at)) // expanded position → index in at
@@ -150,6 +106,7 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 	}
 
 	// Every candidate's input at every unknown position.
+	b0 := m.LM.Blocks[0]
 	cand := make([][][]float64, len(at)) // [k][j] the input of vocab[j] at at[k]
 	tp := nn.NewTape(nil, nil)
 	x := make([]float32, len(vocab)*w)
@@ -170,7 +127,7 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 	}
 
 	out := &SpanOutcome{Rows: nrows, Tokens: make([]int, len(at)), Residual: make([]float64, len(at)), Ratio: 1}
-	if twoParts {
+	if len(o.Rule.C) == 2 {
 		qk, err := orthBasis(known, w)
 		if err != nil {
 			return nil, err
@@ -211,6 +168,67 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 	}
 	out.Elapsed = time.Since(start)
 	return out, nil
+}
+
+// releasedRows returns the rows of the first language-model block's
+// released LoRA A gradients (query, key and value maps; a tensor that is
+// all zero was not released), split by the two parts of rule when it has
+// two (M_0 and M_1, each nrows×width; M_1 all zero otherwise).
+func releasedRows(m *nn.TinyMLLM, l *nn.Layout, g []float32, rule nn.ClipRule) (m0, m1 []float64, nrows int, err error) {
+	twoParts := len(rule.C) == 2
+	switch {
+	case len(g) != l.Size:
+		return nil, nil, 0, fmt.Errorf("gia: update of %d values, layout of %d", len(g), l.Size)
+	case len(rule.C) > 2:
+		return nil, nil, 0, fmt.Errorf("gia: the span test undoes a clip of at most two parts, the rule has %d", len(rule.C))
+	case twoParts && len(rule.Part) != l.Size:
+		return nil, nil, 0, fmt.Errorf("gia: the clip rule's parts cover %d values, the layout %d", len(rule.Part), l.Size)
+	}
+	b0 := m.LM.Blocks[0]
+	for _, lin := range []*nn.Linear{b0.Q, b0.K, b0.V} {
+		if lin.LoRAA == nil {
+			continue
+		}
+		i := l.Index(lin.LoRAA)
+		if i < 0 {
+			continue
+		}
+		blk := l.Block(g, i)
+		if norm(blk) == 0 {
+			continue // not released (Dual-Priv's pruned blocks)
+		}
+		off := l.Offsets[i]
+		for j, v := range blk {
+			if twoParts && rule.Part[off+j] == 1 {
+				m0, m1 = append(m0, 0), append(m1, float64(v))
+			} else {
+				m0, m1 = append(m0, float64(v)), append(m1, 0)
+			}
+		}
+		nrows += lin.LoRAA.Shape[0]
+	}
+	if nrows == 0 {
+		return nil, nil, 0, errors.New("gia: the update releases no LoRA A of the first block's query, key or value map")
+	}
+	return m0, m1, nrows, nil
+}
+
+// blockInputs returns the first language-model block's input (its first
+// LayerNorm's output) at every position of s's expanded sequence, [T,
+// width], and the expanded positions pos of s's tokens (nn's Forward).
+func blockInputs(m *nn.TinyMLLM, s nn.Sequence, vt nn.VisualTransform) (nn.Tensor, []int, error) {
+	var inputs nn.Tensor
+	site := m.LM.Blocks[0].Q.Name + ".in"
+	hooks := &nn.Hooks{Observe: func(name string, x nn.Tensor) {
+		if name == site {
+			inputs = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
+		}
+	}}
+	_, pos, err := m.Forward(nn.NewTape(nil, nil), &s, nil, hooks, vt)
+	if err != nil {
+		return nn.Tensor{}, nil, fmt.Errorf("gia: %w", err)
+	}
+	return inputs, pos, nil
 }
 
 // SpanOptions configures SpanText. The zero value is a release with one
@@ -378,8 +396,12 @@ func dot(a, b []float64) float64 {
 // direction is left over to measure it by, and the fit is the mean over
 // the unknown positions of the least relative residual of their
 // candidates (cand[k][j]: candidate j at position k) to the top-k span,
-// the first choices SpanText would make.
+// the first choices SpanText would make; without candidates (nil) it
+// returns 1.
 func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]float64) float64 {
+	if k >= rows && cand == nil {
+		return 1
+	}
 	mr := make([]float64, len(m0))
 	n0, n1 := math.Sqrt(dot(m0, m0)), math.Sqrt(dot(m1, m1))
 	f := func(lr float64) float64 {
