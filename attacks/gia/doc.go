@@ -75,7 +75,11 @@
 // what is left; positions are fixed most-certain first, each joining the
 // known inputs, and a two-part clip (Rap-FT's partitions) is undone by
 // the one ratio of its factors. It needs LoRA's B ≠ 0 (at B = 0, the
-// first step from a base, A gets no gradient). RecoverText recovers a sequence's prompt tokens
+// first step from a base, A gets no gradient). The same span holds the
+// visual tokens' inputs when the text is known: SpanImage's objective is
+// their distance to it (as TIGER's subspace distance), a first-order
+// function of the image, and AttackMLLMSpan minimises it over the prior
+// (Attack's option span). RecoverText recovers a sequence's prompt tokens
 // by gradient matching over relaxed token embeddings (TAG, Deng et al.,
 // Findings of EMNLP 2021; LAMP, Balunović et al., NeurIPS 2022): softmax
 // mixtures of the token embeddings at each unknown position
@@ -132,6 +136,9 @@
 //     from Gradients with Language Model Priors", NeurIPS 2022.
 //   - Petrov, Dimitrov, Baader, Müller & Vechev, "DAGER: Exact Gradient
 //     Inversion for Large Language Models", NeurIPS 2024.
+//   - Kalikman, Petrov, Dimitrov & Vechev, "TIGER: Inverting Transformer
+//     Gradients via Embedding-Subspace Distance Optimization", arXiv
+//     2606.18312, 2026.
 //   - Wang, Bovik, Sheikh & Simoncelli, "Image Quality Assessment: From
 //     Error Visibility to Structural Similarity", IEEE TIP 13(4), 2004.
 //   - Kuhn, "The Hungarian Method for the Assignment Problem", Naval

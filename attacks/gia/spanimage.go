@@ -20,7 +20,8 @@ import (
 // span of the first block's LoRA A gradients (SpanText's structure, as in
 // TIGER's subspace distance: Kalikman, Petrov, Dimitrov & Vechev,
 // "TIGER: Inverting Transformer Gradients via Embedding-Subspace Distance
-// Optimization", 2026). The attacker knows s's tokens, so every text
+// Optimization", arXiv 2606.18312, 2026, who optimise token embeddings to
+// it; here the image behind the visual tokens). The attacker knows s's tokens, so every text
 // position's input is known and projected out of the stacked A gradients;
 // what is left spans the first block's inputs at the image's visual
 // positions, y_t = LN1(v_t(x) + pos[t]), whose number n is at most 3r.
