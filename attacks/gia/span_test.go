@@ -5,12 +5,15 @@
 package gia
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -154,4 +157,63 @@ func TestSpanImage(t *testing.T) {
 		t.Errorf("objective %.3g at the truth (want ≤ 1e-8), %.3g at the mean (want ≥ 1e-3)", truth, atMean)
 	}
 	checkObjectiveFD(t, objectiveFunc(obj), mean, rand.New(rand.NewPCG(3, 3)), "span objective")
+}
+
+// TestAttackTargetSpan checks the run path's choice of image attack for a
+// batch of 1 (attackTarget): with span, the span attack where the
+// released rows hold the visual tokens (LoRA on q, k and v: 12 rows for
+// 5 tokens at smoke), and gradient matching, the same as without span,
+// where they do not (LoRA on v alone: 4 rows, ErrSpanRank).
+func TestAttackTargetSpan(t *testing.T) {
+	d, err := datasets.Build("fashion-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := publicImages(d)[:16]
+	for _, tc := range []struct {
+		targets []string
+		span    bool // whether the span attack applies
+	}{
+		{[]string{"q", "k", "v"}, true},
+		{[]string{"v"}, false},
+	} {
+		c, err := nn.Preset("smoke", datasets.Vocab().Len())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.PEFT = nn.PEFT{Method: "lora", Rank: 4, Alpha: 8, Targets: tc.targets, BInitStd: 0.02}
+		m, err := nn.NewTinyMLLM(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prior, err := NewEmbeddingPrior(m.Vision, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, _, _ := promptCase(d.Private, 0)
+		tgt := &attacks.Target{Model: m, Release: &methods.Release{}}
+		opt := &InvertOptions{Iterations: 5, Restarts: 1, LR: DefaultLR, TV: DefaultTV, Scout: 4, Seed: 1}
+		withSpan, err := attackTarget(tgt, b, prior, opt, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		without, err := attackTarget(tgt, b, prior, opt, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := nn.NewLayout(m.Params())
+		g := mllmUpdate(t, m, l, b, Mechanism{})
+		so := *opt
+		so.Iterations, so.TV = DefaultSpanIterations, DefaultSpanTV
+		span, err := AttackMLLMSpan(m, l, g, b, prior, nil, nn.ClipRule{}, &so)
+		if tc.span {
+			if err != nil || withSpan.Match != span.Match || withSpan.MeanPSNR() != span.MeanPSNR() {
+				t.Errorf("LoRA on %v: run path %v / %.4g dB, span attack %v / %v", tc.targets, withSpan.Match, withSpan.MeanPSNR(), span, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrSpanRank) || withSpan.Match != without.Match || withSpan.MeanPSNR() != without.MeanPSNR() {
+			t.Errorf("LoRA on %v: span attack error %v; run path with span %v / %.4g dB, without %v / %.4g dB", tc.targets, err, withSpan.Match, withSpan.MeanPSNR(), without.Match, without.MeanPSNR())
+		}
+	}
 }
