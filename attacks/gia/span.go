@@ -105,26 +105,7 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 		}
 	}
 
-	// Every candidate's input at every unknown position.
-	b0 := m.LM.Blocks[0]
-	cand := make([][][]float64, len(at)) // [k][j] the input of vocab[j] at at[k]
-	tp := nn.NewTape(nil, nil)
-	x := make([]float32, len(vocab)*w)
-	for k, p := range at {
-		pe := m.Pos.Data[pos[p]*w : (pos[p]+1)*w]
-		for j, v := range vocab {
-			row := x[j*w : (j+1)*w]
-			copy(row, m.Tok.Data[v*w:(v+1)*w])
-			for c := range row {
-				row[c] += pe[c]
-			}
-		}
-		y := b0.LN1.Forward(tp, tp.Input(nn.Tensor{Shape: []int{len(vocab), w}, Data: x}, false), nil).Value.Data
-		cand[k] = make([][]float64, len(vocab))
-		for j := range vocab {
-			cand[k][j] = f64(y[j*w : (j+1)*w])
-		}
-	}
+	cand := candidateInputs(m, at, pos, vocab)
 
 	out := &SpanOutcome{Rows: nrows, Tokens: make([]int, len(at)), Residual: make([]float64, len(at)), Ratio: 1}
 	if len(o.Rule.C) == 2 {
@@ -168,6 +149,33 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 	}
 	out.Elapsed = time.Since(start)
 	return out, nil
+}
+
+// candidateInputs returns the first block's input of every candidate of
+// vocab at every position of at (expanded position pos[at[k]]):
+// LN1(tok[v] + pos), cand[k][j] for vocab[j] at at[k].
+func candidateInputs(m *nn.TinyMLLM, at, pos, vocab []int) [][][]float64 {
+	w := m.Config.Width
+	ln := m.LM.Blocks[0].LN1
+	cand := make([][][]float64, len(at))
+	tp := nn.NewTape(nil, nil)
+	x := make([]float32, len(vocab)*w)
+	for k, p := range at {
+		pe := m.Pos.Data[pos[p]*w : (pos[p]+1)*w]
+		for j, v := range vocab {
+			row := x[j*w : (j+1)*w]
+			copy(row, m.Tok.Data[v*w:(v+1)*w])
+			for c := range row {
+				row[c] += pe[c]
+			}
+		}
+		y := ln.Forward(tp, tp.Input(nn.Tensor{Shape: []int{len(vocab), w}, Data: x}, false), nil).Value.Data
+		cand[k] = make([][]float64, len(vocab))
+		for j := range vocab {
+			cand[k][j] = f64(y[j*w : (j+1)*w])
+		}
+	}
+	return cand
 }
 
 // releasedRows returns the rows of the first language-model block's
