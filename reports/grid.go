@@ -131,6 +131,9 @@ func (p *Plot) buildGrid(runs *Runs) (*Figure, error) {
 		fig.Height = 2*plt.X.Tick.Label.Font.Size + vg.Length(len(grid))*gridCell
 		if p.Title != "" {
 			fig.Height += 2 * plt.Title.TextStyle.Font.Size
+			// A title wider than the cells widens the figure rather than
+			// being cut at its edges.
+			fig.Width = max(fig.Width, plt.Title.TextStyle.Rectangle(p.Title).Size().X+plt.Title.TextStyle.Font.Size)
 		}
 	}
 	return fig, nil

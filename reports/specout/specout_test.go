@@ -193,6 +193,17 @@ func TestGoldenKinds(t *testing.T) {
 					t.Fatal(err)
 				}
 			}, t, 0.05, p.Name+".png")
+			if rp.Kind == reports.ImageGrid {
+				// A title wider than the cells widens the figure.
+				rp.Title = strings.Repeat("a title wider than two cells ", 4)
+				wide, err := rp.Build(runs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := wide.Panels[0].Plot.Title.TextStyle.Rectangle(rp.Title).Size().X; wide.Width < w || wide.Width <= fig.Width {
+					t.Errorf("grid of width %v (%v untitled) for a title of width %v", wide.Width, fig.Width, w)
+				}
+			}
 		})
 	}
 }
