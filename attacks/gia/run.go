@@ -50,7 +50,10 @@ func init() { attacks.Register(Attack{}) }
 // iterations, Adam's iterations; restarts, scout, lr, tv and gauss, the
 // reconstruction's settings (InvertOptions; defaults DefaultRestarts,
 // DefaultScout, DefaultLR, DefaultTV, DefaultGauss); span: 1 inverts the
-// image of a batch of 1 by the span objective instead (AttackMLLMSpan). Results per set, prefixed gia_b<B>_:
+// image of a batch of 1 by the span objective instead (AttackMLLMSpan,
+// with DefaultSpanIterations and DefaultSpanTV in place of iterations and
+// tv; gradient matching where the span test does not apply, ErrSpanRank).
+// Results per set, prefixed gia_b<B>_:
 // psnr_mean, psnr_max (mean over the trials of the batch's mean and
 // maximum PSNR, dB), ssim, feat_dist (FeatureDistance under the model's
 // vision encoder), baseline_psnr, baseline_ssim, baseline_feat_dist (the
@@ -120,7 +123,7 @@ func (Attack) Options() []attacks.Option {
 				}
 				return nil
 			}, Default: []string{fmtFloat(DefaultGauss)}},
-		{Name: "span", Elem: "span switch", Kind: attacks.Numbers, Doc: "1: invert a batch of 1's image by the span of the first block's LoRA A gradients (AttackMLLMSpan, 1500 iterations, TV 1e-6; gradient matching where the span cannot hold the visual tokens); 0: by gradient matching",
+		{Name: "span", Elem: "span switch", Kind: attacks.Numbers, Doc: fmt.Sprintf("1: invert a batch of 1's image by the span of the first block's LoRA A gradients (AttackMLLMSpan, %d iterations and TV %g in place of iterations and tv; gradient matching where the span test does not apply); 0: by gradient matching", DefaultSpanIterations, DefaultSpanTV),
 			Check: integerIn(0, 1), Default: []string{"0"}},
 		{Name: "text", Elem: "text attack", Kind: attacks.Numbers, Doc: "also recover each batch of 1's prompt tokens from its update: 1 by the span test of the first block's LoRA A gradients (SpanText), 2 by relaxed-token gradient matching (RecoverText); results gia_b1_trr, gia_b1_trr_bag, gia_b1_trr_baseline, gia_b1_trr_seconds; 0: images only",
 			Check: integerIn(0, 2), Default: []string{"0"}},
@@ -345,7 +348,8 @@ const (
 // that t's method releases for the sequence s alone (noise seeded by
 // seed, the image attack's release), to recover s's prompt
 // (PromptPositions); the attacker knows the rest of s (its image, answer,
-// length and loss mask). SpanText is told the release's clip rule;
+// length and loss mask). SpanText is told the release's clip rule; where
+// it does not apply (ErrSpanRank) the relaxed matching runs instead;
 // RecoverText, with the default settings or opt, starts at the public
 // prompts pub's positional prior (PositionPrior, DefaultTextPriorMix) and
 // matches by the per-tensor cosine. The data-independent baseline is
@@ -374,6 +378,11 @@ func (tc *textCell) add(t *attacks.Target, s nn.Sequence, pub [][]int, seed uint
 	switch kind {
 	case TextSpan:
 		out, err := SpanText(m, l, g, s, at, vocab, t.Visual, &SpanOptions{Rule: t.Release.Rule})
+		if errors.Is(err, ErrSpanRank) {
+			// The span test does not apply to this release: the
+			// relaxed matching is the attack there.
+			return tc.add(t, s, pub, seed, TextMatch, opt)
+		}
 		if err != nil {
 			return err
 		}

@@ -435,8 +435,11 @@ func TestTextCell(t *testing.T) {
 	// The span test, told the release's rule: two parts (Rap-FT's form),
 	// no noise, so the prompt comes back whole.
 	part := make([]float32, l.Size)
+	rng := rand.New(rand.NewPCG(4, 4))
 	for i := range part {
-		part[i] = float32(i % 3 / 2)
+		if rng.Float64() < 0.3 {
+			part[i] = 1
+		}
 	}
 	rule := nn.MaskParts(part, 1e-3, 1e-4)
 	tgt.Release = &methods.Release{Rule: rule, Sigmas: []float64{0, 0}}
@@ -457,6 +460,26 @@ func TestTextCell(t *testing.T) {
 	}
 	if err := ts.add(tgt, s, pub, seed, 3, nil); err == nil {
 		t.Error("text attack 3: no error")
+	}
+	// A model whose first block's q, k and v have no LoRA: the span test
+	// does not apply, and the run path's text attack is the relaxed
+	// matching's.
+	c := m.Config
+	c.PEFT.Targets = []string{"o", "fc1"}
+	mo, err := nn.NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fell, match textCell
+	to := &attacks.Target{Model: mo, Release: &methods.Release{Rule: nn.Flat(1), Sigmas: []float64{0.5}}, Public: pubEx}
+	if err := fell.add(to, s, pub, seed, TextSpan, &opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := match.add(to, s, pub, seed, TextMatch, &opt); err != nil {
+		t.Fatal(err)
+	}
+	if fell.trr != match.trr || fell.bag != match.bag {
+		t.Errorf("span test on a release without first-block q, k, v LoRA: TRR %v, bag %v; relaxed matching %v, %v", fell.trr, fell.bag, match.trr, match.bag)
 	}
 	tgt.Release = &methods.Release{ZO: &methods.ZORelease{}}
 	if err := ts.add(tgt, s, pub, seed, TextSpan, nil); err == nil {

@@ -70,18 +70,21 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 		o = *opt
 	}
 	if m.Pos == nil {
-		return nil, errors.New("gia: the span test needs learned position embeddings (the model has rotary positions)")
+		return nil, fmt.Errorf("gia: the span test needs learned position embeddings (the model has rotary positions): %w", ErrSpanRank)
 	}
 	if err := checkTextPositions(m, s, at); err != nil {
 		return nil, err
 	}
-	if len(at) == 0 {
-		return &SpanOutcome{Elapsed: time.Since(start)}, nil
+	if err := checkVocab(m, vocab); err != nil {
+		return nil, err
 	}
 	w := m.Config.Width
 	rows0, rows1, nrows, err := releasedRows(m, l, g, o.Rule)
 	if err != nil {
 		return nil, err
+	}
+	if len(at) == 0 {
+		return &SpanOutcome{Ratio: 1, Elapsed: time.Since(start)}, nil
 	}
 	// The first block's input at every position, the unknown ones filled
 	// with the first candidate.
@@ -132,6 +135,9 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 		}
 		rank := min(len(left), nrows)
 		span, sv := spanBasis(M, qk, rank)
+		if span == nil {
+			return nil, errors.New("gia: SVD of the released rows failed")
+		}
 		if out.Singular == nil {
 			out.Singular = sv
 			out.Rank = rank
@@ -216,7 +222,7 @@ func releasedRows(m *nn.TinyMLLM, l *nn.Layout, g []float32, rule nn.ClipRule) (
 		nrows += lin.LoRAA.Shape[0]
 	}
 	if nrows == 0 {
-		return nil, nil, 0, errors.New("gia: the update releases no LoRA A of the first block's query, key or value map")
+		return nil, nil, 0, fmt.Errorf("gia: the update releases no LoRA A of the first block's query, key or value map: %w", ErrSpanRank)
 	}
 	return m0, m1, nrows, nil
 }
@@ -290,6 +296,20 @@ func checkTextPositions(m *nn.TinyMLLM, s nn.Sequence, at []int) error {
 	return nil
 }
 
+// checkVocab checks that vocab is a non-empty list of m's token ids
+// without the <image> placeholder.
+func checkVocab(m *nn.TinyMLLM, vocab []int) error {
+	if len(vocab) == 0 {
+		return errors.New("gia: no candidate tokens")
+	}
+	for _, v := range vocab {
+		if v < 0 || v >= m.Config.Vocab || v == nn.TokenImage {
+			return fmt.Errorf("gia: candidate token %d is not a text token of the %d-token vocabulary", v, m.Config.Vocab)
+		}
+	}
+	return nil
+}
+
 func f64(x []float32) []float64 {
 	y := make([]float64, len(x))
 	for i, v := range x {
@@ -320,7 +340,7 @@ func orthBasis(rows [][]float64, w int) (*mat.Dense, error) {
 		k++
 	}
 	if k >= w {
-		return nil, fmt.Errorf("gia: the %d known inputs span all %d dimensions; nothing is left to test", len(rows), w)
+		return nil, fmt.Errorf("gia: the %d known inputs span all %d dimensions; nothing is left to test: %w", len(rows), w, ErrSpanRank)
 	}
 	var v mat.Dense
 	svd.VTo(&v)
@@ -348,7 +368,10 @@ func project(q *mat.Dense, x []float64) []float64 {
 
 // spanBasis returns the orthonormal basis (w×rank) of the top rank right
 // singular vectors of M with the span of qk projected out of its rows,
-// and those rows' singular values.
+// and those rows' singular values; nil, nil if the SVD fails. The rank is
+// capped at the number of singular vectors and at the dimensions qk
+// leaves (beyond them a singular vector is arbitrary and may lie in qk's
+// span).
 func spanBasis(M *mat.Dense, qk *mat.Dense, rank int) (*mat.Dense, []float64) {
 	r, w := M.Dims()
 	mp := mat.NewDense(r, w, nil)
@@ -359,12 +382,18 @@ func spanBasis(M *mat.Dense, qk *mat.Dense, rank int) (*mat.Dense, []float64) {
 	if !svd.Factorize(mp, mat.SVDThin) {
 		return nil, nil
 	}
-	if rank == 0 {
-		return nil, svd.Values(nil)
+	sv := svd.Values(nil)
+	kq := 0
+	if qk != nil {
+		_, kq = qk.Dims()
+	}
+	rank = min(rank, len(sv), w-kq)
+	if rank <= 0 {
+		return mat.NewDense(w, 1, nil), sv // the zero vector: nothing lies in it
 	}
 	var v mat.Dense
 	svd.VTo(&v)
-	return mat.DenseCopyOf(v.Slice(0, w, 0, rank)), svd.Values(nil)
+	return mat.DenseCopyOf(v.Slice(0, w, 0, rank)), sv
 }
 
 // nearestInSpan returns the index of the candidate whose component
@@ -378,7 +407,8 @@ func nearestInSpan(cands [][]float64, qk, basis *mat.Dense) (int, float64) {
 		if n == 0 {
 			continue
 		}
-		r := math.Sqrt(dot(project(basis, y), project(basis, y))) / n
+		res := project(basis, y)
+		r := math.Sqrt(dot(res, res)) / n
 		if r < bestR {
 			best, bestR = j, r
 		}
@@ -412,6 +442,9 @@ func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]f
 	}
 	mr := make([]float64, len(m0))
 	n0, n1 := math.Sqrt(dot(m0, m0)), math.Sqrt(dot(m1, m1))
+	if n0 == 0 || n1 == 0 {
+		return 1 // one part holds nothing of these rows: ρ changes no span
+	}
 	f := func(lr float64) float64 {
 		rho := math.Pow(10, lr)
 		for i := range mr {

@@ -113,11 +113,25 @@ func TestSpanTextErrors(t *testing.T) {
 		{"three parts", g, at, &SpanOptions{Rule: nn.ClipRule{Part: make([]int32, l.Size), C: []float64{1, 1, 1}}}, "at most two parts"},
 		{"parts not covering the layout", g, at, &SpanOptions{Rule: nn.ClipRule{Part: make([]int32, 3), C: []float64{1, 1}}}, "cover 3 values"},
 		{"loss target", g, []int{len(s.Tokens) - 1}, nil, "loss target"},
+		{"repeated position", g, []int{at[0], at[0]}, nil, "repeated"},
 		{"nothing released", make([]float32, l.Size), at, nil, "releases no LoRA A"},
 	} {
 		if _, err := SpanText(m, l, tc.g, s, tc.at, vocab, nil, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q", tc.desc, err, tc.want)
 		}
+	}
+	for _, bad := range [][]int{nil, {nn.TokenImage}, {m.Config.Vocab}} {
+		if _, err := SpanText(m, l, g, s, at, bad, nil, nil); err == nil || errors.Is(err, ErrSpanRank) {
+			t.Errorf("candidates %v: got %v, want an input error", bad, err)
+		}
+	}
+	// Where the test does not apply the error says so (ErrSpanRank), so
+	// that the run path falls back to the relaxed matching.
+	if _, err := SpanText(m, l, make([]float32, l.Size), s, at, vocab, nil, nil); !errors.Is(err, ErrSpanRank) {
+		t.Errorf("nothing released: %v, want ErrSpanRank", err)
+	}
+	if o, err := SpanText(m, l, g, s, nil, vocab, nil, nil); err != nil || len(o.Tokens) != 0 || o.Ratio != 1 {
+		t.Errorf("no positions: %+v, %v", o, err)
 	}
 }
 
@@ -157,6 +171,24 @@ func TestSpanImage(t *testing.T) {
 		t.Errorf("objective %.3g at the truth (want ≤ 1e-8), %.3g at the mean (want ≥ 1e-3)", truth, atMean)
 	}
 	checkObjectiveFD(t, objectiveFunc(obj), mean, rand.New(rand.NewPCG(3, 3)), "span objective")
+
+	// Clipped in two random parts: the ratio undone, the truth is again
+	// a zero.
+	part := make([]float32, l.Size)
+	rng := rand.New(rand.NewPCG(6, 6))
+	for i := range part {
+		if rng.Float64() < 0.3 {
+			part[i] = 1
+		}
+	}
+	rule := nn.MaskParts(part, 1e-3, 1e-4)
+	obj, err = SpanImage(m, l, mllmUpdate(t, m, l, b, Mechanism{Rule: rule}), s, nil, rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truth, err := obj(b.Images[0], nil); err != nil || truth > 1e-8 {
+		t.Errorf("two clip parts: objective %.3g at the truth (want ≤ 1e-8), %v", truth, err)
+	}
 }
 
 // TestAttackTargetSpan checks the run path's choice of image attack for a

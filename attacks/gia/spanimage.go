@@ -34,10 +34,10 @@ import (
 // factors, as in SpanText. vt is the visual-token transform the attacker
 // runs. It returns an error for the reasons SpanText gives, if s does not
 // hold exactly one image, or if its visual tokens outnumber the released
-// rows (the span no longer holds all of them).
+// rows (the span no longer holds all of them; ErrSpanRank).
 func SpanImage(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, vt nn.VisualTransform, rule nn.ClipRule) (Objective, error) {
 	if m.Pos == nil {
-		return nil, errors.New("gia: the span test needs learned position embeddings (the model has rotary positions)")
+		return nil, fmt.Errorf("gia: the span test needs learned position embeddings (the model has rotary positions): %w", ErrSpanRank)
 	}
 	if len(s.Images) != 1 {
 		return nil, fmt.Errorf("gia: the span image attack takes a sequence of one image, got %d", len(s.Images))
@@ -72,6 +72,9 @@ func SpanImage(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, vt nn.V
 	}
 	ratio := 1.0
 	if len(rule.C) == 2 {
+		if n >= nrows {
+			return nil, fmt.Errorf("gia: %d visual tokens leave none of the %d released rows to find the clip parts' ratio by: %w", n, nrows, ErrSpanRank)
+		}
 		ratio = partRatio(rows0, rows1, nrows, w, qk, n, nil)
 	}
 	mr := make([]float64, len(rows0))
@@ -101,7 +104,7 @@ func SpanImage(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, vt nn.V
 		f := 0.0
 		for r := range n {
 			z := project(qk, f64(y.Value.Data[r*w:(r+1)*w]))
-			res := project(span, z)
+			res := project(qk, project(span, z)) // span ⊥ qk up to rounding
 			zz, rr := dot(z, z), dot(res, res)
 			if zz == 0 {
 				continue
@@ -127,8 +130,10 @@ func SpanImage(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, vt nn.V
 	}, nil
 }
 
-// ErrSpanRank is SpanImage's error when the image has more visual tokens
-// than the released rows can span.
+// ErrSpanRank wraps the errors of SpanText and SpanImage that say the span
+// test does not apply to this release (no first-block LoRA A released,
+// more unknown inputs than released rows where the attack needs them
+// fewer, known inputs filling the width), as opposed to invalid input.
 var ErrSpanRank = errors.New("the span test does not apply")
 
 // The span image attack's settings, chosen on public examples at small
