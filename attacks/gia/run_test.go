@@ -434,14 +434,7 @@ func TestTextCell(t *testing.T) {
 
 	// The span test, told the release's rule: two parts (Rap-FT's form),
 	// no noise, so the prompt comes back whole.
-	part := make([]float32, l.Size)
-	rng := rand.New(rand.NewPCG(4, 4))
-	for i := range part {
-		if rng.Float64() < 0.3 {
-			part[i] = 1
-		}
-	}
-	rule := nn.MaskParts(part, 1e-3, 1e-4)
+	rule := randomParts(l.Size, 4)
 	tgt.Release = &methods.Release{Rule: rule, Sigmas: []float64{0, 0}}
 	var ts textCell
 	if err := ts.add(tgt, s, pub, seed, TextSpan, nil); err != nil {

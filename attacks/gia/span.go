@@ -354,13 +354,18 @@ func project(q *mat.Dense, x []float64) []float64 {
 		return y
 	}
 	_, k := q.Dims()
-	for c := range k {
-		d := 0.0
-		for i, v := range x {
-			d += q.At(i, c) * v
+	raw := q.RawMatrix()
+	d := make([]float64, k) // Qᵀx, then subtracted row by row
+	for i, v := range x {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+k]
+		for c, qc := range row {
+			d[c] += qc * v
 		}
-		for i := range y {
-			y[i] -= d * q.At(i, c)
+	}
+	for i := range y {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+k]
+		for c, qc := range row {
+			y[i] -= qc * d[c]
 		}
 	}
 	return y
@@ -478,13 +483,19 @@ func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]f
 		}
 	}
 	a, b := best-step, best+step
+	// Golden section: each step keeps one interior point and its value.
 	phi := (math.Sqrt(5) - 1) / 2
+	c, d := b-phi*(b-a), a+phi*(b-a)
+	fc, fd := f(c), f(d)
 	for range 60 {
-		c, d := b-phi*(b-a), a+phi*(b-a)
-		if f(c) < f(d) {
-			b = d
+		if fc < fd {
+			b, d, fd = d, c, fc
+			c = b - phi*(b-a)
+			fc = f(c)
 		} else {
-			a = c
+			a, c, fc = c, d, fd
+			d = a + phi*(b-a)
+			fd = f(d)
 		}
 	}
 	return math.Pow(10, (a+b)/2)
