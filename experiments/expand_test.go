@@ -206,7 +206,7 @@ func TestTuneBaselines(t *testing.T) {
 	// one point; DP-SGD at table10's 3 ε × 3 lr × 2 epochs, and 2 points
 	// at ε = 0.5 (2 tasks × 2 seeds each).
 	want := map[string]int{"nonprivate/": 90, "dpsgd/": 360, "dpsgd/clip": 18, "dpsgd/strict": 72, "dpsgd/strict-edge": 8,
-		"dpzo/derivative-eps1": 32, "dpzo/derivative-eps1-fast": 4, "dpzo/derivative": 32, "dpzo/derivative-long": 8, "dpzo/derivative-long-inf": 4, "dpzo/derivative-longer": 4, "dpzo/derivative-phi": 4, "dpzo/derivative-strict": 72, "dpzo/derivative-strict-long": 8, "dpzo/difference": 4}
+		"dpzo/derivative-eps1": 32, "dpzo/derivative-eps1-fast": 4, "dpzo/derivative": 32, "dpzo/derivative-long": 8, "dpzo/derivative-long-inf": 4, "dpzo/derivative-longer": 4, "dpzo/derivative-phi": 4, "dpzo/derivative-strict": 72, "dpzo/derivative-strict-low": 24, "dpzo/derivative-strict-long": 8, "dpzo/difference": 4}
 	if diff := cmp.Diff(want, count); diff != "" {
 		t.Errorf("tune-baselines runs per method/variant (-want +got):\n%s", diff)
 	}

@@ -130,38 +130,44 @@ func (DPSGD) Params() []Param { return append(dpsgdParams(), embeddingsParam()) 
 // Param.Tuned, per target ε (dpsgdSmoke, dpsgdSmall; a run at another ε
 // takes the choice of the nearest tuned ε at or below it, PerEpsilon.At).
 func dpsgdParams() []Param {
-	recipes := []struct {
-		scale string
-		r     []dpsgdRecipe
-	}{{"smoke", dpsgdSmoke}, {"small", dpsgdSmall}}
+	return withRecipes(loraParams(), map[string][]recipe{"smoke": dpsgdSmoke, "small": dpsgdSmall}, 2e-4, 1.0)
+}
+
+// A recipe is a learning rate and a number of epochs chosen on public
+// validation data at a target ε.
+type recipe struct{ epsilon, lr, epochs float64 }
+
+// withRecipes returns ps with lr and epochs tuned per target ε at the
+// scales of tuned (Param.ByEpsilon), and full's defaults fullLR and
+// fullEpochs. Default gives the tables' values at ReferenceEpsilon. ps is
+// not modified.
+func withRecipes(ps []Param, tuned map[string][]recipe, fullLR, fullEpochs float64) []Param {
 	lr := map[string]PerEpsilon{}
 	epochs := map[string]PerEpsilon{}
-	for _, t := range recipes {
-		for _, c := range t.r {
-			lr[t.scale] = append(lr[t.scale], EpsilonDefault{c.epsilon, c.lr})
-			epochs[t.scale] = append(epochs[t.scale], EpsilonDefault{c.epsilon, c.epochs})
+	for scale, r := range tuned {
+		for _, c := range r {
+			lr[scale] = append(lr[scale], EpsilonDefault{c.epsilon, c.lr})
+			epochs[scale] = append(epochs[scale], EpsilonDefault{c.epsilon, c.epochs})
 		}
 	}
-	// Default gives the tables' values at ReferenceEpsilon; full keeps the
-	// paper's. withTuned replaces a param's tables, so it comes first.
 	at := func(t PerEpsilon) float64 { return t.At(ReferenceEpsilon).(float64) }
-	ps := withTuned(loraParams(), "lr", byScale(at(lr["smoke"]), at(lr["small"]), 2e-4), "smoke", "small")
-	ps = withTuned(ps, "epochs", byScale(at(epochs["smoke"]), at(epochs["small"]), 1.0), "smoke", "small")
-	for _, t := range recipes {
-		ps = withByEpsilon(ps, "lr", t.scale, lr[t.scale])
-		ps = withByEpsilon(ps, "epochs", t.scale, epochs[t.scale])
+	// withTuned replaces a param's tables, so it comes first.
+	ps = withTuned(ps, "lr", byScale(at(lr["smoke"]), at(lr["small"]), fullLR), "smoke", "small")
+	ps = withTuned(ps, "epochs", byScale(at(epochs["smoke"]), at(epochs["small"]), fullEpochs), "smoke", "small")
+	for _, scale := range Scales {
+		if t, ok := lr[scale]; ok {
+			ps = withByEpsilon(ps, "lr", scale, t)
+			ps = withByEpsilon(ps, "epochs", scale, epochs[scale])
+		}
 	}
 	return ps
 }
-
-// A dpsgdRecipe is DP-SGD's learning rate and epochs chosen at a target ε.
-type dpsgdRecipe struct{ epsilon, lr, epochs float64 }
 
 // dpsgdSmoke holds DP-SGD's learning rate and epochs at smoke, chosen at
 // each target ε of table1 and table10 (EXPERIMENTS.md, tuning, has the
 // grids). At ε ≤ 0.1 nothing in the grid beats the base model on
 // validation; the smallest rate stays at it.
-var dpsgdSmoke = []dpsgdRecipe{
+var dpsgdSmoke = []recipe{
 	{0.05, 5e-4, 8},
 	{0.1, 5e-4, 8},
 	{0.5, 1e-2, 8},
@@ -176,7 +182,7 @@ var dpsgdSmoke = []dpsgdRecipe{
 // 1), and at table10's budgets 0.05, 0.1 and 0.5. At 0.05 and 0.1 the
 // best runs of the grid stay exactly at the base model's validation
 // accuracy (ties, broken towards fewer epochs and then the lower rate).
-var dpsgdSmall = []dpsgdRecipe{
+var dpsgdSmall = []recipe{
 	{0.05, 5e-4, 2},
 	{0.1, 5e-4, 2},
 	{0.5, 1e-2, 2},

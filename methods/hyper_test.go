@@ -227,15 +227,24 @@ func TestTunedDefaults(t *testing.T) {
 		{"dualpriv", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
 		{"dpzo", "smoke", 3, 3e-3, 512, false},
 		{"dpzo", "smoke", inf, 3e-3, 512, false},
-		// dpzo at smoke: chosen at ε = 3 and again at ε = 1 (fewer steps).
+		// dpzo at smoke: chosen at ε = 3, again at ε = 1 (fewer steps),
+		// and at table10's budgets.
 		{"dpzo", "smoke", 1, 3e-3, 128, false},
-		{"dpzo", "smoke", 0.1, 3e-3, 128, false},
+		{"dpzo", "smoke", 0.5, 3e-3, 128, false},
+		{"dpzo", "smoke", 0.1, 1e-4, 8, false},
+		{"dpzo", "smoke", 0.3, 1e-4, 8, false},
+		{"dpzo", "smoke", 0.05, 1e-4, 8, false},
+		{"dpzo", "smoke", 0.01, 1e-4, 8, false},
 		{"dpzo", "smoke", 2, 3e-3, 128, false},
 		{"dpzo", "smoke", 8, 3e-3, 512, false},
 		{"nonprivate", "small", 3, 5e-3, 8, false},
 		{"dpsgd", "small", 3, 1e-2, 8, false},
 		{"dpzo", "small", 3, 1e-2, 128, false},
-		{"dpzo", "small", 1, 1e-2, 128, false}, // one choice at small
+		{"dpzo", "small", 1, 1e-2, 128, false},
+		{"dpzo", "small", inf, 1e-2, 128, false},
+		{"dpzo", "small", 0.5, 1e-2, 32, false},
+		{"dpzo", "small", 0.1, 1e-3, 8, false},
+		{"dpzo", "small", 0.05, 1e-3, 8, false},
 		{"rapft", "smoke", 3, 2e-2, 4, false},  // DP-SGD's recipe
 		{"dpsgd", "full", 3, 2e-4, 1, false},   // the paper's values
 		// At small the ε = 3 choice at every ε ≥ 1, and table10's below.
