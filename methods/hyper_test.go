@@ -245,8 +245,8 @@ func TestTunedDefaults(t *testing.T) {
 		{"dpzo", "small", 0.5, 1e-2, 32, false},
 		{"dpzo", "small", 0.1, 1e-3, 8, false},
 		{"dpzo", "small", 0.05, 1e-3, 8, false},
-		{"rapft", "smoke", 3, 2e-2, 4, false},  // DP-SGD's recipe
-		{"dpsgd", "full", 3, 2e-4, 1, false},   // the paper's values
+		{"rapft", "smoke", 3, 2e-2, 4, false}, // DP-SGD's recipe
+		{"dpsgd", "full", 3, 2e-4, 1, false},  // the paper's values
 		// At small the ε = 3 choice at every ε ≥ 1, and table10's below.
 		{"dpsgd", "small", 1, 1e-2, 8, false},
 		{"dpsgd", "small", inf, 1e-2, 8, false},
