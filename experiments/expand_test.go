@@ -204,7 +204,9 @@ func TestTuneBaselines(t *testing.T) {
 	// one point each (2 tasks × 2 seeds) for 512 epochs, φ = 0.01 and
 	// Algorithm 3's difference clip; DPZO at ε = 1, 2 lr × 4 epochs and
 	// one point; DP-SGD at table10's 3 ε × 3 lr × 2 epochs, and 2 points
-	// at ε = 0.5 (2 tasks × 2 seeds each).
+	// at ε = 0.5; DPZO at table10's 3 ε × 3 lr × 2 epochs, 3 ε × 2 lower
+	// rates at 8 epochs, and 2 rates × 128 epochs at ε = 0.5 (2 tasks × 2
+	// seeds each).
 	want := map[string]int{"nonprivate/": 90, "dpsgd/": 360, "dpsgd/clip": 18, "dpsgd/strict": 72, "dpsgd/strict-edge": 8,
 		"dpzo/derivative-eps1": 32, "dpzo/derivative-eps1-fast": 4, "dpzo/derivative": 32, "dpzo/derivative-long": 8, "dpzo/derivative-long-inf": 4, "dpzo/derivative-longer": 4, "dpzo/derivative-phi": 4, "dpzo/derivative-strict": 72, "dpzo/derivative-strict-low": 24, "dpzo/derivative-strict-long": 8, "dpzo/difference": 4}
 	if diff := cmp.Diff(want, count); diff != "" {

@@ -137,14 +137,18 @@ func dpsgdParams() []Param {
 // validation data at a target ε.
 type recipe struct{ epsilon, lr, epochs float64 }
 
-// withRecipes returns ps with lr and epochs tuned per target ε at the
-// scales of tuned (Param.ByEpsilon), and full's defaults fullLR and
-// fullEpochs. Default gives the tables' values at ReferenceEpsilon. ps is
-// not modified.
+// withRecipes returns ps with lr and epochs tuned per target ε at smoke
+// and small, whose tables tuned must hold (Param.ByEpsilon), and full's
+// defaults fullLR and fullEpochs. Default gives the tables' values at
+// ReferenceEpsilon. ps is not modified.
 func withRecipes(ps []Param, tuned map[string][]recipe, fullLR, fullEpochs float64) []Param {
 	lr := map[string]PerEpsilon{}
 	epochs := map[string]PerEpsilon{}
-	for scale, r := range tuned {
+	for _, scale := range []string{"smoke", "small"} {
+		r, ok := tuned[scale]
+		if !ok {
+			panic("methods: withRecipes without a table at " + scale)
+		}
 		for _, c := range r {
 			lr[scale] = append(lr[scale], EpsilonDefault{c.epsilon, c.lr})
 			epochs[scale] = append(epochs[scale], EpsilonDefault{c.epsilon, c.epochs})
@@ -154,11 +158,9 @@ func withRecipes(ps []Param, tuned map[string][]recipe, fullLR, fullEpochs float
 	// withTuned replaces a param's tables, so it comes first.
 	ps = withTuned(ps, "lr", byScale(at(lr["smoke"]), at(lr["small"]), fullLR), "smoke", "small")
 	ps = withTuned(ps, "epochs", byScale(at(epochs["smoke"]), at(epochs["small"]), fullEpochs), "smoke", "small")
-	for _, scale := range Scales {
-		if t, ok := lr[scale]; ok {
-			ps = withByEpsilon(ps, "lr", scale, t)
-			ps = withByEpsilon(ps, "epochs", scale, epochs[scale])
-		}
+	for _, scale := range []string{"smoke", "small"} {
+		ps = withByEpsilon(ps, "lr", scale, lr[scale])
+		ps = withByEpsilon(ps, "epochs", scale, epochs[scale])
 	}
 	return ps
 }
