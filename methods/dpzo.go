@@ -81,7 +81,7 @@ func (DPZO) Arch() string { return "tinymllm" }
 // their own choices (dpzoSmoke, dpzoSmall).
 func (DPZO) Params() []Param {
 	ps := withDefault(loraParams(), "optimizer", same("sgd"))
-	ps = withRecipes(ps, map[string][]recipe{"smoke": dpzoSmoke, "small": dpzoSmall}, 2e-5, 1.0)
+	ps = withRecipes(ps, dpzoSmoke, dpzoSmall, 2e-5, 1)
 	return append(ps, embeddingsParam(),
 		Param{Name: "phi", Kind: Float, Doc: "perturbation scale φ of the finite difference, > 0",
 			Default: byScale(1e-3, 1e-3, 0.15), Check: positive, Tuned: []string{"smoke", "small"}},

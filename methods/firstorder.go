@@ -129,40 +129,34 @@ func (DPSGD) Params() []Param { return append(dpsgdParams(), embeddingsParam()) 
 // fashion-vqa-tune and shapes-vqa-tune) at the scales that list them in
 // Param.Tuned, per target ε (dpsgdSmoke, dpsgdSmall; a run at another ε
 // takes the choice of the nearest tuned ε at or below it, PerEpsilon.At).
-func dpsgdParams() []Param {
-	return withRecipes(loraParams(), map[string][]recipe{"smoke": dpsgdSmoke, "small": dpsgdSmall}, 2e-4, 1.0)
-}
+func dpsgdParams() []Param { return withRecipes(loraParams(), dpsgdSmoke, dpsgdSmall, 2e-4, 1) }
 
 // A recipe is a learning rate and a number of epochs chosen on public
 // validation data at a target ε.
 type recipe struct{ epsilon, lr, epochs float64 }
 
 // withRecipes returns ps with lr and epochs tuned per target ε at smoke
-// and small, whose tables tuned must hold (Param.ByEpsilon), and full's
-// defaults fullLR and fullEpochs. Default gives the tables' values at
-// ReferenceEpsilon. ps is not modified.
-func withRecipes(ps []Param, tuned map[string][]recipe, fullLR, fullEpochs float64) []Param {
-	lr := map[string]PerEpsilon{}
-	epochs := map[string]PerEpsilon{}
-	for _, scale := range []string{"smoke", "small"} {
-		r, ok := tuned[scale]
-		if !ok {
-			panic("methods: withRecipes without a table at " + scale)
-		}
+// and small (Param.ByEpsilon) and full's defaults fullLR and fullEpochs.
+// Default gives the tables' values at ReferenceEpsilon. ps is not
+// modified.
+func withRecipes(ps []Param, smoke, small []recipe, fullLR, fullEpochs float64) []Param {
+	tables := func(r []recipe) (lr, epochs PerEpsilon) {
 		for _, c := range r {
-			lr[scale] = append(lr[scale], EpsilonDefault{c.epsilon, c.lr})
-			epochs[scale] = append(epochs[scale], EpsilonDefault{c.epsilon, c.epochs})
+			lr = append(lr, EpsilonDefault{c.epsilon, c.lr})
+			epochs = append(epochs, EpsilonDefault{c.epsilon, c.epochs})
 		}
+		return lr, epochs
 	}
+	lrSmoke, epochsSmoke := tables(smoke)
+	lrSmall, epochsSmall := tables(small)
 	at := func(t PerEpsilon) float64 { return t.At(ReferenceEpsilon).(float64) }
 	// withTuned replaces a param's tables, so it comes first.
-	ps = withTuned(ps, "lr", byScale(at(lr["smoke"]), at(lr["small"]), fullLR), "smoke", "small")
-	ps = withTuned(ps, "epochs", byScale(at(epochs["smoke"]), at(epochs["small"]), fullEpochs), "smoke", "small")
-	for _, scale := range []string{"smoke", "small"} {
-		ps = withByEpsilon(ps, "lr", scale, lr[scale])
-		ps = withByEpsilon(ps, "epochs", scale, epochs[scale])
-	}
-	return ps
+	ps = withTuned(ps, "lr", byScale(at(lrSmoke), at(lrSmall), fullLR), "smoke", "small")
+	ps = withTuned(ps, "epochs", byScale(at(epochsSmoke), at(epochsSmall), fullEpochs), "smoke", "small")
+	ps = withByEpsilon(ps, "lr", "smoke", lrSmoke)
+	ps = withByEpsilon(ps, "epochs", "smoke", epochsSmoke)
+	ps = withByEpsilon(ps, "lr", "small", lrSmall)
+	return withByEpsilon(ps, "epochs", "small", epochsSmall)
 }
 
 // dpsgdSmoke holds DP-SGD's learning rate and epochs at smoke, chosen at
