@@ -262,16 +262,33 @@ func (d *decoder) checkMetrics(s *Spec, at func(string) *yaml.Node) error {
 		}
 	}
 	list := at("claims")
-	for i, c := range s.Claims {
-		cn := list
-		if list.Kind == yaml.SequenceNode && i < len(list.Content) {
-			cn = list.Content[i]
+	for _, c := range s.Claims {
+		cn := claimNode(list, c)
+		n := elemNode(cn, "metric", c.Metric)
+		if n == cn {
+			n = elemNode(cn, "metrics", c.Metric)
 		}
-		if err := check(elemNode(cn, "metric", c.Metric), "claim "+c.Name, c.Metric); err != nil {
+		if err := check(n, "claim "+c.Name, c.Metric); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// claimNode returns the entry of the claims list that c comes from (named
+// c.Name, or c.Name less "-<metric>" for an entry of several metrics), or
+// list.
+func claimNode(list *yaml.Node, c Claim) *yaml.Node {
+	if list.Kind != yaml.SequenceNode {
+		return list
+	}
+	for _, e := range list.Content {
+		name := elemNode(e, "name", "")
+		if name != e && (name.Value == c.Name || name.Value+"-"+c.Metric == c.Name) {
+			return e
+		}
+	}
+	return list
 }
 
 // elemNode returns the node of value under key in the mapping n (the

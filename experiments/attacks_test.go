@@ -167,6 +167,8 @@ func TestAttackMetrics(t *testing.T) {
 			`bad.yaml:23: plot fig: metric "renyi_img_ainf_k100_auc" is not a result of attack maxrenyi-mia with the spec's options (k: [0, 10]; orders: [inf])`},
 		{"claim", renyi, "plots:", "claims:\n  - {name: c, metric: renyi_inst_a1_k0_auc, a: {method: dpsgd}, b: {method: nonprivate}, expect: greater, source: s}\nplots:",
 			`bad.yaml:23: claim c: metric "renyi_inst_a1_k0_auc" is not a result of attack maxrenyi-mia with the spec's options (k: [0, 10]; orders: [inf])`},
+		{"claim of several metrics", renyi, "plots:", "claims:\n  - name: c\n    metrics: [renyi_img_ainf_k0_auc,\n      renyi_inst_a1_k0_auc]\n    a: {method: dpsgd}\n    b: {method: nonprivate}\n    expect: greater\n    source: s\nplots:",
+			`bad.yaml:25: claim c-renyi_inst_a1_k0_auc: metric "renyi_inst_a1_k0_auc" is not a result of attack maxrenyi-mia with the spec's options (k: [0, 10]; orders: [inf])`},
 		{"other metrics unchecked", renyi, "metrics: [acc]", "metrics: [acc, mia_auc, whatever]", ""},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {

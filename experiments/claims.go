@@ -35,6 +35,10 @@ import (
 //	    paper:
 //	      - {at: {epsilon_target: 1, task: fashion-vqa}, a: 81.54, b: 23.30}
 //
+// A claim may list metrics (metrics: [m1, m2, …]) in place of metric: it
+// stands for one claim per metric, named <name>-<metric>, with the same
+// sides and settings and no paper values (those are per metric).
+//
 // [reports.Verify]: https://pkg.go.dev/github.com/repro-dp/repro/reports#Verify
 type Claim struct {
 	// Name identifies the claim: [a-z0-9][a-z0-9_-]*, unique in the spec.
@@ -119,26 +123,36 @@ var claimTests = []string{"auto", "paired", "welch"}
 func (d *decoder) claims(n *yaml.Node) ([]Claim, error) {
 	var cs []Claim
 	err := d.list(n, "claims", func(e *yaml.Node) error {
-		c, err := d.claim(e)
+		each, err := d.claim(e)
 		if err != nil {
 			return err
 		}
-		if slices.ContainsFunc(cs, func(o Claim) bool { return o.Name == c.Name }) {
-			return d.errorf(e, "duplicate claim %q", c.Name)
+		for _, c := range each {
+			if slices.ContainsFunc(cs, func(o Claim) bool { return o.Name == c.Name }) {
+				return d.errorf(e, "duplicate claim %q", c.Name)
+			}
+			cs = append(cs, c)
 		}
-		cs = append(cs, c)
 		return nil
 	})
 	return cs, err
 }
 
-func (d *decoder) claim(n *yaml.Node) (Claim, error) {
+// claim decodes one entry of the claims list: one claim, or one per metric
+// of its metrics key.
+func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 	c := Claim{MinSeeds: 2, Test: "auto"}
-	var expectNode, paperNode *yaml.Node
+	var expectNode, paperNode, metricsNode *yaml.Node
+	var metrics []string
 	err := d.fields(n, "claim", map[string]func(*yaml.Node) error{
 		"name":   func(v *yaml.Node) error { return d.fileName(v, "claim name", &c.Name) },
 		"text":   func(v *yaml.Node) error { return d.str(v, "claim text", &c.Text) },
 		"metric": func(v *yaml.Node) error { return d.ident(v, "claim metric", &c.Metric) },
+		"metrics": func(v *yaml.Node) (err error) {
+			metricsNode = v
+			metrics, err = d.identList(v, "claim metrics")
+			return err
+		},
 		"a":      func(v *yaml.Node) (err error) { c.A, err = d.selector(v, "claim a"); return err },
 		"b":      func(v *yaml.Node) (err error) { c.B, err = d.selector(v, "claim b"); return err },
 		"each":   func(v *yaml.Node) (err error) { c.Each, err = d.identList(v, "claim each"); return err },
@@ -167,17 +181,36 @@ func (d *decoder) claim(n *yaml.Node) (Claim, error) {
 		"required": func(v *yaml.Node) error { return d.boolean(v, "claim required", &c.Required) },
 		"source":   func(v *yaml.Node) error { return d.str(v, "claim source", &c.Source) },
 		"paper":    func(v *yaml.Node) error { paperNode = v; return nil },
-	}, "name", "metric", "a", "expect", "source")
+	}, "name", "a", "expect", "source")
 	if err != nil {
-		return c, err
+		return nil, err
+	}
+	switch {
+	case c.Metric == "" && metricsNode == nil:
+		return nil, d.errorf(n, "claim %s: missing key \"metric\" (or \"metrics\")", c.Name)
+	case c.Metric != "" && metricsNode != nil:
+		return nil, d.errorf(metricsNode, "claim %s: metric and metrics both given", c.Name)
+	case metricsNode != nil && paperNode != nil:
+		return nil, d.errorf(paperNode, "claim %s: paper values are per metric; give each metric its own claim", c.Name)
 	}
 	if err := d.claimShape(n, expectNode, &c); err != nil {
-		return c, err
+		return nil, err
 	}
-	if paperNode != nil {
-		c.Paper, err = d.paperValues(paperNode, &c)
+	if metricsNode == nil {
+		if paperNode != nil {
+			c.Paper, err = d.paperValues(paperNode, &c)
+		}
+		return []Claim{c}, err
 	}
-	return c, err
+	out := make([]Claim, len(metrics))
+	for i, m := range metrics {
+		out[i] = c
+		out[i].Name, out[i].Metric = c.Name+"-"+m, m
+		if c.Text != "" {
+			out[i].Text = c.Text + " (" + m + ")"
+		}
+	}
+	return out, nil
 }
 
 // claimShape checks what ties a claim's keys together.

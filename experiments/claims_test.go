@@ -74,6 +74,17 @@ func TestParseClaims(t *testing.T) {
 	if p := s.Claims[1].Paper; len(p) != 1 || p[0].A != 81 || !math.IsNaN(p[0].B) {
 		t.Errorf("paper values of a claim without b: got %+v, want [{A: 81, B: NaN}]", p)
 	}
+	// A claim of several metrics is one claim per metric.
+	src = strings.Replace(claimsBase, "  - name: dpsgd-level\n    metric: acc\n", "  - name: dpsgd-level\n    metrics: [acc, img]\n", 1)
+	many, err := Parse("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	acc, img := want[1], want[1]
+	acc.Name, img.Name, img.Metric = "dpsgd-level-acc", "dpsgd-level-img", "img"
+	if diff := cmp.Diff([]Claim{want[0], acc, img}, many.Claims, cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("claim of two metrics (-want +got):\n%s", diff)
+	}
 	// The claims marshal to JSON, the NaN left out.
 	b, err := json.Marshal(s.Claims)
 	if err != nil || !strings.Contains(string(b), `"paper":[{"a":81}]`) {
@@ -102,6 +113,10 @@ func TestParseClaimErrors(t *testing.T) {
 		{"paper at", "{at: {task: fashion-vqa}, a: 82.52", "{at: {method: dpsgd}, a: 82.52", 32, "paper at must name each column"},
 		{"paper b", ", a: 82.52, b: 81.54}", ", a: 82.52}", 32, "paper b is given exactly when the claim has b"},
 		{"paper twice", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}\n      - {at: {task: fashion-vqa}, a: 1, b: 2}", 33, "two paper values at the same point"},
+		{"metric and metrics", "  - name: dpsgd-level\n    metric: acc\n", "  - name: dpsgd-level\n    metric: acc\n    metrics: [acc, img]\n", 35, "metric and metrics both given"},
+		{"empty metrics", "  - name: dpsgd-level\n    metric: acc\n", "  - name: dpsgd-level\n    metrics: []\n", 34, "claim metrics: the list is empty"},
+		{"no metric", "  - name: dpsgd-level\n    metric: acc\n", "  - name: dpsgd-level\n", 33, `missing key "metric" (or "metrics")`},
+		{"metrics with paper", "    metric: acc\n    a: {method: dpsgd, epsilon_target: 8}", "    metrics: [acc, img]\n    a: {method: dpsgd, epsilon_target: 8}", 32, "paper values are per metric"},
 		{"duplicate", "name: dpsgd-level", "name: dpsgd-rises", 33, `duplicate claim "dpsgd-rises"`},
 		{"column", "a: {method: dpsgd, epsilon_target: 8}", "a: {method: dpsgd, colour: 8}", 21, `claim dpsgd-rises: "colour" is not a run column`},
 		{"selector list", "a: {method: dpsgd, epsilon_target: inf}", "a: [dpsgd]", 35, "claim a must be a mapping"},
