@@ -123,6 +123,14 @@ type Dataset struct {
 
 	Public, Private, Holdout, Test []Example
 	Canaries                       []Canary
+	// Selection, for icl, are public examples posed as the private task:
+	// zero-shot queries (ZeroShot's form) of public images of the task's
+	// classes that pretraining held out (PretrainHeldOut), each with the
+	// task's word for its class, balanced over the classes. Methods may
+	// choose settings on them at no privacy cost (DP-MTV's public head
+	// selection). They are not hashed into the fingerprint, which keys
+	// the cached base models: they are a function of the same inputs.
+	Selection []Example
 	// Pool, for the -lira tasks, says which examples of the fixed LiRA
 	// pool are members: Private holds the pool examples i with Pool[i]
 	// and Holdout the others, both in pool order. It is nil otherwise.

@@ -70,6 +70,8 @@ var (
 		Small: {2000, 96, 48, 80, 4},
 		Full:  {20000, 1000, 400, 800, 16},
 	}
+	// Public queries of the icl task (Dataset.Selection), at most.
+	selectionSizes = map[Scale]int{Smoke: 96, Small: 200, Full: 1000}
 	// Demonstrations per icl episode (DP-MTV uses 8 demos + 1 query).
 	episodeShots = map[Scale]int{Smoke: 4, Small: 8, Full: 8}
 	// Classes per icl episode ("ways"); the private task has this many

@@ -72,6 +72,40 @@ func buildICL(d *Dataset, b *buildCtx) error {
 		return err
 	}
 	b.addCanaries(d, e.canary)
+	e.rng = b.rng(task, "selection")
+	return e.selection(d, task, pubBy, classes)
+}
+
+// selection fills d.Selection: selectionSizes[d.Scale] zero-shot queries
+// of public images held out of pretraining, as many of each of the
+// task's classes as their images allow, in a random order.
+func (e *episodes) selection(d *Dataset, task string, pubBy [][]int, classes []int) error {
+	per := selectionSizes[d.Scale] / len(classes)
+	for k, c := range classes {
+		var held []int
+		for _, idx := range pubBy[c] {
+			if PretrainHeldOut([]string{fashionItem(e.f, idx)}) {
+				held = append(held, idx)
+			}
+		}
+		if len(held) == 0 {
+			return fmt.Errorf("datasets: icl: no public image of class %s is held out of pretraining", FashionClasses[c])
+		}
+		e.rng.Shuffle(len(held), func(i, j int) { held[i], held[j] = held[j], held[i] })
+		for _, idx := range held[:min(per, len(held))] {
+			ex := newExample("")
+			ex.Kind, ex.Label = "query", k
+			ex.Prompt = []int{BOS, Image}
+			ex.Images = [][]float32{e.b.image(e.f, idx)}
+			ex.Items = []string{fashionItem(e.f, idx)}
+			ex.Answer = e.b.vocab.Encode(nil, d.Mapping[k]+" <eos>")
+			d.Selection = append(d.Selection, ex)
+		}
+	}
+	e.rng.Shuffle(len(d.Selection), func(i, j int) { d.Selection[i], d.Selection[j] = d.Selection[j], d.Selection[i] })
+	for i := range d.Selection {
+		d.Selection[i].ID = exampleID(task, "selection", i)
+	}
 	return nil
 }
 

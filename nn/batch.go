@@ -310,12 +310,12 @@ func gradientBatched(l *Layout, n int, build batchLoss, opt *Options) ([]float32
 
 // batchable reports whether the batched engine computes m's losses and
 // gradients on batch exactly as one tape per example would: no hooks, no
-// visual transform, no dropout in training mode, every example valid (an
+// visual transform, no steering, no dropout in training mode, every example valid (an
 // invalid one goes to the per-example path, which returns its error), and
 // trainable tensors among the LoRA factors, adapters and biases only
 // (perExampleParams: those whose gradients batchRows routes per example).
 func (m *TinyMLLM) batchable(l *Layout, batch []Sequence, h *Hooks, vt VisualTransform, opt *Options) bool {
-	if h != nil || vt != nil || len(batch) == 0 || opt != nil && opt.Train && m.Config.Dropout > 0 {
+	if h != nil || vt != nil || m.Steer != nil || len(batch) == 0 || opt != nil && opt.Train && m.Config.Dropout > 0 {
 		return false
 	}
 	ok := m.perExampleParams()
@@ -533,6 +533,14 @@ func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid
 		off[e+1] = off[e] + x.Value.Rows()
 	}
 	t.setRows(off, 0)
-	hid, _ = m.LM.forward(t, t.Concat(xs...), off, nil, -1, nil)
+	var h *Hooks
+	if m.Steer != nil {
+		from := make([]int, len(batch))
+		for e := range batch {
+			from[e] = off[e] + steerFrom(&batch[e], pos[e], off[e+1]-off[e])
+		}
+		h = m.steerHooks(nil, from, off[1:])
+	}
+	hid, _ = m.LM.forward(t, t.Concat(xs...), off, nil, -1, h)
 	return hid, off, pos, nil
 }

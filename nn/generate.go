@@ -85,6 +85,15 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 	for len(out) < maxNew && len(toks)+nvis < m.Config.MaxLen {
 		t := NewTape(nil, nil)
 		seq := Sequence{Tokens: toks, Images: prompt.Images}
+		if m.Steer != nil && len(out) > 0 {
+			// The generated tokens are the answer: a steered model
+			// patches from the prompt's last position on, as under a
+			// key-value cache.
+			seq.Loss = make([]bool, len(toks))
+			for i := len(prompt.Tokens); i < len(toks); i++ {
+				seq.Loss[i] = true
+			}
+		}
 		hid, _, err := m.Forward(t, &seq, vis, h, vt)
 		if err != nil {
 			return nil, err

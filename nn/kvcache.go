@@ -71,7 +71,8 @@ func (c *KVCache) Clone() *KVCache {
 // returns an error for a token outside the vocabulary or a sequence that
 // would exceed MaxLen. The logits equal those of Forward on the whole
 // sequence up to float32 rounding (the attention sums run in another
-// order). Hooks are not supported: they observe whole sequences.
+// order). Hooks are not supported: they observe whole sequences. A
+// steered model (TinyMLLM.Steer) patches every new position.
 func (m *TinyMLLM) Extend(caches []*KVCache, tokens [][]int) ([]Tensor, error) {
 	if len(caches) != len(tokens) {
 		panic(errLength)
@@ -89,7 +90,7 @@ func (m *TinyMLLM) Extend(caches []*KVCache, tokens [][]int) ([]Tensor, error) {
 		}
 		xs[b] = t.Embed(t.Param(m.Tok), toks)
 	}
-	hid, err := m.extend(t, caches, xs)
+	hid, err := m.extend(t, caches, xs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func (m *TinyMLLM) Prefill(c *KVCache, s *Sequence, vt VisualTransform) (Tensor,
 	}
 	t := NewTape(nil, nil)
 	x := m.embedPrompt(t, s, vt)
-	hid, err := m.extend(t, []*KVCache{c}, []*Node{x})
+	hid, err := m.extend(t, []*KVCache{c}, []*Node{x}, true)
 	if err != nil {
 		return Tensor{}, err
 	}
@@ -178,8 +179,10 @@ func (m *TinyMLLM) splitLogits(t *Tape, hid *Node, xs []*Node, last bool) []Tens
 
 // extend appends the input rows xs[b] (before position embeddings) to
 // caches[b] and returns the final hidden states of all new rows, stacked
-// in order, shape [Σ rows, width].
-func (m *TinyMLLM) extend(t *Tape, caches []*KVCache, xs []*Node) (*Node, error) {
+// in order, shape [Σ rows, width]. With m.Steer, the steered heads are
+// patched at every new row, or at the last new row of each sequence only
+// when prompt is true (Prefill).
+func (m *TinyMLLM) extend(t *Tape, caches []*KVCache, xs []*Node, prompt bool) (*Node, error) {
 	D := m.Config.Width
 	offs := make([]int, len(caches)+1) // row offsets of the sequences
 	for b, c := range caches {
@@ -199,6 +202,13 @@ func (m *TinyMLLM) extend(t *Tape, caches []*KVCache, xs []*Node) (*Node, error)
 	if len(xs) > 1 {
 		x = t.Concat(xs...)
 	}
+	from := offs[:len(caches)]
+	if prompt {
+		from = make([]int, len(caches))
+		for b := range from {
+			from[b] = offs[b+1] - 1
+		}
+	}
 	for l, blk := range m.LM.Blocks {
 		a := blk.LN1.Forward(t, x, nil)
 		q, k, v := blk.Q.Forward(t, a, nil), blk.K.Forward(t, a, nil), blk.V.Forward(t, a, nil)
@@ -208,6 +218,7 @@ func (m *TinyMLLM) extend(t *Tape, caches []*KVCache, xs []*Node) (*Node, error)
 			c.append(l, blk, k.Value.Data[r0*D:r1*D], v.Value.Data[r0*D:r1*D])
 			c.attend(l, blk.Heads, q.Value.Data[r0*D:r1*D], heads.Data[r0*D:r1*D], blk.Rotary)
 		}
+		m.steerRows(l, heads, from, offs[1:])
 		o := blk.O.Forward(t, t.Input(heads, false), nil)
 		if blk.Adapter1 != nil {
 			o = blk.Adapter1.Forward(t, o, nil)

@@ -48,8 +48,11 @@ type TinyMLLM struct {
 	Proj1  *Linear
 	Proj2  *Linear
 	// Pos is nil with rotary positions (Config.Positions "rope").
-	Tok, Pos   *Param
-	LM         *Stack
+	Tok, Pos *Param
+	LM       *Stack
+	// Steer, when not nil, is the head intervention every forward pass of
+	// the language model applies (see Steering); nil: none.
+	Steer      *Steering
 	clsLayerIx int
 }
 
@@ -277,7 +280,8 @@ func (m *TinyMLLM) forward(t *Tape, s *Sequence, emb *Node, vis []*Node, h *Hook
 	if err != nil {
 		return nil, nil, err
 	}
-	out, _ := m.LM.Forward(t, x, -1, h)
+	T := x.Value.Rows()
+	out, _ := m.LM.Forward(t, x, -1, m.steerHooks(h, []int{steerFrom(s, pos, T)}, []int{T}))
 	return out, pos, nil
 }
 
