@@ -104,6 +104,17 @@ type Result struct {
 	// model, package attacks/gia); nil for a method whose release that
 	// attack does not model (Dual-Priv's control rankings).
 	Release *Release
+	// Pose, when not nil, is how the released system poses an example of
+	// the task to the model: DP-MTV answers an in-context episode's query
+	// alone (its task vector is in the model's steering), the few-shot
+	// baseline after its own demonstrations. Evaluation and the
+	// membership attacks see Pose(ex) in place of ex.
+	Pose func(ex *datasets.Example) datasets.Example
+	// Members and NonMembers, when not nil, replace the private and
+	// holdout splits as the membership attacks' examples (before Pose):
+	// DP-MTV's are one query per demonstration of its chunks and of the
+	// holdout episodes, the labelled images its release could reveal.
+	Members, NonMembers []datasets.Example
 }
 
 // A Release is how a method releases the update of one batch: the mean of

@@ -535,11 +535,12 @@ func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid
 	t.setRows(off, 0)
 	var h *Hooks
 	if m.Steer != nil {
-		from := make([]int, len(batch))
+		from, end := make([]int, len(batch)), make([]int, len(batch))
 		for e := range batch {
-			from[e] = off[e] + steerFrom(&batch[e], pos[e], off[e+1]-off[e])
+			f, n := m.steerSpan(&batch[e], pos[e], off[e+1]-off[e])
+			from[e], end[e] = off[e]+f, off[e]+n
 		}
-		h = m.steerHooks(nil, from, off[1:])
+		h = m.steerHooks(nil, from, end)
 	}
 	hid, _ = m.LM.forward(t, t.Concat(xs...), off, nil, -1, h)
 	return hid, off, pos, nil

@@ -203,6 +203,9 @@ func (m *TinyMLLM) extend(t *Tape, caches []*KVCache, xs []*Node, prompt bool) (
 		x = t.Concat(xs...)
 	}
 	from := offs[:len(caches)]
+	if !prompt && m.Steer != nil && m.Steer.Once {
+		from = offs[1:] // nothing: the prompt's last position is past
+	}
 	if prompt {
 		from = make([]int, len(caches))
 		for b := range from {

@@ -280,8 +280,8 @@ func (m *TinyMLLM) forward(t *Tape, s *Sequence, emb *Node, vis []*Node, h *Hook
 	if err != nil {
 		return nil, nil, err
 	}
-	T := x.Value.Rows()
-	out, _ := m.LM.Forward(t, x, -1, m.steerHooks(h, []int{steerFrom(s, pos, T)}, []int{T}))
+	from, end := m.steerSpan(s, pos, x.Value.Rows())
+	out, _ := m.LM.Forward(t, x, -1, m.steerHooks(h, []int{from}, []int{end}))
 	return out, pos, nil
 }
 

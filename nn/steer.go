@@ -19,7 +19,8 @@ import (
 // Generate (the prompt's last position and every generated one), the
 // batched engine (ForwardBatch, MeanLosses: as Forward, per sequence) and
 // the key-value cache (Prefill: the prompt's last position; Extend: every
-// new position). It changes no parameter.
+// new position). With Once, only the prompt's last position is patched.
+// It changes no parameter.
 //
 // References:
 //   - B. Huang, C. Mitra, A. Arbelle, L. Karlinsky, T. Darrell, R. Herzig,
@@ -29,6 +30,9 @@ type Steering struct {
 	// Heads are the patched heads of the language model's blocks, each
 	// (Layer, Head) at most once.
 	Heads []SteeredHead
+	// Once patches the prompt's last position only (the first decoding
+	// step), not the positions decoded after it.
+	Once bool
 }
 
 // SteeredHead is one patched head: head Head of language-model block
@@ -63,14 +67,19 @@ func (m *TinyMLLM) CheckSteering(s *Steering) error {
 	return nil
 }
 
-// steerFrom returns the first steered position of the expanded sequence s
-// of T positions whose tokens sit at pos (Forward's pos): the one that
-// predicts the first token s.Loss marks, or the last one.
-func steerFrom(s *Sequence, pos []int, T int) int {
+// steerSpan returns the steered positions [from, end) of the expanded
+// sequence s of T positions whose tokens sit at pos (Forward's pos): from
+// the one that predicts the first token s.Loss marks, or the last one, to
+// the end (to the next position under Once).
+func (m *TinyMLLM) steerSpan(s *Sequence, pos []int, T int) (from, end int) {
+	from = T - 1
 	if i := slices.Index(s.Loss, true); i > 0 {
-		return pos[i] - 1
+		from = pos[i] - 1
 	}
-	return T - 1
+	if m.Steer != nil && m.Steer.Once {
+		return from, from + 1
+	}
+	return from, T
 }
 
 // steerHooks returns h with m.Steer added: in the language model, the
@@ -116,6 +125,12 @@ func (m *TinyMLLM) steerHooks(h *Hooks, from, end []int) *Hooks {
 func (m *TinyMLLM) steerRows(l int, heads Tensor, from, end []int) {
 	if m.Steer == nil {
 		return
+	}
+	if m.Steer.Once {
+		end = slices.Clone(end)
+		for e := range end {
+			end[e] = min(end[e], from[e]+1)
+		}
 	}
 	D := heads.Cols()
 	dh := D / m.Config.Heads

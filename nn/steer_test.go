@@ -96,14 +96,22 @@ func TestSteerOwnValueIsNoOp(t *testing.T) {
 // greedy decoding with and without the cache (Generate, GenerateBatch).
 // The steered positions are the answer's: a teacher-forced sequence is
 // steered from the position that predicts its first answer token on,
-// which is what decoding does position by position.
+// which is what decoding does position by position (or from that
+// position alone, with Once).
 func TestSteerPaths(t *testing.T) {
 	t.Parallel()
+	for _, once := range []bool{false, true} {
+		t.Run(map[bool]string{false: "every", true: "once"}[once], func(t *testing.T) { steerPaths(t, once) })
+	}
+}
+
+func steerPaths(t *testing.T, once bool) {
 	m := decodeModel(t, "", "")
 	rng := rand.New(rand.NewPCG(9, 9))
 	seqs := []Sequence{vqa(rng, m.Config, 3, 2), vqa(rng, m.Config, 2, 1)}
 	m.Steer = allHeads(m, nil, rng)
 	m.Steer.Heads = m.Steer.Heads[1:] // not every head
+	m.Steer.Once = once
 	V := m.Config.Vocab
 	var ref [][]float32 // per sequence, the logits at the answer rows
 	for i := range seqs {
@@ -228,5 +236,33 @@ func TestCheckSteering(t *testing.T) {
 	}
 	if err := m.CheckSteering(&Steering{Heads: []SteeredHead{{Value: v}}}); err != nil {
 		t.Errorf("valid steering: %v", err)
+	}
+}
+
+// TestSteerOnce checks that Once patches the prompt's last position only:
+// the hidden states there are those of steering every position, and the
+// next position's differ.
+func TestSteerOnce(t *testing.T) {
+	t.Parallel()
+	m := decodeModel(t, "", "")
+	rng := rand.New(rand.NewPCG(11, 11))
+	s := vqa(rng, m.Config, 3, 2)
+	m.Steer = allHeads(m, nil, rng)
+	hidden := func(once bool) ([]float32, int) {
+		m.Steer.Once = once
+		hid, pos, err := m.Forward(NewTape(nil, nil), &s, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hid.Value.Data, pos[slices.Index(s.Loss, true)] - 1
+	}
+	every, from := hidden(false)
+	once, _ := hidden(true)
+	D := m.Config.Width
+	if !slices.Equal(every[:(from+1)*D], once[:(from+1)*D]) {
+		t.Error("Once changed the positions up to the prompt's last")
+	}
+	if slices.Equal(every[(from+1)*D:(from+2)*D], once[(from+1)*D:(from+2)*D]) {
+		t.Error("Once patched the first answer position too")
 	}
 }

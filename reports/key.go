@@ -40,6 +40,7 @@ var metricLabels = map[string]string{
 	"img":                   "IMG accuracy (%)",
 	"acc_text":              "text-only accuracy (%)",
 	"acc_majority":          "majority-answer accuracy (%)",
+	"label_acc":             "label accuracy (%)",
 	"mia_auc":               "MIA AUC",
 	"mia_advantage":         "MIA advantage (TPR − FPR)",
 	"mia_balanced_accuracy": "MIA balanced accuracy",

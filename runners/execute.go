@@ -16,6 +16,7 @@ import (
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/privacy"
 )
 
 // A PanicError is the error of a run whose Executor panicked.
@@ -147,6 +148,14 @@ func finish(r *Run, m *results.Manifest, rec *Recorder, err error, now func() ti
 	return errors.Join(errs...)
 }
 
+// readsNothing reports whether p's mechanism is the empty composition, a
+// release that reads no private record (ε = 0: the zero-shot baseline).
+func readsNothing(p *results.Privacy) bool {
+	ev, err := privacy.UnmarshalEvent(p.Events)
+	c, ok := ev.(privacy.Composed)
+	return err == nil && ok && len(c) == 0
+}
+
 // checkPrivacy fills in the target ε and δ of p from c and checks that the
 // record matches the config and that the achieved ε does not exceed the
 // target.
@@ -162,7 +171,7 @@ func checkPrivacy(p *results.Privacy, c *experiments.Config) error {
 		return fmt.Errorf("runners: privacy record: target ε %v, but the config says %v", float64(p.EpsilonTarget), c.Epsilon)
 	case p.Delta != c.Delta:
 		return fmt.Errorf("runners: privacy record: δ %v, but the config says %v", p.Delta, c.Delta)
-	case math.IsNaN(float64(p.Epsilon)) || p.Epsilon <= 0:
+	case math.IsNaN(float64(p.Epsilon)) || p.Epsilon < 0 || p.Epsilon == 0 && !readsNothing(p):
 		return fmt.Errorf("runners: privacy record: achieved ε is %v", float64(p.Epsilon))
 	case p.Epsilon > p.EpsilonTarget:
 		return fmt.Errorf("runners: privacy record: achieved ε %v exceeds the target %v", float64(p.Epsilon), float64(p.EpsilonTarget))

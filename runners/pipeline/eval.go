@@ -116,6 +116,56 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test, 
 	return &e, nil
 }
 
+// LabelAccuracy returns the share (%) of the in-context test episodes
+// (already posed) whose first answer token gets the highest logit among
+// the task's label words (mapping: one word per class): the accuracy of
+// the class choice alone, apart from answering in the task's format (the
+// exact match of Evaluate needs both). The pretrained base's in-context
+// metrics are measured the same way.
+func LabelAccuracy(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test []datasets.Example, mapping []string) (float64, error) {
+	v := datasets.Vocab()
+	words := make([]int, len(mapping))
+	for k, w := range mapping {
+		id, ok := v.ID(w)
+		if !ok {
+			return 0, fmt.Errorf("pipeline: label word %q is not one token", w)
+		}
+		words[k] = id
+	}
+	hit := make([]bool, len(test))
+	err := parallel.For(len(test), 0, func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ex := &test[i]
+		toks := append(slices.Clone(ex.Prompt), ex.Answer[0])
+		loss := make([]bool, len(toks))
+		loss[len(toks)-1] = true
+		_, z, err := m.TokenLosses(&nn.Sequence{Tokens: toks, Images: ex.Images, Loss: loss}, nil, vt)
+		if err != nil {
+			return fmt.Errorf("pipeline: test example %s: %w", ex.ID, err)
+		}
+		row, best := z.Row(0), words[0]
+		for _, w := range words[1:] {
+			if row[w] > row[best] {
+				best = w
+			}
+		}
+		hit[i] = best == ex.Answer[0]
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, h := range hit {
+		if h {
+			n++
+		}
+	}
+	return 100 * float64(n) / float64(len(test)), nil
+}
+
 // classifierAccuracy returns the accuracy (%) of a classifier (*nn.ViT or
 // *nn.Fusion) on test: the share of examples whose most probable class is
 // their label. Examples are predicted in parallel, each on its own, so the

@@ -148,7 +148,7 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return err
 	}
 	rec.Stage("eval")
-	if err := evalStage(ctx, model, res.Visual, d, h.Diagnostics, int64(res.Steps), rec); err != nil {
+	if err := evalStage(ctx, model, res, d, h.Diagnostics, int64(res.Steps), rec); err != nil {
 		return err
 	}
 	rec.Stage("attacks")
@@ -261,6 +261,26 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	return res, h, nil
 }
 
+// posed returns d with its test split as pose poses it (d itself when
+// pose is nil): the test examples as the method's released system sees
+// them (methods.Result.Pose).
+func posed(pose func(*datasets.Example) datasets.Example, d *datasets.Dataset) *datasets.Dataset {
+	if pose == nil {
+		return d
+	}
+	c := *d
+	c.Test = poseAll(pose, d.Test)
+	return &c
+}
+
+func poseAll(pose func(*datasets.Example) datasets.Example, exs []datasets.Example) []datasets.Example {
+	out := make([]datasets.Example, len(exs))
+	for i := range exs {
+		out[i] = pose(&exs[i])
+	}
+	return out
+}
+
 // majorityCaveat labels acc_majority in the privacy record.
 const majorityCaveat = "non-private diagnostic outside the guarantee: acc_majority is the test accuracy of the most frequent private training answer per question kind (diagnostics=off drops it)"
 
@@ -268,11 +288,11 @@ const majorityCaveat = "non-private diagnostic outside the guarantee: acc_majori
 // final, as results and test metrics: for TinyMLLM those of Evaluate
 // (acc_majority only with diagnostics, since it reads the private
 // answers), for classifiers the accuracy (%).
-func evalStage(ctx context.Context, model nn.Model, vt nn.VisualTransform, d *datasets.Dataset, diagnostics bool, final int64, rec *runners.Recorder) error {
+func evalStage(ctx context.Context, model nn.Model, res *methods.Result, d *datasets.Dataset, diagnostics bool, final int64, rec *runners.Recorder) error {
 	var evr map[string]float64
 	if m, ok := model.(*nn.TinyMLLM); ok {
 		var err error
-		if evr, err = lmResults(ctx, m, vt, d, diagnostics); err != nil {
+		if evr, err = lmResults(ctx, m, res.Visual, posed(res.Pose, d), diagnostics); err != nil {
 			return err
 		}
 	} else {
@@ -304,6 +324,11 @@ func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *da
 	if !diagnostics {
 		delete(evr, "acc_majority")
 	}
+	if len(d.Mapping) > 0 {
+		if evr["label_acc"], err = LabelAccuracy(ctx, m, vt, d.Test, d.Mapping); err != nil {
+			return nil, err
+		}
+	}
 	return evr, nil
 }
 
@@ -330,6 +355,9 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	target, err := attackTarget(m, res.Visual, d, res.Privacy)
 	if err != nil {
 		return err
+	}
+	if res.Members != nil || res.Pose != nil {
+		memberTarget(target, res, d)
 	}
 	target.Release = res.Release
 	extractionTarget(target, d, base)
@@ -423,6 +451,29 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 		}
 	}
 	return target, nil
+}
+
+// memberTarget replaces target's members and non-members by the method's
+// (res.Members and res.NonMembers, when set) and poses every example of
+// the membership attacks as the method's released system sees it
+// (res.Pose, when set).
+func memberTarget(target *attacks.Target, res *methods.Result, d *datasets.Dataset) {
+	members, nonMembers := d.Private, d.Holdout
+	if res.Members != nil {
+		members, nonMembers = res.Members, res.NonMembers
+	}
+	if res.Pose != nil {
+		members, nonMembers = poseAll(res.Pose, members), poseAll(res.Pose, nonMembers)
+	}
+	target.Members, target.NonMembers = nil, nil
+	for i := range members {
+		if members[i].Canary < 0 {
+			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&members[i])})
+		}
+	}
+	for i := range nonMembers {
+		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&nonMembers[i])})
+	}
 }
 
 // recordReport records the results, scores and warnings of attack name's
