@@ -474,7 +474,7 @@ func mtvResult(name string, job *Job, s *mtvSetup, K int, rel release, chosen se
 	res := &Result{Steps: chosen.steps, Metrics: chosen.metrics, Pose: queryPose(job.Hyper.Int("query_shots"))}
 	var err error
 	if private {
-		res.Privacy, res.EpsilonRDP, res.EpsilonPLD, err = mtvAccounting(rel, eps1, eps2, job.Delta, job.Hyper.String("neighbour"))
+		res.Privacy, res.EpsilonRDP, res.EpsilonPLD, err = mtvAccounting(rel, job.Epsilon, eps1, eps2, job.Delta, job.Hyper.String("neighbour"))
 		if err != nil {
 			return nil, fmt.Errorf("methods: %s: %w", name, err)
 		}
@@ -560,16 +560,16 @@ const (
 	mtvDiagnosticsCaveat = "diagnostics outside the guarantee: mtv_signal_norm and mtv_cosine read the private mean without noise; they are reports, not part of the release"
 )
 
-// mtvAccounting returns the privacy record of DP-MTV's release rel: one
-// analytic Gaussian release at (eps1, δ), composed with a pure eps2
-// selection when eps2 > 0. The record's ε is the basic composition
+// mtvAccounting returns the privacy record of DP-MTV's release rel at the
+// target ε target: one analytic Gaussian release at (eps1, δ), composed
+// with a pure eps2 selection when eps2 > 0. The record's ε is the basic composition
 // ε₁ + ε₂ of the paper's Theorem 3.3, with ε₁ the release's exact ε (σ is
 // the analytic Gaussian mechanism's, checked here through
 // privacy.GaussianDelta); the RDP and PLD accountants' ε of the same
 // events are returned beside it (RDP is looser than the exact ε₁; PLD
 // matches it up to its discretisation and may compose tighter than the
 // sum).
-func mtvAccounting(rel release, eps1, eps2, delta float64, relation string) (results.Privacy, float64, float64, error) {
+func mtvAccounting(rel release, target, eps1, eps2, delta float64, relation string) (results.Privacy, float64, float64, error) {
 	var ev privacy.Event = privacy.NonPrivate{}
 	achieved := math.Inf(1)
 	if rel.Sigma > 0 {
@@ -587,7 +587,9 @@ func mtvAccounting(rel release, eps1, eps2, delta float64, relation string) (res
 		achieved = eps1
 		if eps2 > 0 {
 			ev = privacy.Composed{ev, privacy.EpsilonDelta{Epsilon: eps2}}
-			achieved += eps2
+			// ε₁ = ε − ε₂ was computed in floating point: the sum is the
+			// target ε up to an ulp.
+			achieved = min(achieved+eps2, target)
 		}
 	}
 	rdpEps, pldEps := math.Inf(1), math.Inf(1)
@@ -604,10 +606,6 @@ func mtvAccounting(rel release, eps1, eps2, delta float64, relation string) (res
 	mult := 0.0
 	if rel.Sensitivity > 0 {
 		mult = rel.Sigma / rel.Sensitivity
-	}
-	target := eps1
-	if eps2 > 0 && !math.IsInf(eps1, 1) {
-		target += eps2
 	}
 	p := results.Privacy{
 		Accountant: "agm", EpsilonTarget: results.Float(target), Epsilon: results.Float(achieved),
