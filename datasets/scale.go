@@ -85,6 +85,9 @@ var (
 // private train; 0 marks a reference canary that is not inserted.
 var CanaryRepetitions = []int{1, 4, 16}
 
+// ICLShots returns the demonstrations per icl episode at scale.
+func ICLShots(scale Scale) int { return episodeShots[scale] }
+
 // TaskSizes returns the split sizes of task at scale (episodes for icl).
 func TaskSizes(task string, scale Scale) (Sizes, error) {
 	if _, ok := tasks[task]; !ok {

@@ -668,6 +668,7 @@ func (d *decoder) spec(n *yaml.Node) (*Spec, error) {
 				if err != nil {
 					return err
 				}
+				nodes[fmt.Sprint("methods.", len(s.Methods))] = e
 				s.Methods = append(s.Methods, m)
 				return nil
 			})
@@ -991,7 +992,7 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 // checkMethods checks what each method receives: the spec's params and
 // the sweep values against its hyperparameters, and its tasks.
 func (d *decoder) checkMethods(s *Spec, at func(string) *yaml.Node) error {
-	for _, m := range s.Methods {
+	for i, m := range s.Methods {
 		if err := d.checkParams(at("params"), m.Name, s.Params); err != nil {
 			return err
 		}
@@ -1003,6 +1004,61 @@ func (d *decoder) checkMethods(s *Spec, at func(string) *yaml.Node) error {
 				if err := d.names.Compatible(m.Name, t); err != nil {
 					return d.errorf(at("tasks"), "%v", err)
 				}
+			}
+		}
+		if err := d.checkData(s, m, at, at(fmt.Sprint("methods.", i))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkData checks every param and sweep value method m receives against
+// each task's data at the spec's scale (Names.CheckData): the spec's
+// params at their lines, the method's own and its sweep values at its
+// entry mn, the spec's sweep values at their axis.
+func (d *decoder) checkData(s *Spec, m Method, at func(string) *yaml.Node, mn *yaml.Node) error {
+	if d.names.CheckData == nil {
+		return nil
+	}
+	check := func(n *yaml.Node, name string, v any) error {
+		for _, t := range s.Tasks {
+			if err := d.names.CheckData(m.Name, t, s.Scale, name, v); err != nil {
+				return d.errorf(n, "task %s at %s scale: %s: %v", t, s.Scale, name, err)
+			}
+		}
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Params)) {
+		if _, own := m.Params[k]; !own {
+			if err := check(keyNode(at("params"), k), k, s.Params[k]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Params)) {
+		if err := check(mn, k, m.Params[k]); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedUnique(slices.Concat(s.Sweep.names(), m.Sweep.names())) {
+		if name == "epsilon" || name == "seed" {
+			continue
+		}
+		vals, ok := m.Sweep.Lookup(name)
+		n := mn
+		if !ok {
+			vals, _ = s.Sweep.Lookup(name)
+			n = keyNode(at("sweep"), name)
+		}
+		kind, _, _ := axisKind(name)
+		for _, v := range vals {
+			var x any = v
+			if kind.Int {
+				x = int64(v)
+			}
+			if err := check(n, name, x); err != nil {
+				return err
 			}
 		}
 	}

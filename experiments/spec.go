@@ -232,6 +232,12 @@ type Names struct {
 	// task (a method fine-tunes one model architecture; each task is
 	// posed to one).
 	Compatible func(method, task string) error
+	// CheckData, when not nil, returns an error if the value v of the
+	// hyperparameter name of method is out of what task's data or the
+	// base model allow at scale (DP-MTV's chunk count against the
+	// task's private episodes, its shots, its layers). It is called with
+	// values CheckParam accepted.
+	CheckData func(method, task, scale, name string, v any) error
 	// AttackOptions, when not nil, returns the options attack declares
 	// (nil: it takes none), so that a spec's attack options are checked
 	// at their lines. When it is nil, no attack takes options.

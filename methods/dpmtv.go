@@ -109,6 +109,16 @@ func (DPMTV) Params() []Param {
 	)
 }
 
+// CheckData implements DataChecker.
+func (DPMTV) CheckData(task, scale, name string, v any) error {
+	return checkICLData(task, scale, name, v)
+}
+
+// CheckData implements DataChecker.
+func (MTV) CheckData(task, scale, name string, v any) error {
+	return checkICLData(task, scale, name, v)
+}
+
 // mtvParams are the hyperparameters DP-MTV shares with clean MTV.
 func mtvParams() []Param {
 	return []Param{

@@ -13,6 +13,7 @@ import (
 
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/privacy"
 )
 
@@ -65,6 +66,54 @@ func (ZeroShot) FineTune(_ context.Context, job *Job) (*Result, error) {
 			Caveats: []string{"reads no private record: the members the attacks test were never used"}}}
 	res.Members, res.NonMembers = demoQueries(job.Data.Private, s.order[:K], s.shots), demoQueries(job.Data.Holdout, nil, s.shots)
 	return res, nil
+}
+
+// checkICLData bounds the in-context methods' hyperparameters by task's
+// data and the base model at scale: the chunk count and the private
+// validation episodes by the private episodes, the shots by an
+// episode's, the layers by the model's blocks. Tasks that are not
+// in-context are left to FineTune's error.
+func checkICLData(task, scale, name string, v any) error {
+	sc, err := datasets.ParseScale(scale)
+	if err != nil {
+		return err
+	}
+	if task != "icl" {
+		return nil
+	}
+	sz, err := datasets.TaskSizes(task, sc)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "chunks", "val_records":
+		if n := v.(int); n > sz.Private {
+			return fmt.Errorf("%d episodes asked, the task has %d private episodes", n, sz.Private)
+		}
+	case "shots", "query_shots":
+		if n, have := v.(int), datasets.ICLShots(sc); n > have {
+			return fmt.Errorf("%d demonstrations asked, an episode has %d", n, have)
+		}
+	case "layers":
+		cfg, err := nn.Preset(string(sc), datasets.Vocab().Len())
+		if err != nil {
+			return err
+		}
+		if _, err := parseLayers(v.([]string), cfg.Layers); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckData implements DataChecker.
+func (ZeroShot) CheckData(task, scale, name string, v any) error {
+	return checkICLData(task, scale, name, v)
+}
+
+// CheckData implements DataChecker.
+func (FewShot) CheckData(task, scale, name string, v any) error {
+	return checkICLData(task, scale, name, v)
 }
 
 // FewShot is N-shot in-context learning with private demonstrations in

@@ -40,6 +40,16 @@ type Method interface {
 	FineTune(ctx context.Context, job *Job) (*Result, error)
 }
 
+// A DataChecker is a Method some of whose hyperparameters are bounded by
+// the task's data or the base model at a scale (DP-MTV's chunk count, its
+// shots and layers), so that the spec checker refuses a value out of
+// bounds before anything runs. CheckData gets a value of the
+// hyperparameter's kind (CheckParam's) and returns an error naming the
+// bound, or nil for a name it does not bound.
+type DataChecker interface {
+	CheckData(task, scale, name string, v any) error
+}
+
 // A Job is one fine-tuning task: a fresh copy of a pretrained base and the
 // task's data.
 type Job struct {

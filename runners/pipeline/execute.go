@@ -68,6 +68,18 @@ func names() *experiments.Names {
 			}
 			return nil
 		},
+		CheckData: func(method, task, scale, name string, v any) error {
+			m, ok := methods.Lookup(method)
+			dc, bounded := m.(methods.DataChecker)
+			if !ok || !bounded {
+				return nil
+			}
+			x, err := methods.CheckParam(method, name, v)
+			if err != nil {
+				return nil // CheckParam's error is reported at its own line
+			}
+			return dc.CheckData(task, scale, name, x)
+		},
 		AttackOptions: attackOptions,
 		AttackSets:    attackSets,
 	}
