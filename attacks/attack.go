@@ -77,6 +77,9 @@ type Target struct {
 	// (package attacks/gia) sees. nil: the method's release is not
 	// modelled, and that attack fails. Train nil means Visual.
 	Release *methods.Release
+	// Mean, when not nil, is the run's release of a clipped mean with
+	// Gaussian noise (DP-MTV's task vector), which MeanAudit runs again.
+	Mean *methods.MeanRelease
 	// Public are public examples of the task (never trained on privately):
 	// the gradient-inversion attacker's own data, for its image prior and
 	// its data-independent baseline.

@@ -104,6 +104,7 @@ func (DPMTV) Params() []Param {
 			Default: same(100), Check: between(1, 1<<20)},
 		Param{Name: "top", Kind: Int, Doc: "private selection: the most frequent distinct sampled masks the mechanism chooses among, ≥ 1",
 			Default: same(10), Check: between(1, 1<<20)},
+		noiseScaleParam(),
 		Param{Name: "loss_clip", Kind: Float, Doc: "private selection: each query's loss is clipped to [0, B] before the scores are summed, > 0",
 			Default: same(5.0), Check: positive},
 	)
@@ -117,6 +118,13 @@ func (DPMTV) CheckData(task, scale, name string, v any) error {
 // CheckData implements DataChecker.
 func (MTV) CheckData(task, scale, name string, v any) error {
 	return checkICLData(task, scale, name, v)
+}
+
+// noiseScaleParam returns the noise_scale hyperparameter of the methods
+// that train LoRA (loraParams): the planted under-noised control.
+func noiseScaleParam() Param {
+	ps := loraParams()
+	return ps[slices.IndexFunc(ps, func(p Param) bool { return p.Name == "noise_scale" })]
 }
 
 // mtvParams are the hyperparameters DP-MTV shares with clean MTV.
@@ -373,6 +381,13 @@ type release struct {
 // from the seed's stream StreamMTVNoise. eps = +Inf adds no noise; c =
 // +Inf clips nothing (then eps must be +Inf).
 func privateMean(acts [][][]float32, c, eps, delta float64, replace bool, seed uint64) (release, error) {
+	return scaledMean(acts, c, eps, delta, replace, 1, seed)
+}
+
+// scaledMean is privateMean with noise of standard deviation scale·σ (σ
+// the calibrated one, which the release records): scale ≠ 1 is a planted
+// under-noised control (the noise_scale hyperparameter).
+func scaledMean(acts [][][]float32, c, eps, delta float64, replace bool, scale float64, seed uint64) (release, error) {
 	r := release{Clip: c, Mean: clippedMean(acts, c)}
 	bar := make([][]float64, len(r.Mean))
 	for k := range r.Mean {
@@ -389,7 +404,7 @@ func privateMean(acts [][][]float32, c, eps, delta float64, replace bool, seed u
 		}
 		noise := privacy.NewNoise(seed, StreamMTVNoise)
 		for k := range r.Mean {
-			noise.AddGaussian(r.Mean[k], r.Sigma)
+			noise.AddGaussian(r.Mean[k], scale*r.Sigma)
 		}
 	}
 	var dot, nb, nm, nd float64
@@ -452,7 +467,11 @@ func runMTV(ctx context.Context, name string, job *Job, private bool) (*Result, 
 			}
 		}
 	}
-	rel, err := privateMean(acts, c, eps1, job.Delta, private && h.String("neighbour") == "replace-one", job.Seed)
+	replace, scale := private && h.String("neighbour") == "replace-one", 1.0
+	if private {
+		scale = h.Float("noise_scale")
+	}
+	rel, err := scaledMean(acts, c, eps1, job.Delta, replace, scale, job.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("methods: %s: %w", name, err)
 	}
@@ -474,6 +493,16 @@ func runMTV(ctx context.Context, name string, job *Job, private bool) (*Result, 
 		return nil, err
 	}
 	res.StepTime = time.Since(start) / time.Duration(max(chosen.steps, 1))
+	if private && !math.IsInf(eps1, 1) {
+		res.Mean = &MeanRelease{Chunks: acts, Clip: c, Epsilon: eps1, Delta: job.Delta, Relation: h.String("neighbour"),
+			Release: func(chunks [][][]float32, seed uint64) [][]float64 {
+				r, err := scaledMean(chunks, c, eps1, job.Delta, replace, scale, seed)
+				if err != nil {
+					panic(err) // the run's own parameters: calibrated above
+				}
+				return r.Mean
+			}}
+	}
 	return res, nil
 }
 

@@ -125,6 +125,25 @@ type Result struct {
 	// DP-MTV's are one query per demonstration of its chunks and of the
 	// holdout episodes, the labelled images its release could reveal.
 	Members, NonMembers []datasets.Example
+	// Mean, when not nil, is the method's release of a clipped mean with
+	// Gaussian noise (DP-MTV's task vector), which the release audit
+	// (package attacks) runs again on neighbouring inputs.
+	Mean *MeanRelease
+}
+
+// A MeanRelease is a release of the mean of per-record vectors, each
+// layer slice clipped to ℓ₂ norm Clip, with Gaussian noise: DP-MTV's task
+// vector. Release runs the run's mechanism (its clip, σ and noise scale)
+// on chunks in place of the run's, with noise drawn from seed;
+// Epsilon and Delta are the release's accounted (ε₁, δ) under Relation
+// ("add-remove": a record's chunk is present or contributes zero, K
+// fixed; "replace-one").
+type MeanRelease struct {
+	Chunks         [][][]float32 // the run's chunks, [chunk][layer][width]; read only
+	Clip           float64
+	Epsilon, Delta float64
+	Relation       string
+	Release        func(chunks [][][]float32, seed uint64) [][]float64
 }
 
 // A Release is how a method releases the update of one batch: the mean of

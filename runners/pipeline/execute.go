@@ -371,7 +371,7 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	if res.Members != nil || res.Pose != nil {
 		memberTarget(target, res, d)
 	}
-	target.Release = res.Release
+	target.Release, target.Mean = res.Release, res.Mean
 	extractionTarget(target, d, base)
 	var errs []error
 	var as []attacks.Attack
