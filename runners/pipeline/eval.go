@@ -157,13 +157,7 @@ func LabelAccuracy(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, t
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, h := range hit {
-		if h {
-			n++
-		}
-	}
-	return 100 * float64(n) / float64(len(test)), nil
+	return percentTrue(hit), nil
 }
 
 // classifierAccuracy returns the accuracy (%) of a classifier (*nn.ViT or
@@ -203,11 +197,16 @@ func classifierAccuracy(ctx context.Context, model nn.Model, test []datasets.Exa
 	if err != nil {
 		return 0, err
 	}
+	return percentTrue(hit), nil
+}
+
+// percentTrue returns the share (%) of true values in hit.
+func percentTrue(hit []bool) float64 {
 	n := 0
 	for _, h := range hit {
 		if h {
 			n++
 		}
 	}
-	return 100 * float64(n) / float64(len(test)), nil
+	return 100 * float64(n) / float64(len(hit))
 }
