@@ -150,10 +150,17 @@ func (m *Fusion) Logits(t *Tape, img []float32, tokens []int, needGrad bool, h *
 // tokens must be valid; it panics otherwise.
 func (m *Fusion) LogitsFrom(t *Tape, imgNode *Node, tokens []int, h *Hooks) *Node {
 	f, pooled := m.FeaturesFrom(t, imgNode, tokens, h)
+	return m.HeadFrom(t, f, pooled, h)
+}
+
+// HeadFrom returns the class logits [1, classes] of the two features
+// FeaturesFrom returns: the head of [img, text] under late fusion, of
+// text under early fusion.
+func (m *Fusion) HeadFrom(t *Tape, img, text *Node, h *Hooks) *Node {
 	if m.Config.FusionMode == "late" {
-		pooled = t.ConcatCols(f, pooled)
+		text = t.ConcatCols(img, text)
 	}
-	return m.Head.Forward(t, pooled, h)
+	return m.Head.Forward(t, text, h)
 }
 
 // FeaturesFrom returns the two features LogitsFrom computes before the
