@@ -260,6 +260,10 @@ type Sim struct {
 	NewClient func() (Client, error)
 	// Server is the FedSGD server step; FedAvg does not use it.
 	Server Server
+	// BeforeRound, when not nil, is called before each round with the
+	// global parameters (read only), when no client runs: the place to
+	// change state the clients read (a method's noise schedule).
+	BeforeRound func(r int, global []float32) error
 	// Progress, when not nil, is called after every round.
 	Progress func(done, total int)
 }
@@ -294,6 +298,11 @@ func (s *Sim) Run(ctx context.Context, global []float32) (*Record, error) {
 	for r, clients := range Schedule(c) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("fl: stopped at round %d of %d: %w", r, c.Rounds, err)
+		}
+		if s.BeforeRound != nil {
+			if err := s.BeforeRound(r, global); err != nil {
+				return nil, fmt.Errorf("fl: before round %d: %w", r, err)
+			}
 		}
 		rd, err := s.round(c, pool, r, clients, global, ups, rec)
 		if err != nil {

@@ -218,6 +218,13 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 			t.Errorf("%d workers: record differs (-1 worker +%d):\n%s", workers, workers, d)
 		}
 	}
+	var before []int
+	s := &Sim{Config: Config{Clients: 2, Rounds: 3}, Sizes: []int{1, 1},
+		NewClient:   func() (Client, error) { return &regClient{p: p, lr: 0.1, local: 1}, nil },
+		BeforeRound: func(r int, _ []float32) error { before = append(before, r); return nil }}
+	if _, err := s.Run(t.Context(), make([]float32, 6)); err != nil || !slices.Equal(before, []int{0, 1, 2}) {
+		t.Errorf("BeforeRound called for rounds %v (error %v), want 0, 1, 2", before, err)
+	}
 	if got, want := r1.Up, int64(6*3*6); got != want {
 		t.Errorf("upload volume %d floats, want %d (6 rounds × 3 clients × 6 floats)", got, want)
 	}
