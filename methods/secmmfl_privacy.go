@@ -21,13 +21,25 @@ const (
 	calibratePaper = "paper"
 )
 
-// mmSensitivity is the ℓ₂ sensitivity of one client's clipped
-// per-modality upload in units of the clip norm C: the upload of modality
-// i is a block clipped to norm C, so any change of the client's data moves
-// it by at most 2C (the replace-one relation on the client's local data,
-// the local-DP view of an honest-but-curious server that sees each
-// upload).
-const mmSensitivity = 2.0
+// An mmRelation is a neighbouring relation of Sec-MMFL's guarantee with
+// the ℓ₂ sensitivity, in units of the clip norm C, of one client's clipped
+// per-modality upload under it.
+type mmRelation struct {
+	Name        string
+	Relation    privacy.Relation
+	Sensitivity float64
+}
+
+// The relations (the neighbouring hyperparameter):
+//   - replace-one (the default): the unit is one client's local data
+//     against a server that sees every upload (local DP); any change of
+//     the data moves a block clipped to C by at most 2C;
+//   - add-remove: one client's upload against none (client-level DP, as
+//     in DP-FedAvg), sensitivity C: the Δf = C of the paper's σ_i.
+var mmRelations = map[string]mmRelation{
+	"replace-one": {"replace-one", privacy.ReplaceOne, 2},
+	"add-remove":  {"add-remove", privacy.AddOrRemove, 1},
+}
 
 // riskWeights returns Sec-MMFL's normalised risk weights R'_i =
 // exp(−R_i)/Σ_t exp(−R_t) (Eq. 9), computed stably. It returns an error
@@ -76,18 +88,18 @@ func splitBudget(eps, delta float64, risks []float64) (epsI, deltaI []float64, e
 
 // modalityEvent is the privacy event of one modality's uploads of one
 // client: rounds Gaussian releases of noise multiplier sigma (noise
-// standard deviation σ·C) on a block of sensitivity 2C.
-func modalityEvent(sigma float64, rounds int) privacy.Event {
-	return privacy.SelfComposed{Event: privacy.Gaussian{Sigma: sigma, Sensitivity: mmSensitivity}, Count: rounds}
+// standard deviation σ·C) on a block of the relation's sensitivity.
+func modalityEvent(rel mmRelation, sigma float64, rounds int) privacy.Event {
+	return privacy.SelfComposed{Event: privacy.Gaussian{Sigma: sigma, Sensitivity: rel.Sensitivity}, Count: rounds}
 }
 
 // newMMAccountant returns a fresh accountant of the given name ("rdp" or
-// "pld") under the replace-one relation of mmSensitivity.
-func newMMAccountant(name string) (privacy.Accountant, error) {
+// "pld") under the relation.
+func newMMAccountant(name string, rel mmRelation) (privacy.Accountant, error) {
 	if name == "pld" {
-		return privacy.NewPLD(&privacy.PLDOptions{Relation: privacy.ReplaceOne})
+		return privacy.NewPLD(&privacy.PLDOptions{Relation: rel.Relation})
 	}
-	return privacy.NewRDP(&privacy.RDPOptions{Relation: privacy.ReplaceOne})
+	return privacy.NewRDP(&privacy.RDPOptions{Relation: rel.Relation})
 }
 
 // modalitySigma returns the noise multiplier σ_i for which a client's
@@ -95,15 +107,15 @@ func newMMAccountant(name string) (privacy.Accountant, error) {
 // the accountant (calibrateAccountant; never above ε_i), or the paper's
 // √(2T ln(1.25/δ_i))/ε_i with T = rounds (calibratePaper). ε_i = +Inf
 // gives 0.
-func modalitySigma(calibration, accountant string, epsI, deltaI float64, rounds int) (float64, error) {
+func modalitySigma(calibration, accountant string, rel mmRelation, epsI, deltaI float64, rounds int) (float64, error) {
 	if math.IsInf(epsI, 1) {
 		return 0, nil
 	}
 	if calibration == calibratePaper {
 		return paperSigma(epsI, deltaI, rounds), nil
 	}
-	c, err := privacy.Calibrate(func() (privacy.Accountant, error) { return newMMAccountant(accountant) },
-		func(s float64) privacy.Event { return modalityEvent(s, rounds) }, epsI, deltaI, nil)
+	c, err := privacy.Calibrate(func() (privacy.Accountant, error) { return newMMAccountant(accountant, rel) },
+		func(s float64) privacy.Event { return modalityEvent(rel, s, rounds) }, epsI, deltaI, nil)
 	if err != nil {
 		return 0, fmt.Errorf("methods: secmmfl: calibrating σ for ε_i = %v, δ_i = %v, %d rounds: %w", epsI, deltaI, rounds, err)
 	}
@@ -117,9 +129,9 @@ func paperSigma(epsI, deltaI float64, rounds int) float64 {
 }
 
 // mmEpsilon returns the ε at δ of the composition of events under the
-// named accountant (replace-one), +Inf when an event has no noise.
-func mmEpsilon(accountant string, delta float64, events privacy.Event) (float64, error) {
-	a, err := newMMAccountant(accountant)
+// named accountant and relation, +Inf when an event has no noise.
+func mmEpsilon(accountant string, rel mmRelation, delta float64, events privacy.Event) (float64, error) {
+	a, err := newMMAccountant(accountant, rel)
 	if err != nil {
 		return 0, err
 	}

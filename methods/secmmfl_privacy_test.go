@@ -67,8 +67,9 @@ func TestSecMMFLBudgetSplit(t *testing.T) {
 
 // TestSecMMFLSigma checks that σ_i calibrated by each accountant
 // reproduces ε_i: a fresh accountant gives ε ≤ ε_i and within 1% of it, and
-// the exact ε of the mechanism, T Gaussian releases of sensitivity 2 and
-// noise σ_i, which compose exactly to one Gaussian of sensitivity 2√T
+// the exact ε of the mechanism, T Gaussian releases of sensitivity Δ (2
+// under replace-one, 1 under add-remove) and noise σ_i, which compose
+// exactly to one Gaussian of sensitivity Δ√T
 // (Dong, Roth and Su, Gaussian differential privacy, JRSS-B 2022,
 // Corollary 3.3), computed by the analytic Gaussian mechanism
 // (privacy.GaussianEpsilon, Balle and Wang 2018), never exceeds ε_i; under
@@ -77,27 +78,28 @@ func TestSecMMFLSigma(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		acct   string
+		rel    mmRelation
 		epsI   float64
 		rounds int
 	}{
-		{"pld", 0.4293753891705695, 20},
-		{"pld", 1.7, 5},
-		{"rdp", 0.4293753891705695, 20},
-		{"rdp", 4, 50},
+		{"pld", mmRelations["replace-one"], 0.4293753891705695, 20},
+		{"pld", mmRelations["add-remove"], 1.7, 5},
+		{"rdp", mmRelations["replace-one"], 0.4293753891705695, 20},
+		{"rdp", mmRelations["add-remove"], 4, 50},
 	} {
 		const deltaI = 5e-6
-		sigma, err := modalitySigma(calibrateAccountant, tc.acct, tc.epsI, deltaI, tc.rounds)
+		sigma, err := modalitySigma(calibrateAccountant, tc.acct, tc.rel, tc.epsI, deltaI, tc.rounds)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := mmEpsilon(tc.acct, deltaI, modalityEvent(sigma, tc.rounds))
+		got, err := mmEpsilon(tc.acct, tc.rel, deltaI, modalityEvent(tc.rel, sigma, tc.rounds))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got > tc.epsI || got < 0.99*tc.epsI {
 			t.Errorf("%s, ε_i = %v, T = %d: σ_i = %v gives ε = %v, want in [0.99ε_i, ε_i]", tc.acct, tc.epsI, tc.rounds, sigma, got)
 		}
-		exact, err := privacy.GaussianEpsilon(sigma, 2*math.Sqrt(float64(tc.rounds)), deltaI)
+		exact, err := privacy.GaussianEpsilon(sigma, tc.rel.Sensitivity*math.Sqrt(float64(tc.rounds)), deltaI)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +113,7 @@ func TestSecMMFLSigma(t *testing.T) {
 // calibrated to (ε_i, δ/2), compose to at most (ε, δ) under both
 // accountants (basic composition's bound, which the tight accountants
 // beat) and agree with the exact composition (one Gaussian of μ =
-// √(Σ_i 4T/σ_i²), Dong, Roth and Su, Corollary 3.3).
+// √(Σ_i 4T/σ_i²) under replace-one, Dong, Roth and Su, Corollary 3.3).
 func TestSecMMFLComposition(t *testing.T) {
 	t.Parallel()
 	const eps, delta, rounds = 1.0, 1e-5, 30
@@ -119,18 +121,19 @@ func TestSecMMFLComposition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rel := mmRelations["replace-one"]
 	for _, acct := range []string{"rdp", "pld"} {
 		var ev privacy.Composed
 		prec := 0.0
 		for i := range epsI {
-			s, err := modalitySigma(calibrateAccountant, acct, epsI[i], deltaI[i], rounds)
+			s, err := modalitySigma(calibrateAccountant, acct, rel, epsI[i], deltaI[i], rounds)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev = append(ev, modalityEvent(s, rounds))
+			ev = append(ev, modalityEvent(rel, s, rounds))
 			prec += 4 * rounds / (s * s)
 		}
-		got, err := mmEpsilon(acct, delta, ev)
+		got, err := mmEpsilon(acct, rel, delta, ev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +164,7 @@ func TestSecMMFLPaperSigma(t *testing.T) {
 		{0.5706246108294305, 1, 8.737483533682033},
 		{0.5, 100, 99.71646282071735},
 	} {
-		got, err := modalitySigma(calibratePaper, "rdp", tc.epsI, 5e-6, tc.rounds)
+		got, err := modalitySigma(calibratePaper, "rdp", mmRelations["replace-one"], tc.epsI, 5e-6, tc.rounds)
 		if err != nil {
 			t.Fatal(err)
 		}
