@@ -30,7 +30,8 @@ func init() { Register(SecMMFL{}) }
 //     data given the other modality's, on public examples at the current
 //     global model (package mi's classifier estimator with k-NN
 //     resampling; gradients and data reduced by fixed Gaussian random
-//     projections); the budget is split as ε_i = ε·softmax(−R)_i, δ_i =
+//     projections; a negative estimate counts as 0, since a CMI is ≥ 0);
+//     the budget is split as ε_i = ε·softmax(−R)_i, δ_i =
 //     δ/M (Eq. 9–10), and σ_i is calibrated by the accountant so that a
 //     client's modality-i uploads over the run are (ε_i, δ_i)-DP
 //     (calibrate=paper: σ_i = √(2T ln(1.25/δ_i))/ε_i as stated);
@@ -100,7 +101,7 @@ func (SecMMFL) Params() []Param {
 		Param{Name: "risk_every", Kind: Int, Doc: "re-estimate the risks every this many rounds, ≥ 0 (0: before training only)",
 			Default: same(10), Check: between(0, 1<<20)},
 		Param{Name: "cmi_examples", Kind: Int, Doc: "public examples the CMI estimator uses, ≥ 24",
-			Default: byScale(256, 512, 1024), Check: between(24, 1<<20)},
+			Default: byScale(512, 1024, 2048), Check: between(24, 1<<20)},
 		Param{Name: "cmi_k", Kind: Int, Doc: "nearest neighbours of the CMI resampling, ≥ 1",
 			Default: same(5), Check: between(1, 1<<10)},
 		Param{Name: "cmi_steps", Kind: Int, Doc: "Adam steps of the CMI classifier, ≥ 1",
@@ -144,6 +145,7 @@ func (SecMMFL) FineTune(ctx context.Context, job *Job) (*Result, error) {
 // An mmSegment is the noise of the rounds between two risk estimates.
 type mmSegment struct {
 	start, rounds int // first round; the most rounds a client takes part in
+	raw           []float64 // the risk estimates; risks are their positive parts
 	risks, eps    []float64
 	deltas, sigma []float64
 	head          int // the group of the head's parameters
@@ -219,19 +221,25 @@ func (s *secState) before(r int, global []float32) error {
 		return nil
 	}
 	job := s.run.job
-	risks := make([]float64, len(mmModalities))
+	raw := make([]float64, len(mmModalities))
 	if s.risk != nil {
 		s.run.layout.SetValues(global)
 		var err error
-		if risks, err = s.risk.estimate(r); err != nil {
+		if raw, err = s.risk.estimate(r); err != nil {
 			return err
 		}
+	}
+	// A conditional MI is ≥ 0; a negative held-out estimate means no
+	// dependence the classifier could detect, and counts as 0.
+	risks := make([]float64, len(raw))
+	for g, v := range raw {
+		risks[g] = max(0, v)
 	}
 	eps, deltas, err := splitBudget(job.Epsilon, job.Delta, risks)
 	if err != nil {
 		return err
 	}
-	seg := mmSegment{start: r, rounds: s.partRounds[i], risks: risks, eps: eps, deltas: deltas}
+	seg := mmSegment{start: r, rounds: s.partRounds[i], raw: raw, risks: risks, eps: eps, deltas: deltas}
 	for g := range eps {
 		sigma, err := modalitySigma(s.h.String("calibrate"), s.h.Accountant, s.rel, eps[g], deltas[g], s.calibrationRounds())
 		if err != nil {
@@ -371,6 +379,7 @@ func (s *secState) values(v map[string]float64) {
 	for _, seg := range s.segs {
 		for g, m := range mmModalities {
 			v[fmt.Sprintf("risk_%s_r%d", m, seg.start)] = seg.risks[g]
+			v[fmt.Sprintf("risk_estimate_%s_r%d", m, seg.start)] = seg.raw[g]
 			v[fmt.Sprintf("epsilon_%s_r%d", m, seg.start)] = seg.eps[g]
 			v[fmt.Sprintf("sigma_%s_r%d", m, seg.start)] = seg.sigma[g]
 		}

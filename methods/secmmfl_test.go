@@ -96,6 +96,11 @@ func TestSecMMFLRun(t *testing.T) {
 		if math.IsNaN(ri) || math.IsNaN(rt) || math.Abs(ei+et-3) > 1e-12 || (ri > rt) != (ei < et) && ri != rt {
 			t.Errorf("%s: risks %v, %v and budgets %v, %v; want finite risks, Σε_i = 3, the riskier modality the smaller ε_i", r, ri, rt, ei, et)
 		}
+		for _, m := range mmModalities {
+			if est, used := v["risk_estimate_"+m+"_"+r], v["risk_"+m+"_"+r]; used != max(0, est) {
+				t.Errorf("%s: %s risk %v from the estimate %v, want its positive part", r, m, used, est)
+			}
+		}
 		if !(v["sigma_image_"+r] > 0) || !(v["sigma_text_"+r] > 0) {
 			t.Errorf("%s: σ %v, %v; want > 0", r, v["sigma_image_"+r], v["sigma_text_"+r])
 		}
