@@ -144,7 +144,7 @@ func (SecMMFL) FineTune(ctx context.Context, job *Job) (*Result, error) {
 
 // An mmSegment is the noise of the rounds between two risk estimates.
 type mmSegment struct {
-	start, rounds int // first round; the most rounds a client takes part in
+	start, rounds int       // first round; the most rounds a client takes part in
 	raw           []float64 // the risk estimates; risks are their positive parts
 	risks, eps    []float64
 	deltas, sigma []float64
@@ -365,6 +365,9 @@ func (s *secState) caveats() []string {
 		unit,
 		"client sampling gives no amplification (the server knows the schedule): σ_i is calibrated for the most rounds any client takes part in",
 		"Record.Sigma is the smallest σ_i of the run; the per-modality σ_i are in the run's values",
+	}
+	if s.run.cfg.Weighting == fl.BySize {
+		c = append(c, "the server weights the uploads by the clients' data sizes n_k, which it is assumed to know (weighting=uniform does not use them)")
 	}
 	if s.risk != nil {
 		c = append(c, "the risks R_i are estimated on public examples at the current global model (a post-processing of the uploads): no privacy cost")

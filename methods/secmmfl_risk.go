@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/methods/mi"
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/privacy"
@@ -137,16 +138,28 @@ func (e *riskEstimator) gradients() ([][]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("methods: secmmfl: risk gradients: %w", err)
 		}
-		for _, g := range res.Grads {
-			v := make([]float64, nb*e.q)
-			for row := range e.q {
-				p := e.gproj[row*len(g) : (row+1)*len(g)]
-				for j, x := range g {
-					v[int(e.blocks[j])*e.q+row] += float64(p[j]) * float64(x)
-				}
-			}
-			out = append(out, v)
+		proj := make([][]float64, len(res.Grads))
+		err = parallel.For(len(res.Grads), run.job.Workers, func(i int) error {
+			proj[i] = e.projectGradient(res.Grads[i], nb)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, proj...)
 	}
 	return out, nil
+}
+
+// projectGradient returns [P g_b for each block b] for the gradient g of
+// nb blocks, each row summed in float64 in coordinate order.
+func (e *riskEstimator) projectGradient(g []float32, nb int) []float64 {
+	v := make([]float64, nb*e.q)
+	for row := range e.q {
+		p := e.gproj[row*len(g) : (row+1)*len(g)]
+		for j, x := range g {
+			v[int(e.blocks[j])*e.q+row] += float64(p[j]) * float64(x)
+		}
+	}
+	return v
 }

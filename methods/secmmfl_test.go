@@ -226,10 +226,17 @@ func TestSecMMFLPrivatize(t *testing.T) {
 
 // TestFedAvgIsCentralised checks that fedavg with one client, full
 // participation and one full-batch local step per round is centralised
-// full-batch SGD, bit for bit.
+// full-batch SGD, bit for bit, under both aggregations (FedSGD's server
+// step at server_lr = local_lr).
 func TestFedAvgIsCentralised(t *testing.T) {
 	t.Parallel()
-	params := map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 0}
+	for _, agg := range []string{"fedavg", "fedsgd"} {
+		fedAvgIsCentralised(t, map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 0, "aggregation": agg})
+	}
+}
+
+func fedAvgIsCentralised(t *testing.T, params map[string]any) {
+	t.Helper()
 	job := fusionJob(t, "fedavg", 6, math.Inf(1), params)
 	one := *job.Data
 	one.Clients, one.Private = 1, slices.Clone(one.Private)
@@ -270,7 +277,7 @@ func TestFedAvgIsCentralised(t *testing.T) {
 	}
 	got, want := values(job), layout.Values()
 	if !slices.Equal(got, want) {
-		t.Error("fedavg with one client differs from centralised SGD")
+		t.Errorf("%s with one client differs from centralised SGD", params["aggregation"])
 	}
 }
 
