@@ -162,8 +162,11 @@ type secState struct {
 	partRounds []int // the most rounds a client takes part in, per segment
 	calibrated int   // Σ partRounds: the rounds σ_i is calibrated for
 	blocks     []int32
-	risk       *riskEstimator
-	segs       []mmSegment
+	// estimate, when not nil, returns the risk estimates at the global
+	// model for the segment starting at round r (riskEstimator.estimate;
+	// nil: every risk 0, risk=uniform).
+	estimate func(r int) ([]float64, error)
+	segs     []mmSegment
 }
 
 // newSecState returns the state of run, with every check made: the risk
@@ -205,10 +208,11 @@ func newSecState(run *fedRun) (*secState, error) {
 		return nil, fmt.Errorf("methods: secmmfl: parameter %s belongs to no modality (want image.*, text.* or head.*)", bad)
 	}
 	if h.String("risk") == "cmi" {
-		var err error
-		if s.risk, err = newRiskEstimator(run, s.blocks); err != nil {
+		e, err := newRiskEstimator(run, s.blocks)
+		if err != nil {
 			return nil, err
 		}
+		s.estimate = e.estimate
 	}
 	return s, nil
 }
@@ -222,10 +226,10 @@ func (s *secState) before(r int, global []float32) error {
 	}
 	job := s.run.job
 	raw := make([]float64, len(mmModalities))
-	if s.risk != nil {
+	if s.estimate != nil {
 		s.run.layout.SetValues(global)
 		var err error
-		if raw, err = s.risk.estimate(r); err != nil {
+		if raw, err = s.estimate(r); err != nil {
 			return err
 		}
 	}
@@ -369,7 +373,7 @@ func (s *secState) caveats() []string {
 	if s.run.cfg.Weighting == fl.BySize {
 		c = append(c, "the server weights the uploads by the clients' data sizes n_k, which it is assumed to know (weighting=uniform does not use them)")
 	}
-	if s.risk != nil {
+	if s.estimate != nil {
 		c = append(c, "the risks R_i are estimated on public examples at the current global model (a post-processing of the uploads): no privacy cost")
 	}
 	return c

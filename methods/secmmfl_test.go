@@ -412,3 +412,52 @@ func TestSecMMFLPenaltyGradient(t *testing.T) {
 		t.Logf("%s: directional derivative of Î: %v (gradients), %v (central difference)", prefix, got, want)
 	}
 }
+
+// TestSecMMFLRiskSplit checks a segment's noise for given risks (the
+// paper's Table 1 values, 0.2539 for the image and 0.5383 for the text):
+// ε_i = ε·softmax(−R)_i (TestSecMMFLBudgetSplit's reference values), the
+// riskier text modality gets the larger σ and the head, and a negative
+// estimate counts as 0.
+func TestSecMMFLRiskSplit(t *testing.T) {
+	t.Parallel()
+	job := fusionJob(t, "secmmfl", 6, 2, fastSec(map[string]any{"risk": "uniform", "rounds": 4}))
+	run, err := newFedRun("secmmfl", job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSecState(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	estimates := map[int][]float64{0: {0.2539, 0.5383}, 2: {-0.3, 0.1}}
+	s.estimate = func(r int) ([]float64, error) { return estimates[r], nil }
+	for _, r := range []int{0, 1, 2} {
+		if err := s.before(r, run.layout.Values()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.segs) != 2 || s.segs[1].start != 2 {
+		t.Fatalf("%d segments, want 2 (rounds 0 and 2)", len(s.segs))
+	}
+	a, b := s.segs[0], s.segs[1]
+	if math.Abs(a.eps[0]-2*0.5706246108294305) > 1e-12 || math.Abs(a.eps[1]-2*0.4293753891705695) > 1e-12 {
+		t.Errorf("ε_i = %v, want 2 × (0.5706, 0.4294)", a.eps)
+	}
+	if !(a.sigma[1] > a.sigma[0]) || a.head != 1 {
+		t.Errorf("σ = %v, head group %d; want the text's σ larger and the head with the text (1)", a.sigma, a.head)
+	}
+	if b.risks[0] != 0 || b.risks[1] != 0.1 || b.raw[0] != -0.3 || !(b.eps[0] > b.eps[1]) || b.head != 1 {
+		t.Errorf("segment 2: risks %v from %v, ε %v, head %d; want [0 0.1], image the larger ε, head text", b.risks, b.raw, b.eps, b.head)
+	}
+	if got, want := a.rounds+b.rounds, s.calibrated; got != 4 || want != 4 {
+		t.Errorf("segments of %d rounds, calibrated for %d; want 4 and 4", got, want)
+	}
+	fedsgd := fusionJob(t, "secmmfl", 6, 2, fastSec(map[string]any{"aggregation": "fedsgd", "risk": "uniform"}))
+	res, err := SecMMFL{}.FineTune(context.Background(), fedsgd)
+	if err != nil {
+		t.Fatalf("fedsgd: %v", err)
+	}
+	if float64(res.Privacy.Epsilon) > 2 || res.Values["local_steps"] != 1 {
+		t.Errorf("fedsgd: record ε %v, %v local steps; want ≤ 2 and 1", res.Privacy.Epsilon, res.Values["local_steps"])
+	}
+}
