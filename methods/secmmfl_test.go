@@ -452,6 +452,13 @@ func TestSecMMFLRiskSplit(t *testing.T) {
 	if got, want := a.rounds+b.rounds, s.calibrated; got != 4 || want != 4 {
 		t.Errorf("segments of %d rounds, calibrated for %d; want 4 and 4", got, want)
 	}
+	acc, err := s.accounting()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc.EpsilonRDP > 2 || acc.EpsilonPLD > 2 || len(acc.Record.Caveats) == 0 || !strings.Contains(strings.Join(acc.Record.Caveats, " "), "adaptive composition") {
+		t.Errorf("two splits: ε RDP %v, PLD %v, caveats %q; want ≤ 2 and the adaptive-composition caveat", acc.EpsilonRDP, acc.EpsilonPLD, acc.Record.Caveats)
+	}
 	fedsgd := fusionJob(t, "secmmfl", 6, 2, fastSec(map[string]any{"aggregation": "fedsgd", "risk": "uniform"}))
 	res, err := SecMMFL{}.FineTune(context.Background(), fedsgd)
 	if err != nil {
