@@ -99,12 +99,14 @@ var maxLogit = math.Log(1e4 - 1)
 //     half;
 //  2. within each half, every joint tuple (x_b, y_b, z_b) gets a
 //     resampled tuple (x_j, y_b, z_b), x_j the x of one of the K nearest
-//     neighbours of z_b in z (Euclidean, after standardising z; ties by
-//     index), drawn uniformly: approximately a draw of p(x|z)p(y,z);
+//     neighbours of z_b in z (Euclidean, after standardising z; ties
+//     broken at random), drawn uniformly: approximately a draw of
+//     p(x|z)p(y,z);
 //  3. an MLP classifier on the standardised (x, y, z) learns, by binary
 //     cross-entropy, to tell joint tuples (label 1) from resampled ones
-//     (label 0) on the training half; its logit s estimates the log
-//     likelihood ratio log p(x,y,z)/p(x|z)p(y,z);
+//     (label 0) on four fifths of the training half, keeping the weights
+//     of the lowest cross-entropy on the last fifth (early stopping); its
+//     logit s estimates the log likelihood ratio log p(x,y,z)/p(x|z)p(y,z);
 //  4. the estimate is the Form of s on the evaluation half, with γ = σ(s)
 //     clamped to [1e-4, 1−1e-4].
 //
@@ -143,7 +145,11 @@ func CMI(x, y, z [][]float64, opts *CMIOptions) (float64, error) {
 	st := fitStandardizer(tj)
 	st.applyAll(tj, tr, ej, er)
 	m := NewMLP(len(tj[0]), o.Hidden, rng)
-	trainClassifier(m, tj, tr, o, rng)
+	clear(m.W[len(m.W)-1]) // start at s = 0: no dependence, estimate 0
+	// The last fifth of the training tuples validates: the classifier
+	// keeps the weights of the lowest validation loss.
+	v := len(tj) - len(tj)/5
+	trainClassifier(m, tj[:v], tr[:v], tj[v:], tr[v:], o, rng)
 	return cmiForm(m, ej, er, o.Form), nil
 }
 
@@ -155,9 +161,16 @@ func tuples(x, y, z, zs [][]float64, idx []int, k int, rng *rand.Rand) (joint, r
 	d := make([]float64, len(idx))
 	for a, i := range idx {
 		for b, j := range idx {
-			nb[b], d[b] = b, sqDist(zs[i], zs[j])
+			d[b] = sqDist(zs[i], zs[j])
 		}
 		d[a] = math.Inf(1) // not itself
+		// Neighbours in random order before the stable sort: ties in z
+		// (a discrete z, such as a caption's words) are broken at random,
+		// so the resampled x is drawn from all the tied samples, not
+		// always from the same k.
+		for b, p := range rng.Perm(len(idx)) {
+			nb[b] = p
+		}
 		slices.SortStableFunc(nb, func(p, q int) int { return cmp.Compare(d[p], d[q]) })
 		j := idx[nb[rng.IntN(k)]]
 		joint = append(joint, concat(x[i], y[i], z[i]))
@@ -167,12 +180,18 @@ func tuples(x, y, z, zs [][]float64, idx []int, k int, rng *rand.Rand) (joint, r
 }
 
 // trainClassifier trains m by Adam on the binary cross-entropy of joint
-// (label 1) against resampled (label 0) tuples, o.Batch of each per step.
-func trainClassifier(m *MLP, joint, resampled [][]float64, o CMIOptions, rng *rand.Rand) {
+// (label 1) against resampled (label 0) tuples, o.Batch of each per step,
+// and keeps the weights with the lowest cross-entropy on the validation
+// tuples (vj, vr), checked every Steps/20 steps and at the start (early
+// stopping: the estimate then never rests on a classifier that fits the
+// training tuples better than new ones).
+func trainClassifier(m *MLP, joint, resampled, vj, vr [][]float64, o CMIOptions, rng *rand.Rand) {
 	t := newTrainer(m, o.LR)
 	a := m.newActs()
 	inv := 1 / float64(2*o.Batch)
-	for range o.Steps {
+	every := max(1, o.Steps/20)
+	best, bestW, bestB := bce(m, vj, vr), cloneAll(m.W), cloneAll(m.B)
+	for step := range o.Steps {
 		for range o.Batch {
 			// d BCE/d s = σ(s) − label.
 			s := m.forward(joint[rng.IntN(len(joint))], a)
@@ -181,7 +200,38 @@ func trainClassifier(m *MLP, joint, resampled [][]float64, o CMIOptions, rng *ra
 			m.backward(a, sigmoid(s)*inv, nil)
 		}
 		t.step()
+		if (step+1)%every == 0 || step == o.Steps-1 {
+			if l := bce(m, vj, vr); l < best {
+				best, bestW, bestB = l, cloneAll(m.W), cloneAll(m.B)
+			}
+		}
 	}
+	for l := range m.W {
+		copy(m.W[l], bestW[l])
+		copy(m.B[l], bestB[l])
+	}
+}
+
+// bce returns the mean binary cross-entropy of m on joint (label 1) and
+// resampled (label 0) tuples.
+func bce(m *MLP, joint, resampled [][]float64) float64 {
+	a := m.newActs()
+	s := 0.0
+	for _, x := range joint {
+		s -= logSigmoid(m.forward(x, a))
+	}
+	for _, x := range resampled {
+		s -= logSigmoid(-m.forward(x, a))
+	}
+	return s / float64(len(joint)+len(resampled))
+}
+
+func cloneAll(xs [][]float32) [][]float32 {
+	out := make([][]float32, len(xs))
+	for i, x := range xs {
+		out[i] = slices.Clone(x)
+	}
+	return out
 }
 
 // cmiForm returns the estimate of the given form on held-out tuples.

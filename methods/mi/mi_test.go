@@ -32,7 +32,7 @@ func gaussCMI(n int, a, c float64, seed uint64) (x, y, z [][]float64) {
 // estimate on held-out samples is, up to sampling error, a lower bound of
 // the CMI for any classifier (Donsker–Varadhan; Molavipour et al., Eq. 14),
 // so the accepted band is [want − 0.15, want + 0.06]; the bias measured at
-// these settings is −0.01 to −0.06. c = 0 has I(X; Y | Z) = 0 but
+// these settings is 0 to −0.08. c = 0 has I(X; Y | Z) = 0 but
 // I(X; Y) = −½ log(1 − 0.8²) = 0.511 (corr(X, Y) = a²/(a²+1) = 0.8 at
 // a = 2): an estimator that ignored Z would fail it.
 func TestCMIGaussian(t *testing.T) {
