@@ -27,7 +27,9 @@ const StreamProjection = "methods/secmmfl-projection"
 //     random projection (N(0, 1/q) entries; Johnson–Lindenstrauss) and the
 //     blocks concatenated, G̃ = [P_img g_img, P_text g_text, P_head g_head];
 //   - D^image: the image's pixels, and D^text: the caption's bag of words,
-//     each projected to q dimensions the same way;
+//     each projected to q dimensions the same way (cmi_data=raw, the
+//     default); or the model's image feature and pooled text feature
+//     (cmi_data=features), projected likewise;
 //   - R_i = mi.CMI(X = D^i, Y = G̃, Z = D^{-i}): D^i resampled among the k
 //     nearest neighbours in D^{-i}.
 //
@@ -41,7 +43,10 @@ type riskEstimator struct {
 	gproj  []float32 // [q, layout.Size]
 	dimg   [][]float64
 	dtext  [][]float64
-	opts   mi.CMIOptions
+	// features: D^i is the model's feature of the modality (cmi_data).
+	features     bool
+	pfimg, pftxt []float32 // [q, Width] projections of the features
+	opts         mi.CMIOptions
 }
 
 // newRiskEstimator returns the estimator of run, with an error if the task
@@ -73,6 +78,10 @@ func newRiskEstimator(run *fedRun, blocks []int32) (*riskEstimator, error) {
 		}
 		e.dtext = append(e.dtext, project(ptext, e.q, bow))
 	}
+	if h.String("cmi_data") == "features" {
+		e.features = true
+		e.pfimg, e.pftxt = gaussianMatrix(rng, e.q, c.Width), gaussianMatrix(rng, e.q, c.Width)
+	}
 	return e, nil
 }
 
@@ -100,6 +109,21 @@ func project(p []float32, rows int, x []float32) []float64 {
 	return out
 }
 
+// featureData returns the projected image and text features of the data
+// at the model's current values.
+func (e *riskEstimator) featureData() (img, text [][]float64) {
+	m := e.run.model
+	c := m.Config
+	for _, ex := range e.data {
+		t := nn.NewTape(nil, nil)
+		in := t.Input(nn.Tensor{Shape: []int{c.Channels, c.ImageSize, c.ImageSize}, Data: ex.Images[0]}, false)
+		f, p := m.FeaturesFrom(t, in, ex.Prompt, nil)
+		img = append(img, project(e.pfimg, e.q, f.Value.Data))
+		text = append(text, project(e.pftxt, e.q, p.Value.Data))
+	}
+	return img, text
+}
+
 // riskChunk is the number of per-example gradients held at once.
 const riskChunk = 32
 
@@ -112,11 +136,15 @@ func (e *riskEstimator) estimate(r int) ([]float64, error) {
 	}
 	o := e.opts
 	o.Seed = e.run.job.Seed ^ uint64(r)<<20
-	rImg, err := mi.CMI(e.dimg, g, e.dtext, &o)
+	dimg, dtext := e.dimg, e.dtext
+	if e.features {
+		dimg, dtext = e.featureData()
+	}
+	rImg, err := mi.CMI(dimg, g, dtext, &o)
 	if err != nil {
 		return nil, fmt.Errorf("methods: secmmfl: image risk: %w", err)
 	}
-	rText, err := mi.CMI(e.dtext, g, e.dimg, &o)
+	rText, err := mi.CMI(dtext, g, dimg, &o)
 	if err != nil {
 		return nil, fmt.Errorf("methods: secmmfl: text risk: %w", err)
 	}

@@ -144,11 +144,11 @@ func TestSecMMFLPaperCalibration(t *testing.T) {
 }
 
 // TestSecMMFLDeterminism checks that a run gives the same bits on 1 and 3
-// workers.
+// workers (with the feature representation of the risk estimate).
 func TestSecMMFLDeterminism(t *testing.T) {
 	var ref []float32
 	for _, workers := range []int{1, 3} {
-		job := fusionJob(t, "secmmfl", 10, 5, fastSec(map[string]any{"rounds": 2, "local_steps": 2}))
+		job := fusionJob(t, "secmmfl", 10, 5, fastSec(map[string]any{"rounds": 2, "local_steps": 2, "cmi_data": "features"}))
 		job.Workers = workers
 		if _, err := (SecMMFL{}).FineTune(context.Background(), job); err != nil {
 			t.Fatal(err)
