@@ -60,6 +60,32 @@ func TestCMIGaussian(t *testing.T) {
 	}
 }
 
+// TestCMIDiscreteZ checks the resampling when z takes 3 values, so that
+// every neighbour is a tie: X = Z + E₁, Y = Z + cE₁ + E₂ with Z uniform
+// on {0, 1, 2} has I(X; Y | Z) = ½ log(1 + c²) as in gaussCMI (given Z the
+// pair is the same Gaussian). Resampling from the same k samples of each
+// z (ties broken by index) fails it: the classifier learns those few x by
+// heart, and the estimates fall to −1.41 (c = 0) and −0.44 (c = 1).
+func TestCMIDiscreteZ(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ c, want float64 }{{0, 0}, {1, 0.5 * math.Log(2)}} {
+		rng := rand.New(rand.NewPCG(8, 8))
+		var x, y, z [][]float64
+		for range 2000 {
+			zz, e1, e2 := float64(rng.IntN(3)), rng.NormFloat64(), rng.NormFloat64()
+			x, y, z = append(x, []float64{zz + e1}), append(y, []float64{zz + tc.c*e1 + e2}), append(z, []float64{zz})
+		}
+		got, err := CMI(x, y, z, &CMIOptions{Hidden: []int{32, 32}, Steps: 1000, Seed: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("discrete z, c = %v: CMI = %.4f, closed form %.4f", tc.c, got, tc.want)
+		if got < tc.want-0.15 || got > tc.want+0.06 {
+			t.Errorf("discrete z, c = %v: CMI = %.4f, want %.4f (−0.15, +0.06)", tc.c, got, tc.want)
+		}
+	}
+}
+
 // TestCMIForms checks the two other forms at CMI 0 (each has expectation 0
 // when the classifier cannot separate the tuples) and at 0.8047, where the
 // plug-in log-odds is unbiased for a perfect classifier (band ±0.2) and
