@@ -37,7 +37,7 @@ import (
 //
 //go:embed experiments/*.go
 //go:embed runners/pipeline/*.go
-//go:embed methods/*.go
+//go:embed methods/*.go methods/fl/*.go methods/mi/*.go
 //go:embed attacks/*.go attacks/gia/*.go
 //go:embed privacy/*.go
 //go:embed datasets/*.go

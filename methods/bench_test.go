@@ -14,7 +14,7 @@ import (
 // fashion-vqa examples (B = 32, two steps), calibration included; divide
 // by Result.Steps for the time per step.
 func BenchmarkFineTune(b *testing.B) {
-	for _, name := range Names() {
+	for _, name := range lmMethods() {
 		b.Run(name, func(b *testing.B) {
 			m, _ := Lookup(name)
 			eps := 8.0

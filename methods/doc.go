@@ -9,8 +9,12 @@
 // Pruning: DP-SGD with visual token pruning and top-K% block updates) and
 // rapft (Rap-FT: a relevance mask from layer-wise relevance propagation and
 // DP-SGD with two-partition clipping and noise). Every method that trains
-// takes the PEFT family as a hyperparameter (peft: lora, adapter or
-// bitfit).
+// the TinyMLLM takes the PEFT family as a hyperparameter (peft: lora,
+// adapter or bitfit). On the fusion classifier and fl-mm's federated
+// clients (package fl): fedavg (non-private FedAvg or FedSGD) and secmmfl
+// (Sec-MMFL: per-modality local DP with budgets ε_i = ε·softmax(−R_i) from
+// conditional-MI leakage risks, and a MINE cross-modal penalty; package
+// mi).
 //
 // # Usage
 //

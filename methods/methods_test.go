@@ -109,17 +109,28 @@ func (badTable) Params() []Param {
 	return withByEpsilon(dpsgdParams(), "lr", "smoke", PerEpsilon{{3, 1e-2}, {1, 2e-2}})
 }
 
-// inContext are the methods that answer in context without training.
+// inContext are the methods that answer in context without training
+// (dpmtv_test.go).
 var inContext = []string{"dpmtv", "mtv", "zeroshot", "fewshot"}
+
+// lmMethods returns the registered methods that fine-tune the TinyMLLM
+// (the federated fusion methods have their own tests, secmmfl_test.go;
+// the in-context ones theirs).
+func lmMethods() []string {
+	var out []string
+	for _, name := range Names() {
+		if m, _ := Lookup(name); m.Arch() == "tinymllm" && !slices.Contains(inContext, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // TestEveryMethod fine-tunes with every registered method at ε = 3 and
 // checks the result: finite losses, a privacy record whose ε does not
 // exceed the target, and a model that changed.
 func TestEveryMethod(t *testing.T) {
-	for _, name := range Names() {
-		if slices.Contains(inContext, name) {
-			continue // they do not train: dpmtv_test.go
-		}
+	for _, name := range lmMethods() {
 		t.Run(name, func(t *testing.T) {
 			eps := 3.0
 			if name == "nonprivate" {
@@ -176,10 +187,7 @@ func TestEveryMethod(t *testing.T) {
 // TestDeterminism checks that a run gives the same bits whatever GOMAXPROCS
 // and Workers are.
 func TestDeterminism(t *testing.T) {
-	for _, name := range Names() {
-		if slices.Contains(inContext, name) {
-			continue // they change no parameter: TestMTVDeterminism
-		}
+	for _, name := range lmMethods() {
 		t.Run(name, func(t *testing.T) {
 			var ref []float32
 			for _, procs := range []int{1, 4} {

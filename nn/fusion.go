@@ -149,23 +149,38 @@ func (m *Fusion) Logits(t *Tape, img []float32, tokens []int, needGrad bool, h *
 // example the output of an attacker's own differentiable pipeline). The
 // tokens must be valid; it panics otherwise.
 func (m *Fusion) LogitsFrom(t *Tape, imgNode *Node, tokens []int, h *Hooks) *Node {
-	c := m.Config
+	f, pooled := m.FeaturesFrom(t, imgNode, tokens, h)
+	return m.HeadFrom(t, f, pooled, h)
+}
+
+// HeadFrom returns the class logits [1, classes] of the two features
+// FeaturesFrom returns: the head of [img, text] under late fusion, of
+// text under early fusion.
+func (m *Fusion) HeadFrom(t *Tape, img, text *Node, h *Hooks) *Node {
+	if m.Config.FusionMode == "late" {
+		text = t.ConcatCols(img, text)
+	}
+	return m.Head.Forward(t, text, h)
+}
+
+// FeaturesFrom returns the two features LogitsFrom computes before the
+// head, each of shape [1, Width]: the image feature (the image.proj
+// output) and the text encoder's output mean-pooled over positions (under
+// early fusion the image feature is its first input token). The tokens
+// must be valid; it panics otherwise.
+func (m *Fusion) FeaturesFrom(t *Tape, imgNode *Node, tokens []int, h *Hooks) (img, text *Node) {
 	x := imgNode
 	for _, cv := range m.Convs {
 		x = t.MaxPool(t.ReLU(cv.Forward(t, x)), 2)
 	}
 	f := m.ImgProj.Forward(t, t.Reshape(x, 1, len(x.Value.Data)), h)
 	e := t.Embed(t.Param(m.Tok), tokens)
-	if c.FusionMode == "early" {
+	if m.Config.FusionMode == "early" {
 		e = t.Concat(f, e)
 	}
 	e = t.Add(e, t.Slice(t.Param(m.Pos), 0, e.Value.Rows()))
 	enc, _ := m.Text.Forward(t, e, -1, h)
-	pooled := t.MeanRows(enc)
-	if c.FusionMode == "late" {
-		pooled = t.ConcatCols(f, pooled)
-	}
-	return m.Head.Forward(t, pooled, h)
+	return f, t.MeanRows(enc)
 }
 
 // Loss returns the cross-entropy of one labelled (image, text) pair.
