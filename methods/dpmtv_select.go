@@ -132,54 +132,79 @@ type selection struct {
 }
 
 // reinforce learns the probabilities p of independent Bernoulli heads
-// (Williams 1992, as MTV uses it): θ starts at −1 (p ≈ 0.27); each step
-// takes one query of qs in a shuffled order, samples masks masks from p
-// (clamped to [10⁻³, 1 − 10⁻³]), standardises their losses
-// ℓ̂ = (ℓ − mean)/(sd + 10⁻³), and takes an Adam step on Σ ℓ̂·log Pr(z),
-// whose gradient in θ is Σ ℓ̂·(z − p).
+// (Williams 1992, as MTV uses it) on the queries qs, each mask scored by
+// s.losses on one query.
 func (s *steerer) reinforce(ctx context.Context, h Hyper, qs []query, rng *rand.Rand) ([]float64, []Metric, error) {
-	n := len(s.layers) * s.m.Config.Heads
-	theta := make([]float64, n)
-	for i := range theta {
-		theta[i] = -1
-	}
-	adam := newAdam(n, h.Float("reinforce_lr"))
-	steps, nm := h.Int("reinforce_steps"), h.Int("reinforce_masks")
-	var metrics []Metric
-	order := rng.Perm(len(qs))
-	for t := range steps {
-		if t > 0 && t%len(qs) == 0 {
-			order = rng.Perm(len(qs))
-		}
-		p := probs(theta)
-		masks := make([][]bool, nm)
-		for i := range masks {
-			masks[i] = sample(p, rng)
-		}
-		ls, err := s.losses(ctx, masks, qs[order[t%len(qs)]:order[t%len(qs)]+1])
+	r := reinforcer{heads: len(s.layers) * s.m.Config.Heads, steps: h.Int("reinforce_steps"),
+		masks: h.Int("reinforce_masks"), lr: h.Float("reinforce_lr")}
+	return r.run(len(qs), rng, func(masks [][]bool, q int) ([]float64, error) {
+		ls, err := s.losses(ctx, masks, qs[q:q+1])
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		l := make([]float64, nm)
+		l := make([]float64, len(masks))
 		for i := range l {
 			l[i] = ls[i][0]
 		}
+		return l, nil
+	})
+}
+
+// reinforcer is REINFORCE over heads independent Bernoulli heads: θ starts
+// at −1 (p ≈ 0.27); each of steps steps takes one of n items in a
+// shuffled order, samples masks masks from p = sigmoid(θ) (clamped to
+// [10⁻³, 1 − 10⁻³]), standardises their losses ℓ̂ = (ℓ − mean)/(sd +
+// 10⁻³), and takes an Adam step at lr on Σ ℓ̂·log Pr(z), whose gradient in
+// θ is Σ ℓ̂·(z − p).
+type reinforcer struct {
+	heads, steps, masks int
+	lr                  float64
+}
+
+// run returns the learned probabilities and the mean loss of every step;
+// loss scores masks on item q.
+func (r reinforcer) run(n int, rng *rand.Rand, loss func(masks [][]bool, q int) ([]float64, error)) ([]float64, []Metric, error) {
+	theta := make([]float64, r.heads)
+	for i := range theta {
+		theta[i] = -1
+	}
+	adam := newAdam(r.heads, r.lr)
+	var metrics []Metric
+	order := rng.Perm(n)
+	for t := range r.steps {
+		if t > 0 && t%n == 0 {
+			order = rng.Perm(n)
+		}
+		p := probs(theta)
+		masks := make([][]bool, r.masks)
+		for i := range masks {
+			masks[i] = sample(p, rng)
+		}
+		l, err := loss(masks, order[t%n])
+		if err != nil {
+			return nil, nil, err
+		}
 		mu, sd := meanSD(l)
-		g := make([]float64, n)
+		g := make([]float64, r.heads)
 		for i, z := range masks {
 			w := (l[i] - mu) / (sd + 1e-3)
 			for j, on := range z {
-				if on {
-					g[j] += w * (1 - p[j])
-				} else {
-					g[j] -= w * p[j]
-				}
+				g[j] += w * scoreBernoulli(on, p[j])
 			}
 		}
 		adam.step(theta, g)
 		metrics = append(metrics, Metric{Step: t + 1, Name: "reinforce_loss", Value: mu})
 	}
 	return probs(theta), metrics, nil
+}
+
+// scoreBernoulli returns d/dθ log Pr(z) for z ~ Bernoulli(sigmoid(θ)) at
+// p = sigmoid(θ): z − p.
+func scoreBernoulli(z bool, p float64) float64 {
+	if z {
+		return 1 - p
+	}
+	return -p
 }
 
 // selectPublic is DP-MTV's public head selection (and MTV's): REINFORCE on
