@@ -433,3 +433,18 @@ func TestReinforce(t *testing.T) {
 		t.Errorf("learned p = %.3f (%d metrics), want heads 0 and 3 near 1, head 1 near 0", p, len(metrics))
 	}
 }
+
+// TestFrequentMasks checks the private selection's candidate domain: the
+// top distinct masks by frequency, most frequent first. With p = (0.999,
+// 0.001, 0.8) the two masks (1, 0, 1) and (1, 0, 0) hold almost every
+// draw, in that order.
+func TestFrequentMasks(t *testing.T) {
+	got := frequentMasks([]float64{0.999, 0.001, 0.8}, 500, 2, rand.New(rand.NewPCG(2, 3)))
+	want := [][]bool{{true, false, true}, {true, false, false}}
+	if len(got) != 2 || !slices.Equal(got[0], want[0]) || !slices.Equal(got[1], want[1]) {
+		t.Errorf("top masks %v, want %v", got, want)
+	}
+	if all := frequentMasks([]float64{0.5, 0.5}, 200, 10, rand.New(rand.NewPCG(2, 3))); len(all) != 4 {
+		t.Errorf("%d distinct masks of two fair heads, want 4", len(all))
+	}
+}
