@@ -50,6 +50,10 @@ type CompareOptions struct {
 	Alpha float64
 	// Resamples is the number of bootstrap resamples; 0 means 10000.
 	Resamples int
+	// Mixed compares tables whose experiments or scales differ. Without
+	// it, Compare refuses them: their rows cannot pair (every
+	// configuration would be missing on one side), or pair by accident.
+	Mixed bool
 }
 
 // Verdicts of a change, besides the signed change itself.
@@ -124,6 +128,11 @@ func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
 	var err error
 	if o.Alpha, o.Resamples, err = testSettings("compare", o.Alpha, o.Resamples); err != nil {
 		return nil, err
+	}
+	if !o.Mixed {
+		if err := sameProvenance(old, new); err != nil {
+			return nil, err
+		}
 	}
 	keys := o.Keys
 	if keys == nil {
@@ -369,4 +378,36 @@ func (ch Change) MarshalJSON() ([]byte, error) {
 		Regressed bool     `json:"regressed"`
 	}{ch.Metric, ch.Key, ch.NOld, ch.NNew, num(ch.Old), num(ch.New), num(ch.OldStd), num(ch.NewStd),
 		ch.Test.Kind, num(ch.Lo), num(ch.Hi), num(ch.P), ch.Verdict, ch.Regressed})
+}
+
+// sameProvenance returns an error if old and new hold runs of different
+// experiments or scales (the distinct values of their experiment and
+// scale columns; a table without such a column is not checked on it).
+func sameProvenance(old, new *Runs) error {
+	for _, col := range []string{"experiment", "scale"} {
+		a, b := distinctStrings(old, col), distinctStrings(new, col)
+		if a == nil || b == nil || slices.Equal(a, b) {
+			continue
+		}
+		return fmt.Errorf("reports: compare: the old table holds runs of %s %s, the new one of %s %s: their configurations cannot pair; compare runs of one experiment at one scale (or ask for a mixed comparison)",
+			col, strings.Join(a, ", "), col, strings.Join(b, ", "))
+	}
+	return nil
+}
+
+// distinctStrings returns the sorted distinct non-empty values of the
+// string column name of r, or nil if r has no such column or no value.
+func distinctStrings(r *Runs, name string) []string {
+	c, ok := r.Column(name)
+	if !ok || c.Kind != String {
+		return nil
+	}
+	var out []string
+	for _, v := range c.Strings {
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -115,3 +115,36 @@ func TestCompareStatistics(t *testing.T) {
 		t.Error("Compare with a metric neither table has: no error")
 	}
 }
+
+// TestCompareProvenance checks that Compare refuses tables of different
+// scales or experiments, naming both sides, unless Mixed asks for them.
+func TestCompareProvenance(t *testing.T) {
+	t.Parallel()
+	with := func(scale, exp string) *Runs {
+		r, err := NewRuns([]Row{
+			{"method": "dpsgd", "experiment": exp, "scale": scale, "seed": 1, "status": "ok", "acc": 25.0, "run_id": "a"},
+			{"method": "dpsgd", "experiment": exp, "scale": scale, "seed": 2, "status": "ok", "acc": 26.0, "run_id": "b"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		old, new *Runs
+		want     string
+	}{
+		{with("small", "table1"), with("smoke", "table1"), "scale small, the new one of scale smoke"},
+		{with("small", "table1"), with("small", "fig3"), "experiment table1, the new one of experiment fig3"},
+	} {
+		if _, err := Compare(tc.old, tc.new, &CompareOptions{Resamples: 100}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one saying %q", err, tc.want)
+		}
+		if _, err := Compare(tc.old, tc.new, &CompareOptions{Resamples: 100, Mixed: true}); err != nil {
+			t.Errorf("mixed: %v", err)
+		}
+	}
+	if _, err := Compare(with("small", "table1"), with("small", "table1"), &CompareOptions{Resamples: 100}); err != nil {
+		t.Errorf("same provenance: %v", err)
+	}
+}

@@ -44,6 +44,7 @@ func compareCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "metric", Usage: "compare only these `columns`, comma-separated (default: every numeric column both have)"},
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level `α` of each comparison"},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
+			&cli.BoolFlag{Name: "mixed", Usage: "compare tables of different experiments or scales (refused otherwise: their configurations cannot pair)"},
 		},
 		SkipFlagParsing: true,
 		Action:          withArgs(compareAction),
@@ -67,7 +68,7 @@ func compareAction(c *cli.Context, f *cmdArgs) error {
 		}
 		tables[i] = r
 	}
-	opts := &reports.CompareOptions{Alpha: alpha, Metrics: splitList(f.StringSlice("metric"))}
+	opts := &reports.CompareOptions{Alpha: alpha, Metrics: splitList(f.StringSlice("metric")), Mixed: f.Bool("mixed")}
 	if len(opts.Metrics) == 0 {
 		opts.Metrics = nil
 	}

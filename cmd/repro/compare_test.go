@@ -131,3 +131,23 @@ func baselineMean(t *testing.T, method, task string, eps float64, metric string)
 	}
 	return sum / float64(n)
 }
+
+// TestCompareMismatch checks that repro compare refuses the small table1
+// against a smoke one, and table1 against another experiment, with an
+// error naming both sides, and compares them with --mixed.
+func TestCompareMismatch(t *testing.T) {
+	small := filepath.Join("..", "..", "results", "baselines", "table1-small.parquet")
+	other := plantRows(t, func(r *results.Run) { r.Experiment = "fig1" })
+	for _, tc := range []struct{ old, new, want string }{
+		{small, baseline, "holds runs of scale small, the new one of scale smoke"},
+		{baseline, other, "holds runs of experiment table1, the new one of experiment fig1"},
+	} {
+		out, _, err := run(t, "compare", tc.old, tc.new)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("repro compare %s %s: got %v, want an error with %q\n%s", tc.old, tc.new, err, tc.want, out)
+		}
+		if _, _, err := run(t, "compare", tc.old, tc.new, "--mixed"); err != nil && !strings.Contains(err.Error(), "regression") {
+			t.Errorf("repro compare --mixed: %v", err)
+		}
+	}
+}
