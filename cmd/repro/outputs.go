@@ -8,7 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -116,11 +118,12 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 				finished++
 			}
 		}
+		others := otherScales(o.results, s.Name, s.Scale)
 		if finished == 0 {
-			return nil, nil, fmt.Errorf("%s: %s: none of its %d runs is finished under %s (drop --no-run, or repro run %s)", cmd, s.Name, len(plan), o.results, o.name)
+			return nil, nil, fmt.Errorf("%s: %s: none of its %d runs at scale %s is finished under %s%s (drop --no-run, or repro run %s)", cmd, s.Name, len(plan), s.Scale, o.results, others, o.name)
 		}
 		if missing := len(plan) - finished; missing > 0 {
-			fmt.Fprintf(wErr, "%s: warning: %d of %d runs are missing (--no-run); showing the %d finished\n", s.Name, missing, len(plan), finished)
+			fmt.Fprintf(wErr, "%s: warning: %d of %d runs at scale %s are missing (--no-run); showing the %d finished%s\n", s.Name, missing, len(plan), s.Scale, finished, others)
 		}
 		if err := runners.WriteRuns(o.results, s.Name, plan); err != nil {
 			return nil, nil, err
@@ -135,6 +138,27 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 		return nil, nil, sweepErr
 	}
 	return s, sweepErr, nil
+}
+
+// otherScales returns, for a message, the finished runs of experiment exp
+// under root at scales other than scale ("; results/exp holds 54
+// finished runs at scale smoke (--scale smoke reads them)"), or "".
+func otherScales(root, exp, scale string) string {
+	names, _ := filepath.Glob(filepath.Join(root, exp, "runs", "*", results.ManifestFile))
+	count := map[string]int{}
+	for _, n := range names {
+		if m, err := results.ReadManifest(filepath.Dir(n)); err == nil && m.Status == results.OK && m.Config.Scale != scale {
+			count[m.Config.Scale]++
+		}
+	}
+	var parts []string
+	for _, sc := range slices.Sorted(maps.Keys(count)) {
+		parts = append(parts, fmt.Sprintf("%d finished %s at scale %s (--scale %s reads them)", count[sc], plural(count[sc], "run", "runs"), sc, sc))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s holds %s", filepath.Join(root, exp), strings.Join(parts, ", "))
 }
 
 // writeSpecOutputs writes the outputs of s under root, keeping only its

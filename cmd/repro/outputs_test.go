@@ -87,10 +87,10 @@ func TestTableExperimentNoRun(t *testing.T) {
 	// Nothing finished: --no-run has nothing to show.
 	fakeCalls.Store(0)
 	_, _, err := run(t, "table", spec, "--results", dir, "--no-run")
-	if err == nil || !strings.Contains(err.Error(), "none of its 4 runs is finished") {
+	if err == nil || !strings.Contains(err.Error(), "none of its 4 runs at scale smoke is finished") {
 		t.Errorf("repro table --no-run with no results: got %v, want an error saying no run is finished", err)
 	}
-	if _, _, err := run(t, "plot", spec, "--no-run", "--results", dir); err == nil || !strings.Contains(err.Error(), "none of its 4 runs is finished") {
+	if _, _, err := run(t, "plot", spec, "--no-run", "--results", dir); err == nil || !strings.Contains(err.Error(), "none of its 4 runs at scale smoke is finished") {
 		t.Errorf("repro plot --no-run with no results: got %v, want an error saying no run is finished", err)
 	}
 
@@ -109,15 +109,21 @@ func TestTableExperimentNoRun(t *testing.T) {
 	if n := fakeCalls.Load(); n != 0 {
 		t.Errorf("repro table --no-run ran %d runs", n)
 	}
-	if !strings.Contains(stderr, "fake: warning: 2 of 4 runs are missing") {
+	if !strings.Contains(stderr, "fake: warning: 2 of 4 runs at scale smoke are missing") {
 		t.Errorf("repro table --no-run does not warn of the 2 missing runs; stderr:\n%s", stderr)
 	}
 	if !strings.Contains(out, `\toprule`) {
 		t.Errorf("repro table --no-run --format tex printed:\n%s", out)
 	}
 	out, stderr, err = run(t, "plot", spec, "--no-run", "--results", dir)
-	if err != nil || fakeCalls.Load() != 0 || !strings.Contains(stderr, "2 of 4 runs are missing") || !strings.Contains(out, "f1.png") {
+	if err != nil || fakeCalls.Load() != 0 || !strings.Contains(stderr, "2 of 4 runs at scale smoke are missing") || !strings.Contains(out, "f1.png") {
 		t.Errorf("repro plot --no-run: %v, %d runs, printed:\n%s\nstderr:\n%s", err, fakeCalls.Load(), out, stderr)
+	}
+
+	// At another scale, the message names the runs that are there.
+	_, _, err = run(t, "table", spec, "--no-run", "--results", dir, "--scale", "small")
+	if want := "holds 2 finished runs at scale smoke (--scale smoke reads them)"; err == nil || !strings.Contains(err.Error(), "at scale small is finished") || !strings.Contains(err.Error(), want) {
+		t.Errorf("repro table --no-run --scale small: got %v, want it to say %q", err, want)
 	}
 
 	// The results folder itself keeps its meaning: a run table to read.
