@@ -41,7 +41,7 @@ func expFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "scale", Usage: "EXP: run at preset `scale` (smoke, small or full) instead of the spec's"},
 		&cli.StringFlag{Name: "results", Value: "results", Usage: "EXP: results are under `dir`"},
-		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once (default: the number of CPUs)"},
+		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once", DefaultText: "the number of CPUs"},
 		&cli.GenericFlag{Name: "set", Value: new(stringsValue), Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
 		&cli.BoolFlag{Name: "no-run", Usage: "EXP: run nothing; render the finished runs and warn how many are missing"},
 	}

@@ -44,7 +44,7 @@ type runOptions struct {
 // whole: a value is never split at commas (--set sweep.seed=[1,2]).
 var runFlags = []cli.Flag{
 	&cli.StringFlag{Name: "scale", Usage: "run at preset `scale` (smoke, small or full) instead of the spec's"},
-	&cli.IntFlag{Name: "jobs", Usage: "execute `n` runs at once (default: the number of CPUs)"},
+	&cli.IntFlag{Name: "jobs", Usage: "execute `n` runs at once", DefaultText: "the number of CPUs"},
 	&cli.StringFlag{Name: "seeds", Usage: "seeds: `n` for 1…n, or a comma-separated list (7, for seed 7 alone)"},
 	stringsFlag{&cli.StringSliceFlag{Name: "set", Usage: "override a spec value: `key=value`, a dotted path and a YAML value; repeatable"}},
 	stringsFlag{&cli.StringSliceFlag{Name: "only", Usage: "run only the runs matching `filter`: an id prefix or key=value conditions joined by commas; repeatable"}},
@@ -127,9 +127,12 @@ func seedsOverride(s string) (string, error) {
 			seeds = append(seeds, strconv.Itoa(i))
 		}
 	} else {
-		for f := range strings.SplitSeq(s, ",") {
+		// A trailing comma makes a list of one seed (--seeds 13,); an
+		// empty element elsewhere is a typo.
+		fields := strings.Split(strings.TrimSuffix(strings.TrimSpace(s), ","), ",")
+		for _, f := range fields {
 			if f = strings.TrimSpace(f); f == "" {
-				continue
+				return "", fmt.Errorf("run: --seeds %q: an empty seed in the list", s)
 			}
 			if _, err := strconv.ParseUint(f, 10, 53); err != nil {
 				return "", fmt.Errorf("run: --seeds %q: %q is not a seed", s, f)

@@ -129,6 +129,7 @@ func TestRunFailsBeforeStarting(t *testing.T) {
 		{"scale", []string{"table1", "--scale", "huge"}, `--scale huge: unknown scale "huge"`},
 		{"seeds as typed", []string{"table1", "--seeds", "1,1"}, "--seeds 1,1: sweep.seed: duplicate value 1"},
 		{"seeds", []string{"table1", "--seeds", "0"}, "--seeds"},
+		{"empty seed", []string{"table1", "--seeds", "1,,2"}, `--seeds "1,,2": an empty seed in the list`},
 		{"only", []string{"table1", "--only", "method=dpsgdd"}, `no run matches "method=dpsgdd"`},
 		{"jobs", []string{"table1", "--jobs", "-1"}, "--jobs must be ≥ 0"},
 		{"executor", []string{"table1", "--executor", "slurm"}, "slurm executor is not built yet"},
