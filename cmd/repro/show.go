@@ -19,6 +19,7 @@ import (
 
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/runners"
 )
 
 func init() { register(showCommand) }
@@ -92,13 +93,18 @@ func show(w io.Writer, o showOptions) error {
 			fmt.Fprintf(w, "%s\n", b)
 			continue
 		}
-		printManifest(w, m)
+		// The status as repro list reads it: a run left running by a
+		// process that is gone is interrupted, one whose files do not
+		// verify is damaged.
+		st, _ := runners.State(d)
+		printManifest(w, m, st)
 	}
 	return nil
 }
 
-// printManifest prints m as aligned key-value lines, section by section.
-func printManifest(w io.Writer, m *results.Manifest) {
+// printManifest prints m as aligned key-value lines, section by section,
+// with status state (runners.State).
+func printManifest(w io.Writer, m *results.Manifest, state string) {
 	// Keys are padded to the longest one (results keys are long).
 	width := len("privacy.epsilon_nominal")
 	for k := range m.Results {
@@ -116,7 +122,7 @@ func printManifest(w io.Writer, m *results.Manifest) {
 	c := &m.Config
 	row("run", "%s", m.RunID)
 	row("experiment", "%s", m.Experiment)
-	row("status", "%s", m.Status)
+	row("status", "%s", state)
 	if m.Error != "" {
 		row("error", "%s", m.Error)
 	}

@@ -67,6 +67,25 @@ func TestShow(t *testing.T) {
 		}
 	}
 
+	// A run left running by a process that is gone (kill -9) reads as
+	// interrupted in show, as in list.
+	rd := results.RunDir(dir, "fake", id)
+	mf, err := results.ReadManifest(rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf.Status = results.Running
+	if err := results.WriteManifest(rd, mf); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "show", id, "--results", dir)
+	if err != nil || !strings.Contains(squeeze(out), "status interrupted") {
+		t.Errorf("repro show of a run whose process is gone: %v\n%s", err, out)
+	}
+	if out, _, _ := run(t, "list", "--results", dir); !strings.Contains(out, id+"  fake") || !strings.Contains(out, "interrupted") {
+		t.Errorf("repro list of a run whose process is gone:\n%s", out)
+	}
+
 	for _, tc := range []struct{ arg, want string }{
 		{"ffffffffffff", "no run"},
 		{"", "bad run"},
