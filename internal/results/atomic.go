@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Write writes the file name atomically: write is called with a buffered
@@ -18,6 +20,8 @@ import (
 // synced, closed and renamed to name, and the folder is synced. If write
 // or any step fails, the temporary file is removed, name is left as it was
 // and the error is returned. The folder must exist. The file gets mode 0644.
+// Temporary files of name that a dead writer left (older than StaleTemp)
+// are removed after a successful write.
 func Write(name string, write func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(name)
 	if dir == "" {
@@ -57,7 +61,32 @@ func Write(name string, write func(w io.Writer) error) (err error) {
 	if err := os.Rename(f.Name(), name); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
+	removeStaleTemps(dir, base)
 	return syncDir(dir)
+}
+
+// StaleTemp is the age after which a temporary file of Write that is
+// still there was left by a writer that died (kill -9, a crash): a write
+// takes seconds.
+const StaleTemp = 10 * time.Minute
+
+// removeStaleTemps removes the temporary files of base in dir that are
+// older than StaleTemp; a younger one may belong to a writer still at
+// work. Errors are ignored: the files are only clutter.
+func removeStaleTemps(dir, base string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + ".tmp"
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > StaleTemp {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // fault, when set, is called by Write before each file is completed.
