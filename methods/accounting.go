@@ -6,6 +6,7 @@ package methods
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -106,6 +107,9 @@ func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounti
 			calib = newPLD
 		}
 		c, err := privacy.Calibrate(calib, family, eps, delta, nil)
+		if errors.Is(err, privacy.ErrGridTooLarge) {
+			return accounting{}, fmt.Errorf("methods: %s: target ε = %v is too large for the PLD accountant's grid: calibrate with accountant rdp, or run at ε = inf for no noise", name, eps)
+		}
 		if err != nil {
 			return accounting{}, fmt.Errorf("methods: %s: calibrating σ for ε = %v, δ = %v, q = %v, %d steps: %w", name, eps, delta, q, steps, err)
 		}
@@ -133,10 +137,17 @@ func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounti
 		if err != nil {
 			return accounting{}, err
 		}
-		if err := pld.Compose(ev, 1); err != nil {
-			return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
+		err = pld.Compose(ev, 1)
+		if err == nil {
+			a.EpsilonPLD, err = pld.Epsilon(delta)
 		}
-		if a.EpsilonPLD, err = pld.Epsilon(delta); err != nil {
+		switch {
+		case errors.Is(err, privacy.ErrGridTooLarge) && h.Accountant != "pld":
+			// Noise this small spans more privacy loss than the PLD's
+			// grid holds; the RDP ε stands alone.
+			a.EpsilonPLD = math.NaN()
+			a.Warnings = append(a.Warnings, fmt.Sprintf("ε = %v is too large for the PLD accountant's grid: epsilon_pld is not computed (the RDP accountant's ε is the run's)", eps))
+		case err != nil:
 			return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
 		}
 	}

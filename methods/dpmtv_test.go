@@ -448,3 +448,17 @@ func TestFrequentMasks(t *testing.T) {
 		t.Errorf("%d distinct masks of two fair heads, want 4", len(all))
 	}
 }
+
+// TestHugeEpsilon checks the accounting of a target ε too large for the
+// PLD accountant's grid (σ tiny): calibrated with RDP, the run's ε is
+// RDP's and epsilon_pld is NaN with a warning that says why, where it
+// failed the run with the grid's internal option name.
+func TestHugeEpsilon(t *testing.T) {
+	a, err := calibrate("dpsgd", Hyper{Accountant: "rdp", Clip: 1}, 1000, 1e-5, 0.06, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(a.EpsilonPLD) || !(a.EpsilonRDP <= 1000) || len(a.Warnings) == 0 || !strings.Contains(a.Warnings[len(a.Warnings)-1], "too large for the PLD accountant's grid") {
+		t.Errorf("rdp: ε PLD %v, RDP %v, warnings %q", a.EpsilonPLD, a.EpsilonRDP, a.Warnings)
+	}
+}

@@ -424,7 +424,13 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 		Planted: slices.ContainsFunc(p.Caveats, func(c string) bool { return strings.HasPrefix(c, methods.PlantedCaveat) })}
 	if p.Sigma > 0 {
 		var err error
-		if target.TPRBound, err = tprBound(p); err != nil {
+		target.TPRBound, err = tprBound(p)
+		switch {
+		case errors.Is(err, privacy.ErrGridTooLarge):
+			// ε too large for the PLD's grid: the bound is ≈ 1 at every
+			// FPR, and the attacks are not held against it.
+			target.TPRBound = nil
+		case err != nil:
 			return nil, err
 		}
 	}
