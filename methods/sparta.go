@@ -221,6 +221,9 @@ func (s spartaSchedule) events(sigma float64, mask string) privacy.Composed {
 func layerOf(p *nn.Param) string {
 	name := strings.TrimSuffix(p.Name, ".weight")
 	name = name[strings.LastIndex(name, ".")+1:]
+	if slices.Contains(spartaLayers, name) {
+		return name // fc1, fc2
+	}
 	return strings.TrimRight(name, "0123456789")
 }
 
@@ -501,9 +504,7 @@ func (r *spartaRun) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if scores(r.mask) {
-		score := spartaPhase{name: "score", steps: r.sched.score, train: r.scored, lr: -1,
-			opt: &optim.Mask{Params: make([]bool, len(r.union))}, update: r.scoreUpdate}
-		if err := r.runPhase(ctx, score); err != nil {
+		if err := r.runPhase(ctx, r.scorePhase()); err != nil {
 			return nil, err
 		}
 	}
@@ -515,6 +516,13 @@ func (r *spartaRun) run(ctx context.Context) (*Result, error) {
 	}
 	r.res.Values = r.values()
 	return r.res, nil
+}
+
+// scorePhase returns the scoring epoch: no tensor moves (every tensor is
+// left out of the optimizer's steps, whose state is kept).
+func (r *spartaRun) scorePhase() spartaPhase {
+	return spartaPhase{name: "score", steps: r.sched.score, train: r.scored, lr: -1,
+		opt: &optim.Mask{Params: make([]bool, len(r.union))}, update: r.scoreUpdate}
 }
 
 // scored reports whether p is in the scoring layout: the warm-up tensors

@@ -1,0 +1,299 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package methods
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/privacy"
+)
+
+// spartaHyper resolves SPARTA's hyperparameters at scale with params
+// overriding the defaults, from its Params alone (as ResolveAt does for a
+// registered method), failing the test on a bad value.
+func spartaHyper(t testing.TB, scale string, params map[string]any) Hyper {
+	t.Helper()
+	ps := SPARTA{}.Params()
+	h := Hyper{values: map[string]any{}}
+	for _, p := range ps {
+		h.values[p.Name] = p.defaultAt(scale, ReferenceEpsilon)
+	}
+	for _, k := range sortedKeys(params) {
+		i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == k })
+		if i < 0 {
+			t.Fatalf("sparta has no hyperparameter %s", k)
+		}
+		v, err := convert(ps[i].Kind, params[k])
+		if err == nil && ps[i].Check != nil {
+			err = ps[i].Check(v)
+		}
+		if err != nil {
+			t.Fatalf("%s = %v: %v", k, params[k], err)
+		}
+		h.values[k] = v
+	}
+	for _, p := range ps {
+		if p.set != nil {
+			p.set(&h, h.values[p.Name])
+		}
+	}
+	return h
+}
+
+// toyModule is a model given by its tensors.
+type toyModule []*nn.Param
+
+func (m toyModule) Params() []*nn.Param { return m }
+
+func toyParam(name string, kind nn.Kind, rng *rand.Rand, shape ...int) *nn.Param {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	p := &nn.Param{Name: name, Kind: kind, Shape: shape, Data: make([]float32, n), Grad: make([]float32, n)}
+	for i := range p.Data {
+		p.Data[i] = float32(rng.NormFloat64())
+	}
+	return p
+}
+
+// refScores is the slow reference of SPARTA's scoring epoch (Eq. 11,
+// Algorithm 1 lines 2–4) for per-example gradients grad(i) in float64 over
+// d coordinates: the batches of the Poisson sampler's stream, each
+// example's gradient clipped to ℓ₂ norm c by its own norm, its absolute
+// values summed over the batch, N(0, (σc)²) added to every coordinate in
+// order from the noise stream, divided by the expected batch size b, and
+// summed over the epoch's steps.
+func refScores(n, steps, d int, q, sigma, c, b float64, seed uint64, grad func(i int) []float64) []float64 {
+	sampler := rand.New(rand.NewPCG(seed, privacy.StreamID(StreamSampler)))
+	noise := rand.New(rand.NewPCG(seed, privacy.StreamID(StreamNoise)))
+	u := make([]float64, d)
+	for range steps {
+		sum := make([]float64, d)
+		for i := range n {
+			if sampler.Float64() >= q {
+				continue
+			}
+			g := grad(i)
+			s := 0.0
+			for _, v := range g {
+				s += v * v
+			}
+			f := math.Min(1, c/math.Sqrt(s))
+			for j, v := range g {
+				sum[j] += math.Abs(v) * f
+			}
+		}
+		for j := range sum {
+			u[j] += (sum[j] + sigma*c*noise.NormFloat64()) / b
+		}
+	}
+	return u
+}
+
+// scoreToy runs the scoring epoch of SPARTA on a toy model and returns the
+// run (its scores r.u and masks r.keep).
+func scoreToy(t *testing.T, m toyModule, loss func(t *nn.Tape, i int) (*nn.Node, error), n int, params map[string]any) *spartaRun {
+	t.Helper()
+	job := &Job{Hyper: spartaHyper(t, "smoke", params), Epsilon: 1, Delta: 1e-5, Seed: 11, Workers: 2}
+	r, err := newSpartaRun("sparta", job, m, loss, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.setParams(); err != nil {
+		t.Fatal(err)
+	}
+	r.res = &Result{}
+	if err := r.runPhase(context.Background(), r.scorePhase()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.choose(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkScores compares a run's scores with the reference's, and its mask
+// of weight w with the top rows of the reference's row scores.
+func checkScores(t *testing.T, r *spartaRun, want []float64, w *nn.Param, s float64) {
+	t.Helper()
+	if len(r.u) != len(want) {
+		t.Fatalf("got %d scores, want %d", len(r.u), len(want))
+	}
+	for j := range want {
+		if math.Abs(r.u[j]-want[j]) > 1e-5*(1+math.Abs(want[j])) {
+			t.Fatalf("score %d: got %v, want %v (reference)", j, r.u[j], want[j])
+		}
+	}
+	i := r.scoreLayout.Index(w)
+	rows := rowScores(want[r.scoreLayout.Offsets[i]:r.scoreLayout.Offsets[i+1]], w.Rows())
+	k := keepCount(s, w.Rows())
+	order := make([]int, len(rows))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortFunc(order, func(a, b int) int { return -cmpFloat(rows[a], rows[b]) })
+	for rank, row := range order {
+		got := r.keep[w][row*w.RowLen()]
+		if got != (rank < k) {
+			t.Errorf("row %d (score %v, rank %d of %d, keep %d): kept %v", row, rows[row], rank, len(rows), k, got)
+		}
+		for _, b := range r.keep[w][row*w.RowLen() : (row+1)*w.RowLen()] {
+			if b != got {
+				t.Fatalf("row %d is not kept or dropped whole", row)
+			}
+		}
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TestSpartaScoresLinear checks the scoring epoch on a toy linear layer
+// with softmax cross-entropy against refScores, whose per-example
+// gradients are the closed form ∂/∂W = (softmax(Wx + b) − e_y)·xᵀ,
+// ∂/∂b = softmax(Wx + b) − e_y (clipped jointly, as the weight and the
+// warm-up bias are in the paper's code), and the row mask against the
+// reference's top rows.
+func TestSpartaScoresLinear(t *testing.T) {
+	t.Parallel()
+	const n, rows, cols = 23, 6, 5
+	rng := rand.New(rand.NewPCG(3, 3))
+	w := toyParam("toy.fc1.weight", nn.KindWeight, rng, rows, cols)
+	b := toyParam("toy.fc1.bias", nn.KindBias, rng, rows)
+	xs := make([][]float32, n)
+	ys := make([]int, n)
+	for i := range xs {
+		xs[i] = make([]float32, cols)
+		for j := range xs[i] {
+			xs[i][j] = float32(2 * rng.NormFloat64())
+		}
+		ys[i] = rng.IntN(rows)
+	}
+	loss := func(tp *nn.Tape, i int) (*nn.Node, error) {
+		z := tp.Affine(tp.Input(nn.Tensor{Shape: []int{1, cols}, Data: xs[i]}, false), tp.Param(w), tp.Param(b))
+		return tp.CrossEntropy(z, []int{ys[i]}, nil), nil
+	}
+	grad := func(i int) []float64 {
+		z := make([]float64, rows)
+		mx := math.Inf(-1)
+		for r := range z {
+			z[r] = float64(b.Data[r])
+			for j := range cols {
+				z[r] += float64(w.Data[r*cols+j]) * float64(xs[i][j])
+			}
+			mx = math.Max(mx, z[r])
+		}
+		sum := 0.0
+		for r := range z {
+			z[r] = math.Exp(z[r] - mx)
+			sum += z[r]
+		}
+		g := make([]float64, rows*cols+rows)
+		for r := range z {
+			dz := z[r] / sum
+			if r == ys[i] {
+				dz--
+			}
+			for j := range cols {
+				g[r*cols+j] = dz * float64(xs[i][j])
+			}
+			g[rows*cols+r] = dz
+		}
+		return g
+	}
+	const s = 0.5
+	r := scoreToy(t, toyModule{w, b}, loss, n, map[string]any{"batch_size": 5, "layers": "fc1", "sparsity": s, "epochs": 2, "warmup_epochs": 0})
+	if r.sched.score != 5 {
+		t.Fatalf("scoring epoch of %d steps, want ⌈23/5⌉ = 5", r.sched.score)
+	}
+	if !(r.acc.Sigma > 0) {
+		t.Fatalf("σ = %v", r.acc.Sigma)
+	}
+	want := refScores(n, 5, rows*cols+rows, 5.0/n, r.acc.Sigma, 1, 5, phaseSeed(11, "score"), grad)
+	checkScores(t, r, want, w, s)
+}
+
+// TestSpartaScoresConv checks the scoring epoch on a toy convolution
+// (weight [F, C, k, k], no bias; loss ½‖conv(x) − y‖²) against refScores
+// with the gradient computed by direct summation over output positions,
+// ∂/∂W[f,c,i,j] = Σ_{o,p} (conv(x) − y)[f,o,p]·x[c, o+i, p+j], and the rows
+// (output filters) kept against the reference's.
+func TestSpartaScoresConv(t *testing.T) {
+	t.Parallel()
+	const n, f, ch, k, hw = 17, 5, 2, 2, 4
+	const ho = hw - k + 1
+	rng := rand.New(rand.NewPCG(4, 4))
+	w := toyParam("toy.conv0.weight", nn.KindWeight, rng, f, ch, k, k)
+	for i := range w.Data {
+		w.Data[i] *= 0.3
+	}
+	xs, ys := make([][]float32, n), make([][]float32, n)
+	for i := range xs {
+		xs[i] = toyParam("x", nn.KindWeight, rng, ch*hw*hw).Data
+		ys[i] = toyParam("y", nn.KindWeight, rng, f*ho*ho).Data
+	}
+	loss := func(tp *nn.Tape, i int) (*nn.Node, error) {
+		y := tp.Conv2d(tp.Input(nn.Tensor{Shape: []int{ch, hw, hw}, Data: xs[i]}, false), tp.Param(w), nil, 1, 0)
+		neg := make([]float32, len(ys[i]))
+		for j, v := range ys[i] {
+			neg[j] = -v
+		}
+		d := tp.Add(y, tp.Input(nn.Tensor{Shape: []int{f, ho, ho}, Data: neg}, false))
+		return tp.Scale(tp.Sum(tp.Mul(d, d)), 0.5), nil
+	}
+	x := func(i, c, a, b int) float64 { return float64(xs[i][(c*hw+a)*hw+b]) }
+	grad := func(i int) []float64 {
+		g := make([]float64, len(w.Data))
+		for fi := range f {
+			for o := range ho {
+				for p := range ho {
+					y := 0.0
+					for c := range ch {
+						for a := range k {
+							for b := range k {
+								y += float64(w.Data[((fi*ch+c)*k+a)*k+b]) * x(i, c, o+a, p+b)
+							}
+						}
+					}
+					d := y - float64(ys[i][(fi*ho+o)*ho+p])
+					for c := range ch {
+						for a := range k {
+							for b := range k {
+								g[((fi*ch+c)*k+a)*k+b] += d * x(i, c, o+a, p+b)
+							}
+						}
+					}
+				}
+			}
+		}
+		return g
+	}
+	const s = 0.4 // ⌈0.4·5⌉ = 2 filters
+	r := scoreToy(t, toyModule{w}, loss, n, map[string]any{"batch_size": 4, "layers": "conv", "sparsity": s, "epochs": 3, "warmup_epochs": 1})
+	want := refScores(n, 5, len(w.Data), 4.0/n, r.acc.Sigma, 1, 4, phaseSeed(11, "score"), grad)
+	checkScores(t, r, want, w, s)
+	kept := 0
+	for row := range f {
+		if r.keep[w][row*w.RowLen()] {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Errorf("%d filters kept, want ⌈0.4·5⌉ = 2", kept)
+	}
+}
