@@ -441,6 +441,8 @@ func newSpartaRun(name string, job *Job, model nn.Module, loss func(t *nn.Tape, 
 // schedule over the training steps (the scoring epoch does not advance
 // it, as in the paper's code).
 func (r *spartaRun) setParams() error {
+	// The tensors, as they are now (a new head replaces every tensor).
+	r.weights = maskable(r.model.Params(), r.h.List("layers"))
 	r.union = r.union[:0]
 	for _, p := range r.model.Params() {
 		if warmupParam(p) || slices.Contains(r.weights, p) {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/privacy"
 )
@@ -295,5 +296,197 @@ func TestSpartaScoresConv(t *testing.T) {
 	}
 	if kept != 2 {
 		t.Errorf("%d filters kept, want ⌈0.4·5⌉ = 2", kept)
+	}
+}
+
+// vitJob returns a SPARTA job with params on the first n private examples
+// of the smoke fashion-cls task and a freshly initialised smoke ViT with a
+// head for the four public coarse labels (so FineTune replaces it).
+func vitJob(t testing.TB, n int, eps float64, params map[string]any) *Job {
+	t.Helper()
+	d, err := datasets.Build("fashion-cls", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Classes = len(d.PublicClasses)
+	m, err := nn.NewViT(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := *d
+	sub.Private = d.Private[:n]
+	return &Job{Model: m, Data: &sub, Hyper: spartaHyper(t, "smoke", params), Epsilon: eps, Delta: 1e-5, Seed: 5}
+}
+
+// tinyRun is a SPARTA run short enough for a test: 4 epochs of 4 steps
+// (B = 12 of 48 examples), one of warm-up.
+var tinyRun = map[string]any{"epochs": 4, "warmup_epochs": 1, "batch_size": 12}
+
+func with(base map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+// TestSpartaFullMaskIsAll checks that SPARTA with s = 100% trains exactly
+// what the all baseline trains after the warm-up, bit for bit (the
+// all-ones row mask, the masked optimizer steps and the scoring epoch
+// change nothing), whatever the number of workers, and that a smaller s
+// does not.
+func TestSpartaFullMaskIsAll(t *testing.T) {
+	t.Parallel()
+	run := func(workers int, params map[string]any) []float32 {
+		job := vitJob(t, 48, 1, params)
+		job.Workers = workers
+		res, err := SPARTA{}.FineTune(context.Background(), job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 4 * 4; res.Steps != want && params["mask"] != maskAll || params["mask"] == maskAll && res.Steps != want-4 {
+			t.Errorf("%v: %d steps", params, res.Steps)
+		}
+		return nn.NewLayout(nn.SetTrainable(job.Model, func(*nn.Param) bool { return true }).Params).Values()
+	}
+	full := run(1, with(tinyRun, "sparsity", 1.0))
+	all := run(2, with(tinyRun, "mask", maskAll))
+	if !slices.Equal(full, all) {
+		t.Errorf("sparta at s = 1 and all differ")
+	}
+	if again := run(3, with(tinyRun, "sparsity", 1.0)); !slices.Equal(full, again) {
+		t.Errorf("sparta at s = 1 differs between 1 and 3 workers")
+	}
+	if sparse := run(2, with(tinyRun, "sparsity", 0.5)); slices.Equal(full, sparse) {
+		t.Errorf("sparta at s = 0.5 equals s = 1")
+	}
+}
+
+// TestSpartaMaskFixed checks, after every step of a run, that the weights
+// do not move before the sparse phase, and that in the sparse phase only
+// the rows the scoring epoch kept move (the mask is fixed once chosen and
+// frozen rows keep their pretrained values bit for bit), ⌈s·R⌉ of each
+// layer's R rows; and that kept rows do move.
+func TestSpartaMaskFixed(t *testing.T) {
+	t.Parallel()
+	job := vitJob(t, 48, 1, with(tinyRun, "sparsity", 0.3))
+	r, err := newViTRun(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init [][]float32
+	for _, p := range maskable(job.Model.Params(), spartaLayers) {
+		init = append(init, slices.Clone(p.Data))
+	}
+	moved := map[*nn.Param]bool{}
+	job.Progress = func(done, total int) {
+		for i, p := range r.weights {
+			for j, v := range p.Data {
+				if v == init[i][j] {
+					continue
+				}
+				if done <= r.sched.warmup+r.sched.score {
+					t.Fatalf("step %d of %d: %s element %d moved before the sparse phase", done, total, p.Name, j)
+				}
+				if !r.keep[p][j] {
+					t.Fatalf("step %d of %d: %s element %d (row %d) is frozen but moved", done, total, p.Name, j, j/p.RowLen())
+				}
+				moved[p] = true
+			}
+		}
+	}
+	if _, err := r.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.weights) != 7 { // patch, q, k, v, o, fc1, fc2 of one block
+		t.Fatalf("%d maskable weights, want 7", len(r.weights))
+	}
+	for _, p := range r.weights {
+		rows := 0
+		for row := range p.Rows() {
+			if r.keep[p][row*p.RowLen()] {
+				rows++
+			}
+		}
+		if want := int(math.Ceil(0.3 * float64(p.Rows()))); rows != want {
+			t.Errorf("%s: %d of %d rows kept, want %d", p.Name, rows, p.Rows(), want)
+		}
+		if !moved[p] {
+			t.Errorf("%s: no kept element moved", p.Name)
+		}
+	}
+}
+
+// TestSpartaPrivacyRecord checks that SPARTA's record lists its three
+// phases as events of one Poisson-subsampled Gaussian mechanism (the same
+// q and σ) that sum to exactly T epochs, with an ε at most the target and
+// equal to that of T epochs of DP-SGD at that σ; that the masks without a
+// scoring epoch record T − 1 epochs with the same σ; and that oracle is
+// recorded as not private.
+func TestSpartaPrivacyRecord(t *testing.T) {
+	t.Parallel()
+	const n, eps = 48, 2.0
+	for _, tc := range []struct {
+		mask   string
+		epochs int
+	}{{maskSPARTA, 4}, {maskDPGrads, 4}, {maskMP, 3}, {maskAll, 3}, {maskOracle, 3}} {
+		t.Run(tc.mask, func(t *testing.T) {
+			t.Parallel()
+			h := spartaHyper(t, "smoke", with(tinyRun, "mask", tc.mask))
+			s, err := newSpartaSchedule(h, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := spartaAccounting("sparta", h, eps, 1e-5, s, tc.mask)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := privacy.UnmarshalEvent(a.Record.Events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps, private := 0, true
+			for _, e := range ev.(privacy.Composed) {
+				switch e := e.(type) {
+				case privacy.SelfComposed:
+					if pg := e.Event.(privacy.PoissonGaussian); pg.Q != 12.0/n || pg.Sigma != a.Sigma {
+						t.Errorf("event %v, want q = %v, σ = %v", e, 12.0/n, a.Sigma)
+					}
+					steps += e.Count
+				case privacy.NonPrivate:
+					private = false
+				default:
+					t.Errorf("event %v", e)
+				}
+			}
+			if steps != tc.epochs*4 || int(a.Record.Steps) != steps+map[bool]int{true: 0, false: 4}[private] {
+				t.Errorf("events of %d steps, record %d steps; want %d epochs of 4", steps, a.Record.Steps, tc.epochs)
+			}
+			if tc.mask == maskOracle {
+				if private || !math.IsInf(float64(a.Record.Epsilon), 1) || !slices.Contains(a.Record.Caveats, oracleCaveat) {
+					t.Errorf("oracle: ε = %v, caveats %v", a.Record.Epsilon, a.Record.Caveats)
+				}
+				return
+			}
+			// The same σ as a 4-epoch DP-SGD run calibrated to ε.
+			ref := privacy.SelfComposed{Event: privacy.PoissonGaussian{Q: 12.0 / n, Sigma: a.Sigma}, Count: tc.epochs * 4}
+			rdp, pld, err := epsilons(ref, 1e-5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := float64(a.Record.Epsilon); got > eps || math.Abs(got-pld) > 1e-6*pld || math.Abs(a.EpsilonRDP-rdp) > 1e-9*rdp {
+				t.Errorf("ε = %v (RDP %v), want ≤ %v and the ε of %v: PLD %v, RDP %v", got, a.EpsilonRDP, eps, ref, pld, rdp)
+			}
+			if tc.epochs == 4 && !(float64(a.Record.Epsilon) > 0.99*eps) {
+				t.Errorf("ε = %v, want the target %v (σ calibrated for 4 epochs)", a.Record.Epsilon, eps)
+			}
+		})
 	}
 }
