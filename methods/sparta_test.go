@@ -490,3 +490,120 @@ func TestSpartaPrivacyRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestSpartaMaskSparsity checks that the element-wise random and mp masks
+// keep exactly ⌈s·n⌉ of each layer's n weights, that mp keeps the largest
+// magnitudes of the pretrained weights, and that every mask runs and
+// reports the trained fraction of the maskable weights it kept.
+func TestSpartaMaskSparsity(t *testing.T) {
+	t.Parallel()
+	for _, mask := range spartaMasks {
+		for _, s := range []float64{0.1, 0.25, 1} {
+			t.Run(mask, func(t *testing.T) {
+				t.Parallel()
+				job := vitJob(t, 48, 1, with(tinyRun, "mask", mask, "sparsity", s))
+				r, err := newViTRun(job)
+				if err != nil {
+					t.Fatal(err)
+				}
+				init := map[string][]float32{}
+				for _, p := range job.Model.Params() {
+					init[p.Name] = slices.Clone(p.Data)
+				}
+				res, err := r.run(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				kept, total := 0, 0
+				for _, p := range r.weights {
+					k := r.keep[p]
+					total += len(p.Data)
+					if k == nil {
+						if mask == maskAll {
+							kept += len(p.Data)
+						}
+						continue
+					}
+					n := 0
+					lo, hi := math.Inf(1), 0.0 // smallest kept and largest dropped |w|
+					for j, b := range k {
+						a := math.Abs(float64(init[p.Name][j]))
+						if b {
+							n, lo = n+1, math.Min(lo, a)
+						} else {
+							hi = math.Max(hi, a)
+						}
+					}
+					kept += n
+					want := int(math.Ceil(s * float64(len(k))))
+					if mask == maskSPARTA {
+						want = int(math.Ceil(s*float64(p.Rows()))) * p.RowLen()
+					}
+					if n != want {
+						t.Errorf("%s at s = %v: %d of %d weights kept, want %d", p.Name, s, n, len(k), want)
+					}
+					if mask == maskMP && lo < hi {
+						t.Errorf("%s: mp keeps |w| = %v but drops %v", p.Name, lo, hi)
+					}
+				}
+				if got, want := res.Values["sparta_trainable_fraction"], float64(kept)/float64(total); got != want {
+					t.Errorf("trainable fraction %v, want %v", got, want)
+				}
+				if (mask == maskLast || mask == maskBitFit) && kept != 0 {
+					t.Errorf("%s keeps %d weights", mask, kept)
+				}
+			})
+		}
+	}
+}
+
+// TestSpartaBadInput checks that bad hyperparameters are errors before
+// anything runs: sparsity outside (0, 1] and an unknown layer in the
+// hyperparameter table (so the spec checker reports them with their
+// line), warm-up epochs ≥ epochs and a layer list that names no weight of
+// the model in FineTune, which then leaves the model as it was.
+func TestSpartaBadInput(t *testing.T) {
+	t.Parallel()
+	ps := SPARTA{}.Params()
+	check := func(name string, v any) error {
+		t.Helper()
+		i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
+		x, err := convert(ps[i].Kind, v)
+		if err != nil {
+			return err
+		}
+		return ps[i].Check(x)
+	}
+	for _, tc := range []struct {
+		name string
+		v    any
+		ok   bool
+	}{
+		{"sparsity", 0.0, false}, {"sparsity", -0.1, false}, {"sparsity", 1.5, false}, {"sparsity", math.NaN(), false},
+		{"sparsity", 1.0, true}, {"sparsity", 0.01, true},
+		{"layers", "q,lm", false}, {"layers", "", false}, {"layers", "q,conv", true},
+		{"mask", "magnitude", false}, {"mask", "oracle", true},
+		{"epochs", 1, false}, {"warmup_epochs", -1, false},
+	} {
+		if err := check(tc.name, tc.v); (err == nil) != tc.ok {
+			t.Errorf("%s = %v: error %v, want ok %v", tc.name, tc.v, err, tc.ok)
+		}
+	}
+	for _, params := range []map[string]any{
+		with(tinyRun, "warmup_epochs", 4),
+		with(tinyRun, "warmup_epochs", 5),
+		with(tinyRun, "layers", "conv"),
+	} {
+		job := vitJob(t, 48, 1, params)
+		before := nn.NewLayout(nn.SetTrainable(job.Model, func(*nn.Param) bool { return true }).Params).Values()
+		if _, err := (SPARTA{}).FineTune(context.Background(), job); err == nil {
+			t.Errorf("%v: no error", params)
+		} else {
+			t.Logf("%v: %v", params, err)
+		}
+		after := nn.NewLayout(nn.SetTrainable(job.Model, func(*nn.Param) bool { return true }).Params).Values()
+		if !slices.Equal(before, after) {
+			t.Errorf("%v: the model changed", params)
+		}
+	}
+}
