@@ -18,6 +18,8 @@ import (
 	"github.com/repro-dp/repro/privacy"
 )
 
+func init() { Register(SPARTA{}) }
+
 // SPARTA is sparse DP fine-tuning of an image classifier by private row
 // scoring (M. Makni et al., SPARTA: an optimization framework for
 // differentially private sparse fine-tuning, KDD 2025, Algorithm 1). With

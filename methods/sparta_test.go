@@ -17,33 +17,12 @@ import (
 )
 
 // spartaHyper resolves SPARTA's hyperparameters at scale with params
-// overriding the defaults, from its Params alone (as ResolveAt does for a
-// registered method), failing the test on a bad value.
+// overriding the defaults (ResolveAt), failing the test on a bad value.
 func spartaHyper(t testing.TB, scale string, params map[string]any) Hyper {
 	t.Helper()
-	ps := SPARTA{}.Params()
-	h := Hyper{values: map[string]any{}}
-	for _, p := range ps {
-		h.values[p.Name] = p.defaultAt(scale, ReferenceEpsilon)
-	}
-	for _, k := range sortedKeys(params) {
-		i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == k })
-		if i < 0 {
-			t.Fatalf("sparta has no hyperparameter %s", k)
-		}
-		v, err := convert(ps[i].Kind, params[k])
-		if err == nil && ps[i].Check != nil {
-			err = ps[i].Check(v)
-		}
-		if err != nil {
-			t.Fatalf("%s = %v: %v", k, params[k], err)
-		}
-		h.values[k] = v
-	}
-	for _, p := range ps {
-		if p.set != nil {
-			p.set(&h, h.values[p.Name])
-		}
+	h, err := ResolveAt("sparta", scale, ReferenceEpsilon, params)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return h
 }
@@ -304,6 +283,12 @@ func TestSpartaScoresConv(t *testing.T) {
 // head for the four public coarse labels (so FineTune replaces it).
 func vitJob(t testing.TB, n int, eps float64, params map[string]any) *Job {
 	t.Helper()
+	return classifierJob(t, "sparta", n, eps, params)
+}
+
+// classifierJob is vitJob for the registered method name of Arch vit.
+func classifierJob(t testing.TB, name string, n int, eps float64, params map[string]any) *Job {
+	t.Helper()
 	d, err := datasets.Build("fashion-cls", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +304,11 @@ func vitJob(t testing.TB, n int, eps float64, params map[string]any) *Job {
 	}
 	sub := *d
 	sub.Private = d.Private[:n]
-	return &Job{Model: m, Data: &sub, Hyper: spartaHyper(t, "smoke", params), Epsilon: eps, Delta: 1e-5, Seed: 5}
+	h, err := ResolveAt(name, "smoke", eps, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Job{Model: m, Data: &sub, Hyper: h, Epsilon: eps, Delta: 1e-5, Seed: 5}
 }
 
 // tinyRun is a SPARTA run short enough for a test: 4 epochs of 4 steps
@@ -386,7 +375,24 @@ func TestSpartaMaskFixed(t *testing.T) {
 		init = append(init, slices.Clone(p.Data))
 	}
 	moved := map[*nn.Param]bool{}
+	emb := map[*nn.Param][]float32{}
+	warmInit := map[string][]float32{}
+	for _, p := range job.Model.Params() {
+		if p.Kind == nn.KindEmbedding {
+			emb[p] = slices.Clone(p.Data)
+		}
+		warmInit[p.Name] = slices.Clone(p.Data)
+	}
+	warm := map[string]bool{}
 	job.Progress = func(done, total int) {
+		if done == r.sched.warmup {
+			// The warm-up trains the head, the biases and the norm gains.
+			for _, p := range job.Model.Params() {
+				if warmupParam(p) && !slices.Equal(p.Data, warmInit[p.Name]) {
+					warm[string(p.Kind)] = true
+				}
+			}
+		}
 		for i, p := range r.weights {
 			for j, v := range p.Data {
 				if v == init[i][j] {
@@ -404,6 +410,14 @@ func TestSpartaMaskFixed(t *testing.T) {
 	}
 	if _, err := r.run(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	for p, v := range emb {
+		if !slices.Equal(p.Data, v) {
+			t.Errorf("%s ([CLS] or position embedding) moved", p.Name)
+		}
+	}
+	if len(warm) != 3 {
+		t.Errorf("the warm-up trained the kinds %v, want head, bias and norm", warm)
 	}
 	if len(r.weights) != 7 { // patch, q, k, v, o, fc1, fc2 of one block
 		t.Fatalf("%d maskable weights, want 7", len(r.weights))
@@ -564,15 +578,9 @@ func TestSpartaMaskSparsity(t *testing.T) {
 // the model in FineTune, which then leaves the model as it was.
 func TestSpartaBadInput(t *testing.T) {
 	t.Parallel()
-	ps := SPARTA{}.Params()
 	check := func(name string, v any) error {
-		t.Helper()
-		i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
-		x, err := convert(ps[i].Kind, v)
-		if err != nil {
-			return err
-		}
-		return ps[i].Check(x)
+		_, err := CheckParam("sparta", name, v)
+		return err
 	}
 	for _, tc := range []struct {
 		name string
