@@ -143,6 +143,8 @@ func (SPARTA) Params() []Param {
 				}
 				return nil
 			}},
+		Param{Name: "oracle_epsilon", Kind: Float, Doc: "oracle mask only: the target ε whose σ its steps use (the budget of the private masks it is compared with); the run itself is not private and has target ε = inf, > 0",
+			Default: same(1.0), Check: positive},
 		Param{Name: "head_lr", Kind: Float, Doc: "learning rate of the classifier head, ≥ 0; 0: lr",
 			Default: same(0.1), Check: nonNegative},
 	)

@@ -15,7 +15,7 @@ import (
 )
 
 // oracleCaveat is the privacy-record caveat of the oracle mask.
-const oracleCaveat = "SPARTA oracle mask: the mask is chosen from unclipped, noise-free gradients of the private examples (Algorithm 3 of the paper); the run is not differentially private (ε = inf), whatever σ its steps use"
+const oracleCaveat = "SPARTA oracle mask: the mask is chosen from unclipped, noise-free gradients of the private examples (Algorithm 3 of the paper); the run is not differentially private (ε = inf), though its steps add the noise σ calibrated for oracle_epsilon"
 
 // spartaAccounting calibrates one σ for SPARTA's whole schedule s (T
 // epochs of the Poisson-subsampled Gaussian mechanism at rate q: warm-up,
@@ -23,17 +23,26 @@ const oracleCaveat = "SPARTA oracle mask: the mask is chosen from unclipped, noi
 // that the achieved ε never exceeds the target (ε = +Inf: σ = 0), and
 // returns σ with the record of the mechanism the mask executes
 // (spartaSchedule.events): the phases as events, ε under both accountants.
+// The oracle mask is not private: its target must be +Inf, and its σ is
+// calibrated for the budget oracle_epsilon (the one of the private masks
+// it is compared with), so that it runs with their noise.
 func spartaAccounting(name string, h Hyper, eps, delta float64, s spartaSchedule, mask string) (accounting, error) {
 	steps := s.warmup + s.train
 	if scores(mask) {
 		steps += s.score
 	}
-	if math.IsInf(eps, 1) {
+	budget := eps
+	switch {
+	case mask == maskOracle && !math.IsInf(eps, 1):
+		return accounting{}, fmt.Errorf("methods: %s: target ε = %v: the oracle mask is not private; run it at ε = inf (oracle_epsilon = %v sets the budget its noise is calibrated for)", name, eps, h.Float("oracle_epsilon"))
+	case mask == maskOracle:
+		budget = h.Float("oracle_epsilon")
+	case math.IsInf(eps, 1):
 		a, err := nonPrivateAccounting(eps, delta, s.q, steps)
 		a.Record.ClipNorm = h.Clip
 		return a, err
 	}
-	sigma, err := spartaSigma(name, h.Accountant, eps, delta, s)
+	sigma, err := spartaSigma(name, h.Accountant, budget, delta, s)
 	if err != nil {
 		return accounting{}, err
 	}

@@ -458,7 +458,16 @@ func TestSpartaPrivacyRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := spartaAccounting("sparta", h, eps, 1e-5, s, tc.mask)
+			target := eps
+			if tc.mask == maskOracle {
+				// Not private: run at ε = inf with the noise of ε = 2.
+				target = math.Inf(1)
+				h.values["oracle_epsilon"] = eps
+				if _, err := spartaAccounting("sparta", h, eps, 1e-5, s, tc.mask); err == nil {
+					t.Error("oracle at a finite target ε: no error")
+				}
+			}
+			a, err := spartaAccounting("sparta", h, target, 1e-5, s, tc.mask)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -486,6 +495,13 @@ func TestSpartaPrivacyRecord(t *testing.T) {
 			if tc.mask == maskOracle {
 				if private || !math.IsInf(float64(a.Record.Epsilon), 1) || !slices.Contains(a.Record.Caveats, oracleCaveat) {
 					t.Errorf("oracle: ε = %v, caveats %v", a.Record.Epsilon, a.Record.Caveats)
+				}
+				sp, err := spartaAccounting("sparta", h, eps, 1e-5, s, maskSPARTA)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Sigma != sp.Sigma {
+					t.Errorf("oracle σ = %v, SPARTA's at ε = %v: %v", a.Sigma, eps, sp.Sigma)
 				}
 				return
 			}
@@ -515,7 +531,11 @@ func TestSpartaMaskSparsity(t *testing.T) {
 		for _, s := range []float64{0.1, 0.25, 1} {
 			t.Run(mask, func(t *testing.T) {
 				t.Parallel()
-				job := vitJob(t, 48, 1, with(tinyRun, "mask", mask, "sparsity", s))
+				eps := 1.0
+				if mask == maskOracle {
+					eps = math.Inf(1) // not private
+				}
+				job := vitJob(t, 48, eps, with(tinyRun, "mask", mask, "sparsity", s))
 				r, err := newViTRun(job)
 				if err != nil {
 					t.Fatal(err)
