@@ -8,9 +8,11 @@
 // fine-tuning, Algorithm 3 of the Dual-Priv paper), dualpriv (Dual-Priv
 // Pruning: DP-SGD with visual token pruning and top-K% block updates) and
 // rapft (Rap-FT: a relevance mask from layer-wise relevance propagation and
-// DP-SGD with two-partition clipping and noise). Every method that trains
-// takes the PEFT family as a hyperparameter (peft: lora, adapter or
-// bitfit).
+// DP-SGD with two-partition clipping and noise), which train TinyMLLM, and
+// sparta (SPARTA: DP-BitFit warm-up, private ℓ₁ row scores, sparse DP-SGD
+// on the ViT classifier, with the paper's baseline masks as its mask
+// hyperparameter). Every method that trains TinyMLLM takes the PEFT family
+// as a hyperparameter (peft: lora, adapter or bitfit).
 //
 // # Usage
 //
@@ -72,6 +74,14 @@
 //     the actual mask; clips C·r² and noise σ√r·C as printed, ε recorded
 //     both nominal (σ) and tight (σ_eff = σ/√(r_w³ + r_s³)); σ is DP-SGD's
 //     at the target ε (calibrate=tight matches the tight ε instead).
+//   - SPARTA: the warm-up trains the head, biases and LayerNorm
+//     gains (the paper's code for DeiT); the scoring epoch clips the
+//     warm-up tensors and the maskable weights jointly and takes the
+//     absolute value per example before the noise (the paper's Eq. 11, not
+//     its code's abs of the batch sum); rows are ranked by largest value,
+//     ⌈s·R⌉ kept per layer; the scoring epoch moves nothing and does not
+//     advance the learning-rate schedule; one σ for all T epochs (PLD by
+//     default); each phase samples and draws noise from its own stream.
 //   - nonprivate uses the same Poisson sampler and normaliser as DP-SGD, so
 //     the two differ only by clipping and noise. It refuses a finite ε.
 //   - DPZO's direction z covers every LoRA tensor (Table 7: "Fine-tuning
