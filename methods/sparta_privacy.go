@@ -28,7 +28,7 @@ const oracleCaveat = "SPARTA oracle mask: the mask is chosen from unclipped, noi
 // it is compared with), so that it runs with their noise.
 func spartaAccounting(name string, h Hyper, eps, delta float64, s spartaSchedule, mask string) (accounting, error) {
 	steps := s.warmup + s.train
-	if scores(mask) {
+	if needsScoring(mask) {
 		steps += s.score
 	}
 	budget := eps
