@@ -44,14 +44,16 @@ func toyParam(name string, kind nn.Kind, rng *rand.Rand, shape ...int) *nn.Param
 	return p
 }
 
-// refScores is the slow reference of SPARTA's scoring epoch (Eq. 11,
-// Algorithm 1 lines 2–4) for per-example gradients grad(i) in float64 over
-// d coordinates: the batches of the Poisson sampler's stream, each
-// example's gradient clipped to ℓ₂ norm c by its own norm, its absolute
-// values summed over the batch, N(0, (σc)²) added to every coordinate in
-// order from the noise stream, divided by the expected batch size b, and
-// summed over the epoch's steps.
-func refScores(n, steps, d int, q, sigma, c, b float64, seed uint64, grad func(i int) []float64) []float64 {
+// refScores is the slow reference of the scoring epoch of mask for
+// per-example gradients grad(i) in float64 over d coordinates, on the
+// batches of the Poisson sampler's stream. SPARTA (Eq. 11, Algorithm 1
+// lines 2–4): each example's gradient clipped to ℓ₂ norm c by its own norm,
+// its absolute values summed over the batch, N(0, (σc)²) added to every
+// coordinate in order from the noise stream, divided by the expected batch
+// size b, summed over the epoch's steps; dpsgd-grads (Algorithm 2): the
+// same with the signed clipped gradients; oracle (Algorithm 3): the
+// absolute values of the unclipped gradients, summed, without noise.
+func refScores(mask string, n, steps, d int, q, sigma, c, b float64, seed uint64, grad func(i int) []float64) []float64 {
 	sampler := rand.New(rand.NewPCG(seed, privacy.StreamID(StreamSampler)))
 	noise := rand.New(rand.NewPCG(seed, privacy.StreamID(StreamNoise)))
 	u := make([]float64, d)
@@ -68,10 +70,21 @@ func refScores(n, steps, d int, q, sigma, c, b float64, seed uint64, grad func(i
 			}
 			f := math.Min(1, c/math.Sqrt(s))
 			for j, v := range g {
-				sum[j] += math.Abs(v) * f
+				switch mask {
+				case maskOracle:
+					sum[j] += math.Abs(v)
+				case maskDPGrads:
+					sum[j] += v * f
+				default:
+					sum[j] += math.Abs(v) * f
+				}
 			}
 		}
 		for j := range sum {
+			if mask == maskOracle {
+				u[j] += sum[j]
+				continue
+			}
 			u[j] += (sum[j] + sigma*c*noise.NormFloat64()) / b
 		}
 	}
@@ -83,6 +96,9 @@ func refScores(n, steps, d int, q, sigma, c, b float64, seed uint64, grad func(i
 func scoreToy(t *testing.T, m toyModule, loss func(t *nn.Tape, i int) (*nn.Node, error), n int, params map[string]any) *spartaRun {
 	t.Helper()
 	job := &Job{Hyper: spartaHyper(t, "smoke", params), Epsilon: 1, Delta: 1e-5, Seed: 11, Workers: 2}
+	if params["mask"] == maskOracle {
+		job.Epsilon = math.Inf(1) // not private; σ of oracle_epsilon = 1
+	}
 	r, err := newSpartaRun("sparta", job, m, loss, n)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +117,7 @@ func scoreToy(t *testing.T, m toyModule, loss func(t *nn.Tape, i int) (*nn.Node,
 }
 
 // checkScores compares a run's scores with the reference's, and its mask
-// of weight w with the top rows of the reference's row scores.
+// of weight w (unless nil) with the top rows of the reference's row scores.
 func checkScores(t *testing.T, r *spartaRun, want []float64, w *nn.Param, s float64) {
 	t.Helper()
 	if len(r.u) != len(want) {
@@ -111,6 +127,9 @@ func checkScores(t *testing.T, r *spartaRun, want []float64, w *nn.Param, s floa
 		if math.Abs(r.u[j]-want[j]) > 1e-5*(1+math.Abs(want[j])) {
 			t.Fatalf("score %d: got %v, want %v (reference)", j, r.u[j], want[j])
 		}
+	}
+	if w == nil {
+		return
 	}
 	i := r.scoreLayout.Index(w)
 	rows := rowScores(want[r.scoreLayout.Offsets[i]:r.scoreLayout.Offsets[i+1]], w.Rows())
@@ -143,12 +162,13 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// TestSpartaScoresLinear checks the scoring epoch on a toy linear layer
-// with softmax cross-entropy against refScores, whose per-example
+// TestSpartaScoresLinear checks the scoring epoch of SPARTA, dpsgd-grads
+// and oracle on a toy linear layer with softmax cross-entropy against
+// refScores, whose per-example
 // gradients are the closed form ∂/∂W = (softmax(Wx + b) − e_y)·xᵀ,
 // ∂/∂b = softmax(Wx + b) − e_y (clipped jointly, as the weight and the
-// warm-up bias are in the paper's code), and the row mask against the
-// reference's top rows.
+// warm-up bias are in the paper's code), and the masks against the
+// reference's top rows (SPARTA) or elements (the others).
 func TestSpartaScoresLinear(t *testing.T) {
 	t.Parallel()
 	const n, rows, cols = 23, 6, 5
@@ -197,15 +217,35 @@ func TestSpartaScoresLinear(t *testing.T) {
 		return g
 	}
 	const s = 0.5
-	r := scoreToy(t, toyModule{w, b}, loss, n, map[string]any{"batch_size": 5, "layers": "fc1", "sparsity": s, "epochs": 2, "warmup_epochs": 0})
-	if r.sched.score != 5 {
-		t.Fatalf("scoring epoch of %d steps, want ⌈23/5⌉ = 5", r.sched.score)
+	for _, mask := range []string{maskSPARTA, maskDPGrads, maskOracle} {
+		r := scoreToy(t, toyModule{w, b}, loss, n, map[string]any{"batch_size": 5, "layers": "fc1", "sparsity": s, "epochs": 2, "warmup_epochs": 0, "mask": mask})
+		if r.sched.score != 5 {
+			t.Fatalf("scoring epoch of %d steps, want ⌈23/5⌉ = 5", r.sched.score)
+		}
+		if !(r.acc.Sigma > 0) {
+			t.Fatalf("σ = %v", r.acc.Sigma)
+		}
+		want := refScores(mask, n, 5, rows*cols+rows, 5.0/n, r.acc.Sigma, 1, 5, phaseSeed(11, "score"), grad)
+		if mask == maskSPARTA {
+			checkScores(t, r, want, w, s)
+			continue
+		}
+		// No grouping: the ⌈s·n⌉ elements of w with the largest
+		// reference score (by magnitude for the signed DP-SGD gradient).
+		checkScores(t, r, want, nil, s)
+		lo, hi, kept := math.Inf(1), math.Inf(-1), 0
+		for j, k := range r.keep[w] {
+			v := math.Abs(want[j])
+			if k {
+				lo, kept = math.Min(lo, v), kept+1
+			} else {
+				hi = math.Max(hi, v)
+			}
+		}
+		if kept != rows*cols/2 || lo <= hi {
+			t.Errorf("%s: %d of %d elements kept (want %d), smallest kept score %v, largest dropped %v", mask, kept, rows*cols, rows*cols/2, lo, hi)
+		}
 	}
-	if !(r.acc.Sigma > 0) {
-		t.Fatalf("σ = %v", r.acc.Sigma)
-	}
-	want := refScores(n, 5, rows*cols+rows, 5.0/n, r.acc.Sigma, 1, 5, phaseSeed(11, "score"), grad)
-	checkScores(t, r, want, w, s)
 }
 
 // TestSpartaScoresConv checks the scoring epoch on a toy convolution
@@ -265,7 +305,7 @@ func TestSpartaScoresConv(t *testing.T) {
 	}
 	const s = 0.4 // ⌈0.4·5⌉ = 2 filters
 	r := scoreToy(t, toyModule{w}, loss, n, map[string]any{"batch_size": 4, "layers": "conv", "sparsity": s, "epochs": 3, "warmup_epochs": 1})
-	want := refScores(n, 5, len(w.Data), 4.0/n, r.acc.Sigma, 1, 4, phaseSeed(11, "score"), grad)
+	want := refScores(maskSPARTA, n, 5, len(w.Data), 4.0/n, r.acc.Sigma, 1, 4, phaseSeed(11, "score"), grad)
 	checkScores(t, r, want, w, s)
 	kept := 0
 	for row := range f {
