@@ -23,8 +23,7 @@ func BenchmarkFineTune(b *testing.B) {
 			}
 			for b.Loop() {
 				b.StopTimer()
-				job := tinyJob(b, name, 64, eps)
-				job.Hyper.Epochs = 1
+				job := methodJob(b, name, 64, eps, 1)
 				b.StartTimer()
 				if _, err := m.FineTune(context.Background(), job); err != nil {
 					b.Fatal(err)

@@ -8,18 +8,21 @@
 // fine-tuning, Algorithm 3 of the Dual-Priv paper), dualpriv (Dual-Priv
 // Pruning: DP-SGD with visual token pruning and top-K% block updates) and
 // rapft (Rap-FT: a relevance mask from layer-wise relevance propagation and
-// DP-SGD with two-partition clipping and noise). Every method that trains
-// the TinyMLLM takes the PEFT family as a hyperparameter (peft: lora,
-// adapter or bitfit). On the fusion classifier and fl-mm's federated
-// clients (package fl): fedavg (non-private FedAvg or FedSGD) and secmmfl
-// (Sec-MMFL: per-modality local DP with budgets ε_i = ε·softmax(−R_i) from
-// conditional-MI leakage risks, and a MINE cross-modal penalty; package
-// mi). In context, without training, on the icl task: dpmtv (DP-MTV: one
-// analytic-Gaussian release of the clipped mean head outputs of disjoint
-// in-context prompts, heads chosen publicly by REINFORCE or privately by
-// the Gumbel mechanism, applied by nn.Steering), mtv (clean MTV, its
-// non-private reference), zeroshot and fewshot (the query alone; one
-// private episode's demonstrations before it).
+// DP-SGD with two-partition clipping and noise), which train TinyMLLM, and
+// sparta (SPARTA: DP-BitFit warm-up, private ℓ₁ row scores, sparse DP-SGD
+// on the ViT classifier, with the paper's baseline masks as its mask
+// hyperparameter). Every method that trains TinyMLLM takes the PEFT family
+// as a hyperparameter (peft: lora, adapter or bitfit). On the fusion
+// classifier and fl-mm's federated clients (package fl): fedavg
+// (non-private FedAvg or FedSGD) and secmmfl (Sec-MMFL: per-modality local
+// DP with budgets ε_i = ε·softmax(−R_i) from conditional-MI leakage risks,
+// and a MINE cross-modal penalty; package mi). In context, without
+// training, on the icl task: dpmtv (DP-MTV: one analytic-Gaussian release
+// of the clipped mean head outputs of disjoint in-context prompts, heads
+// chosen publicly by REINFORCE or privately by the Gumbel mechanism,
+// applied by nn.Steering), mtv (clean MTV, its non-private reference),
+// zeroshot and fewshot (the query alone; one private episode's
+// demonstrations before it).
 //
 // # Usage
 //
@@ -81,6 +84,14 @@
 //     the actual mask; clips C·r² and noise σ√r·C as printed, ε recorded
 //     both nominal (σ) and tight (σ_eff = σ/√(r_w³ + r_s³)); σ is DP-SGD's
 //     at the target ε (calibrate=tight matches the tight ε instead).
+//   - SPARTA: the warm-up trains the head, biases and LayerNorm
+//     gains (the paper's code for DeiT); the scoring epoch clips the
+//     warm-up tensors and the maskable weights jointly and takes the
+//     absolute value per example before the noise (the paper's Eq. 11, not
+//     its code's abs of the batch sum); rows are ranked by largest value,
+//     ⌈s·R⌉ kept per layer; the scoring epoch moves nothing and does not
+//     advance the learning-rate schedule; one σ for all T epochs (PLD by
+//     default); each phase samples and draws noise from its own stream.
 //   - nonprivate uses the same Poisson sampler and normaliser as DP-SGD, so
 //     the two differ only by clipping and noise. It refuses a finite ε.
 //   - DPZO's direction z covers every LoRA tensor (Table 7: "Fine-tuning

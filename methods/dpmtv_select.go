@@ -15,12 +15,7 @@ import (
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/nn"
-	"github.com/repro-dp/repro/privacy"
 )
-
-func newRand(seed uint64, stream string) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, privacy.StreamID(stream)))
-}
 
 // steerer scores head masks of a released mean: a mask over the heads of
 // layers (layer-major, Heads per layer) patches each chosen head with its
