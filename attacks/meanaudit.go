@@ -28,15 +28,19 @@ const MeanAuditTrials = 2000
 // Instantiation: Lower Bounds for Differentially Private Machine
 // Learning", IEEE S&P 2021): the first chunk of the run's chunks is a
 // canary whose every layer slice has ℓ₂ norm C (world in), or contributes
-// zero (world out, add/remove with K fixed; for replace-one the canary's
-// negation, the farthest record). The attacker knows every other chunk
+// zero (world out: zero-out neighbours, K fixed; for replace-one the
+// canary's negation, the farthest record). The attacker knows every other chunk
 // and scores a release by its inner product with the canary, the most
 // powerful test for a Gaussian shift. MeanAuditTrials releases a world:
 // the first half chooses the threshold, the second half counts, and
 // Clopper–Pearson bounds at 95% (2.5% each side) give the lower bound
 // ε_lb = ln((TPR_lo − δ)/FPR_hi) of any (ε, δ) the release satisfies.
-// An ε_lb above the accounted ε is a violation. The noise of the audit's
-// releases is drawn from seeds of its own, never the run's.
+// An ε_lb above the accounted ε is a violation (an honest release fails
+// with probability at most 5%). The releases' noise and the canary come
+// from streams of the run's seed of their own, never the run's release's:
+// the audit measures the mechanism's calibration and its neighbouring
+// worlds, the same for every run of a configuration, on a fresh draw per
+// run.
 type MeanAudit struct{}
 
 // Name implements Attack.
@@ -54,7 +58,10 @@ func (MeanAudit) Run(ctx context.Context, t *Target) (*Report, error) {
 	if len(r.Chunks) == 0 || !(r.Clip > 0) || math.IsInf(r.Clip, 1) {
 		return nil, fmt.Errorf("attacks: mean-audit: a release of %d chunks clipped to %v cannot be audited", len(r.Chunks), r.Clip)
 	}
-	canary := meanCanary(r.Chunks[0], r.Clip)
+	canary := meanCanary(r.Chunks[0], r.Clip, r.Seed)
+	// The releases' noise seeds: base + i, base drawn from a stream of the
+	// run's seed of the audit's own (never the seed of the run's release).
+	base := rand.New(rand.NewPCG(r.Seed, meanAuditStream)).Uint64()
 	out := make([][]float32, len(canary))
 	for l := range out {
 		out[l] = make([]float32, len(canary[l]))
@@ -75,7 +82,7 @@ func (MeanAudit) Run(ctx context.Context, t *Target) (*Report, error) {
 		if i < n {
 			chunks[0] = canary
 		}
-		mu := r.Release(chunks, meanAuditSeed+uint64(i))
+		mu := r.Release(chunks, base+uint64(i))
 		for l := range mu {
 			for j, v := range mu[l] {
 				scores[i] += v * float64(canary[l][j])
@@ -89,13 +96,17 @@ func (MeanAudit) Run(ctx context.Context, t *Target) (*Report, error) {
 	return meanAuditReport(scores[:n], scores[n:], r.Epsilon, r.Delta), nil
 }
 
-// meanAuditSeed offsets the audit's noise seeds far from any run seed.
-const meanAuditSeed = 1 << 40
+// The audit's random streams of the run's seed: the releases' noise seeds
+// and the canary's direction.
+const (
+	meanAuditStream  = 0x6d65616e61756469 // "meanaudi"
+	meanCanaryStream = 0x6d65616e63616e61 // "meancana"
+)
 
-// meanCanary returns a canary like chunk: per layer slice a fixed random
-// direction (its own stream) scaled to norm c.
-func meanCanary(chunk [][]float32, c float64) [][]float32 {
-	rng := rand.New(rand.NewPCG(7, 11))
+// meanCanary returns a canary like chunk: per layer slice a random
+// direction (the run seed's canary stream) scaled to norm c.
+func meanCanary(chunk [][]float32, c float64, seed uint64) [][]float32 {
+	rng := rand.New(rand.NewPCG(seed, meanCanaryStream))
 	out := make([][]float32, len(chunk))
 	for l := range chunk {
 		v := make([]float64, len(chunk[l]))
@@ -120,8 +131,8 @@ func meanAuditReport(in, out []float64, eps, delta float64) *Report {
 	tau := bestThreshold(in[:h], out[:h], delta)
 	tp, fp := countAbove(in[h:], tau), countAbove(out[h:], tau)
 	m := len(in) - h
-	tprLo, _ := ClopperPearson(tp, m, 0.05)
-	_, fprHi := ClopperPearson(fp, len(out)-h, 0.05)
+	tprLo, _ := ClopperPearson(tp, m, 0.025)
+	_, fprHi := ClopperPearson(fp, len(out)-h, 0.025)
 	lb := 0.0
 	if tprLo > delta && fprHi > 0 {
 		lb = math.Max(0, math.Log((tprLo-delta)/fprHi))

@@ -23,7 +23,9 @@ func TestEpisodeParts(t *testing.T) {
 	for i := range d.Private {
 		ex := &d.Private[i]
 		if ex.Canary >= 0 {
-			if _, err := EpisodeShots(ex); err == nil && ex.Kind != "episode" {
+			// A canary's words are six-digit secrets of several tokens:
+			// not an episode a method could take apart.
+			if _, err := EpisodeShots(ex); err == nil {
 				t.Errorf("%s: canary read as an episode", ex.ID)
 			}
 			continue

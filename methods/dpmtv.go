@@ -43,8 +43,14 @@ func init() {
 //     public episodes, chosen at no privacy cost);
 //  4. release: the mean over chunks plus N(0, σ²) on every coordinate, σ
 //     from the analytic Gaussian mechanism for sensitivity
-//     Δ = √|𝓛|·C/K (add/remove one episode with K fixed and public: its
-//     chunk then contributes zero) or 2√|𝓛|·C/K (replace-one);
+//     Δ = √|𝓛|·C/K under zero-out neighbours (one episode's chunk present
+//     or contributing zero, the partition and K fixed and public: the
+//     paper's value; Kairouz et al., "Practical and Private (Deep)
+//     Learning without Sampling or Shuffling", ICML 2021, name the
+//     relation) or 2√|𝓛|·C/K (replace-one, the relation of the paper's
+//     proof). Under add/remove neighbours proper, the partition itself
+//     would move with the dataset: neither bound holds, and no option
+//     claims it;
 //  5. head selection: REINFORCE over independent Bernoulli heads on
 //     public queries of the task (Dataset.Selection: no privacy cost), the
 //     final mask the best of a few sampled on other public queries; or,
@@ -87,8 +93,8 @@ func (DPMTV) Params() []Param {
 	return append(mtvParams(),
 		Param{Name: "clip", Kind: Float, Doc: "per-layer clipping norm C of the head outputs, ≥ 0; 0: the median per-layer norm over public episodes",
 			Default: same(0.0), Check: nonNegative},
-		Param{Name: "neighbour", Kind: String, Doc: "neighbouring relation: add-remove (Δ = √|L|·C/K, the paper's) or replace-one (twice that)",
-			Default: same("add-remove"), Check: oneOf(list("add-remove", "replace-one"))},
+		Param{Name: "neighbour", Kind: String, Doc: "neighbouring relation: zero-out (one episode's chunk present or contributing zero, K fixed: Δ = √|L|·C/K, the paper's value) or replace-one (twice that, the relation the paper's proof states)",
+			Default: same("zero-out"), Check: oneOf(list("zero-out", "replace-one"))},
 		Param{Name: "selection", Kind: String, Doc: "head selection: public (REINFORCE on public queries, free) or private (REINFORCE and the Gumbel mechanism on private validation episodes)",
 			Default: same(selectPublic), Check: oneOf(list(selectPublic, selectPrivate))},
 		Param{Name: "select_share", Kind: Float, Doc: "private selection: the share of ε spent on the mask, in (0, 1)",
@@ -487,14 +493,13 @@ func runMTV(ctx context.Context, name string, job *Job, private bool) (*Result, 
 	}
 	s.m.Steer = st.steering(chosen.mask)
 	s.m.Steer.Once = h.String("patch") == "once"
-	st.once = s.m.Steer.Once
 	res, err := mtvResult(name, job, s, K, rel, chosen, eps1, eps2, private)
 	if err != nil {
 		return nil, err
 	}
 	res.StepTime = time.Since(start) / time.Duration(max(chosen.steps, 1))
 	if private && !math.IsInf(eps1, 1) {
-		res.Mean = &MeanRelease{Chunks: acts, Clip: c, Epsilon: eps1, Delta: job.Delta, Relation: h.String("neighbour"),
+		res.Mean = &MeanRelease{Chunks: acts, Clip: c, Epsilon: eps1, Delta: job.Delta, Relation: h.String("neighbour"), Seed: job.Seed,
 			Release: func(chunks [][][]float32, seed uint64) [][]float64 {
 				r, err := scaledMean(chunks, c, eps1, job.Delta, replace, scale, seed)
 				if err != nil {
@@ -511,6 +516,11 @@ func runMTV(ctx context.Context, name string, job *Job, private bool) (*Result, 
 func mtvResult(name string, job *Job, s *mtvSetup, K int, rel release, chosen selection, eps1, eps2 float64, private bool) (*Result, error) {
 	d := job.Data
 	res := &Result{Steps: chosen.steps, Metrics: chosen.metrics, Pose: queryPose(job.Hyper.Int("query_shots"))}
+	if eps2 > 0 {
+		// REINFORCE's per-step losses are those of private queries
+		// without noise: not released.
+		res.Metrics = nil
+	}
 	var err error
 	if private {
 		res.Privacy, res.EpsilonRDP, res.EpsilonPLD, err = mtvAccounting(rel, job.Epsilon, eps1, eps2, job.Delta, job.Hyper.String("neighbour"))

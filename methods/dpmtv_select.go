@@ -25,14 +25,13 @@ type steerer struct {
 	layers  []int
 	mean    [][]float64 // [layer of layers][Width]
 	workers int
-	once    bool // Steering.Once
 }
 
 // steering returns the model's steering for mask.
 func (s *steerer) steering(mask []bool) *nn.Steering {
 	H := s.m.Config.Heads
 	dh := s.m.Config.Width / H
-	st := &nn.Steering{Once: s.once}
+	st := &nn.Steering{}
 	for k, l := range s.layers {
 		for h := range H {
 			if !mask[k*H+h] {

@@ -253,6 +253,12 @@ func TestMTVPrivacyRecord(t *testing.T) {
 		if lmOf(job).Steer == nil {
 			t.Errorf("%s: no steering", sel)
 		}
+		if sel == "private" && len(res.Metrics) > 0 {
+			t.Errorf("private: %d per-step metrics of private queries released", len(res.Metrics))
+		}
+		if res.Mean == nil || res.Mean.Epsilon != e1 && math.Abs(res.Mean.Epsilon-wantE1) > 1e-12 || res.Mean.Relation != "zero-out" {
+			t.Errorf("%s: mean release %+v", sel, res.Mean)
+		}
 	}
 }
 

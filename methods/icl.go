@@ -62,7 +62,7 @@ func (ZeroShot) FineTune(_ context.Context, job *Job) (*Result, error) {
 	}
 	res := &Result{Pose: queryPose(job.Hyper.Int("query_shots")), EpsilonRDP: 0, EpsilonPLD: 0,
 		Privacy: results.Privacy{Accountant: "none", EpsilonTarget: results.Float(job.Epsilon), Epsilon: 0,
-			Delta: job.Delta, Sampling: "none", Neighbouring: "add-remove", Events: json.RawMessage(ev),
+			Delta: job.Delta, Sampling: "none", Neighbouring: "zero-out", Events: json.RawMessage(ev),
 			Caveats: []string{"reads no private record: the members the attacks test were never used"}}}
 	res.Members, res.NonMembers = demoQueries(job.Data.Private, s.order[:K], s.shots), demoQueries(job.Data.Holdout, nil, s.shots)
 	return res, nil

@@ -136,7 +136,7 @@ type Result struct {
 // vector. Release runs the run's mechanism (its clip, σ and noise scale)
 // on chunks in place of the run's, with noise drawn from seed;
 // Epsilon and Delta are the release's accounted (ε₁, δ) under Relation
-// ("add-remove": a record's chunk is present or contributes zero, K
+// ("zero-out": a record's chunk is present or contributes zero, K
 // fixed; "replace-one").
 type MeanRelease struct {
 	Chunks         [][][]float32 // the run's chunks, [chunk][layer][width]; read only
@@ -144,6 +144,9 @@ type MeanRelease struct {
 	Epsilon, Delta float64
 	Relation       string
 	Release        func(chunks [][][]float32, seed uint64) [][]float64
+	// Seed is the run's seed: the audit draws its canary and its
+	// releases' noise from streams of its own derived from it.
+	Seed uint64
 }
 
 // A Release is how a method releases the update of one batch: the mean of

@@ -72,7 +72,8 @@ func (c *KVCache) Clone() *KVCache {
 // would exceed MaxLen. The logits equal those of Forward on the whole
 // sequence up to float32 rounding (the attention sums run in another
 // order). Hooks are not supported: they observe whole sequences. A
-// steered model (TinyMLLM.Steer) patches every new position.
+// steered model (TinyMLLM.Steer) patches every new position, or none
+// under Steering.Once (Prefill patched the prompt's last).
 func (m *TinyMLLM) Extend(caches []*KVCache, tokens [][]int) ([]Tensor, error) {
 	if len(caches) != len(tokens) {
 		panic(errLength)

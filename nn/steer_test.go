@@ -211,6 +211,17 @@ func steerPaths(t *testing.T, once bool) {
 				t.Errorf("prompt %d: Generate %v, GenerateBatch %v", i, one, batch[i])
 			}
 		}
+		// The steering matters: without it both decoders say otherwise.
+		st := m.Steer
+		m.Steer = nil
+		plain, err := m.GenerateBatch(prompts, 4, Sampler{}, nil, nil)
+		m.Steer = st
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.EqualFunc(plain, batch, func(a, b []int) bool { return slices.Equal(a, b) }) {
+			t.Errorf("steered and plain decoding agree: %v", plain)
+		}
 	})
 }
 

@@ -173,8 +173,10 @@ type Privacy struct {
 	Steps      int64   `json:"steps"`
 	// Sampling is "poisson", "shuffle", "full-batch" or "none".
 	Sampling string `json:"sampling"`
-	// Neighbouring is the neighbouring relation: "add-remove" or
-	// "replace-one".
+	// Neighbouring is the neighbouring relation: "add-remove",
+	// "replace-one", or "zero-out" (a record present or replaced by one
+	// that contributes nothing, the dataset's size fixed: DP-MTV's
+	// chunks).
 	Neighbouring string  `json:"neighbouring"`
 	ClipNorm     float64 `json:"clip_norm"`
 	// Events is the mechanism as accountant events, as the privacy
