@@ -18,7 +18,7 @@ func init() { Register(MeanAudit{}) }
 
 // MeanAuditTrials is the number of releases the mean audit draws in each
 // of its two worlds.
-const MeanAuditTrials = 2000
+const MeanAuditTrials = 20000
 
 // MeanAudit audits a release of a clipped mean with Gaussian noise
 // (methods.MeanRelease: DP-MTV's task vector) by running the release
@@ -150,16 +150,21 @@ func meanAuditReport(in, out []float64, eps, delta float64) *Report {
 
 // bestThreshold returns the score threshold τ (a member is guessed when
 // its score is above τ) with the largest ln((TPR − δ)/FPR) on in and out,
-// FPR counted as at least one false positive.
+// FPR counted as at least one false positive; every score is a candidate,
+// and the counts come from sorted copies by binary search.
 func bestThreshold(in, out []float64, delta float64) float64 {
-	cand := slices.Sorted(slices.Values(slices.Concat(in, out)))
-	best, bestV := cand[len(cand)-1], math.Inf(-1)
-	for _, tau := range cand {
-		tpr := float64(countAbove(in, tau)) / float64(len(in))
-		fpr := float64(max(countAbove(out, tau), 1)) / float64(len(out))
+	si, so := slices.Sorted(slices.Values(in)), slices.Sorted(slices.Values(out))
+	above := func(s []float64, tau float64) int {
+		i, _ := slices.BinarySearch(s, math.Nextafter(tau, math.Inf(1)))
+		return len(s) - i
+	}
+	best, bestV := math.Inf(1), math.Inf(-1)
+	for _, tau := range slices.Concat(si, so) {
+		tpr := float64(above(si, tau)) / float64(len(in))
 		if tpr <= delta {
 			continue
 		}
+		fpr := float64(max(above(so, tau), 1)) / float64(len(out))
 		if v := math.Log((tpr - delta) / fpr); v > bestV {
 			best, bestV = tau, v
 		}
