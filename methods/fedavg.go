@@ -29,7 +29,7 @@ func (FedAvg) Name() string { return "fedavg" }
 func (FedAvg) Arch() string { return "fusion" }
 
 // Params implements Method: the federated recipe (fedParams).
-func (FedAvg) Params() []Param { return fedParams() }
+func (FedAvg) Params() []Param { return fedParams(same(1.0)) }
 
 // FineTune implements Method. The job's ε must be +Inf: the run has no
 // guarantee.
