@@ -14,7 +14,7 @@
 // clients (package fl): fedavg (non-private FedAvg or FedSGD) and secmmfl
 // (Sec-MMFL: per-modality local DP with budgets ε_i = ε·softmax(−R_i) from
 // conditional-MI leakage risks, and a MINE cross-modal penalty; package
-// mi).
+// mi) with its uniform baseline ldpfed (ε_i = ε/M, no penalty).
 //
 // # Usage
 //

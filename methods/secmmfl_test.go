@@ -231,7 +231,7 @@ func TestSecMMFLPrivatize(t *testing.T) {
 func TestFedAvgIsCentralised(t *testing.T) {
 	t.Parallel()
 	for _, agg := range []string{"fedavg", "fedsgd"} {
-		fedAvgIsCentralised(t, map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 0, "aggregation": agg})
+		fedAvgIsCentralised(t, map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 0, "local_lr": 0.05, "aggregation": agg})
 	}
 }
 
@@ -505,5 +505,30 @@ func TestFedAvgServerStep(t *testing.T) {
 		if got := h.Float("server_step"); got != c.want {
 			t.Errorf("secmmfl at smoke, ε = %v: server_step %v, want %v", c.eps, got, c.want)
 		}
+	}
+}
+
+// TestLDPFed checks the uniform baseline: λ = 0 and risk=uniform by
+// default, risk=cmi refused, and a run splits ε evenly (ε_i = ε/2, equal
+// σ_i) with its accounted ε at most the target.
+func TestLDPFed(t *testing.T) {
+	t.Parallel()
+	if _, err := ResolveAt("ldpfed", "smoke", 2, map[string]any{"risk": "cmi"}); err == nil {
+		t.Error("ldpfed accepted risk=cmi")
+	}
+	job := fusionJob(t, "ldpfed", 6, 2, map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 4})
+	if job.Hyper.Float("lambda") != 0 || job.Hyper.String("risk") != "uniform" {
+		t.Fatalf("λ = %v, risk %s; want 0 and uniform", job.Hyper.Float("lambda"), job.Hyper.String("risk"))
+	}
+	res, err := (LDPFed{}).FineTune(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Values
+	if v["epsilon_image_r0"] != 1 || v["epsilon_text_r0"] != 1 || v["sigma_image_r0"] != v["sigma_text_r0"] || !(v["sigma_image_r0"] > 0) {
+		t.Errorf("ε_i %v, %v, σ_i %v, %v; want 1, 1 and equal positive σ", v["epsilon_image_r0"], v["epsilon_text_r0"], v["sigma_image_r0"], v["sigma_text_r0"])
+	}
+	if !(res.EpsilonRDP <= 2) {
+		t.Errorf("accounted ε %v above the target 2", res.EpsilonRDP)
 	}
 }
