@@ -59,8 +59,9 @@
 // -lira tasks (a fixed pool split by the seed) and the -tune tasks
 // (fashion-vqa-tune, shapes-vqa-tune: the private task's questions about
 // public items only, with a validation split of public items that
-// pretraining holds out, PretrainHeldOut), for choosing hyperparameters on
-// public data; the -tune-lira tasks pose the -lira regime on a -tune task,
+// pretraining holds out, PretrainHeldOut; fl-mm-tune: fl-mm's public
+// pairs over the same clients, validated on those held out), for choosing
+// hyperparameters on public data; the -tune-lira tasks pose the -lira regime on a -tune task,
 // for choosing the membership experiments' recipe on public data.
 //
 // Canaries are random secrets (six digit words, or noise images with random

@@ -38,6 +38,8 @@ var Axes = []AxisKind{
 	{Name: "chunks", Int: true, Doc: "chunk count K ≥ 1", Check: atLeast(1)},
 	{Name: "shots", Int: true, Doc: "demonstrations per prompt N ≥ 0", Check: atLeast(0)},
 	{Name: "clients", Int: true, Doc: "federated clients ≥ 1", Check: atLeast(1)},
+	{Name: "server_step", Doc: "FedAvg server step η_s on the mean upload > 0 (1: plain FedAvg)", Check: positive},
+	{Name: "local_lr", Doc: "federated clients' local SGD learning rate > 0", Check: positive},
 	{Name: "noise_scale", Doc: "control: scale of the noise σ against the calibrated σ > 0 (≠ 1 plants an under-noised run)", Check: positive},
 	{Name: "seed", Int: true, Doc: "seed, an integer in [0, 2⁵³]", Check: atLeast(0)},
 }

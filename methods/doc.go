@@ -16,13 +16,14 @@
 // classifier and fl-mm's federated clients (package fl): fedavg
 // (non-private FedAvg or FedSGD) and secmmfl (Sec-MMFL: per-modality local
 // DP with budgets ε_i = ε·softmax(−R_i) from conditional-MI leakage risks,
-// and a MINE cross-modal penalty; package mi). In context, without
-// training, on the icl task: dpmtv (DP-MTV: one analytic-Gaussian release
-// of the clipped mean head outputs of disjoint in-context prompts, heads
-// chosen publicly by REINFORCE or privately by the Gumbel mechanism,
-// applied by nn.Steering), mtv (clean MTV, its non-private reference),
-// zeroshot and fewshot (the query alone; one private episode's
-// demonstrations before it).
+// and a MINE cross-modal penalty; package mi) with its uniform baseline
+// ldpfed (ε_i = ε/M, no penalty). In context, without training, on the
+// icl task: dpmtv (DP-MTV: one analytic-Gaussian release of the clipped
+// mean head outputs of disjoint in-context prompts, heads chosen publicly
+// by REINFORCE or privately by the Gumbel mechanism, applied by
+// nn.Steering), mtv (clean MTV, its non-private reference), zeroshot and
+// fewshot (the query alone; one private episode's demonstrations before
+// it).
 //
 // # Usage
 //

@@ -34,8 +34,9 @@ const (
 // server learning rates (plain SGD) and the aggregation. The defaults
 // were set, not tuned on validation data (Sec-MMFL states none of them;
 // its gap list suggests T = 50 rounds and SGD): smoke runs 10 rounds of
-// 2 local steps on minibatches of 16.
-func fedParams() []Param {
+// 2 local steps on minibatches of 16. step is the default of server_step,
+// the FedAvg server's step on the mean model delta (1: plain FedAvg).
+func fedParams(step func(string) any) []Param {
 	return []Param{
 		{Name: "rounds", Kind: Int, Doc: "communication rounds T, ≥ 1",
 			Default: byScale(10, 50, 100), Check: between(1, 1<<20)},
@@ -49,6 +50,8 @@ func fedParams() []Param {
 			Default: same(0.05), Check: positive},
 		{Name: "server_lr", Kind: Float, Doc: "learning rate of the server's SGD step on the mean upload (fedsgd only), > 0",
 			Default: same(0.05), Check: positive},
+		{Name: "server_step", Kind: Float, Doc: "fedavg only: the server's step η_s on the mean upload, global += η_s·(mean − global), > 0 (1: plain FedAvg)",
+			Default: step, Check: positive},
 		{Name: "aggregation", Kind: String, Doc: "fedavg (uploads are local models, averaged) or fedsgd (uploads are gradients, the server steps)",
 			Default: same(fl.FedAvg), Check: oneOf(list(fl.FedAvg, fl.FedSGD))},
 		{Name: "weighting", Kind: String, Doc: "aggregation weights: size (n_k/n) or uniform (1/m)",
@@ -69,7 +72,9 @@ type fedRun struct {
 	cfg     fl.Config
 
 	localLR, serverLR float64
-	batch             int
+	// serverStep is FedAvg's server step η_s on the mean model delta.
+	serverStep float64
+	batch      int
 	// lambda and mineSteps configure the MINE penalty λ·Î(h_img; h_text)
 	// of the local loss (λ = 0: none).
 	lambda    float64
@@ -114,7 +119,8 @@ func newFedRun(name string, job *Job) (*fedRun, error) {
 		return nil, fmt.Errorf("methods: %s: %w", name, err)
 	}
 	return &fedRun{name: name, job: job, model: m, layout: layout, clients: clients, cfg: cfg,
-		localLR: h.Float("local_lr"), serverLR: h.Float("server_lr"), batch: h.Int("local_batch")}, nil
+		localLR: h.Float("local_lr"), serverLR: h.Float("server_lr"), serverStep: h.Float("server_step"),
+		batch: h.Int("local_batch")}, nil
 }
 
 // fusion returns the job's fusion classifier and its private examples by
@@ -194,6 +200,15 @@ func (run *fedRun) simulate(ctx context.Context) (*fl.Record, error) {
 	sim := &fl.Sim{Config: run.cfg, Sizes: sizes, NewClient: run.newClient, BeforeRound: run.before}
 	if run.job.Progress != nil {
 		sim.Progress = run.job.Progress
+	}
+	if run.cfg.Aggregation == fl.FedAvg && run.serverStep != 1 {
+		step := float32(run.serverStep)
+		sim.Server = func(r int, global, agg []float32) error {
+			for j, v := range agg {
+				global[j] += step * (v - global[j])
+			}
+			return nil
+		}
 	}
 	if run.cfg.Aggregation == fl.FedSGD {
 		var opt optim.Optimizer

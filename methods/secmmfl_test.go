@@ -231,7 +231,7 @@ func TestSecMMFLPrivatize(t *testing.T) {
 func TestFedAvgIsCentralised(t *testing.T) {
 	t.Parallel()
 	for _, agg := range []string{"fedavg", "fedsgd"} {
-		fedAvgIsCentralised(t, map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 0, "aggregation": agg})
+		fedAvgIsCentralised(t, map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 0, "local_lr": 0.05, "aggregation": agg})
 	}
 }
 
@@ -466,5 +466,69 @@ func TestSecMMFLRiskSplit(t *testing.T) {
 	}
 	if float64(res.Privacy.Epsilon) > 2 || res.Values["local_steps"] != 1 {
 		t.Errorf("fedsgd: record ε %v, %v local steps; want ≤ 2 and 1", res.Privacy.Epsilon, res.Values["local_steps"])
+	}
+}
+
+// TestFedAvgServerStep checks the FedAvg server step: one round at
+// server_step η_s moves every value η_s times as far from the start as
+// plain FedAvg (η_s = 1) does, and secmmfl's tuned defaults resolve per ε.
+func TestFedAvgServerStep(t *testing.T) {
+	t.Parallel()
+	const step = 0.25
+	p := map[string]any{"rounds": 1, "local_steps": 2, "local_batch": 4}
+	start := values(fusionJob(t, "fedavg", 6, math.Inf(1), p))
+	var moved [2][]float32
+	for i, s := range []float64{1, step} {
+		p["server_step"] = s
+		job := fusionJob(t, "fedavg", 6, math.Inf(1), p)
+		if _, err := (FedAvg{}).FineTune(context.Background(), job); err != nil {
+			t.Fatal(err)
+		}
+		moved[i] = values(job)
+	}
+	far := 0.0
+	for j, v := range start {
+		full, got := float64(moved[0][j]-v), float64(moved[1][j]-v)
+		far = max(far, math.Abs(full))
+		if math.Abs(got-step*full) > 1e-6+1e-4*math.Abs(full) {
+			t.Fatalf("value %d moved %v at step %v, want %v×%v", j, got, step, step, full)
+		}
+	}
+	if far == 0 {
+		t.Fatal("plain FedAvg did not move the model")
+	}
+	for _, c := range []struct{ eps, want float64 }{{1, 1e-4}, {3, 1e-4}, {8, 1e-3}, {20, 1e-3}, {math.Inf(1), 1}} {
+		h, err := ResolveAt("secmmfl", "smoke", c.eps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Float("server_step"); got != c.want {
+			t.Errorf("secmmfl at smoke, ε = %v: server_step %v, want %v", c.eps, got, c.want)
+		}
+	}
+}
+
+// TestLDPFed checks the uniform baseline: λ = 0 and risk=uniform by
+// default, risk=cmi refused, and a run splits ε evenly (ε_i = ε/2, equal
+// σ_i) with its accounted ε at most the target.
+func TestLDPFed(t *testing.T) {
+	t.Parallel()
+	if _, err := ResolveAt("ldpfed", "smoke", 2, map[string]any{"risk": "cmi"}); err == nil {
+		t.Error("ldpfed accepted risk=cmi")
+	}
+	job := fusionJob(t, "ldpfed", 6, 2, map[string]any{"rounds": 2, "local_steps": 1, "local_batch": 4})
+	if job.Hyper.Float("lambda") != 0 || job.Hyper.String("risk") != "uniform" {
+		t.Fatalf("λ = %v, risk %s; want 0 and uniform", job.Hyper.Float("lambda"), job.Hyper.String("risk"))
+	}
+	res, err := (LDPFed{}).FineTune(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Values
+	if v["epsilon_image_r0"] != 1 || v["epsilon_text_r0"] != 1 || v["sigma_image_r0"] != v["sigma_text_r0"] || !(v["sigma_image_r0"] > 0) {
+		t.Errorf("ε_i %v, %v, σ_i %v, %v; want 1, 1 and equal positive σ", v["epsilon_image_r0"], v["epsilon_text_r0"], v["sigma_image_r0"], v["sigma_text_r0"])
+	}
+	if !(res.EpsilonRDP <= 2) {
+		t.Errorf("accounted ε %v above the target 2", res.EpsilonRDP)
 	}
 }

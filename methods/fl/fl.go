@@ -246,8 +246,9 @@ func (r *Record) ClientSteps() []int {
 	return n
 }
 
-// A Server applies a FedSGD round's mean upload agg to the global
-// parameters global in place (an optimizer step).
+// A Server applies a round's mean upload agg to the global parameters
+// global in place: an optimizer step on the mean gradient (FedSGD) or a
+// step towards the mean local model (FedAvg).
 type Server func(r int, global, agg []float32) error
 
 // A Sim is one simulation. Set its fields, then call Run once.
@@ -258,7 +259,9 @@ type Sim struct {
 	Sizes []int
 	// NewClient creates a Client; it is called up to Config.Workers times.
 	NewClient func() (Client, error)
-	// Server is the FedSGD server step; FedAvg does not use it.
+	// Server is the server step. FedSGD needs one; under FedAvg nil
+	// makes the global model the mean local model (McMahan et al.'s
+	// Algorithm 1, a server step of 1 on the mean delta).
 	Server Server
 	// BeforeRound, when not nil, is called before each round with the
 	// global parameters (read only), when no client runs: the place to
@@ -347,7 +350,7 @@ func (s *Sim) round(c Config, pool chan Client, r int, clients []int, global []f
 		rec.Globals = append(rec.Globals, slices.Clone(global))
 	}
 	agg := Mean(nil, ups[:len(clients)], weights(c.Weighting, s.Sizes, clients))
-	if c.Aggregation == FedAvg {
+	if c.Aggregation == FedAvg && s.Server == nil {
 		copy(global, agg)
 		return rd, nil
 	}

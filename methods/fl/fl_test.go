@@ -308,3 +308,31 @@ func TestMean(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestFedAvgServerStep checks that a FedAvg server step receives the mean
+// local model: with one client and one local step, a step of 1/2 towards it
+// lands halfway between the start and one centralised SGD step.
+func TestFedAvgServerStep(t *testing.T) {
+	t.Parallel()
+	const lr = 0.1
+	p := newRegression(40, 5, 1, 3)
+	full := make([]float32, 5)
+	p.sgdSteps(full, p.clients[0], lr, 1)
+	got := make([]float32, 5)
+	s := &Sim{Config: Config{Clients: 1, Rounds: 1, LocalSteps: 1, Aggregation: FedAvg, Seed: 9}, Sizes: p.sizes(),
+		NewClient: func() (Client, error) { return &regClient{p: p, lr: lr, local: 1}, nil },
+		Server: func(r int, global, agg []float32) error {
+			for j := range global {
+				global[j] += 0.5 * (agg[j] - global[j])
+			}
+			return nil
+		}}
+	if _, err := s.Run(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+	for j := range got {
+		if want := full[j] / 2; math.Abs(float64(got[j]-want)) > 1e-7 || full[j] == 0 {
+			t.Errorf("w[%d] = %v, want %v (half of the plain step %v)", j, got[j], want, full[j])
+		}
+	}
+}
