@@ -644,7 +644,7 @@ func mtvAccounting(rel release, target, eps1, eps2, delta float64, relation stri
 	rdpEps, pldEps := math.Inf(1), math.Inf(1)
 	if rel.Sigma > 0 {
 		var err error
-		if rdpEps, pldEps, err = bothEpsilons(ev, delta); err != nil {
+		if rdpEps, pldEps, err = epsilons(ev, delta); err != nil {
 			return results.Privacy{}, 0, 0, err
 		}
 	}
@@ -662,29 +662,4 @@ func mtvAccounting(rel release, target, eps1, eps2, delta float64, relation stri
 		Neighbouring: relation, ClipNorm: rel.Clip, Events: json.RawMessage(evb),
 	}
 	return p, rdpEps, pldEps, nil
-}
-
-// bothEpsilons returns the ε at δ of the event ev under the RDP and the
-// PLD accountant.
-func bothEpsilons(ev privacy.Event, delta float64) (float64, float64, error) {
-	rdp, err := privacy.NewRDP(nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := rdp.Compose(ev, 1); err != nil {
-		return 0, 0, err
-	}
-	g, err := rdp.EpsilonOrder(delta)
-	if err != nil {
-		return 0, 0, err
-	}
-	pld, err := privacy.NewPLD(nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := pld.Compose(ev, 1); err != nil {
-		return 0, 0, err
-	}
-	e, err := pld.Epsilon(delta)
-	return g.Epsilon, e, err
 }
