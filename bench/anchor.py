@@ -2,7 +2,7 @@
 # Copyright ©2026 The repro Authors. All rights reserved.
 # Use of this source code is governed by a BSD-style licence
 # that can be found in the LICENSE file.
-"""PyTorch side of issue 21's engine-speed comparison.
+"""PyTorch side of the engine-speed comparison.
 
 Builds the anchor shape of nn.BenchmarkAnchor (nn/anchor_bench_test.go) in
 PyTorch -- a TinyMLLM-shaped model: ViT of width 64, 4 heads, 2 pre-LN

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkBuild builds each task's small preset from the embedded data.
-// Target (issue 4): well under 2 s per task.
+// Target: well under 2 s per task.
 func BenchmarkBuild(b *testing.B) {
 	if _, err := LoadFashion(""); err != nil {
 		b.Fatal(err)
@@ -26,7 +26,7 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // BenchmarkDecodeFashion decodes the four files of the full release (without
-// the per-directory cache). Target (issue 4): under 1 s. It is skipped when
+// the per-directory cache). Target: under 1 s. It is skipped when
 // Debian's dataset-fashion-mnist is not installed.
 func BenchmarkDecodeFashion(b *testing.B) {
 	if !FashionDirPresent(DefaultFashionDir) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Shape of the anchor benchmark, the model and batch of issue 21's
+// Shape of the anchor benchmark, the model and batch of the engine-speed
 // side-by-side comparison with PyTorch + Opacus (bench/anchor.py builds the
 // same shape): width 64 with 4 heads in both the vision encoder and the
 // language model, 2 blocks each, 28×28 images cut into 7×7 patches (16
@@ -55,7 +55,7 @@ func anchorBench(b *testing.B) (*TinyMLLM, *Layout, []Sequence) {
 	return m, NewLayout(m.Params()), batch
 }
 
-// BenchmarkAnchor measures one optimizer step on issue 21's anchor shape
+// BenchmarkAnchor measures one optimizer step on the engine-speed comparison's anchor shape
 // (see anchorConfig), without privacy (the summed gradient) and with
 // DP-SGD (per-sample gradients, clipping to norm 1, Gaussian noise of
 // σ = 1, a plain SGD update), and reports examples per second (ex/s), the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # alternated rounds: old/new binaries, default kernel and REPRO_GEMM=avx2
-cd /work/wt-engine9/nn
+cd "$(git rev-parse --show-toplevel)/nn"
 for i in 1 2 3 4 5 6; do
   for v in old new; do
     echo "# round $i $v $(date -u +%T) $(uptime)" >> /tmp/b9/load.txt

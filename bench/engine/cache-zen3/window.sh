@@ -1,5 +1,5 @@
 #!/bin/bash
-# Quiet window 2 (issue 21): alternated rounds of our anchor/GEMM benchmarks
+# Quiet window 2 of the engine-speed comparison: alternated rounds of our anchor/GEMM benchmarks
 # (one process per GOMAXPROCS), PyTorch's bench/anchor.py at 1 and 2 threads,
 # and the DPZO / Dual-Priv step benchmarks. pause.sh again at every round
 # (it catches experiment processes started since).
@@ -13,7 +13,7 @@ P2='^(BenchmarkAnchor|BenchmarkGemm)$/^(nonprivate|dpsgd|64|256|1024)$'
 P3='^(BenchmarkZO|BenchmarkDualPriv)$'
 TF="%C: wall %e user %U sys %S"
 rounds() {
-  cd /work/wt/engine8/nn
+  cd "$(git rev-parse --show-toplevel)/nn"
   start=$(date +%s)
   for i in 1 2 3 4 5 6; do
     [ $(( $(date +%s) - start )) -gt 370 ] && break

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Peak memory (bench/issue21/engine9/memory; T is nn.test built at 9bf2882) (max RSS) of one process per configuration, three times each, one at a time.
-cd /work/wt-engine9/nn
+# Peak memory (bench/engine/short-tiles-avx512/memory; T is nn.test built at 9bf2882) (max RSS) of one process per configuration, three times each, one at a time.
+cd "$(git rev-parse --show-toplevel)/nn"
 T=/tmp/nn-new.test
 rss() { # name, command...
   local name=$1; shift
