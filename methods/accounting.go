@@ -151,18 +151,30 @@ func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounti
 			return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
 		}
 	}
+	if err := a.poissonRecord(name, h, ev, eps, delta, q, steps, true); err != nil {
+		return accounting{}, err
+	}
+	return a, nil
+}
+
+// poissonRecord sets a.Record to the record of the Poisson-sampled
+// mechanism ev at rate q over steps steps with noise multiplier a.Sigma:
+// its ε is that of h's accountant (a.EpsilonRDP or a.EpsilonPLD), which
+// must not exceed the target eps when check is true (a non-private
+// control does not check it).
+func (a *accounting) poissonRecord(name string, h Hyper, ev privacy.Event, eps, delta, q float64, steps int, check bool) error {
 	achieved := a.EpsilonRDP
 	if h.Accountant == "pld" {
 		achieved = a.EpsilonPLD
 	}
-	if achieved > eps {
+	if check && achieved > eps {
 		// Calibrate guarantees this cannot happen; a failure here is a bug
 		// that must not reach a results table.
-		return accounting{}, fmt.Errorf("methods: %s: achieved ε = %v exceeds the target %v", name, achieved, eps)
+		return fmt.Errorf("methods: %s: achieved ε = %v exceeds the target %v", name, achieved, eps)
 	}
 	evb, err := privacy.MarshalEvent(ev)
 	if err != nil {
-		return accounting{}, err
+		return err
 	}
 	a.Record = results.Privacy{
 		Accountant:    h.Accountant,
@@ -177,5 +189,5 @@ func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounti
 		ClipNorm:      h.Clip,
 		Events:        json.RawMessage(evb),
 	}
-	return a, nil
+	return nil
 }

@@ -5,12 +5,10 @@
 package methods
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
 
-	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/privacy"
 )
 
@@ -56,33 +54,10 @@ func spartaAccounting(name string, h Hyper, eps, delta float64, s spartaSchedule
 			return accounting{}, fmt.Errorf("methods: %s: %w", name, err)
 		}
 	}
-	achieved := a.EpsilonRDP
-	if h.Accountant == "pld" {
-		achieved = a.EpsilonPLD
-	}
-	if mask != maskOracle && achieved > eps {
-		// Calibrate guarantees this cannot happen; a failure here is a bug
-		// that must not reach a results table.
-		return accounting{}, fmt.Errorf("methods: %s: achieved ε = %v exceeds the target %v", name, achieved, eps)
-	}
-	evb, err := privacy.MarshalEvent(ev)
-	if err != nil {
+	if err := a.poissonRecord(name, h, ev, eps, delta, s.q, steps, mask != maskOracle); err != nil {
 		return accounting{}, err
 	}
-	a.Record = results.Privacy{
-		Accountant:    h.Accountant,
-		EpsilonTarget: results.Float(eps),
-		Epsilon:       results.Float(achieved),
-		Delta:         delta,
-		Sigma:         sigma,
-		SampleRate:    s.q,
-		Steps:         int64(steps),
-		Sampling:      "poisson",
-		Neighbouring:  "add-remove",
-		ClipNorm:      h.Clip,
-		Events:        json.RawMessage(evb),
-		Caveats:       caveats,
-	}
+	a.Record.Caveats = caveats
 	return a, nil
 }
 
