@@ -32,7 +32,7 @@ The output is in Go's benchmark format, so benchstat compares it with
   $ go run golang.org/x/perf/cmd/benchstat@latest torch-1.txt go-1.txt
 
 --bench REGEXP runs only the matching benchmarks, for example one step's
-peak memory under /usr/bin/time -v (EXPERIMENTS.md, "Peak memory beside
+peak memory under /usr/bin/time -v (docs/engine.md, "Peak memory beside
 PyTorch"):
 
   $ /usr/bin/time -v /usr/bin/python3 bench/anchor.py --threads 1 --count 3 --bench 'Anchor/dpsgd$'

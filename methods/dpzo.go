@@ -51,8 +51,8 @@ func (DPZO) Arch() string { return "tinymllm" }
 // the paper's Table 7 φ = 0.15 and C_ZO = 1 on the loss difference.
 //
 // At smoke, φ, the clip scope, lr and epochs were chosen on public
-// validation data at ε = 3 (experiments tune-baselines; EXPERIMENTS.md,
-// tuning): φ = 0.001, where the central difference is the directional
+// validation data at ε = 3 (experiments tune-baselines; docs/tuning.md):
+// φ = 0.001, where the central difference is the directional
 // derivative to about 0.1% (TestZOEngineDirectionalDerivative measures it
 // against the engine's gradients); the clip on the directional derivative
 // l_i/(2φ) at C = 1 (Algorithm 3's clip on l_i at C_ZO = 1 would be a clip
@@ -75,7 +75,7 @@ func (DPZO) Arch() string { return "tinymllm" }
 // small takes the smoke recipe's φ and clip with lr 0.01 over 128 epochs
 // (4,000 steps at B = 64), chosen at ε = 3 on fashion-vqa-tune (2 seeds:
 // 70.4 against the base's 44.75 on seed 1; lr 0.001 and 0.003 stay at the
-// base over 2,000–4,000 steps, lr 0.03 diverges; EXPERIMENTS.md, tuning),
+// base over 2,000–4,000 steps, lr 0.03 diverges; docs/tuning.md),
 // and used at every ε ≥ 1: at ε = 1 (seed 1) 128 epochs are still the best
 // of {32, 64, 128} (71.0, against 69.75 and 49.5). table10's budgets have
 // their own choices (dpzoSmoke, dpzoSmall).
@@ -94,7 +94,7 @@ func (DPZO) Params() []Param {
 // at ε = 1 (used at 0.5 ≤ ε < 3 too, where it is also the best of
 // table10's grid), and at table10's 0.05 and 0.1, where no run of the grid
 // reaches the base model's validation accuracy and the one that moves it
-// least wins (EXPERIMENTS.md, tuning, has the grids).
+// least wins (docs/tuning.md has the grids).
 var dpzoSmoke = []recipe{
 	{0.05, 1e-4, 8},
 	{0.1, 1e-4, 8},

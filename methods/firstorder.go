@@ -160,7 +160,7 @@ func withRecipes(ps []Param, smoke, small []recipe, fullLR, fullEpochs float64) 
 }
 
 // dpsgdSmoke holds DP-SGD's learning rate and epochs at smoke, chosen at
-// each target ε of table1 and table10 (EXPERIMENTS.md, tuning, has the
+// each target ε of table1 and table10 (docs/tuning.md has the
 // grids). At ε ≤ 0.1 nothing in the grid beats the base model on
 // validation; the smallest rate stays at it.
 var dpsgdSmoke = []recipe{

@@ -644,7 +644,7 @@ func loraParams() []Param {
 // (Rap-FT, Dual-Priv) keep the embedding frozen; Lukas et al., "Analyzing
 // Leakage of Personally Identifiable Information in Language Models"
 // (IEEE S&P 2023), fine-tune the whole GPT-2, embedding included. The
-// extraction experiment's EXPERIMENTS.md section measures what it does to
+// extraction section of docs/attacks.md measures what it does to
 // memorisation at smoke.
 func embeddingsParam() Param {
 	return Param{Name: "train_embeddings", Kind: Bool,

@@ -65,7 +65,7 @@ func anchorBench(b *testing.B) (*TinyMLLM, *Layout, []Sequence) {
 // PerSample: the batched engine, batch.go); tapes/nonprivate and
 // tapes/dpsgd run one tape per example (the package functions), the
 // engine before batching. Compare it with PyTorch's step on the same shape
-// with bench/anchor.py (EXPERIMENTS.md, "Engine speed"); run both with
+// with bench/anchor.py (docs/engine.md, "Engine speed"); run both with
 // -cpu 1,2 and -count 10 and summarise with benchstat.
 func BenchmarkAnchor(b *testing.B) {
 	m, l, batch := anchorBench(b)

@@ -40,7 +40,7 @@ func bitfitBench(b *testing.B, preset string) (*TinyMLLM, *Layout, []Sequence) {
 // (ex/s), process CPU time per step (cpu-ns/op) and, for DP-SGD, the
 // step's peak training state plus the model (peak-B/step). The same file
 // compiled against the engine before BitFit was batched times one tape per
-// example (EXPERIMENTS.md, "Engine speed").
+// example (docs/engine.md, "Engine speed").
 func BenchmarkBitFit(b *testing.B) {
 	for _, preset := range []string{"smoke", "small"} {
 		m, l, batch := bitfitBench(b, preset)

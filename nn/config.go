@@ -56,7 +56,7 @@ type Config struct {
 	// models under LLaVA; no absolute embedding). With rotary embeddings
 	// attention scores depend on relative positions only (on a text
 	// key-word recall task they trained somewhat faster than learned
-	// embeddings; EXPERIMENTS.md, "Engineering notes"). The vision encoder
+	// embeddings; docs/engine.md, "Engineering notes"). The vision encoder
 	// and Fusion keep learned embeddings.
 	Positions string `json:"positions,omitempty"`
 	// SmearKeys mixes every key of TinyMLLM's language model with the key
@@ -64,7 +64,7 @@ type Config struct {
 	// "smeared keys" of Olsson et al. 2022), initially half and half. It
 	// lets one attention layer find "the token after one like mine", the
 	// step in-context learning rests on (on a text key-word recall task it
-	// removes a long plateau; EXPERIMENTS.md, "Engineering notes"). The
+	// removes a long plateau; docs/engine.md, "Engineering notes"). The
 	// vision encoder and Fusion do not use it.
 	SmearKeys bool `json:"smear_keys,omitempty"`
 	// CLSLast moves the first visual token of every image (the [CLS]

@@ -95,7 +95,7 @@
 //   - stage 2 trains on short episodes ([CLS] tokens only) before stage 3
 //     carries the circuit over to every visual token.
 //
-// The measurements behind each choice are in EXPERIMENTS.md ("Engineering
+// The measurements behind each choice are in docs/engine.md ("Engineering
 // notes: pretraining and the engine"). The manifest reports the result for
 // every base (icl_few_shot_acc, icl_zero_shot_acc, icl_gain) with the
 // nearest-neighbour reference (icl_nn_acc); the package test asserts the

@@ -35,7 +35,7 @@ type Plan struct {
 	// 3 tokens a demonstration instead of 19) let the language model find
 	// the match-and-copy circuit in a few hundred steps; with every visual
 	// token it stays on the plateau far longer, and training the vision
-	// encoder at the same time keeps it there (EXPERIMENTS.md,
+	// encoder at the same time keeps it there (docs/engine.md,
 	// "Engineering notes").
 	ICLSteps int     `json:"icl_steps"`
 	ICLBatch int     `json:"icl_batch"`
@@ -62,7 +62,7 @@ type Plan struct {
 	// covers the retentions Dual-Priv is run at (fig3 sweeps 0.1–0.7, 0.4
 	// by default). Fusion noise is left out: evaluation and attacks see
 	// pruning without noise, and the noise's scale σ·C/B belongs to a
-	// private run, not to the base. EXPERIMENTS.md ("Engineering notes")
+	// private run, not to the base. docs/engine.md ("Engineering notes")
 	// records the choice and its measurements.
 	PruneShare      float64 `json:"prune_share,omitempty"`
 	PruneMin        float64 `json:"prune_min,omitempty"`
@@ -117,7 +117,7 @@ func (p *Plan) batchSize() int {
 // contextual_share).
 const dualPrivContextual = 30.0 / 221
 
-// plans are the recipes of the presets; EXPERIMENTS.md ("Engineering
+// plans are the recipes of the presets; docs/engine.md ("Engineering
 // notes") records how they were chosen.
 var plans = map[datasets.Scale]Plan{
 	datasets.Smoke: {

@@ -18,7 +18,7 @@ import (
 // -gia.scale over the EmbeddingPrior's coordinates by L-BFGS (gonum's,
 // 30 pairs, at most -gia.lora-iters iterations) from the best of 256
 // scouted starts, and logs the objective, evaluations and PSNR: the
-// measurement behind EXPERIMENTS.md's note that the span objective's
+// measurement behind docs/gia.md's note that the span objective's
 // valley is ill-conditioned (Adam's 1500 iterations stop at 18 dB).
 func TestSpanLBFGSProbe(t *testing.T) {
 	if *loraIters == 0 {

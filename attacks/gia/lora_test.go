@@ -414,8 +414,8 @@ func TestEmbeddingPrior(t *testing.T) {
 // it at ε = 1 (clip 1 and one analytic-Gaussian release's noise). The
 // issue's 25 dB bar cannot be met here: the update depends on the image
 // only through its patch embeddings, and even their exact values give
-// about 19–26 dB under the Gaussian prior (EmbeddingPrior; EXPERIMENTS.md,
-// gia). At the seeded initialisation the attack matches the update
+// about 19–26 dB under the Gaussian prior (EmbeddingPrior;
+// docs/gia.md). At the seeded initialisation the attack matches the update
 // (cosine distance 0.0015) but not the image (below the baseline): the
 // update of an untrained encoder barely depends on the image, so the
 // control needs the pretrained base, which it builds in a temporary

@@ -42,7 +42,7 @@ func init() { attacks.Register(Attack{}) }
 // 0.05, TV 0.05, one restart, from the best match among the conditional
 // means of the first 256 public images for a batch of 1 and from the
 // public mean for larger batches: the settings chosen on public examples,
-// EXPERIMENTS.md, gia).
+// docs/gia.md).
 //
 // Options (a spec's attacks: [{name: gia, batch: [1, 8]}]): batch, the
 // batch sizes B (one score set gia_b<B> each); trials, the disjoint
@@ -131,7 +131,7 @@ func (Attack) Options() []attacks.Option {
 }
 
 // The attack's default settings, chosen on public examples
-// (EXPERIMENTS.md, gia).
+// (docs/gia.md).
 const (
 	DefaultLR       = 0.05
 	DefaultTV       = 0.05

@@ -137,7 +137,7 @@ func SpanImage(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, vt nn.V
 var ErrSpanRank = errors.New("the span test does not apply")
 
 // The span image attack's settings, chosen on public examples at small
-// (EXPERIMENTS.md, gia): more iterations than gradient matching, each a
+// (docs/gia.md): more iterations than gradient matching, each a
 // tenth of its cost, and almost no total variation (the objective is
 // 10⁻⁴–10⁻⁶ near its minimum, where TV 0.05 would dominate it).
 const (

@@ -97,8 +97,8 @@ type TextOptions struct {
 	// tokens match best is kept and refined. Default 4.
 	Restarts int
 	// LR is Adam's step size on the logits; default 0.3 (chosen on
-	// fashion-vqa-tune's questions about public images, EXPERIMENTS.md,
-	// gia).
+	// fashion-vqa-tune's questions about public images,
+	// docs/gia.md).
 	LR float64
 	// Init, when not nil, is the attacker's prior over tokens at each
 	// unknown position (len(at) rows of len(Vocab) probabilities, for
@@ -675,7 +675,7 @@ func adam(x []float64, iters int, lr float64, obj func(x, grad []float64) (float
 
 // DefaultTextPriorMix is the weight of the uniform distribution in the
 // prior the text attack starts from (PositionPrior's mix), chosen on
-// fashion-vqa-tune (EXPERIMENTS.md, gia).
+// fashion-vqa-tune (docs/gia.md).
 const DefaultTextPriorMix = 0.5
 
 // PositionPrior returns the attacker's data-independent prior over the

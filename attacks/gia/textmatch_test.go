@@ -285,7 +285,7 @@ func TestTextBlockProbe(t *testing.T) {
 // TinyMLLM with LoRA on its language model as the methods add it
 // (mllmLoRABase; B = 0, the first step's update) and the first three
 // private fashion-vqa sequences: RecoverText (the settings chosen on
-// fashion-vqa-tune, EXPERIMENTS.md, gia) recovers their prompts (every
+// fashion-vqa-tune, docs/gia.md) recovers their prompts (every
 // prompt position but the <image> placeholder; the answer, the image and
 // the length are known) from the raw update and from the update at ε = 1
 // (clip 1 and one analytic-Gaussian release's noise), beside the
@@ -324,7 +324,7 @@ func TestControlText(t *testing.T) {
 			}
 			g := mllmUpdate(t, m, l, b, tc.mech)
 			// Reorder -1: no token-order moves. On these sequences they
-			// never apply (EXPERIMENTS.md, gia text) and cost 10–20
+			// never apply (docs/gia.md, text) and cost 10–20
 			// thousand passes a sequence, minutes in make check;
 			// TestOrderMoves checks them.
 			o, err := RecoverText(m, l, g, s, at, vocab, nil, &TextOptions{Init: PositionPrior(pub, at, vocab, DefaultTextPriorMix), PerBlock: true, Seed: uint64(k), Reorder: -1})
@@ -346,8 +346,8 @@ func TestControlText(t *testing.T) {
 }
 
 // The bounds of TestControlText, with room around its measured values
-// (raw 0.418 against the baseline's 0.103; ε = 1 0.000; EXPERIMENTS.md,
-// gia).
+// (raw 0.418 against the baseline's 0.103; ε = 1 0.000;
+// docs/gia.md).
 const (
 	textControlGain  = 0.15
 	textControlSlack = 0.10

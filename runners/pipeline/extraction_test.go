@@ -23,7 +23,7 @@ import (
 // fine-tuned on records for 20 epochs with a cosine decay (the
 // extraction spec's recipe, shortened), with the token embedding trained
 // beside LoRA (train_embeddings: at smoke, LoRA alone does not memorise
-// names spelled with sub-word pieces; see EXPERIMENTS.md), non-privately
+// names spelled with sub-word pieces; see docs/attacks.md), non-privately
 // and by DP-SGD at ε = 1:
 //   - the canary inserted 16 times must be exposed near the maximum
 //     log₂10⁶ ≈ 19.93 bits by the non-private model (> 15; a
