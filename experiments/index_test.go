@@ -30,12 +30,20 @@ func indexEntries(md string) []string {
 }
 
 // indexed reports whether one of entries names the experiment name as a
-// whole word (table1 is not named by table10 or rapft-table1).
+// whole word (table1 is not named by table10 or rapft-table1), or names its
+// family: a family's section may name its specs as `prefix-*` (sparta-*
+// names sparta-table1 and sparta-fig3, but not sparta itself).
 func indexed(entries []string, name string) bool {
 	re := regexp.MustCompile(`(^|[^a-z0-9-])` + regexp.QuoteMeta(name) + `($|[^a-z0-9-])`)
+	family := regexp.MustCompile(`(?:^|[^a-z0-9-])([a-z0-9-]+-)\*`)
 	for _, e := range entries {
 		if re.MatchString(e) {
 			return true
+		}
+		for _, m := range family.FindAllStringSubmatch(e, -1) {
+			if strings.HasPrefix(name, m[1]) && len(name) > len(m[1]) {
+				return true
+			}
 		}
 	}
 	return false
@@ -43,7 +51,8 @@ func indexed(entries []string, name string) bool {
 
 func TestIndexEntries(t *testing.T) {
 	md := "# Experiments\n\nsee table1 and mia here\n\n## table10 — strict budgets\n\n" +
-		"| spec | mirrors |\n| --- | --- |\n| `rapft-table1` | Table I, like table5 |\n\n    repro run table5\n"
+		"| spec | mirrors |\n| --- | --- |\n| `rapft-table1` | Table I, like table5 |\n\n    repro run table5\n\n" +
+		"## SPARTA — `sparta-*`\n\nlike dpmtv-*\n"
 	entries := indexEntries(md)
 	for _, c := range []struct {
 		name string
@@ -54,6 +63,9 @@ func TestIndexEntries(t *testing.T) {
 		{"table1", false},      // only in prose, in table10 and in rapft-table1
 		{"mia", false},         // only in prose
 		{"table5", false},      // in a later cell and in a command
+		{"sparta-speed", true}, // its family, sparta-*, in a heading
+		{"sparta", false},      // not a member of sparta-*
+		{"dpmtv-fig3", false},  // its family only in prose
 	} {
 		if got := indexed(entries, c.name); got != c.want {
 			t.Errorf("indexed(%q) = %v, want %v", c.name, got, c.want)
