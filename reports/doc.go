@@ -66,15 +66,29 @@
 //
 // A [Plot] draws one line per series (the mean over seeds at each x) with a
 // shaded band of ±1 standard deviation (or standard error, or none), or a
-// scatter or grouped bars (x values as categories) with error bars; one panel per facet value, side by side with a
-// shared y range and one legend to the right of the panels, where it never
-// hides data. A series keeps its colour and marker across panels and plots of
-// one run table. Runs at x = +Inf (ε = ∞, the non-private end of a privacy
-// sweep) have no place on a numeric axis, so each series' value at +Inf is
-// drawn as a dashed horizontal reference line in the series' colour, with its
-// own band, labelled "name (ε = ∞)" in the legend. A series that has only runs
-// at +Inf (a non-private baseline) is drawn as that line alone. Figures are
-// written as PNG (150 dpi), SVG and PDF with gonum.org/v1/plot.
+// scatter or grouped bars (x values as categories) with error bars; one
+// panel per facet value, side by side with a shared y range and one legend
+// to the right of the panels, where it never hides data. A series keeps its
+// colour, marker and dash pattern across panels and plots of one run table,
+// so that overlapping lines stay apart in print and in grey.
+//
+// Every figure is meant to be pasted into a paper as it is: it has a title
+// (the spec's, or "Y against X" from the labels), axis labels that say
+// what a column measures and in what unit (a label table keyed by column:
+// "update ratio P_K (fraction of blocks)", "accuracy (%)"; never a raw
+// column name), a legend titled with the label of its series columns, and a
+// note under the panels that states what the bands mean ("shaded bands: ±1
+// std over n = 3 runs (seeds) per point"). Runs at x = +Inf (ε = ∞, the
+// non-private end of a privacy sweep) have no place on a numeric axis, so
+// each series' value at +Inf is drawn as a thin dotted reference line in
+// the series' colour, without a shaded band so that it never covers the
+// data; its legend entry states the mean and the band's half-width, "name
+// (ε = ∞): 48.8 ± 2.8". A series that has only runs at +Inf (a non-private
+// baseline) is drawn as that line alone. A heatmap has a colour bar
+// labelled with its metric. Figures are written as PNG (150 dpi) and, as
+// vector graphics, SVG and PDF, with gonum.org/v1/plot. [Figure] holds the
+// texts (title, axis labels, legend title and entries, note) so that tests
+// check them without reading pixels.
 //
 // The other kinds draw what the papers show:
 //

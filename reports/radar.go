@@ -86,7 +86,7 @@ func (p *Plot) buildRadar(runs *Runs) (*Figure, error) {
 	}
 	stylePos := styles(runs, series)
 	agg := newAggregator(runs, p.Scale)
-	fig := &Figure{Title: p.Title, Warnings: sel.warnings}
+	fig := &Figure{Title: p.title("Mean of each metric by " + p.legendTitle(p.Series)), LegendTitle: p.legendTitle(p.Series), Warnings: sel.warnings}
 	facetGroups, _ := facets.groups(sel.ok)
 	for _, fg := range facetGroups {
 		panel := Panel{Name: facets.key(fg.first).String()}
@@ -128,7 +128,8 @@ func (p *Plot) buildRadar(runs *Runs) (*Figure, error) {
 		panel.Plot = plt
 		lb.add(entries)
 	}
-	fig.Legend = lb.legend()
+	fig.Legend, fig.Entries = lb.legend()
+	fig.Note = p.bandNote("shaded rings", fig.Panels)
 	if p.Width == 0 && p.Height == 0 {
 		cols := min(len(fig.Panels), maxPanelCols)
 		rows := (len(fig.Panels) + cols - 1) / cols

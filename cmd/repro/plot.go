@@ -43,7 +43,9 @@ func plotCommand() *cli.Command {
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and draws\n" +
 			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
 			"(seeds) at each x with a shaded ±1 std band, one panel per distinct --facet value. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
-			"dashed horizontal line per series. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
+			"dotted horizontal line per series, their mean ± std in the legend. Axes, legend and\n" +
+			"colour bar are labelled from a table of column labels with units; a note under the\n" +
+			"panels says what the bands mean. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
 			"prints their paths; warnings go to standard error. --kind radar draws one spoke per\n" +
 			"--metrics column (or per --x value), roc the membership-inference ROC of each series\n" +
 			"from the scores.parquet of the runs (log-log, with the diagonal), heatmap the mean\n" +
