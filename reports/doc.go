@@ -35,7 +35,8 @@
 // metric, two runs of one seed in the same cell (a sweep dimension that is
 // neither a row nor a column key), and paper reference values that match no
 // cell. Warnings are data: they are returned beside the table or figure as
-// values of type error, and the writers print them under the table. They are
+// values of type error, and the commands print them to the terminal, never
+// into a table's files (a paper table holds no "n=3 seeds < 10"). They are
 // not prefixed with the package name because they are always shown in context.
 //
 // # Labels
@@ -60,7 +61,12 @@
 // sources listed under the table. A [Grid] is written as a terminal table
 // (github.com/olekukonko/tablewriter; the best cells marked with *), as
 // GitHub Markdown (bold), or as a LaTeX booktabs tabular (\textbf, ± as
-// $\pm$, multi-level column headers with \cmidrule).
+// $\pm$, multi-level column headers with \cmidrule) whose first line names
+// the packages it needs. A table wider than a page ([TeXTextWidth], or
+// [TextWidth] in a terminal) is split by columns into several tabulars. A
+// metric column that repeats another under the same key cell for cell
+// (IMG accuracy on a task whose questions all show an image) is left out
+// and named in the notes.
 //
 // # Plots
 //

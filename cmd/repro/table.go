@@ -47,7 +47,10 @@ func tableCommand() *cli.Command {
 			"sample std of --metric over the runs that share them, paper-style: text, Markdown or\n" +
 			"LaTeX (booktabs). --best marks the best method of each column, or the best cell of\n" +
 			"each column when method is not a key. Runs whose status is not ok are left out and\n" +
-			"counted; warnings are printed under the table.\n\n" +
+			"counted; warnings (too few seeds, failed runs) go to standard error, not into the\n" +
+			"table. A .tex table names the packages it needs in its first line and, wider than\n" +
+			"a page, is split into several tabulars; a metric column that repeats another cell\n" +
+			"for cell (img on a task whose questions all show an image) is left out, with a note.\n\n" +
 			"   $ repro table results/table1/runs.parquet --metric acc --best max\n" +
 			"   $ repro table runs.parquet --rows method --cols task,epsilon_target --metric acc --format tex --factor 100 --precision 1\n" +
 			"   $ repro table runs.parquet --cols epsilon_target --metric mia_auc --best min --where task=fashion-vqa\n" +
@@ -135,11 +138,12 @@ func tableAction(c *cli.Context, f *cmdArgs) error {
 		format: format,
 		out:    f.String("out"),
 	}
-	return writeTable(c.App.Writer, o)
+	return writeTable(c.App.Writer, c.App.ErrWriter, o)
 }
 
-// writeTable reads the run table at o.path and writes o.table to w.
-func writeTable(w io.Writer, o tableOptions) error {
+// writeTable reads the run table at o.path and writes o.table to w; the
+// table's warnings go to wErr.
+func writeTable(w, wErr io.Writer, o tableOptions) error {
 	runs, err := readRuns(o.path)
 	if err != nil {
 		return err
@@ -148,6 +152,11 @@ func writeTable(w io.Writer, o tableOptions) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		for _, warn := range g.Warnings {
+			fmt.Fprintf(wErr, "warning: %v\n", warn)
+		}
+	}()
 	if o.out == "" {
 		return g.Write(w, o.format)
 	}
