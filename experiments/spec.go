@@ -250,6 +250,17 @@ type Names struct {
 	// plots and claims that name a metric an attack owns but does not
 	// compute are errors.
 	AttackSets func(attack string, opts AttackOptions) (sets []string, owns func(metric string) bool, err error)
+	// Metrics, when not nil, are the names of the metrics and run-table
+	// columns that runs record, and Metric reports whether a name is one
+	// of them or of a family that attacks name by their options (every
+	// membership-inference score's <prefix>_auc, say). A metric that a
+	// table, plot or claim names, that Metric does not know and that is
+	// not a column of the spec's runs, but is within two edits of a
+	// known name, is a misspelling: a file:line error naming the likely
+	// metric. Other unknown names pass, since a method may record
+	// metrics no list foresees.
+	Metrics []string
+	Metric  func(name string) bool
 }
 
 var registered struct {

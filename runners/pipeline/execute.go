@@ -82,6 +82,8 @@ func names() *experiments.Names {
 		},
 		AttackOptions: attackOptions,
 		AttackSets:    attackSets,
+		Metrics:       slices.Clone(knownMetrics),
+		Metric:        knownMetric,
 	}
 }
 
