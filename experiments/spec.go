@@ -261,6 +261,12 @@ type Names struct {
 	// metrics no list foresees.
 	Metrics []string
 	Metric  func(name string) bool
+	// Effective, when not nil, returns the settings that the params of
+	// run c really give where they are coarser than their values, by
+	// param name: at scale smoke an image has 4 patches, so Dual-Priv's
+	// retention 0.1, 0.2 and 0.3 all keep one patch token ("1 dominant +
+	// 0 contextual of 4 patch tokens"). [Spec.Collapses] reads it.
+	Effective func(c *Config) map[string]string
 }
 
 var registered struct {

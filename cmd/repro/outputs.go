@@ -106,6 +106,7 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
+	warnCollapses(wErr, s)
 	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Progress: wErr, Inputs: runInputs}
 	plan, err := runners.Plan(s, ropts)
 	if err != nil {
@@ -138,6 +139,15 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 		return nil, nil, sweepErr
 	}
 	return s, sweepErr, nil
+}
+
+// warnCollapses prints to wErr the warnings of s's sweep whose distinct
+// values give runs one effective setting at its scale
+// (experiments.Spec.Collapses).
+func warnCollapses(wErr io.Writer, s *experiments.Spec) {
+	for _, w := range s.Collapses() {
+		fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, w)
+	}
 }
 
 // otherScales returns, for a message, the finished runs of experiment exp

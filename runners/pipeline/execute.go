@@ -84,6 +84,7 @@ func names() *experiments.Names {
 		AttackSets:    attackSets,
 		Metrics:       slices.Clone(knownMetrics),
 		Metric:        knownMetric,
+		Effective:     effective,
 	}
 }
 

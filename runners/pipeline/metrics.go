@@ -7,6 +7,9 @@ package pipeline
 import (
 	"regexp"
 	"slices"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/methods"
 )
 
 // knownMetrics are the names of the results and run-table columns that
@@ -61,4 +64,22 @@ var metricFamily = regexp.MustCompile(`^(` +
 // knownMetric reports whether runs record a metric called name.
 func knownMetric(name string) bool {
 	return slices.Contains(knownMetrics, name) || metricFamily.MatchString(name)
+}
+
+// effective returns the effective settings of run c's params where its
+// method knows them (methods.Effector), for the spec checker.
+func effective(c *experiments.Config) map[string]string {
+	m, ok := methods.Lookup(c.Method)
+	if !ok {
+		return nil
+	}
+	e, ok := m.(methods.Effector)
+	if !ok {
+		return nil
+	}
+	h, err := methods.ResolveAt(c.Method, c.Scale, float64(c.Epsilon), c.Params)
+	if err != nil {
+		return nil
+	}
+	return e.Effective(c.Task, c.Scale, h)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
 )
@@ -58,5 +60,32 @@ func TestMisspeltMetricInEmbeddedSpec(t *testing.T) {
 	_, err = experiments.Parse("table1.yaml", []byte(bad), nil)
 	if err == nil || !strings.Contains(err.Error(), `no run records a metric "acx"; did you mean "acc"?`) || !strings.HasPrefix(err.Error(), "table1.yaml:") {
 		t.Errorf("got %v, want table1.yaml:LINE: … did you mean \"acc\"?", err)
+	}
+}
+
+// TestCollapsingSweep checks the warning of a sweep whose distinct values
+// give one effective setting: at smoke an image has 4 patches, so fig3's
+// retentions 0.1, 0.2 and 0.3 all keep round(r·4) = 0 → 1 patch token
+// (nn.TokenPruning.Split keeps at least one), and 5 ratios × 5 retentions
+// × 3 seeds = 75 runs hold 5 × 3 × 3 = 45 distinct settings. At small (16
+// patches: 2, 3 and 5 tokens) nothing collapses.
+func TestCollapsingSweep(t *testing.T) {
+	smoke, err := experiments.Load("fig3", &experiments.Options{Overrides: []string{"scale=smoke"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"dualpriv on fashion-vqa at scale smoke: retention 0.1, 0.2, 0.3 all give 1 dominant + 0 contextual tokens of 4 patches",
+		"75 runs give 45 distinct settings; a larger --scale separates them",
+	}
+	if diff := cmp.Diff(want, smoke.Collapses()); diff != "" {
+		t.Errorf("fig3 at smoke (-want +got):\n%s", diff)
+	}
+	small, err := experiments.Load("fig3", &experiments.Options{Overrides: []string{"scale=small"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := small.Collapses(); got != nil {
+		t.Errorf("fig3 at small: got %q, want no warning", got)
 	}
 }
