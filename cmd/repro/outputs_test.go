@@ -5,10 +5,14 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/repro-dp/repro/runners"
 )
 
 // fakeOutputs are the tables and plots of the fake experiment of
@@ -144,5 +148,66 @@ func TestTableUnknownExperiment(t *testing.T) {
 		if !strings.HasPrefix(msg, cmd+": ") || !strings.Contains(msg, `no experiment "table9"`) || !strings.Contains(msg, "table1") || !strings.Contains(msg, "fig1") {
 			t.Errorf("repro %s table9: %q, want it to name table9 and list table1 and fig1", cmd, msg)
 		}
+	}
+}
+
+// TestNoRunReadOnlyResults checks that a results folder that cannot be
+// written still lets repro table --no-run and repro verify --no-run read
+// its finished runs: the run table goes to a temporary folder, and
+// standard error says where. A user who is not root gets a folder made
+// read-only with chmod; root, whom chmod does not stop, gets writes into
+// it refused with the error a read-only file system gives.
+func TestNoRunReadOnlyResults(t *testing.T) {
+	dir := t.TempDir()
+	claims := "claims:\n  - {name: c1, text: more budget more accuracy, metric: acc, a: {epsilon_target: 8}, b: {epsilon_target: 1}, expect: greater, source: made up}\n"
+	spec := fakeSpec(t, fakeOutputs+claims)
+	if _, stderr, err := run(t, "run", spec, "--results", dir); err != nil {
+		t.Fatalf("repro run: %v\n%s", err, stderr)
+	}
+	if os.Geteuid() == 0 {
+		defer func(f func(string, string, []*runners.Run) error) { writeRuns = f }(writeRuns)
+		inner := writeRuns
+		writeRuns = func(root, exp string, plan []*runners.Run) error {
+			if root == dir {
+				return &fs.PathError{Op: "open", Path: filepath.Join(root, exp, "runs.parquet"), Err: syscall.EROFS}
+			}
+			return inner(root, exp, plan)
+		}
+	} else {
+		var folders []string
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				folders = append(folders, p)
+			}
+			return nil
+		})
+		for _, f := range folders {
+			if err := os.Chmod(f, 0o555); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			for _, f := range folders {
+				os.Chmod(f, 0o755)
+			}
+		})
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "fake", "t1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, "table", spec, "--no-run", "--results", dir, "--format", "md")
+	if err != nil {
+		t.Fatalf("repro table --no-run on a read-only folder: %v\n%s", err, stderr)
+	}
+	if out != string(before) {
+		t.Errorf("repro table --no-run printed:\n%s\nwant the table of the finished runs:\n%s", out, before)
+	}
+	if !strings.Contains(stderr, "fake: warning: "+dir+" cannot be written") || !strings.Contains(stderr, "the run table and outputs go to ") {
+		t.Errorf("repro table --no-run does not say where the outputs went; stderr:\n%s", stderr)
+	}
+	out, stderr, err = run(t, "verify", spec, "--no-run", "--results", dir)
+	if err != nil || !strings.Contains(out, "c1") {
+		t.Errorf("repro verify --no-run on a read-only folder: %v, printed:\n%s\nstderr:\n%s", err, out, stderr)
 	}
 }
