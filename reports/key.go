@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,13 +89,32 @@ func AxisLabel(overrides map[string]string, name string) string {
 	return strings.ReplaceAll(name, "_", " ")
 }
 
+// renyiMetric and minkMetric match the AUCs of the MaxRényi-K% and Min-K%
+// membership-inference scores, named by slice, order α and K:
+// renyi_img_a0_5_k10_auc, mink20_auc.
+var (
+	renyiMetric = regexp.MustCompile(`^renyi_([a-z_]+?)_a([0-9_]+|inf)_k([0-9]+)_(auc)$`)
+	minkMetric  = regexp.MustCompile(`^mink([0-9]+)_(auc)$`)
+)
+
 // familyLabel returns the label of a metric of a family that attacks name
 // by their options: exposure_rep<r> of the extraction suite (bits; Carlini
-// et al., "The Secret Sharer", USENIX Security 2019) and gia_b<k>_<stat> of
-// gradient inversion.
+// et al., "The Secret Sharer", USENIX Security 2019), gia_b<k>_<stat> of
+// gradient inversion, and the AUCs of MaxRényi-K% (renyi_<slice>_a<α>_k<K>_auc)
+// and Min-K% (mink<K>_auc).
 func familyLabel(name string) (string, bool) {
 	if r, ok := strings.CutPrefix(name, "exposure_rep"); ok && r != "" && strings.Trim(r, "0123456789") == "" {
 		return "exposure of the " + r + "× canaries (bits)", true
+	}
+	if m := renyiMetric.FindStringSubmatch(name); m != nil {
+		alpha := strings.ReplaceAll(m[2], "_", ".")
+		if alpha == "inf" {
+			alpha = "∞"
+		}
+		return "α = " + alpha + ", K = " + m[3] + "% (MaxRényi-K% " + m[1] + " " + strings.ToUpper(m[4]) + ")", true
+	}
+	if m := minkMetric.FindStringSubmatch(name); m != nil {
+		return "K = " + m[1] + "% (Min-K% " + strings.ToUpper(m[2]) + ")", true
 	}
 	if rest, ok := strings.CutPrefix(name, "gia_b"); ok {
 		k, stat, ok := strings.Cut(rest, "_")

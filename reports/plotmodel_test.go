@@ -153,6 +153,9 @@ func TestAxisLabel(t *testing.T) {
 		{"exposure_rep", nil, "exposure rep"},
 		{"gia_b8_psnr_mean", nil, "reconstruction PSNR, batch of 8 (dB)"},
 		{"some_new_metric", nil, "some new metric"},
+		{"renyi_img_a0_5_k10_auc", nil, "α = 0.5, K = 10% (MaxRényi-K% img AUC)"},
+		{"renyi_inst_desp_ainf_k0_auc", nil, "α = ∞, K = 0% (MaxRényi-K% inst_desp AUC)"},
+		{"mink20_auc", nil, "K = 20% (Min-K% AUC)"},
 	} {
 		if got := AxisLabel(tc.overrides, tc.name); got != tc.want {
 			t.Errorf("AxisLabel(%v, %q) = %q, want %q", tc.overrides, tc.name, got, tc.want)

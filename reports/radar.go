@@ -42,7 +42,8 @@ func (p *Plot) radarSpokes(runs *Runs, idx []int) ([]radarSpoke, error) {
 			if err != nil {
 				return nil, err
 			}
-			spokes[k] = radarSpoke{label: metricLabel(p.Labels, m), col: c}
+			// A spoke names its setting; the title names the family.
+			spokes[k] = radarSpoke{label: shortLabel(AxisLabel(p.Labels, m)), col: c}
 		}
 		return spokes, nil
 	}
@@ -286,6 +287,7 @@ func (p *Plot) radarPolygon(plt *plot.Plot, s Series, lo, hi []float64) (*legend
 	}
 	poly.Color = withAlpha(col, 0x20)
 	poly.LineStyle.Color, poly.LineStyle.Width = col, vg.Points(1.5)
+	poly.LineStyle.Dashes = seriesDashes(s.style)
 	plt.Add(poly)
 	points, err := plotter.NewScatter(mean)
 	if err != nil {

@@ -292,6 +292,7 @@ func (p *Plot) drawROC(series []Series, lo float64) (*plot.Plot, []legendEntry, 
 			return nil, nil, fmt.Errorf("reports: %w", err)
 		}
 		line.Color, line.Width = col, vg.Points(1.5)
+		line.Dashes = seriesDashes(s.style)
 		plt.Add(line)
 		entries = append(entries, legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{line}})
 		aucs = append(aucs, fmt.Sprintf("%s %.3f", s.Name, s.Inf.Mean))

@@ -111,7 +111,7 @@ func TestSpecPlotLabels(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range s.Plots {
-			for _, col := range []string{p.X, p.Y, p.Series, p.Rows, p.Facet} {
+			for _, col := range append([]string{p.X, p.Y, p.Series, p.Rows, p.Facet}, p.Metrics...) {
 				// A column without a label of its own is shown with spaces
 				// for underscores: still its raw name.
 				if l := reports.AxisLabel(nil, col); strings.Contains(col, "_") && l == strings.ReplaceAll(col, "_", " ") {
