@@ -34,6 +34,7 @@ type expOptions struct {
 	jobs    int
 	set     []string
 	noRun   bool
+	from    string // a run table to draw from instead of the runs
 }
 
 // expFlags returns the experiment flags of repro table and repro plot. The
@@ -47,6 +48,7 @@ func expFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once", DefaultText: "the number of CPUs"},
 		&cli.GenericFlag{Name: "set", Value: new(stringsValue), Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
 		&cli.BoolFlag{Name: "no-run", Usage: "EXP: run nothing; render the finished runs and warn how many are missing"},
+		&cli.StringFlag{Name: "from", Usage: "EXP: run nothing; render the spec's outputs from the run table `FILE.parquet` (a checked-in baseline) into a temporary folder"},
 	}
 }
 
@@ -125,6 +127,10 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 		return nil, "", nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	warnCollapses(wErr, s)
+	if o.from != "" {
+		root, err := fromRunTable(wErr, cmd, s, o.from)
+		return s, root, nil, err
+	}
 	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Progress: wErr, Inputs: runInputs}
 	plan, err := runners.Plan(s, ropts)
 	if err != nil {
@@ -171,6 +177,44 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 		return nil, "", nil, sweepErr
 	}
 	return s, root, sweepErr, nil
+}
+
+// fromRunTable copies the run table file, which must hold runs of
+// experiment s, to a new temporary results folder and returns it, for
+// the outputs of s to be drawn from it; wErr says where they go. Outputs
+// that read the runs' folders (roc and grid plots) have none there.
+func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, file string) (string, error) {
+	runs, err := results.ReadRuns(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: --from: %w", cmd, err)
+	}
+	scales := map[string]int{}
+	for _, r := range runs {
+		if r.Experiment != s.Name {
+			return "", fmt.Errorf("%s: --from %s holds runs of experiment %s, not %s", cmd, file, r.Experiment, s.Name)
+		}
+		scales[r.Scale]++
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: --from: %w", cmd, err)
+	}
+	tmp, err := os.MkdirTemp("", "repro-"+s.Name+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, s.Name), 0o755); err != nil {
+		return "", err
+	}
+	if err := results.WriteFile(filepath.Join(tmp, s.Name, results.RunsFile), data); err != nil {
+		return "", err
+	}
+	var at []string
+	for _, sc := range slices.Sorted(maps.Keys(scales)) {
+		at = append(at, fmt.Sprintf("%d at scale %s", scales[sc], sc))
+	}
+	fmt.Fprintf(wErr, "%s: reading %d runs from %s (%s); the outputs go to %s\n", s.Name, len(runs), file, strings.Join(at, ", "), tmp)
+	return tmp, nil
 }
 
 // warnCollapses prints to wErr the warnings of s's sweep whose distinct

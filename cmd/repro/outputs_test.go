@@ -211,3 +211,46 @@ func TestNoRunReadOnlyResults(t *testing.T) {
 		t.Errorf("repro verify --no-run on a read-only folder: %v, printed:\n%s\nstderr:\n%s", err, out, stderr)
 	}
 }
+
+// TestOutputsFromRunTable checks --from: an experiment's tables and plots
+// drawn from a run table file (a checked-in baseline) without its runs'
+// folders and without running anything.
+func TestOutputsFromRunTable(t *testing.T) {
+	dir := t.TempDir()
+	spec := fakeSpec(t, fakeOutputs)
+	if _, stderr, err := run(t, "run", spec, "--results", dir); err != nil {
+		t.Fatalf("repro run: %v\n%s", err, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "fake-smoke.parquet")
+	data, err := os.ReadFile(filepath.Join(dir, "fake", "runs.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "fake", "t1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeCalls.Store(0)
+	empty := t.TempDir()
+	out, stderr, err := run(t, "table", spec, "--from", file, "--results", empty, "--format", "md")
+	if err != nil || out != string(want) || fakeCalls.Load() != 0 {
+		t.Errorf("repro table --from: %v, %d runs, printed:\n%s\nwant:\n%s\nstderr:\n%s", err, fakeCalls.Load(), out, want, stderr)
+	}
+	if !strings.Contains(stderr, "fake: reading 4 runs from "+file+" (4 at scale smoke)") {
+		t.Errorf("repro table --from does not say what it reads; stderr:\n%s", stderr)
+	}
+	out, _, err = run(t, "plot", spec, "--from", file, "--results", empty)
+	if err != nil || !strings.Contains(out, filepath.Join("fake", "f1.png")) {
+		t.Errorf("repro plot --from: %v, printed:\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("--from wrote under --results: %v", entries)
+	}
+	_, _, err = run(t, "table", "table1", "--from", file)
+	if err == nil || !strings.Contains(err.Error(), "holds runs of experiment fake, not table1") {
+		t.Errorf("repro table table1 --from a fake run table: got %v, want an error", err)
+	}
+}

@@ -38,7 +38,10 @@ func plotCommand() *cli.Command {
 			"(.png, .svg and .pdf) and prints their paths. With --no-run it draws the runs\n" +
 			"finished so far and warns how many are missing.\n\n" +
 			"   $ repro plot fig1 --scale smoke\n" +
-			"   $ repro plot fig1 --scale smoke --no-run --results /tmp/results\n\n" +
+			"   $ repro plot fig1 --scale smoke --no-run --results /tmp/results\n" +
+			"   $ repro plot fig3 --from results/baselines/fig3-small.parquet\n\n" +
+			"--from draws the spec's plots from a run table file, such as a checked-in baseline,\n" +
+			"into a temporary folder, running nothing (roc and grid plots need the runs' folders).\n\n" +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and draws\n" +
 			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
@@ -90,7 +93,7 @@ func plotAction(c *cli.Context, f *cmdArgs) error {
 		return err
 	}
 	if experiment {
-		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
+		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
 		return writeExperimentPlots(c.Context, c.App.Writer, c.App.ErrWriter, o)
 	}
 	kind, err := reports.ParsePlotKind(f.String("kind"))

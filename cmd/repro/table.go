@@ -40,7 +40,8 @@ func tableCommand() *cli.Command {
 			"shows the runs finished so far and warns how many are missing.\n\n" +
 			"   $ repro table table1 --scale smoke\n" +
 			"   $ repro table table1 --scale smoke --no-run --format md\n" +
-			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n\n" +
+			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n" +
+			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n\n" +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and prints\n" +
 			"one row per distinct --rows value and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
@@ -88,7 +89,7 @@ func tableAction(c *cli.Context, f *cmdArgs) error {
 		if err != nil {
 			return err
 		}
-		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
+		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
 		return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
 	}
 	metrics := splitList(f.StringSlice("metric"))
