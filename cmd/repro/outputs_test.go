@@ -158,6 +158,7 @@ func TestTableUnknownExperiment(t *testing.T) {
 // read-only with chmod; root, whom chmod does not stop, gets writes into
 // it refused with the error a read-only file system gives.
 func TestNoRunReadOnlyResults(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where the outputs go
 	dir := t.TempDir()
 	claims := "claims:\n  - {name: c1, text: more budget more accuracy, metric: acc, a: {epsilon_target: 8}, b: {epsilon_target: 1}, expect: greater, source: made up}\n"
 	spec := fakeSpec(t, fakeOutputs+claims)
@@ -216,6 +217,7 @@ func TestNoRunReadOnlyResults(t *testing.T) {
 // drawn from a run table file (a checked-in baseline) without its runs'
 // folders and without running anything.
 func TestOutputsFromRunTable(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where the outputs go
 	dir := t.TempDir()
 	spec := fakeSpec(t, fakeOutputs)
 	if _, stderr, err := run(t, "run", spec, "--results", dir); err != nil {
