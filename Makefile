@@ -10,8 +10,14 @@ TESTFLAGS ?= -timeout 15m
 
 all: build
 
+# The revision is stamped with the linker as well as by the Go command, so
+# that manifests name it even where GOFLAGS=-buildvcs=false or the tree has
+# no .git (package internal/buildinfo prefers the Go command's record).
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +dirty)
+LDFLAGS  ?= -X github.com/repro-dp/repro/internal/buildinfo.stamped=$(REVISION)
+
 build:
-	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/repro
+	$(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/repro
 
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)

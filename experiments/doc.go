@@ -103,7 +103,11 @@
 // Tables and plots name run columns: method, task, scale, seed,
 // epsilon_target, delta, and the spec's sweep axes and hyperparameters; an
 // x–y plot may also draw against the achieved epsilon or sigma. Metrics (a
-// table's metrics, a plot's y and metrics) are whatever the runs record.
+// table's metrics, a plot's y and metrics) are whatever the runs record;
+// a name that no run records but that is within two edits of one that a
+// run does (img for imgg, acc_text for acc_txet) is a misspelling and a
+// file:line error before anything runs, naming the metric meant (see
+// [Names.Metrics]).
 // Each plot kind takes its own keys besides name, title and kind, and any
 // other key is an error:
 //
@@ -133,4 +137,11 @@
 // declarations), so a misspelt or mistyped hyperparameter is a file:line
 // error before anything runs. diagnostics: off sets the param
 // diagnostics=false of every method.
+//
+// Some hyperparameters act more coarsely than their values at a preset's
+// scale: at smoke an image has 4 patches, so Dual-Priv's retentions 0.1,
+// 0.2 and 0.3 all keep one patch token. [Spec.Collapses] names the values
+// of a sweep that give one effective setting (see [Names.Effective]) and
+// counts the distinct settings among the runs; repro run, table, plot and
+// verify print it as a warning before anything runs.
 package experiments

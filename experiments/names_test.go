@@ -28,9 +28,15 @@ func init() {
 			// declarations against the same spec errors).
 			AttackOptions: testAttackOptions,
 			AttackSets:    testAttackSets,
+			// A few metrics the runs record, for the spelling check.
+			Metrics: testMetrics,
+			Metric:  func(name string) bool { return slices.Contains(testMetrics, name) },
 		}
 	})
 }
+
+// testMetrics are the metrics the test registry knows.
+var testMetrics = []string{"acc", "img", "acc_text", "mia_auc", "seconds", "label_acc"}
 
 // testAttackOptions declares the options of maxrenyi-mia (slices, orders,
 // k), mink-mia (k) and gia (batch, trials, iterations).

@@ -983,6 +983,9 @@ func (d *decoder) check(s *Spec, n *yaml.Node, nodes map[string]*yaml.Node) erro
 	if err := d.checkOutputs(s, columns, at); err != nil {
 		return err
 	}
+	if err := d.checkSpelling(s, columns, at); err != nil {
+		return err
+	}
 	if err := d.checkMetrics(s, at); err != nil {
 		return err
 	}

@@ -89,3 +89,52 @@ func TestParsePlotErrors(t *testing.T) {
 		t.Errorf("roc without attacks: got %v, want an error", err)
 	}
 }
+
+// TestParseMisspeltMetric checks that a misspelt metric in a table, a plot
+// or a claim is an error at its line before anything runs, naming the
+// metric meant, and that an unknown name far from every known one (a
+// metric a new method records) passes.
+func TestParseMisspeltMetric(t *testing.T) {
+	for _, tc := range []struct {
+		desc, spec string
+		line       int
+		want       string
+	}{
+		{"table", strings.Replace(base, "metrics: [acc]", "metrics: [acc, imgg]", 1), 17,
+			`table tab: no run records a metric "imgg"; did you mean "img"?`},
+		{"plot y", strings.Replace(base, "y: acc, series", "y: acc_txet, series", 1), 19,
+			`plot fig: no run records a metric "acc_txet"; did you mean "acc_text"?`},
+		{"plot y, one edit", plotSpec("{name: f, x: epsilon_target, y: mia_acu}"), 19,
+			`plot f: no run records a metric "mia_acu"; did you mean "mia_auc"?`},
+		{"claim", base + "claims:\n  - {name: c, metric: acx, a: {method: dpsgd}, b: {method: nonprivate}, expect: greater, source: made up}\n", 21,
+			`claim c: no run records a metric "acx"; did you mean "acc"?`},
+	} {
+		_, err := Parse("t.yaml", []byte(tc.spec), nil)
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: got %v, want a *SyntaxError", tc.desc, err)
+			continue
+		}
+		if se.Line != tc.line || se.FileName != "t.yaml" || se.Msg != tc.want {
+			t.Errorf("%s: got %v, want t.yaml:%d: %s", tc.desc, err, tc.line, tc.want)
+		}
+	}
+	for _, m := range []string{"acc", "seed", "lr", "exposure_max", "recon_top1"} {
+		spec := strings.Replace(base, "metrics: [acc]", "metrics: ["+m+"]", 1)
+		if _, err := Parse("t.yaml", []byte(spec), nil); err != nil {
+			t.Errorf("metric %s: %v, want no error", m, err)
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		// By hand: one substitution, one swap, one insertion, kitten →
+		// sitting is the textbook 3.
+		{"acc", "acx", 1}, {"acc_text", "acc_txet", 1}, {"img", "imgg", 1}, {"kitten", "sitting", 3}, {"", "abc", 3},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

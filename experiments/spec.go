@@ -250,6 +250,23 @@ type Names struct {
 	// plots and claims that name a metric an attack owns but does not
 	// compute are errors.
 	AttackSets func(attack string, opts AttackOptions) (sets []string, owns func(metric string) bool, err error)
+	// Metrics, when not nil, are the names of the metrics and run-table
+	// columns that runs record, and Metric reports whether a name is one
+	// of them or of a family that attacks name by their options (every
+	// membership-inference score's <prefix>_auc, say). A metric that a
+	// table, plot or claim names, that Metric does not know and that is
+	// not a column of the spec's runs, but is within two edits of a
+	// known name, is a misspelling: a file:line error naming the likely
+	// metric. Other unknown names pass, since a method may record
+	// metrics no list foresees.
+	Metrics []string
+	Metric  func(name string) bool
+	// Effective, when not nil, returns the settings that the params of
+	// run c really give where they are coarser than their values, by
+	// param name: at scale smoke an image has 4 patches, so Dual-Priv's
+	// retention 0.1, 0.2 and 0.3 all keep one patch token ("1 dominant +
+	// 0 contextual of 4 patch tokens"). [Spec.Collapses] reads it.
+	Effective func(c *Config) map[string]string
 }
 
 var registered struct {

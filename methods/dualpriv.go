@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/nn/optim"
 	"github.com/repro-dp/repro/privacy"
@@ -106,6 +107,26 @@ func (DualPriv) Params() []Param {
 		Param{Name: "block_rank", Kind: String, Doc: "Mechanism 2's ranking of blocks: norm (the paper), size-normalised or random",
 			Default: same(rankNorm), Check: oneOf(list(rankNorm, rankSizeNorm, rankRandom))},
 	)
+}
+
+var _ Effector = DualPriv{}
+
+// Effective implements Effector: the retention as the patch tokens that
+// Mechanism 1 keeps of an image at scale (nn.TokenPruning.Split of the
+// preset's patches), when tokens are pruned.
+func (DualPriv) Effective(task, scale string, h Hyper) map[string]string {
+	mode := h.String("tokens")
+	if mode != tokensPruneFuse && mode != tokensPrune {
+		return nil
+	}
+	cfg, err := nn.Preset(scale, datasets.Vocab().Len())
+	if err != nil {
+		return nil
+	}
+	n := cfg.Patches()
+	tp := tokenPruner{Mode: mode, Retention: h.Float("retention"), Contextual: h.Float("contextual_share")}
+	d, c := tp.pruning().Split(n)
+	return map[string]string{"retention": fmt.Sprintf("%d dominant + %d contextual tokens of %d patches", d, c, n)}
 }
 
 func halfOpenFraction(v any) error {

@@ -50,6 +50,15 @@ type DataChecker interface {
 	CheckData(task, scale, name string, v any) error
 }
 
+// An Effector is a method some of whose hyperparameters act, at a
+// preset's scale, more coarsely than their values: Effective returns, by
+// hyperparameter name, the setting that h really gives a run of task at
+// scale (Dual-Priv's retention becomes a whole number of patch tokens).
+// The spec checker warns when a sweep's distinct values give one setting.
+type Effector interface {
+	Effective(task, scale string, h Hyper) map[string]string
+}
+
 // A Job is one fine-tuning task: a fresh copy of a pretrained base and the
 // task's data.
 type Job struct {

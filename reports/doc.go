@@ -35,7 +35,8 @@
 // metric, two runs of one seed in the same cell (a sweep dimension that is
 // neither a row nor a column key), and paper reference values that match no
 // cell. Warnings are data: they are returned beside the table or figure as
-// values of type error, and the writers print them under the table. They are
+// values of type error, and the commands print them to the terminal, never
+// into a table's files (a paper table holds no "n=3 seeds < 10"). They are
 // not prefixed with the package name because they are always shown in context.
 //
 // # Labels
@@ -60,21 +61,40 @@
 // sources listed under the table. A [Grid] is written as a terminal table
 // (github.com/olekukonko/tablewriter; the best cells marked with *), as
 // GitHub Markdown (bold), or as a LaTeX booktabs tabular (\textbf, ± as
-// $\pm$, multi-level column headers with \cmidrule).
+// $\pm$, multi-level column headers with \cmidrule) whose first line names
+// the packages it needs. A table wider than a page ([TeXTextWidth], or
+// [TextWidth] in a terminal) is split by columns into several tabulars. A
+// metric column that repeats another under the same key cell for cell
+// (IMG accuracy on a task whose questions all show an image) is left out
+// and named in the notes.
 //
 // # Plots
 //
 // A [Plot] draws one line per series (the mean over seeds at each x) with a
 // shaded band of ±1 standard deviation (or standard error, or none), or a
-// scatter or grouped bars (x values as categories) with error bars; one panel per facet value, side by side with a
-// shared y range and one legend to the right of the panels, where it never
-// hides data. A series keeps its colour and marker across panels and plots of
-// one run table. Runs at x = +Inf (ε = ∞, the non-private end of a privacy
-// sweep) have no place on a numeric axis, so each series' value at +Inf is
-// drawn as a dashed horizontal reference line in the series' colour, with its
-// own band, labelled "name (ε = ∞)" in the legend. A series that has only runs
-// at +Inf (a non-private baseline) is drawn as that line alone. Figures are
-// written as PNG (150 dpi), SVG and PDF with gonum.org/v1/plot.
+// scatter or grouped bars (x values as categories) with error bars; one
+// panel per facet value, side by side with a shared y range and one legend
+// to the right of the panels, where it never hides data. A series keeps its
+// colour, marker and dash pattern across panels and plots of one run table,
+// so that overlapping lines stay apart in print and in grey.
+//
+// Every figure is meant to be pasted into a paper as it is: it has a title
+// (the spec's, or "Y against X" from the labels), axis labels that say
+// what a column measures and in what unit (a label table keyed by column:
+// "update ratio P_K (fraction of blocks)", "accuracy (%)"; never a raw
+// column name), a legend titled with the label of its series columns, and a
+// note under the panels that states what the bands mean ("shaded bands: ±1
+// std over n = 3 runs (seeds) per point"). Runs at x = +Inf (ε = ∞, the
+// non-private end of a privacy sweep) have no place on a numeric axis, so
+// each series' value at +Inf is drawn as a thin dotted reference line in
+// the series' colour, without a shaded band so that it never covers the
+// data; its legend entry states the mean and the band's half-width, "name
+// (ε = ∞): 48.8 ± 2.8". A series that has only runs at +Inf (a non-private
+// baseline) is drawn as that line alone. A heatmap has a colour bar
+// labelled with its metric. Figures are written as PNG (150 dpi) and, as
+// vector graphics, SVG and PDF, with gonum.org/v1/plot. [Figure] holds the
+// texts (title, axis labels, legend title and entries, note) so that tests
+// check them without reading pixels.
 //
 // The other kinds draw what the papers show:
 //

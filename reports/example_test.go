@@ -45,6 +45,10 @@ func ExampleTable_Build() {
 	if err := g.Write(os.Stdout, reports.Markdown); err != nil {
 		log.Fatal(err)
 	}
+	// The warnings are for the terminal, not for the table.
+	for _, w := range g.Warnings {
+		fmt.Printf("warning: %v\n", w)
+	}
 	c := g.Cells[0][0]
 	fmt.Printf("\ndpsgd at ε=1: n=%d mean=%.6f std=%.6f\n", c.N, c.Mean, c.Std)
 	// Output:
@@ -58,8 +62,8 @@ func ExampleTable_Build() {
 	//
 	// - **bold**: best in column (max)
 	// - \[x\]: value reported in the paper (made up)
-	// - warning: 1 run failed
-	// - warning: n=1–2 seeds \< 10
+	// warning: 1 run failed
+	// warning: n=1–2 seeds < 10
 	//
 	// dpsgd at ε=1: n=2 mean=63.000000 std=2.828427
 }

@@ -70,7 +70,10 @@ func ParseFormat(s string) (Format, error) {
 	return 0, fmt.Errorf("reports: unknown table format %q (want text, md or tex)", s)
 }
 
-// Write writes g to w in format f, followed by its notes and warnings.
+// Write writes g to w in format f, followed by its notes. The warnings
+// (too few seeds, failed runs) are not written: they are for the author,
+// not for the paper the table goes into, and callers print them to the
+// terminal from Grid.Warnings.
 func (g *Grid) Write(w io.Writer, f Format) error {
 	switch f {
 	case Text:
@@ -122,18 +125,23 @@ func (g *Grid) cellText(c Cell, n int, st style) string {
 	return s
 }
 
-// subtitle says what the cells hold.
+// subtitle says what the cells hold; "mean ± std" only when the title does
+// not say it already.
 func (g *Grid) subtitle() string {
 	lo, hi := g.minN(), g.maxN()
+	what := "mean ± std over "
+	if strings.Contains(g.Title, "±") {
+		what = "over "
+	}
 	switch {
 	case hi == 0:
 		return "no runs"
 	case hi == 1:
 		return "one run per cell"
 	case lo == hi:
-		return fmt.Sprintf("mean ± std over %d runs", hi)
+		return fmt.Sprintf("%s%d runs", what, hi)
 	}
-	return fmt.Sprintf("mean ± std over %d–%d runs", lo, hi)
+	return fmt.Sprintf("%s%d–%d runs", what, lo, hi)
 }
 
 // notes returns the legend lines printed under the table; best is how the
@@ -154,6 +162,9 @@ func (g *Grid) notes(best, ref string, esc func(string) string) []string {
 			n += " (" + esc(strings.Join(g.Sources, "; ")) + ")"
 		}
 		notes = append(notes, n)
+	}
+	for _, o := range g.Omitted {
+		notes = append(notes, "left out: "+esc(o))
 	}
 	return notes
 }
@@ -224,9 +235,6 @@ func (g *Grid) WriteText(w io.Writer) error {
 	for _, n := range g.notes("*", "[x]", identity) {
 		fmt.Fprintln(bw, n)
 	}
-	for _, warn := range g.Warnings {
-		fmt.Fprintf(bw, "warning: %v\n", warn)
-	}
 	return bw.Flush()
 }
 
@@ -268,14 +276,12 @@ func (g *Grid) textBlocks(header []string, body [][]string) [][]int {
 	for j := range nk {
 		keys += width(j)
 	}
-	nm := max(len(g.Metrics), 1)
 	var blocks [][]int
 	var cur []int
 	used := keys
-	for c := 0; c < len(g.Cols); c += nm {
-		unit, w := []int{}, 0
-		for j := c; j < min(c+nm, len(g.Cols)); j++ {
-			unit = append(unit, j)
+	for _, unit := range g.units() {
+		w := 0
+		for _, j := range unit {
 			w += width(nk + j)
 		}
 		if len(cur) > 0 && used+w > TextWidth {
@@ -289,6 +295,41 @@ func (g *Grid) textBlocks(header []string, body [][]string) [][]int {
 		blocks = append(blocks, cur)
 	}
 	return blocks
+}
+
+// units returns the data columns of g in the groups that stay together
+// when a table is split: the sub-columns of the metrics of one column key
+// (fewer where a repeated one was omitted), else each column alone.
+func (g *Grid) units() [][]int {
+	var units [][]int
+	for j, key := range g.Cols {
+		if n := len(units); n > 0 && len(g.Metrics) > 1 && len(key) > 1 {
+			prev := g.Cols[units[n-1][0]]
+			if len(prev) == len(key) && slices.Equal(prev[:len(prev)-1], key[:len(key)-1]) {
+				units[n-1] = append(units[n-1], j)
+				continue
+			}
+		}
+		units = append(units, []int{j})
+	}
+	return units
+}
+
+// topUnits returns the data columns of g grouped by the value of the first
+// column key, or nil when the columns have fewer than two header parts.
+func (g *Grid) topUnits() [][]int {
+	var units [][]int
+	for j, key := range g.Cols {
+		if len(key) < 2 {
+			return nil
+		}
+		if n := len(units); n > 0 && g.Cols[units[n-1][0]][0] == key[0] {
+			units[n-1] = append(units[n-1], j)
+			continue
+		}
+		units = append(units, []int{j})
+	}
+	return units
 }
 
 // renderText writes the row keys and the data columns cols of a terminal
@@ -381,9 +422,6 @@ func (g *Grid) WriteMarkdown(w io.Writer) error {
 	for _, n := range g.notes("**bold**", `\[x\]`, mdEscape) {
 		after = append(after, "- "+n)
 	}
-	for _, warn := range g.Warnings {
-		after = append(after, "- warning: "+mdEscape(warn.Error()))
-	}
 	if len(after) > 0 {
 		bw.WriteString("\n" + strings.Join(after, "\n") + "\n")
 	}
@@ -404,10 +442,27 @@ func mdEscape(s string) string {
 	return b.String()
 }
 
-// WriteLaTeX writes g as a booktabs tabular environment (it needs
-// \usepackage{booktabs}). With two or more column key columns the headers of
-// all but the last are grouped with \multicolumn and \cmidrule. The title,
-// notes and warnings are written as comments.
+// TeXTextWidth is the width, in points, that a LaTeX table must fit: the
+// text width of a single-column ICLR or NeurIPS paper (5.5 in = 397.48 pt).
+// A wider table is split into several tabulars, see WriteLaTeX.
+const TeXTextWidth = 397
+
+// texPackages is the comment that opens a LaTeX table: what it needs.
+const texPackages = `% needs \usepackage{booktabs} (\toprule, \midrule, \cmidrule, \bottomrule)`
+
+// WriteLaTeX writes g as a booktabs tabular environment; its first line
+// is a comment naming the packages it needs (\usepackage{booktabs}). With
+// two or more column key columns the headers of all but the last are
+// grouped with \multicolumn and \cmidrule. The title and notes are
+// written as comments; the warnings are not, since they are for the
+// author, not for the paper: Grid.Warnings carries them to the terminal.
+//
+// A table wider than TeXTextWidth (estimated from its widest entries at
+// 5 pt a character, about a digit of 10 pt Computer Modern, plus 12 pt of
+// column separation) is split into several tabulars, one after the other,
+// each with the row keys and as many column groups as fit; a comment says
+// so and suggests the transposed layout (rows and columns of the table
+// swapped), which is often narrower.
 func (g *Grid) WriteLaTeX(w io.Writer) error {
 	st := style{
 		pm:      ` $\pm$ `,
@@ -415,12 +470,103 @@ func (g *Grid) WriteLaTeX(w io.Writer) error {
 		esc:     texEscape,
 		bold:    func(s string) string { return `\textbf{` + s + `}` },
 	}
-	nk := len(g.RowNames)
+	body := g.body(st)
 	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, texPackages)
 	fmt.Fprintf(bw, "%% %s (%s)\n", g.Title, g.subtitle())
-	fmt.Fprintf(bw, "\\begin{tabular}{%s%s}\n\\toprule\n", strings.Repeat("l", nk), strings.Repeat("r", len(g.Cols)))
+	blocks, width := g.texBlocks(body)
+	if len(blocks) > 1 {
+		fmt.Fprintf(bw, "%% about %d pt wide, over the %d pt text width: split into %d tabulars by columns (a transposed table, rows and columns swapped, may fit whole)\n", width, TeXTextWidth, len(blocks))
+	}
+	for k, cols := range blocks {
+		if len(blocks) > 1 {
+			if k > 0 {
+				bw.WriteString("\n\\medskip\n\n")
+			}
+			fmt.Fprintf(bw, "%% columns %d–%d of %d\n", cols[0]+1, cols[len(cols)-1]+1, len(g.Cols))
+		}
+		g.writeTabular(bw, body, cols)
+	}
+	for _, n := range g.notes("bold", "[x]", oneLine) {
+		fmt.Fprintf(bw, "%% %s\n", n)
+	}
+	return bw.Flush()
+}
+
+// texBlocks splits the data columns of g into blocks whose tabulars fit
+// TeXTextWidth, keeping the units of g together, and returns them with the
+// estimated width of the whole table in points.
+func (g *Grid) texBlocks(body [][]string) (blocks [][]int, total int) {
+	nk := len(g.RowNames)
+	const perChar, colSep = 5, 12
+	width := func(j int, head string) int {
+		w := texWidth(head)
+		for _, row := range body {
+			w = max(w, texWidth(row[j]))
+		}
+		return w*perChar + colSep
+	}
+	keys := 0
+	for j, name := range g.RowNames {
+		keys += width(j, name)
+	}
+	colWidth := func(j int) int {
+		head := g.colName(j)
+		if len(g.Cols[j]) > 0 {
+			head = g.Cols[j][len(g.Cols[j])-1]
+		}
+		return width(nk+j, head)
+	}
+	unitWidth := func(unit []int) int {
+		w := 0
+		for _, j := range unit {
+			w += colWidth(j)
+		}
+		return w
+	}
+	// Split between the groups of the first column key (the methods of
+	// Dual-Priv's Table 1) when each fits, else between the finer units.
+	units := g.units()
+	if top := g.topUnits(); top != nil && !slices.ContainsFunc(top, func(u []int) bool { return keys+unitWidth(u) > TeXTextWidth }) {
+		units = top
+	}
+	total = keys
+	var cur []int
+	used := keys
+	for _, unit := range units {
+		w := unitWidth(unit)
+		total += w
+		if len(cur) > 0 && used+w > TeXTextWidth {
+			blocks = append(blocks, cur)
+			cur, used = nil, keys
+		}
+		cur = append(cur, unit...)
+		used += w
+	}
+	if len(cur) > 0 || len(blocks) == 0 {
+		blocks = append(blocks, cur)
+	}
+	return blocks, total
+}
+
+// texWidth estimates the printed width of a LaTeX cell in characters: the
+// text less its commands (\textbf{…}, $\pm$ counts as one).
+func texWidth(s string) int {
+	s = strings.NewReplacer(`\textbf{`, "", "}", "", "{", "", `$\pm$`, "±", `$\infty$`, "∞", `$\varepsilon$`, "ε", "$", "").Replace(s)
+	return utf8.RuneCountInString(s)
+}
+
+// writeTabular writes the tabular of the row keys and the data columns
+// cols of g.
+func (g *Grid) writeTabular(bw *bufio.Writer, body [][]string, cols []int) {
+	nk := len(g.RowNames)
+	sub := make([]Key, len(cols))
+	for k, j := range cols {
+		sub[k] = g.Cols[j]
+	}
+	fmt.Fprintf(bw, "\\begin{tabular}{%s%s}\n\\toprule\n", strings.Repeat("l", nk), strings.Repeat("r", len(sub)))
 	levels := 0
-	for _, c := range g.Cols {
+	for _, c := range sub {
 		levels = max(levels, len(c))
 	}
 	// Group headers: one line per column key but the last, consecutive equal
@@ -428,41 +574,38 @@ func (g *Grid) WriteLaTeX(w io.Writer) error {
 	for lv := 0; lv+1 < levels; lv++ {
 		cells := make([]string, nk)
 		var rules []string
-		for c := 0; c < len(g.Cols); {
+		for c := 0; c < len(sub); {
 			end := c + 1
-			for end < len(g.Cols) && slices.Equal(g.Cols[end][:lv+1], g.Cols[c][:lv+1]) {
+			for end < len(sub) && slices.Equal(sub[end][:lv+1], sub[c][:lv+1]) {
 				end++
 			}
-			cells = append(cells, fmt.Sprintf(`\multicolumn{%d}{c}{%s}`, end-c, texKey(g.Cols[c][lv])))
+			cells = append(cells, fmt.Sprintf(`\multicolumn{%d}{c}{%s}`, end-c, texKey(sub[c][lv])))
 			rules = append(rules, fmt.Sprintf(`\cmidrule(lr){%d-%d}`, nk+c+1, nk+end))
 			c = end
 		}
 		fmt.Fprintf(bw, "%s \\\\\n%s\n", strings.Join(cells, " & "), strings.Join(rules, " "))
 	}
-	head := make([]string, 0, nk+len(g.Cols))
+	head := make([]string, 0, nk+len(sub))
 	for _, name := range g.RowNames {
 		head = append(head, texEscape(name))
 	}
-	for c, key := range g.Cols {
+	for k, key := range sub {
 		switch {
 		case levels == 0:
-			head = append(head, texEscape(g.colName(c)))
+			head = append(head, texEscape(g.colName(cols[k])))
 		default:
 			head = append(head, texKey(key[len(key)-1]))
 		}
 	}
 	fmt.Fprintf(bw, "%s \\\\\n\\midrule\n", strings.Join(head, " & "))
-	for _, row := range g.body(st) {
-		fmt.Fprintf(bw, "%s \\\\\n", strings.Join(row, " & "))
+	for _, row := range body {
+		out := slices.Clone(row[:nk])
+		for _, j := range cols {
+			out = append(out, row[nk+j])
+		}
+		fmt.Fprintf(bw, "%s \\\\\n", strings.Join(out, " & "))
 	}
 	bw.WriteString("\\bottomrule\n\\end{tabular}\n")
-	for _, n := range g.notes("bold", "[x]", oneLine) {
-		fmt.Fprintf(bw, "%% %s\n", n)
-	}
-	for _, warn := range g.Warnings {
-		fmt.Fprintf(bw, "%% warning: %s\n", oneLine(warn.Error()))
-	}
-	return bw.Flush()
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

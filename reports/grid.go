@@ -74,7 +74,7 @@ func (p *Plot) buildGrid(runs *Runs) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	fig := &Figure{Title: p.Title, Warnings: sel.warnings}
+	fig := &Figure{Title: p.title("Images by " + p.legendTitle(p.Series) + " and seed"), Warnings: sel.warnings}
 	groups, _ := rows.groups(sel.ok)
 	var order []int
 	for _, g := range groups {

@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -59,7 +60,7 @@ func (p *Plot) buildHeatmap(runs *Runs) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	fig := &Figure{Title: p.Title, Warnings: sel.warnings}
+	fig := &Figure{Title: p.title(""), Warnings: sel.warnings}
 	if w := countMissing(ycol, sel.ok, p.Y); w != nil {
 		fig.Warnings = append(fig.Warnings, w)
 	}
@@ -106,18 +107,64 @@ func (p *Plot) buildHeatmap(runs *Runs) (*Figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		plt.Title.Text = metricLabel(p.Labels, p.Y)
-		if name := fig.Panels[f].Name; name != "" {
-			plt.Title.Text = name + ": " + plt.Title.Text
-		}
+		plt.Title.Text = fig.Panels[f].Name
 		fig.Panels[f].Plot = plt
 	}
 	fig.Legend = plot.NewLegend()
+	fig.ColorBar = p.colorBar(zmin, zmax)
+	fig.Note = p.cellNote(grids)
 	if p.Width == 0 {
 		cols := min(len(fig.Panels), maxPanelCols)
-		fig.Width = vg.Length(cols) * (1.5*vg.Inch + vg.Length(len(colGroups))*0.8*vg.Inch)
+		fig.Width = vg.Length(cols)*(1.5*vg.Inch+vg.Length(len(colGroups))*0.8*vg.Inch) + colorBarWidth
 	}
 	return fig, nil
+}
+
+// colorBarWidth is the width a heatmap's colour bar takes, labels included.
+const colorBarWidth = 1.3 * vg.Inch
+
+// heatmapColors returns the colour map of a heatmap on [zmin, zmax].
+func heatmapColors(zmin, zmax float64) palette.DivergingColorMap {
+	cmap := moreland.SmoothBlueRed()
+	cmap.SetMin(zmin)
+	cmap.SetMax(zmax)
+	return cmap
+}
+
+// colorBar returns the colour scale of a heatmap on [zmin, zmax], labelled
+// with the metric and its unit.
+func (p *Plot) colorBar(zmin, zmax float64) *plot.Plot {
+	plt := plot.New()
+	plt.HideX()
+	plt.Y.Label.Text = AxisLabel(p.Labels, p.Y)
+	plt.Add(&plotter.ColorBar{ColorMap: heatmapColors(zmin, zmax), Vertical: true})
+	return plt
+}
+
+// cellNote says what a heatmap's cells are: "cells: mean over n = 3 runs
+// (seeds); grey: no runs".
+func (p *Plot) cellNote(grids []heatGrid) string {
+	nmin, nmax, empty := math.MaxInt, 0, false
+	for _, g := range grids {
+		for _, row := range g.cells {
+			for _, s := range row {
+				if s.N == 0 {
+					empty = true
+					continue
+				}
+				nmin, nmax = min(nmin, s.N), max(nmax, s.N)
+			}
+		}
+	}
+	n := fmt.Sprintf("n = %d", nmax)
+	if nmin != nmax {
+		n = fmt.Sprintf("n = %d–%d", nmin, nmax)
+	}
+	note := fmt.Sprintf("each cell: the mean of %s over %s runs (seeds)", shortLabel(AxisLabel(p.Labels, p.Y)), n)
+	if empty {
+		note += "; grey: no runs"
+	}
+	return note
 }
 
 // heatTicks labels the categories of k's groups at 0, 1, ….
@@ -134,16 +181,14 @@ func (p *Plot) drawHeatmap(g heatGrid, zmin, zmax float64, xticks, yticks plot.C
 	plt := plot.New()
 	plt.X.Label.Text = p.XLabel
 	if plt.X.Label.Text == "" {
-		plt.X.Label.Text = label(p.Labels, p.X)
+		plt.X.Label.Text = AxisLabel(p.Labels, p.X)
 	}
 	plt.Y.Label.Text = p.YLabel
 	if plt.Y.Label.Text == "" {
-		plt.Y.Label.Text = label(p.Labels, p.Rows)
+		plt.Y.Label.Text = AxisLabel(p.Labels, p.Rows)
 	}
 	plt.X.Tick.Marker, plt.Y.Tick.Marker = xticks, yticks
-	cmap := moreland.SmoothBlueRed()
-	cmap.SetMin(zmin)
-	cmap.SetMax(zmax)
+	cmap := heatmapColors(zmin, zmax)
 	hm := plotter.NewHeatMap(g, cmap.Palette(255))
 	hm.Min, hm.Max, hm.NaN = zmin, zmax, heatmapMissing
 	plt.Add(hm)

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,41 @@ var defaultLabels = map[string]string{
 	"epsilon":        "ε achieved",
 	"delta":          "δ",
 	"sigma":          "σ",
+}
+
+// axisLabels are the labels of plot axes, legend titles and colour bars
+// for run-table columns: the swept knobs of the specs and the run
+// columns, so that no figure shows a raw column name. A ratio is a
+// fraction in [0, 1], and its label says of what. Tables keep the short
+// defaultLabels, whose headers must stay narrow.
+var axisLabels = map[string]string{
+	"epsilon_target": "ε",
+	"epsilon":        "ε achieved",
+	"epsilon_tight":  "ε (tight accounting)",
+	"delta":          "δ",
+	"sigma":          "σ (noise multiplier)",
+	"sample_rate":    "sampling rate q",
+	"steps":          "steps",
+	"seed":           "seed",
+	"method":         "method",
+	"task":           "task",
+	"variant":        "variant",
+	"scale":          "scale",
+	"update_ratio":   "update ratio P_K (fraction of blocks)",
+	"retention":      "token retention (fraction of visual tokens)",
+	"beta":           "irrelevance ratio β",
+	"sparsity":       "sparsity s (fraction of rows)",
+	"chunks":         "chunk count K",
+	"shots":          "shots N per chunk",
+	"clip":           "clipping norm C",
+	"lambda":         "MINE penalty λ",
+	"clients":        "clients",
+	"lr":             "learning rate",
+	"batch_size":     "batch size",
+	"epochs":         "epochs",
+	"noise_scale":    "noise scale (× calibrated σ)",
+	"peft":           "PEFT family",
+	"lora_rank":      "LoRA rank r",
 }
 
 // label returns the label of column name: overrides[name] if set, else the
@@ -33,6 +69,69 @@ func label(overrides map[string]string, name string) string {
 	return name
 }
 
+// AxisLabel returns the label of column name on a plot: overrides[name]
+// if set, else the label of a well-known metric with its unit, else the
+// axis label of a well-known column, else the name with its underscores
+// as spaces.
+func AxisLabel(overrides map[string]string, name string) string {
+	if l, ok := overrides[name]; ok {
+		return l
+	}
+	if l, ok := metricLabels[name]; ok {
+		return l
+	}
+	if l, ok := axisLabels[name]; ok {
+		return l
+	}
+	if l, ok := familyLabel(name); ok {
+		return l
+	}
+	return strings.ReplaceAll(name, "_", " ")
+}
+
+// renyiMetric and minkMetric match the AUCs of the MaxRényi-K% and Min-K%
+// membership-inference scores, named by slice, order α and K:
+// renyi_img_a0_5_k10_auc, mink20_auc.
+var (
+	renyiMetric = regexp.MustCompile(`^renyi_([a-z_]+?)_a([0-9_]+|inf)_k([0-9]+)_(auc)$`)
+	minkMetric  = regexp.MustCompile(`^mink([0-9]+)_(auc)$`)
+)
+
+// familyLabel returns the label of a metric of a family that attacks name
+// by their options: exposure_rep<r> of the extraction suite (bits; Carlini
+// et al., "The Secret Sharer", USENIX Security 2019), gia_b<k>_<stat> of
+// gradient inversion, and the AUCs of MaxRényi-K% (renyi_<slice>_a<α>_k<K>_auc)
+// and Min-K% (mink<K>_auc).
+func familyLabel(name string) (string, bool) {
+	if r, ok := strings.CutPrefix(name, "exposure_rep"); ok && r != "" && strings.Trim(r, "0123456789") == "" {
+		return "exposure of the " + r + "× canaries (bits)", true
+	}
+	if m := renyiMetric.FindStringSubmatch(name); m != nil {
+		alpha := strings.ReplaceAll(m[2], "_", ".")
+		if alpha == "inf" {
+			alpha = "∞"
+		}
+		return "α = " + alpha + ", K = " + m[3] + "% (MaxRényi-K% " + m[1] + " " + strings.ToUpper(m[4]) + ")", true
+	}
+	if m := minkMetric.FindStringSubmatch(name); m != nil {
+		return "K = " + m[1] + "% (Min-K% " + strings.ToUpper(m[2]) + ")", true
+	}
+	if rest, ok := strings.CutPrefix(name, "gia_b"); ok {
+		k, stat, ok := strings.Cut(rest, "_")
+		if ok && k != "" && strings.Trim(k, "0123456789") == "" {
+			switch stat {
+			case "psnr_mean":
+				return "reconstruction PSNR, batch of " + k + " (dB)", true
+			case "psnr_max":
+				return "best reconstruction PSNR, batch of " + k + " (dB)", true
+			case "ssim":
+				return "reconstruction SSIM, batch of " + k, true
+			}
+		}
+	}
+	return "", false
+}
+
 // metricLabels are the axis labels of well-known metrics, with their unit:
 // the accuracies of package runners/pipeline are percentages.
 var metricLabels = map[string]string{
@@ -45,6 +144,24 @@ var metricLabels = map[string]string{
 	"mia_advantage":         "MIA advantage (TPR − FPR)",
 	"mia_balanced_accuracy": "MIA balanced accuracy",
 	"seconds":               "wall time (s)",
+	"step_seconds":          "time per step (s)",
+	"train_peak_bytes":      "peak training memory (bytes)",
+	"ppl":                   "perplexity",
+	"records_ppl":           "perplexity",
+	"mtv_cosine":            "cos(μ̃, μ̄)",
+	"visual_tokens":         "visual tokens kept",
+	"trainable_params":      "trainable parameters",
+	"audit_epsilon_lb":      "audited ε lower bound (95%)",
+}
+
+// shortLabel returns the label of column name without its parenthesised
+// unit or gloss ("update ratio P_K" for "update ratio P_K (fraction of
+// blocks)"), for titles and legend entries.
+func shortLabel(l string) string {
+	if i := strings.LastIndex(l, " ("); i > 0 && strings.HasSuffix(l, ")") {
+		return l[:i]
+	}
+	return l
 }
 
 // metricLabel returns the axis label of metric name: overrides[name] if

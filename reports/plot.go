@@ -132,8 +132,8 @@ func ParsePlotKind(s string) (PlotKind, error) {
 // per value of the series columns, each point the mean over the runs that
 // share an x, with an error band (±1 sample standard deviation by default);
 // one panel per value of the facet columns, side by side with a shared y
-// axis and one legend. Runs at x = +Inf are drawn as a dashed horizontal
-// line per series (see the package documentation). The other kinds (Radar,
+// axis and one legend. Runs at x = +Inf are drawn as a dotted horizontal
+// reference line per series (see the package documentation). The other kinds (Radar,
 // ROC, Heatmap, ImageGrid) read the fields their documentation names.
 type Plot struct {
 	// X is the Float column on the horizontal axis, for example
@@ -179,13 +179,17 @@ type Plot struct {
 	// run_id column (an experiment's runs folder). ROC reads scores.parquet
 	// there, ImageGrid the images folder; other kinds ignore it.
 	RunDirs string
-	// Title is the figure's title. If empty, the figure has none.
+	// Title is the figure's title. If empty, it is made from the labels of
+	// Y and X ("Accuracy against ε"); a figure always has a title.
 	Title string
 	// XLabel and YLabel are the axis labels. If empty, the labels of X and Y
-	// are used (see Labels); a well-known metric's label states its unit
-	// ("accuracy (%)").
+	// are used (see Labels): a well-known metric's label states its unit
+	// ("accuracy (%)"), a well-known column's what it measures ("update
+	// ratio P_K (fraction of blocks)"), any other column its name with
+	// spaces for underscores.
 	XLabel, YLabel string
-	// Labels override the labels of columns; see Table.Labels.
+	// Labels override the labels of columns on axes, legend titles and
+	// colour bars.
 	Labels map[string]string
 	// LogX draws the horizontal axis on a log scale; runs with x ≤ 0 are then
 	// left out and counted in the warnings. It is an error with Bar, Radar,
@@ -239,14 +243,24 @@ type Panel struct {
 }
 
 // Figure is a built plot: its panels, one legend for all of them drawn to
-// their right so that it never hides data, and the warnings.
+// their right so that it never hides data, a note under the panels that
+// says what the bands and reference lines mean, and the warnings.
 type Figure struct {
 	// Title is the figure's title, drawn above the panels.
 	Title string
 	// Panels are the panels, left to right and top to bottom.
 	Panels []Panel
-	// Legend is the legend drawn to the right of the panels.
-	Legend plot.Legend
+	// Legend is the legend drawn to the right of the panels, under
+	// LegendTitle; Entries are its entries' texts, in order.
+	Legend      plot.Legend
+	LegendTitle string
+	Entries     []string
+	// ColorBar, when not nil, is a heatmap's colour scale, drawn to the
+	// right of the panels with the metric's label.
+	ColorBar *plot.Plot
+	// Note says what the figure's marks mean ("shaded bands: ±1 std over
+	// n = 3 seeds"); it is drawn under the panels. Empty for none.
+	Note string
 	// Warnings are things the reader of the figure should know.
 	Warnings []error
 	// Width and Height are the size at which the figure is written.
@@ -343,6 +357,67 @@ func (p *Plot) size(fig *Figure) {
 	}
 }
 
+// title returns p's title, or one made from the labels of what it draws:
+// "Accuracy against update ratio P_K", "Accuracy by token retention and
+// update ratio P_K" for a heatmap.
+func (p *Plot) title(fallback string) string {
+	if p.Title != "" {
+		return p.Title
+	}
+	y := shortLabel(AxisLabel(p.Labels, p.Y))
+	t := fallback
+	switch p.Kind {
+	case Line, Scatter, Bar:
+		t = y + " against " + shortLabel(AxisLabel(p.Labels, p.X))
+	case Heatmap:
+		t = y + " by " + shortLabel(AxisLabel(p.Labels, p.X)) + " and " + shortLabel(AxisLabel(p.Labels, p.Rows))
+	}
+	if t == "" {
+		return ""
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+// legendTitle returns the title of the legend of series columns cols: their
+// labels, joined by commas.
+func (p *Plot) legendTitle(cols []string) string {
+	labels := make([]string, len(cols))
+	for i, c := range cols {
+		labels[i] = shortLabel(AxisLabel(p.Labels, c))
+	}
+	return strings.Join(labels, ", ")
+}
+
+// bandNote returns what the bands of figure panels mean over the runs per
+// point, or "" if p draws none: "shaded bands: ±1 std over n = 3 seeds".
+// what names the marks ("shaded bands", "error bars").
+func (p *Plot) bandNote(what string, panels []Panel) string {
+	nmin, nmax := math.MaxInt, 0
+	for _, panel := range panels {
+		for _, s := range panel.Series {
+			pts := s.Points
+			if s.Inf != nil {
+				pts = append(slices.Clip(pts), *s.Inf)
+			}
+			for _, pt := range pts {
+				nmin, nmax = min(nmin, pt.N), max(nmax, pt.N)
+			}
+		}
+	}
+	if p.Band == BandNone || nmax < 2 {
+		return ""
+	}
+	n := fmt.Sprintf("n = %d", nmax)
+	if nmin != nmax {
+		n = fmt.Sprintf("n = %d–%d", nmin, nmax)
+	}
+	sd := "±1 std"
+	if p.Band == BandSEM {
+		sd = "±1 standard error (std/√n)"
+	}
+	return fmt.Sprintf("%s: %s over %s runs (seeds) per point", what, sd, n)
+}
+
 // xyRuns are the runs of an x–y plot that have a value to draw.
 func (p *Plot) xyRuns(sel selection, xcol, ycol *Column) (kept []int, warnings []error) {
 	var noY, noX, nonPositive, negInf int
@@ -406,7 +481,7 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 	kept, warnings := p.xyRuns(sel, xcol, ycol)
 	stylePos := styles(runs, series)
 	agg := newAggregator(runs, p.Scale)
-	fig := &Figure{Title: p.Title}
+	fig := &Figure{Title: p.title(""), LegendTitle: p.legendTitle(p.Series)}
 	finite := false
 	facetGroups, _ := facets.groups(kept)
 	for _, fg := range facetGroups {
@@ -415,7 +490,7 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 		for _, g := range groups {
 			s := Series{Name: series.key(g.first).String(), style: stylePos[series.id(g.first)]}
 			if len(p.Series) == 0 {
-				s.Name = metricLabel(p.Labels, p.Y)
+				s.Name = AxisLabel(p.Labels, p.Y)
 			}
 			for _, pt := range p.points(agg, xcol, ycol, g.runs, panel.Name, s.Name) {
 				if math.IsInf(pt.X, 1) {
@@ -436,6 +511,20 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 	if err := p.drawXY(fig); err != nil {
 		return nil, err
 	}
+	var notes []string
+	what := "shaded bands"
+	if p.Kind != Line {
+		what = "error bars"
+	}
+	if n := p.bandNote(what, fig.Panels); n != "" {
+		notes = append(notes, n)
+	}
+	if p.Kind != Bar && slices.ContainsFunc(fig.Panels, func(pn Panel) bool {
+		return slices.ContainsFunc(pn.Series, func(s Series) bool { return s.Inf != nil })
+	}) {
+		notes = append(notes, fmt.Sprintf("dotted: runs at %s = ∞, mean (± the band's width) in the legend", shortLabel(AxisLabel(p.Labels, p.X))))
+	}
+	fig.Note = strings.Join(notes, "; ")
 	return fig, nil
 }
 
@@ -480,7 +569,7 @@ func (p *Plot) drawXY(fig *Figure) error {
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for k := range fig.Panels {
 		panel := &fig.Panels[k]
-		plt, entries, err := p.draw(panel.Series, len(p.Facets) > 0)
+		plt, entries, err := p.draw(panel.Series, panel.Name)
 		if err != nil {
 			return err
 		}
@@ -489,7 +578,7 @@ func (p *Plot) drawXY(fig *Figure) error {
 		ymin, ymax = min(ymin, plt.Y.Min), max(ymax, plt.Y.Max)
 		lb.add(entries)
 	}
-	fig.Legend = lb.legend()
+	fig.Legend, fig.Entries = lb.legend()
 	// Leave a margin above and below the data, so that no band touches the
 	// frame.
 	pad := (ymax - ymin) * 0.05
@@ -522,14 +611,18 @@ func (lb *legendBuilder) add(entries []legendEntry) {
 	}
 }
 
-// legend returns the legend, drawn from its top left.
-func (lb *legendBuilder) legend() plot.Legend {
+// legend returns the legend, drawn from its top left, and its entries'
+// texts.
+func (lb *legendBuilder) legend() (plot.Legend, []string) {
 	l := plot.NewLegend()
 	l.Top, l.Left = true, true
+	l.ThumbnailWidth = vg.Points(28) // room for a dash pattern to show
+	var names []string
 	for _, e := range slices.Concat(lb.entries, lb.inf) {
 		l.Add(e.name, e.thumbs...)
+		names = append(names, e.name)
 	}
-	return l
+	return l, names
 }
 
 // floatColumn returns the Float column name of runs.
@@ -556,15 +649,15 @@ type legendEntry struct {
 
 // draw returns a gonum plot of series, which may have no finite point when
 // the figure has several panels, and its legend entries.
-func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, error) {
+func (p *Plot) draw(series []Series, panel string) (*plot.Plot, []legendEntry, error) {
 	plt := plot.New()
 	plt.X.Label.Text = p.XLabel
 	if plt.X.Label.Text == "" {
-		plt.X.Label.Text = label(p.Labels, p.X)
+		plt.X.Label.Text = AxisLabel(p.Labels, p.X)
 	}
 	plt.Y.Label.Text = p.YLabel
 	if plt.Y.Label.Text == "" {
-		plt.Y.Label.Text = metricLabel(p.Labels, p.Y)
+		plt.Y.Label.Text = AxisLabel(p.Labels, p.Y)
 	}
 	if p.Kind == Bar {
 		grid := plotter.NewGrid()
@@ -575,7 +668,7 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 	}
 	plt.Add(plotter.NewGrid())
 
-	// The horizontal extent of the dashed lines at x = +Inf.
+	// The horizontal extent of the reference lines at x = +Inf.
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	var xs []float64
 	for _, s := range series {
@@ -626,7 +719,7 @@ func (p *Plot) draw(series []Series, faceted bool) (*plot.Plot, []legendEntry, e
 			entries = append(entries, e)
 		}
 		if s.Inf != nil {
-			e, err := p.drawInf(plt, s, xmin, xmax)
+			e, err := p.drawInf(plt, s, panel, xmin, xmax)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -668,6 +761,7 @@ func (p *Plot) drawSeries(plt *plot.Plot, s Series) (legendEntry, error) {
 		}
 		line.Color = col
 		line.Width = vg.Points(1.5)
+		line.Dashes = seriesDashes(s.style)
 		plt.Add(line)
 		thumbs = []plot.Thumbnailer{line, points}
 	case Scatter:
@@ -680,33 +774,57 @@ func (p *Plot) drawSeries(plt *plot.Plot, s Series) (legendEntry, error) {
 	return legendEntry{name: s.Name, thumbs: thumbs}, nil
 }
 
-// drawInf adds the value of series s at x = +Inf to plt: a dashed line from
-// xmin to xmax over its band.
-func (p *Plot) drawInf(plt *plot.Plot, s Series, xmin, xmax float64) (legendEntry, error) {
+// drawInf adds the value of series s at x = +Inf to plt: a thin dotted
+// reference line from xmin to xmax. Its band is not shaded, so that
+// references never cover the data; the legend entry states the mean and
+// the band's half-width instead.
+func (p *Plot) drawInf(plt *plot.Plot, s Series, panel string, xmin, xmax float64) (legendEntry, error) {
 	col := plotutil.Color(s.style)
 	pt := *s.Inf
-	if h := p.Band.half(pt); h > 0 {
-		rect, err := plotter.NewPolygon(plotter.XYs{
-			{X: xmin, Y: pt.Mean - h}, {X: xmax, Y: pt.Mean - h},
-			{X: xmax, Y: pt.Mean + h}, {X: xmin, Y: pt.Mean + h},
-		})
-		if err != nil {
-			return legendEntry{}, fmt.Errorf("reports: %w", err)
-		}
-		rect.Color = withAlpha(col, bandAlpha/2)
-		rect.LineStyle.Width = 0
-		plt.Add(rect)
-	}
 	line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: pt.Mean}, {X: xmax, Y: pt.Mean}})
 	if err != nil {
 		return legendEntry{}, fmt.Errorf("reports: %w", err)
 	}
 	line.Color = col
-	line.Width = vg.Points(1.5)
-	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	line.Width = vg.Points(1)
+	line.Dashes = infDashes
 	plt.Add(line)
-	name := fmt.Sprintf("%s (%s = ∞)", s.Name, plt.X.Label.Text)
+	at := shortLabel(plt.X.Label.Text) + " = ∞"
+	if panel != "" {
+		at += ", " + panel // the panels' lines differ
+	}
+	name := fmt.Sprintf("%s (%s): %s", s.Name, at, formatMeanHalf(pt.Mean, p.Band.half(pt)))
 	return legendEntry{name: name, thumbs: []plot.Thumbnailer{line}, inf: true}, nil
+}
+
+// infDashes is the dotted pattern of the reference lines at x = +Inf,
+// which no series line uses.
+var infDashes = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+
+// seriesDashes returns the dash pattern of the line of the series with
+// style index k: solid for the first, then patterns that stay apart from
+// each other and from infDashes, so that lines that overlap (and share
+// neighbouring colours) can be told apart by their dashes as well as by
+// their markers.
+func seriesDashes(k int) []vg.Length {
+	patterns := [][]float64{nil, {7, 3}, {12, 3, 3, 3}, {4, 2}, {12, 3, 3, 3, 3, 3}, {9, 5}}
+	pat := patterns[k%len(patterns)]
+	out := make([]vg.Length, len(pat))
+	for i, v := range pat {
+		out[i] = vg.Points(v)
+	}
+	return out
+}
+
+// formatMeanHalf formats a mean and a band's half-width, the half-width
+// to two significant digits and the mean to the same decimals: "48.8 ±
+// 3.0"; the mean alone to three significant digits without a band.
+func formatMeanHalf(mean, half float64) string {
+	if half == 0 || math.IsNaN(half) {
+		return strconv.FormatFloat(mean, 'g', 3, 64)
+	}
+	dec := max(0, 1-int(math.Floor(math.Log10(half))))
+	return strconv.FormatFloat(mean, 'f', dec, 64) + " ± " + strconv.FormatFloat(half, 'f', dec, 64)
 }
 
 // barGroupWidth is the width of the bars at one category, side by side, in
@@ -780,19 +898,37 @@ func (p *Plot) drawBars(plt *plot.Plot, series []Series) []legendEntry {
 // legend.
 const legendGap = 8 // points
 
-// Draw draws the figure on c: the title, the panels, and to their right the
-// legend.
+// Draw draws the figure on c: the title, the panels, to their right the
+// legend under its title (or a heatmap's colour bar), and under them the
+// note.
 func (f *Figure) Draw(c draw.Canvas) {
 	top := c
+	base := f.Panels[0].Plot.Title.TextStyle
 	if f.Title != "" {
-		sty := f.Panels[0].Plot.Title.TextStyle
+		sty := base
 		sty.Font.Size *= 1.15
 		descent := sty.FontExtents().Descent
 		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y + descent}, f.Title)
 		top.Max.Y -= sty.Rectangle(f.Title).Size().Y + vg.Points(4)
 	}
-	width := f.Legend.Rectangle(top).Size().X
+	if f.Note != "" {
+		sty := base
+		sty.Font.Size *= 0.8
+		sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+		h := sty.Rectangle(f.Note).Size().Y
+		c.FillText(sty, vg.Point{X: c.Min.X + vg.Points(6), Y: c.Min.Y + sty.FontExtents().Descent + vg.Points(3)}, f.Note)
+		top.Min.Y += h + vg.Points(6)
+	}
 	gap := vg.Points(legendGap)
+	width := f.Legend.Rectangle(top).Size().X
+	titleSty := f.Legend.TextStyle
+	titleSty.XAlign, titleSty.YAlign = draw.XLeft, draw.YBottom
+	if f.LegendTitle != "" && width > 0 {
+		width = max(width, titleSty.Rectangle(f.LegendTitle).Size().X)
+	}
+	if f.ColorBar != nil {
+		width = colorBarWidth - 2*gap
+	}
 	area := top
 	if width > 0 {
 		area = draw.Crop(top, 0, -(width + 2*gap), 0, 0)
@@ -820,6 +956,18 @@ func (f *Figure) Draw(c draw.Canvas) {
 		lc.Max.Y -= t.TextStyle.Rectangle(t.Text).Size().Y + t.Padding
 	}
 	lc.Max.Y -= f.Panels[0].Plot.Y.Padding
+	if f.ColorBar != nil {
+		// As tall as the first row of panels.
+		first := canvases[0][0]
+		lc.Min.Y = first.Min.Y
+		f.ColorBar.Draw(lc)
+		return
+	}
+	if f.LegendTitle != "" {
+		h := titleSty.Rectangle(f.LegendTitle).Size().Y
+		lc.FillText(titleSty, vg.Point{X: lc.Min.X, Y: lc.Max.Y - h + titleSty.FontExtents().Descent}, f.LegendTitle)
+		lc.Max.Y -= h + vg.Points(3)
+	}
 	f.Legend.Draw(lc)
 }
 

@@ -42,7 +42,8 @@ func (p *Plot) radarSpokes(runs *Runs, idx []int) ([]radarSpoke, error) {
 			if err != nil {
 				return nil, err
 			}
-			spokes[k] = radarSpoke{label: metricLabel(p.Labels, m), col: c}
+			// A spoke names its setting; the title names the family.
+			spokes[k] = radarSpoke{label: shortLabel(AxisLabel(p.Labels, m)), col: c}
 		}
 		return spokes, nil
 	}
@@ -86,7 +87,7 @@ func (p *Plot) buildRadar(runs *Runs) (*Figure, error) {
 	}
 	stylePos := styles(runs, series)
 	agg := newAggregator(runs, p.Scale)
-	fig := &Figure{Title: p.Title, Warnings: sel.warnings}
+	fig := &Figure{Title: p.title("Mean of each metric by " + p.legendTitle(p.Series)), LegendTitle: p.legendTitle(p.Series), Warnings: sel.warnings}
 	facetGroups, _ := facets.groups(sel.ok)
 	for _, fg := range facetGroups {
 		panel := Panel{Name: facets.key(fg.first).String()}
@@ -128,7 +129,8 @@ func (p *Plot) buildRadar(runs *Runs) (*Figure, error) {
 		panel.Plot = plt
 		lb.add(entries)
 	}
-	fig.Legend = lb.legend()
+	fig.Legend, fig.Entries = lb.legend()
+	fig.Note = p.bandNote("shaded rings", fig.Panels)
 	if p.Width == 0 && p.Height == 0 {
 		cols := min(len(fig.Panels), maxPanelCols)
 		rows := (len(fig.Panels) + cols - 1) / cols
@@ -285,6 +287,7 @@ func (p *Plot) radarPolygon(plt *plot.Plot, s Series, lo, hi []float64) (*legend
 	}
 	poly.Color = withAlpha(col, 0x20)
 	poly.LineStyle.Color, poly.LineStyle.Width = col, vg.Points(1.5)
+	poly.LineStyle.Dashes = seriesDashes(s.style)
 	plt.Add(poly)
 	points, err := plotter.NewScatter(mean)
 	if err != nil {

@@ -134,7 +134,7 @@ func (p *Plot) buildROC(runs *Runs) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	fig := &Figure{Title: p.Title, Warnings: sel.warnings}
+	fig := &Figure{Title: p.title("Membership-inference ROC"), LegendTitle: p.legendTitle(p.Series), Warnings: sel.warnings}
 	// The curves of every run, and a column of their AUCs per attack for
 	// the aggregation.
 	curves := make(map[int]map[string]rocCurve)
@@ -205,7 +205,11 @@ func (p *Plot) buildROC(runs *Runs) (*Figure, error) {
 		fig.Panels[k].Plot = plt
 		lb.add(entries)
 	}
-	fig.Legend = lb.legend()
+	fig.Legend, fig.Entries = lb.legend()
+	if len(attacks) > 1 {
+		fig.LegendTitle = strings.TrimPrefix(fig.LegendTitle+", attack", ", ")
+	}
+	fig.Note = p.bandNote("shaded bands (TPR)", fig.Panels)
 	return fig, nil
 }
 
@@ -288,6 +292,7 @@ func (p *Plot) drawROC(series []Series, lo float64) (*plot.Plot, []legendEntry, 
 			return nil, nil, fmt.Errorf("reports: %w", err)
 		}
 		line.Color, line.Width = col, vg.Points(1.5)
+		line.Dashes = seriesDashes(s.style)
 		plt.Add(line)
 		entries = append(entries, legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{line}})
 		aucs = append(aucs, fmt.Sprintf("%s %.3f", s.Name, s.Inf.Mean))

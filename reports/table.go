@@ -169,6 +169,10 @@ type Grid struct {
 	// Metrics are the metrics of the cells; with several, each column key
 	// has one sub-column per metric, in this order.
 	Metrics []string
+	// Omitted are the columns left out because they repeat another column
+	// of the same key cell for cell ("shapes-vqa img: equals shapes-vqa
+	// acc"), as a note for the reader.
+	Omitted []string
 }
 
 // Build aggregates runs into the cells of t. It returns an error if a column
@@ -203,7 +207,74 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 			g.Sources = append(g.Sources, ref.Source)
 		}
 	}
+	g.omitRepeats()
 	return g, nil
+}
+
+// omitRepeats leaves out each column of a metric that repeats, cell for
+// cell (mean, std and runs, missing where it is missing), the column of an
+// earlier metric under the same column key: on a task whose questions all
+// show an image, IMG accuracy is the accuracy, and a second column of the
+// same numbers only widens the table. Each column left out is named in
+// Omitted.
+func (g *Grid) omitRepeats() {
+	nm := len(g.Metrics)
+	if nm < 2 || len(g.Cols)%nm != 0 {
+		return
+	}
+	same := func(a, b int) bool {
+		values := false
+		for _, row := range g.Cells {
+			x, y := row[a], row[b]
+			if x.N != y.N {
+				return false
+			}
+			if x.N == 0 {
+				continue
+			}
+			if x.Mean != y.Mean || x.Std != y.Std {
+				return false
+			}
+			values = true
+		}
+		return values
+	}
+	var drop []int
+	for base := 0; base < len(g.Cols); base += nm {
+		for m := 1; m < nm; m++ {
+			for e := range m {
+				if slices.Contains(drop, base+e) || !same(base+e, base+m) {
+					continue
+				}
+				key := strings.Join(g.Cols[base+m][:len(g.Cols[base+m])-1], " ")
+				g.Omitted = append(g.Omitted, fmt.Sprintf("%s: equals %s in every row",
+					strings.TrimSpace(key+" "+g.Cols[base+m][len(g.Cols[base+m])-1]),
+					strings.TrimSpace(key+" "+g.Cols[base+e][len(g.Cols[base+e])-1])))
+				drop = append(drop, base+m)
+				break
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	keep := func(j int) bool { return !slices.Contains(drop, j) }
+	var cols []Key
+	for j, c := range g.Cols {
+		if keep(j) {
+			cols = append(cols, c)
+		}
+	}
+	g.Cols = cols
+	for i, row := range g.Cells {
+		var cells []Cell
+		for j, c := range row {
+			if keep(j) {
+				cells = append(cells, c)
+			}
+		}
+		g.Cells[i] = cells
+	}
 }
 
 // tableSetup is a table's options checked against a run table, with

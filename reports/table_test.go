@@ -17,6 +17,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
 	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/stat"
 )
@@ -491,5 +492,101 @@ func TestWriteTextWidth(t *testing.T) {
 	}
 	if blocks := strings.Count(out, "┌"); blocks < 2 || strings.Count(out, "│ r2 ") != blocks {
 		t.Errorf("%d blocks, with %d rows r2; want several, each with the row keys", blocks, strings.Count(out, "│ r2 "))
+	}
+}
+
+// repeatRows returns runs of two methods on two tasks, 3 seeds, with acc
+// and img; on "shapes" every question shows an image, so img = acc there.
+func repeatRows() []Row {
+	var rows []Row
+	for _, method := range []string{"dpsgd", "dualpriv"} {
+		for _, task := range []string{"shapes", "fashion"} {
+			for seed := range 3 {
+				acc := 0.5 + float64(seed)/100
+				img := acc
+				if task == "fashion" {
+					img = acc - 0.1
+				}
+				rows = append(rows, Row{"run_id": fmt.Sprint(method, task, seed), "status": "ok", "method": method, "task": task,
+					"epsilon_target": 1.0, "seed": float64(seed), "acc": acc, "img": img})
+			}
+		}
+	}
+	return rows
+}
+
+// TestTableOmitsRepeats checks that a metric column repeating another
+// under the same key, cell for cell, is left out and named in the notes,
+// and that the other columns stay.
+func TestTableOmitsRepeats(t *testing.T) {
+	tb := &Table{Rows: []string{"epsilon_target"}, Cols: []string{"method", "task"}, Metrics: []string{"acc", "img"}, MinSeeds: -1}
+	g, err := tb.Build(mustRuns(t, repeatRows()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	for _, c := range g.Cols {
+		cols = append(cols, c.String())
+	}
+	want := []string{"dpsgd shapes acc", "dpsgd fashion acc", "dpsgd fashion img", "dualpriv shapes acc", "dualpriv fashion acc", "dualpriv fashion img"}
+	if diff := cmp.Diff(want, cols); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if len(g.Cells[0]) != len(want) {
+		t.Errorf("got %d cells in a row, want %d", len(g.Cells[0]), len(want))
+	}
+	wantOmitted := []string{"dpsgd shapes img: equals dpsgd shapes acc in every row", "dualpriv shapes img: equals dualpriv shapes acc in every row"}
+	if diff := cmp.Diff(wantOmitted, g.Omitted); diff != "" {
+		t.Errorf("omitted (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	if err := g.WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "- left out: dpsgd shapes img: equals dpsgd shapes acc in every row") {
+		t.Errorf("markdown lacks the note on the column left out:\n%s", buf.String())
+	}
+}
+
+// TestLaTeXPaperReady checks what a .tex table says and leaves out: the
+// packages it needs first, no warnings, "mean ± std" once in its caption,
+// and, wider than a page, tabulars that each fit TeXTextWidth.
+func TestLaTeXPaperReady(t *testing.T) {
+	tb := &Table{Title: "Accuracy, mean ± std over seeds", Rows: []string{"epsilon_target"}, Cols: []string{"method", "task"},
+		Metrics: []string{"acc", "img"}, Scale: 100}
+	g, err := tb.Build(mustRuns(t, repeatRows()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Warnings) == 0 {
+		t.Fatal("want the n=3 seeds < 10 warning in Grid.Warnings")
+	}
+	var buf bytes.Buffer
+	if err := g.WriteLaTeX(&buf); err != nil {
+		t.Fatal(err)
+	}
+	tex := buf.String()
+	if first, _, _ := strings.Cut(tex, "\n"); first != `% needs \usepackage{booktabs} (\toprule, \midrule, \cmidrule, \bottomrule)` {
+		t.Errorf("first line %q, want the packages the table needs", first)
+	}
+	if strings.Contains(tex, "warning") || strings.Contains(tex, "seeds < 10") {
+		t.Errorf("the .tex table carries a warning:\n%s", tex)
+	}
+	if n := strings.Count(tex, "mean ± std"); n != 1 {
+		t.Errorf("\"mean ± std\" %d times, want once:\n%s", n, tex)
+	}
+	// Six columns of "51.00 $\pm$ 1.00" (12 characters as printed: 5·12 +
+	// 12 = 72 pt each) and the ε key (5 + 12 = 17 pt) are 449 pt, over
+	// 397 pt; one method's three columns are 233 pt: two tabulars, one per
+	// method.
+	if n := strings.Count(tex, `\begin{tabular}`); n != 2 {
+		t.Errorf("%d tabulars, want 2 (one per method):\n%s", n, tex)
+	}
+	blocks, total := g.texBlocks(g.body(style{pm: ` $\pm$ `, missing: "---", esc: texEscape, bold: identity}))
+	if total <= TeXTextWidth {
+		t.Errorf("estimated width %d pt, want over %d", total, TeXTextWidth)
+	}
+	if len(blocks) != 2 {
+		t.Errorf("got %d blocks, want 2", len(blocks))
 	}
 }

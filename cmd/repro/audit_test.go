@@ -76,3 +76,29 @@ func TestAudit(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditRunTable reads the checked-in one-run audit (results/README.md:
+// "`repro audit` reads it") from its run table, without run folders: its
+// two planted under-noised controls at ε ≈ 1 and 8 are marked by their
+// noise_scale, and the honest runs pass.
+func TestAuditRunTable(t *testing.T) {
+	out, _, err := run(t, "audit", "../../results/baselines/audit-small.parquet", "--results", t.TempDir())
+	if err != nil {
+		t.Fatalf("repro audit FILE: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "RUN") {
+		t.Fatalf("got %q, want a header and one row per run", out)
+	}
+	planted, pass := 0, 0
+	for _, l := range lines[1:] {
+		if strings.Contains(l, "planted under-noised control") {
+			planted++
+		} else if strings.HasSuffix(l, "PASS") {
+			pass++
+		}
+	}
+	if planted != 3 || pass != len(lines)-4 {
+		t.Errorf("got %d planted and %d passing rows of %d, want 3 planted and the rest passing:\n%s", planted, pass, len(lines)-1, out)
+	}
+}

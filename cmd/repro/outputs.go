@@ -6,13 +6,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,6 +34,7 @@ type expOptions struct {
 	jobs    int
 	set     []string
 	noRun   bool
+	from    string // a run table to draw from instead of the runs
 }
 
 // expFlags returns the experiment flags of repro table and repro plot. The
@@ -44,6 +48,7 @@ func expFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once", DefaultText: "the number of CPUs"},
 		&cli.GenericFlag{Name: "set", Value: new(stringsValue), Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
 		&cli.BoolFlag{Name: "no-run", Usage: "EXP: run nothing; render the finished runs and warn how many are missing"},
+		&cli.StringFlag{Name: "from", Usage: "EXP: run nothing; render the spec's outputs from the run table `FILE.parquet` (a checked-in baseline) into a temporary folder"},
 	}
 }
 
@@ -88,28 +93,48 @@ func isPath(arg string) bool {
 	return err == nil
 }
 
+// writeRuns writes the run table of experiment exp under root; tests
+// replace it.
+var writeRuns = runners.WriteRuns
+
+// readOnly reports whether err comes from writing where one may not.
+func readOnly(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
 // prepareExperiment loads the experiment o.name and, unless o.noRun,
 // executes its runs that are not finished, as repro run does; with o.noRun
 // it rewrites the experiment's run table from the runs finished so far and
 // warns on wErr how many are missing, or fails if none is. It returns the
-// spec and the error of the sweep (a failed run), if any: the run table is
-// written even then.
-func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOptions) (s *experiments.Spec, sweepErr error, err error) {
+// spec, the results folder to read the run table from and write the
+// outputs to, and the error of the sweep (a failed run), if any: the run
+// table is written even then.
+//
+// With o.noRun, a results folder that cannot be written (read-only, or
+// another user's) is still read: the run table goes to a new temporary
+// folder instead, which is returned as root, and wErr says so.
+func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOptions) (s *experiments.Spec, root string, sweepErr error, err error) {
+	root = o.results
 	if o.jobs < 0 {
-		return nil, nil, fmt.Errorf("%s: --jobs must be ≥ 0", cmd)
+		return nil, "", nil, fmt.Errorf("%s: --jobs must be ≥ 0", cmd)
 	}
 	specOpts, err := specOverrides(o.scale, "", o.set)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	s, err = experiments.Load(o.name, specOpts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", cmd, err)
+		return nil, "", nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	warnCollapses(wErr, s)
+	if o.from != "" {
+		root, err := fromRunTable(wErr, cmd, s, o.from)
+		return s, root, nil, err
 	}
 	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Progress: wErr, Inputs: runInputs}
 	plan, err := runners.Plan(s, ropts)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	if o.noRun {
 		finished := 0
@@ -120,24 +145,85 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 		}
 		others := otherScales(o.results, s.Name, s.Scale)
 		if finished == 0 {
-			return nil, nil, fmt.Errorf("%s: %s: none of its %d runs at scale %s is finished under %s%s (drop --no-run, or repro run %s)", cmd, s.Name, len(plan), s.Scale, o.results, others, o.name)
+			return nil, "", nil, fmt.Errorf("%s: %s: none of its %d runs at scale %s is finished under %s%s (drop --no-run, or repro run %s)", cmd, s.Name, len(plan), s.Scale, o.results, others, o.name)
 		}
 		if missing := len(plan) - finished; missing > 0 {
 			fmt.Fprintf(wErr, "%s: warning: %d of %d runs at scale %s are missing (--no-run); showing the %d finished%s\n", s.Name, missing, len(plan), s.Scale, finished, others)
 		}
-		if err := runners.WriteRuns(o.results, s.Name, plan); err != nil {
-			return nil, nil, err
+		if err := writeRuns(o.results, s.Name, plan); err != nil {
+			if !readOnly(err) {
+				return nil, "", nil, err
+			}
+			tmp, terr := os.MkdirTemp("", "repro-"+s.Name+"-")
+			if terr != nil {
+				return nil, "", nil, errors.Join(err, terr)
+			}
+			if werr := os.MkdirAll(filepath.Join(tmp, s.Name), 0o755); werr != nil {
+				return nil, "", nil, werr
+			}
+			if werr := writeRuns(tmp, s.Name, plan); werr != nil {
+				return nil, "", nil, werr
+			}
+			fmt.Fprintf(wErr, "%s: warning: %s cannot be written (%v); its finished runs are read, and the run table and outputs go to %s\n", s.Name, o.results, err, tmp)
+			return s, tmp, nil, nil
 		}
-		return s, nil, nil
+		return s, root, nil, nil
 	}
 	if err := runners.CheckExecutors(runners.Pending(plan, ropts), ropts); err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	_, sweepErr = runners.Sweep(ctx, s, ropts)
 	if ctx.Err() != nil {
-		return nil, nil, sweepErr
+		return nil, "", nil, sweepErr
 	}
-	return s, sweepErr, nil
+	return s, root, sweepErr, nil
+}
+
+// fromRunTable copies the run table file, which must hold runs of
+// experiment s, to a new temporary results folder and returns it, for
+// the outputs of s to be drawn from it; wErr says where they go. Outputs
+// that read the runs' folders (roc and grid plots) have none there.
+func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, file string) (string, error) {
+	runs, err := results.ReadRuns(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: --from: %w", cmd, err)
+	}
+	scales := map[string]int{}
+	for _, r := range runs {
+		if r.Experiment != s.Name {
+			return "", fmt.Errorf("%s: --from %s holds runs of experiment %s, not %s", cmd, file, r.Experiment, s.Name)
+		}
+		scales[r.Scale]++
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: --from: %w", cmd, err)
+	}
+	tmp, err := os.MkdirTemp("", "repro-"+s.Name+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, s.Name), 0o755); err != nil {
+		return "", err
+	}
+	if err := results.WriteFile(filepath.Join(tmp, s.Name, results.RunsFile), data); err != nil {
+		return "", err
+	}
+	var at []string
+	for _, sc := range slices.Sorted(maps.Keys(scales)) {
+		at = append(at, fmt.Sprintf("%d at scale %s", scales[sc], sc))
+	}
+	fmt.Fprintf(wErr, "%s: reading %d runs from %s (%s); the outputs go to %s\n", s.Name, len(runs), file, strings.Join(at, ", "), tmp)
+	return tmp, nil
+}
+
+// warnCollapses prints to wErr the warnings of s's sweep whose distinct
+// values give runs one effective setting at its scale
+// (experiments.Spec.Collapses).
+func warnCollapses(wErr io.Writer, s *experiments.Spec) {
+	for _, w := range s.Collapses() {
+		fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, w)
+	}
 }
 
 // otherScales returns, for a message, the finished runs of experiment exp

@@ -5,10 +5,14 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/repro-dp/repro/runners"
 )
 
 // fakeOutputs are the tables and plots of the fake experiment of
@@ -144,5 +148,111 @@ func TestTableUnknownExperiment(t *testing.T) {
 		if !strings.HasPrefix(msg, cmd+": ") || !strings.Contains(msg, `no experiment "table9"`) || !strings.Contains(msg, "table1") || !strings.Contains(msg, "fig1") {
 			t.Errorf("repro %s table9: %q, want it to name table9 and list table1 and fig1", cmd, msg)
 		}
+	}
+}
+
+// TestNoRunReadOnlyResults checks that a results folder that cannot be
+// written still lets repro table --no-run and repro verify --no-run read
+// its finished runs: the run table goes to a temporary folder, and
+// standard error says where. A user who is not root gets a folder made
+// read-only with chmod; root, whom chmod does not stop, gets writes into
+// it refused with the error a read-only file system gives.
+func TestNoRunReadOnlyResults(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where the outputs go
+	dir := t.TempDir()
+	claims := "claims:\n  - {name: c1, text: more budget more accuracy, metric: acc, a: {epsilon_target: 8}, b: {epsilon_target: 1}, expect: greater, source: made up}\n"
+	spec := fakeSpec(t, fakeOutputs+claims)
+	if _, stderr, err := run(t, "run", spec, "--results", dir); err != nil {
+		t.Fatalf("repro run: %v\n%s", err, stderr)
+	}
+	if os.Geteuid() == 0 {
+		defer func(f func(string, string, []*runners.Run) error) { writeRuns = f }(writeRuns)
+		inner := writeRuns
+		writeRuns = func(root, exp string, plan []*runners.Run) error {
+			if root == dir {
+				return &fs.PathError{Op: "open", Path: filepath.Join(root, exp, "runs.parquet"), Err: syscall.EROFS}
+			}
+			return inner(root, exp, plan)
+		}
+	} else {
+		var folders []string
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				folders = append(folders, p)
+			}
+			return nil
+		})
+		for _, f := range folders {
+			if err := os.Chmod(f, 0o555); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			for _, f := range folders {
+				os.Chmod(f, 0o755)
+			}
+		})
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "fake", "t1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, "table", spec, "--no-run", "--results", dir, "--format", "md")
+	if err != nil {
+		t.Fatalf("repro table --no-run on a read-only folder: %v\n%s", err, stderr)
+	}
+	if out != string(before) {
+		t.Errorf("repro table --no-run printed:\n%s\nwant the table of the finished runs:\n%s", out, before)
+	}
+	if !strings.Contains(stderr, "fake: warning: "+dir+" cannot be written") || !strings.Contains(stderr, "the run table and outputs go to ") {
+		t.Errorf("repro table --no-run does not say where the outputs went; stderr:\n%s", stderr)
+	}
+	out, stderr, err = run(t, "verify", spec, "--no-run", "--results", dir)
+	if err != nil || !strings.Contains(out, "c1") {
+		t.Errorf("repro verify --no-run on a read-only folder: %v, printed:\n%s\nstderr:\n%s", err, out, stderr)
+	}
+}
+
+// TestOutputsFromRunTable checks --from: an experiment's tables and plots
+// drawn from a run table file (a checked-in baseline) without its runs'
+// folders and without running anything.
+func TestOutputsFromRunTable(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where the outputs go
+	dir := t.TempDir()
+	spec := fakeSpec(t, fakeOutputs)
+	if _, stderr, err := run(t, "run", spec, "--results", dir); err != nil {
+		t.Fatalf("repro run: %v\n%s", err, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "fake-smoke.parquet")
+	data, err := os.ReadFile(filepath.Join(dir, "fake", "runs.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "fake", "t1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeCalls.Store(0)
+	empty := t.TempDir()
+	out, stderr, err := run(t, "table", spec, "--from", file, "--results", empty, "--format", "md")
+	if err != nil || out != string(want) || fakeCalls.Load() != 0 {
+		t.Errorf("repro table --from: %v, %d runs, printed:\n%s\nwant:\n%s\nstderr:\n%s", err, fakeCalls.Load(), out, want, stderr)
+	}
+	if !strings.Contains(stderr, "fake: reading 4 runs from "+file+" (4 at scale smoke)") {
+		t.Errorf("repro table --from does not say what it reads; stderr:\n%s", stderr)
+	}
+	out, _, err = run(t, "plot", spec, "--from", file, "--results", empty)
+	if err != nil || !strings.Contains(out, filepath.Join("fake", "f1.png")) {
+		t.Errorf("repro plot --from: %v, printed:\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("--from wrote under --results: %v", entries)
+	}
+	_, _, err = run(t, "table", "table1", "--from", file)
+	if err == nil || !strings.Contains(err.Error(), "holds runs of experiment fake, not table1") {
+		t.Errorf("repro table table1 --from a fake run table: got %v, want an error", err)
 	}
 }

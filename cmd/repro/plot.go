@@ -38,12 +38,17 @@ func plotCommand() *cli.Command {
 			"(.png, .svg and .pdf) and prints their paths. With --no-run it draws the runs\n" +
 			"finished so far and warns how many are missing.\n\n" +
 			"   $ repro plot fig1 --scale smoke\n" +
-			"   $ repro plot fig1 --scale smoke --no-run --results /tmp/results\n\n" +
+			"   $ repro plot fig1 --scale smoke --no-run --results /tmp/results\n" +
+			"   $ repro plot fig3 --from results/baselines/fig3-small.parquet\n\n" +
+			"--from draws the spec's plots from a run table file, such as a checked-in baseline,\n" +
+			"into a temporary folder, running nothing (roc and grid plots need the runs' folders).\n\n" +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and draws\n" +
 			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
 			"(seeds) at each x with a shaded ±1 std band, one panel per distinct --facet value. Runs at x = ∞ (ε = ∞) are drawn as a\n" +
-			"dashed horizontal line per series. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
+			"dotted horizontal line per series, their mean ± std in the legend. Axes, legend and\n" +
+			"colour bar are labelled from a table of column labels with units; a note under the\n" +
+			"panels says what the bands mean. Writes PREFIX.png, PREFIX.svg and PREFIX.pdf and\n" +
 			"prints their paths; warnings go to standard error. --kind radar draws one spoke per\n" +
 			"--metrics column (or per --x value), roc the membership-inference ROC of each series\n" +
 			"from the scores.parquet of the runs (log-log, with the diagonal), heatmap the mean\n" +
@@ -88,7 +93,7 @@ func plotAction(c *cli.Context, f *cmdArgs) error {
 		return err
 	}
 	if experiment {
-		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
+		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
 		return writeExperimentPlots(c.Context, c.App.Writer, c.App.ErrWriter, o)
 	}
 	kind, err := reports.ParsePlotKind(f.String("kind"))
@@ -163,11 +168,11 @@ func plotAction(c *cli.Context, f *cmdArgs) error {
 // o.noRun), writes the plots of its spec and prints their paths to w; the
 // warnings go to wErr.
 func writeExperimentPlots(ctx context.Context, w, wErr io.Writer, o expOptions) error {
-	s, sweepErr, err := prepareExperiment(ctx, wErr, "plot", o)
+	s, root, sweepErr, err := prepareExperiment(ctx, wErr, "plot", o)
 	if err != nil {
 		return err
 	}
-	paths, err := writeSpecOutputs(wErr, "plot", o.results, s, false)
+	paths, err := writeSpecOutputs(wErr, "plot", root, s, false)
 	for _, p := range paths {
 		fmt.Fprintln(w, p)
 	}

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/reports"
 )
 
 func TestPlotCommand(t *testing.T) {
@@ -90,6 +93,31 @@ func TestPlotExperimentFileFlags(t *testing.T) {
 		_, _, err := run(t, append([]string{"plot"}, tc.args...)...)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: repro plot %s: got error %v, want one starting %q", tc.desc, strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
+
+// TestSpecPlotLabels checks that every plot of every embedded spec labels
+// its axes, legend and colour bar from the label table: no column it
+// draws reaches the figure as a raw column name (update_ratio).
+func TestSpecPlotLabels(t *testing.T) {
+	infos, err := experiments.List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		s, err := experiments.Load(info.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.Plots {
+			for _, col := range append([]string{p.X, p.Y, p.Series, p.Rows, p.Facet}, p.Metrics...) {
+				// A column without a label of its own is shown with spaces
+				// for underscores: still its raw name.
+				if l := reports.AxisLabel(nil, col); strings.Contains(col, "_") && l == strings.ReplaceAll(col, "_", " ") {
+					t.Errorf("%s, plot %s: column %s has no label in the label table (shown as %q)", s.Name, p.Name, col, l)
+				}
+			}
 		}
 	}
 }

@@ -187,6 +187,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 		if slices.ContainsFunc(specs, func(p *experiments.Spec) bool { return p.Name == s.Name }) {
 			return fmt.Errorf("run: experiment %s given twice", s.Name)
 		}
+		warnCollapses(wErr, s)
 		plan, err := runners.Plan(s, ropts)
 		if err != nil {
 			return err

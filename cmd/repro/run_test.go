@@ -366,3 +366,21 @@ func TestRunScripts(t *testing.T) {
 		},
 	})
 }
+
+// TestRunWarnsCollapsingSweep checks that expanding a sweep whose distinct
+// values give one effective setting at the scale (fig3's retentions at
+// smoke) warns before anything runs.
+func TestRunWarnsCollapsingSweep(t *testing.T) {
+	_, stderr, err := run(t, "run", "fig3", "--scale", "smoke", "--dry-run", "--results", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"fig3: warning: dualpriv on fashion-vqa at scale smoke: retention 0.1, 0.2, 0.3 all give 1 dominant + 0 contextual tokens of 4 patches\n",
+		"fig3: warning: 75 runs give 45 distinct settings; a larger --scale separates them\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("standard error lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -40,14 +40,18 @@ func tableCommand() *cli.Command {
 			"shows the runs finished so far and warns how many are missing.\n\n" +
 			"   $ repro table table1 --scale smoke\n" +
 			"   $ repro table table1 --scale smoke --no-run --format md\n" +
-			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n\n" +
+			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n" +
+			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n\n" +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and prints\n" +
 			"one row per distinct --rows value and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
 			"sample std of --metric over the runs that share them, paper-style: text, Markdown or\n" +
 			"LaTeX (booktabs). --best marks the best method of each column, or the best cell of\n" +
 			"each column when method is not a key. Runs whose status is not ok are left out and\n" +
-			"counted; warnings are printed under the table.\n\n" +
+			"counted; warnings (too few seeds, failed runs) go to standard error, not into the\n" +
+			"table. A .tex table names the packages it needs in its first line and, wider than\n" +
+			"a page, is split into several tabulars; a metric column that repeats another cell\n" +
+			"for cell (img on a task whose questions all show an image) is left out, with a note.\n\n" +
 			"   $ repro table results/table1/runs.parquet --metric acc --best max\n" +
 			"   $ repro table runs.parquet --rows method --cols task,epsilon_target --metric acc --format tex --factor 100 --precision 1\n" +
 			"   $ repro table runs.parquet --cols epsilon_target --metric mia_auc --best min --where task=fashion-vqa\n" +
@@ -85,7 +89,7 @@ func tableAction(c *cli.Context, f *cmdArgs) error {
 		if err != nil {
 			return err
 		}
-		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
+		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
 		return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
 	}
 	metrics := splitList(f.StringSlice("metric"))
@@ -135,11 +139,12 @@ func tableAction(c *cli.Context, f *cmdArgs) error {
 		format: format,
 		out:    f.String("out"),
 	}
-	return writeTable(c.App.Writer, o)
+	return writeTable(c.App.Writer, c.App.ErrWriter, o)
 }
 
-// writeTable reads the run table at o.path and writes o.table to w.
-func writeTable(w io.Writer, o tableOptions) error {
+// writeTable reads the run table at o.path and writes o.table to w; the
+// table's warnings go to wErr.
+func writeTable(w, wErr io.Writer, o tableOptions) error {
 	runs, err := readRuns(o.path)
 	if err != nil {
 		return err
@@ -148,6 +153,11 @@ func writeTable(w io.Writer, o tableOptions) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		for _, warn := range g.Warnings {
+			fmt.Fprintf(wErr, "warning: %v\n", warn)
+		}
+	}()
 	if o.out == "" {
 		return g.Write(w, o.format)
 	}
@@ -162,11 +172,11 @@ func writeTable(w io.Writer, o tableOptions) error {
 // o.noRun), writes the tables of its spec and prints them to w in format;
 // the paths written and the warnings go to wErr.
 func writeExperimentTables(ctx context.Context, w, wErr io.Writer, o expOptions, format reports.Format) error {
-	s, sweepErr, err := prepareExperiment(ctx, wErr, "table", o)
+	s, root, sweepErr, err := prepareExperiment(ctx, wErr, "table", o)
 	if err != nil {
 		return err
 	}
-	paths, err := writeSpecOutputs(wErr, "table", o.results, s, true)
+	paths, err := writeSpecOutputs(wErr, "table", root, s, true)
 	n := 0
 	for _, p := range paths {
 		fmt.Fprintf(wErr, "wrote %s\n", p)

@@ -72,6 +72,9 @@ func TestTableCommand(t *testing.T) {
 		desc string
 		args []string
 		want []string // lines or fragments the output must contain
+		// stderr are fragments standard error must contain: the warnings,
+		// which stay out of the table.
+		stderr []string
 	}{
 		{
 			desc: "text",
@@ -83,9 +86,8 @@ func TestTableCommand(t *testing.T) {
 				// dpzo ε=8: 49, 50 (seed 2 failed) → 49.5 ± 0.7 (0.01·100/√2 = 0.707).
 				"49.5 ± 0.7   (n=2)",
 				"│ fashion-vqa  │", "│     ε=∞      │", // header parts stacked one per line
-				"warning: 1 run failed",
-				"warning: n=2–3 seeds < 10",
 			},
+			stderr: []string{"warning: 1 run failed\n", "warning: n=2–3 seeds < 10\n"},
 		},
 		{
 			desc: "markdown",
@@ -116,7 +118,7 @@ func TestTableCommand(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			// The first two arguments go before the file, the rest after it.
 			args := append(append(append([]string{"table"}, tc.args[:2]...), path), tc.args[2:]...)
-			out, _, err := run(t, args...)
+			out, errOut, err := run(t, args...)
 			if err != nil {
 				t.Fatalf("repro table %v: %v", tc.args, err)
 			}
@@ -124,6 +126,14 @@ func TestTableCommand(t *testing.T) {
 				if !strings.Contains(out, w) {
 					t.Errorf("repro table %v: output lacks %q:\n%s", tc.args, w, out)
 				}
+			}
+			for _, w := range tc.stderr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("repro table %v: standard error lacks %q:\n%s", tc.args, w, errOut)
+				}
+			}
+			if strings.Contains(out, "warning") {
+				t.Errorf("repro table %v: a warning in the table:\n%s", tc.args, out)
 			}
 		})
 	}

@@ -73,12 +73,13 @@ func verifyAction(c *cli.Context, f *cmdArgs) error {
 		err      error
 	)
 	if experiment {
-		o := expOptions{name: arg, scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run")}
-		s, sweepErr, err = prepareExperiment(c.Context, c.App.ErrWriter, "verify", o)
+		o := expOptions{name: arg, scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
+		var root string
+		s, root, sweepErr, err = prepareExperiment(c.Context, c.App.ErrWriter, "verify", o)
 		if err != nil {
 			return err
 		}
-		runs, err = readRuns(filepath.Join(o.results, s.Name, results.RunsFile))
+		runs, err = readRuns(filepath.Join(root, s.Name, results.RunsFile))
 	} else {
 		runs, err = readRuns(arg)
 		if err == nil {

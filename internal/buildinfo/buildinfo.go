@@ -6,16 +6,33 @@
 // manifests and `repro version`.
 package buildinfo
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"strings"
+)
 
-// Revision returns the VCS revision recorded in the build ("unknown" when the
-// binary carries none, e.g. built with -buildvcs=false) and whether the tree
-// had local changes.
+// stamped is the revision the build stamped with the linker, the way
+// `make build` does where the Go command records no VCS information
+// (GOFLAGS=-buildvcs=false, a tree copied without .git):
+//
+//	go build -ldflags "-X github.com/repro-dp/repro/internal/buildinfo.stamped=$(git rev-parse HEAD)$(git diff --quiet HEAD || echo +dirty)"
+//
+// A trailing "+dirty" marks a tree with local changes. Empty when the
+// build stamped nothing.
+var stamped string
+
+// Revision returns the VCS revision recorded in the build and whether the
+// tree had local changes: the Go command's vcs.revision and vcs.modified
+// when the build has them, else the revision stamped with the linker (see
+// stamped), else "unknown".
 func Revision() (rev string, modified bool) {
 	rev = "unknown"
+	if s, dirty := strings.CutSuffix(stamped, "+dirty"); s != "" {
+		rev, modified = s, dirty
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return rev, false
+		return rev, modified
 	}
 	for _, s := range info.Settings {
 		switch s.Key {

@@ -33,8 +33,8 @@ import (
 
 // Write writes the tables and plots that spec s asks for from the
 // experiment's run table root/<name>/runs.parquet into root/<name>/, and
-// returns the paths written and the warnings. Tables carry their warnings
-// in their files as well. It stops at the first output that cannot be
+// returns the paths written and the warnings, which the files do not
+// carry (a paper table holds no "n=3 seeds < 10"). It stops at the first output that cannot be
 // built or written; the paths written until then are returned with the
 // error.
 func Write(root string, s *experiments.Spec) (paths, warnings []string, err error) {
@@ -51,8 +51,9 @@ func Write(root string, s *experiments.Spec) (paths, warnings []string, err erro
 	// from being written.
 	var errs []error
 	for _, t := range s.Tables {
-		ps, err := writeTable(dir, runs, t)
+		ps, ws, err := writeTable(dir, runs, t)
 		paths = append(paths, ps...)
+		warnings = append(warnings, ws...)
 		errs = append(errs, err)
 	}
 	for _, p := range s.Plots {
@@ -77,17 +78,22 @@ func TableOf(t experiments.Table) (*reports.Table, error) {
 	return rt, nil
 }
 
-// writeTable builds table t from runs and writes it under dir.
-func writeTable(dir string, runs *reports.Runs, t experiments.Table) ([]string, error) {
+// writeTable builds table t from runs and writes it under dir; the
+// table's warnings are returned, not written into its files.
+func writeTable(dir string, runs *reports.Runs, t experiments.Table) (paths, warnings []string, err error) {
 	rt, err := TableOf(t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g, err := rt.Build(runs)
 	if err != nil {
-		return nil, fmt.Errorf("specout: table %s: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("specout: table %s: %w", t.Name, err)
 	}
-	return g.Save(filepath.Join(dir, t.Name))
+	for _, w := range g.Warnings {
+		warnings = append(warnings, fmt.Sprintf("table %s: %v", t.Name, w))
+	}
+	paths, err = g.Save(filepath.Join(dir, t.Name))
+	return paths, warnings, err
 }
 
 // PlotOf returns the reports plot that spec plot p describes, without its

@@ -82,6 +82,9 @@ func names() *experiments.Names {
 		},
 		AttackOptions: attackOptions,
 		AttackSets:    attackSets,
+		Metrics:       slices.Clone(knownMetrics),
+		Metric:        knownMetric,
+		Effective:     effective,
 	}
 }
 

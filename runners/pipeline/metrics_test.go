@@ -1,0 +1,91 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+)
+
+// TestKnownMetricsCoverBaselines checks the spelling check against what
+// runs really record: every result and param of every checked-in run table
+// is a known metric or of a known family, so no spec that names one is
+// taken for a misspelling.
+func TestKnownMetricsCoverBaselines(t *testing.T) {
+	files, err := filepath.Glob("../../results/baselines/*.parquet")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no baselines: %v", err)
+	}
+	for _, f := range files {
+		runs, err := results.ReadRuns(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, r := range runs {
+			for name := range r.Results {
+				if !seen[name] && !knownMetric(name) {
+					t.Errorf("%s: result %s is not a known metric", filepath.Base(f), name)
+				}
+				seen[name] = true
+			}
+		}
+	}
+}
+
+// TestMisspeltMetricInEmbeddedSpec checks the registry's spelling check
+// end to end: table1 with acc misspelt in its plot fails at parse time,
+// at the plot's y.
+func TestMisspeltMetricInEmbeddedSpec(t *testing.T) {
+	data, err := os.ReadFile("../../experiments/table1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := experiments.Parse("table1.yaml", data, nil); err != nil {
+		t.Fatalf("table1 as it is: %v", err)
+	}
+	bad := strings.Replace(string(data), "    y: acc\n", "    y: acx\n", 1)
+	if bad == string(data) {
+		t.Fatal("table1 has no plot of y: acc")
+	}
+	_, err = experiments.Parse("table1.yaml", []byte(bad), nil)
+	if err == nil || !strings.Contains(err.Error(), `no run records a metric "acx"; did you mean "acc"?`) || !strings.HasPrefix(err.Error(), "table1.yaml:") {
+		t.Errorf("got %v, want table1.yaml:LINE: … did you mean \"acc\"?", err)
+	}
+}
+
+// TestCollapsingSweep checks the warning of a sweep whose distinct values
+// give one effective setting: at smoke an image has 4 patches, so fig3's
+// retentions 0.1, 0.2 and 0.3 all keep round(r·4) = 0 → 1 patch token
+// (nn.TokenPruning.Split keeps at least one), and 5 ratios × 5 retentions
+// × 3 seeds = 75 runs hold 5 × 3 × 3 = 45 distinct settings. At small (16
+// patches: 2, 3 and 5 tokens) nothing collapses.
+func TestCollapsingSweep(t *testing.T) {
+	smoke, err := experiments.Load("fig3", &experiments.Options{Overrides: []string{"scale=smoke"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"dualpriv on fashion-vqa at scale smoke: retention 0.1, 0.2, 0.3 all give 1 dominant + 0 contextual tokens of 4 patches",
+		"75 runs give 45 distinct settings; a larger --scale separates them",
+	}
+	if diff := cmp.Diff(want, smoke.Collapses()); diff != "" {
+		t.Errorf("fig3 at smoke (-want +got):\n%s", diff)
+	}
+	small, err := experiments.Load("fig3", &experiments.Options{Overrides: []string{"scale=small"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := small.Collapses(); got != nil {
+		t.Errorf("fig3 at small: got %q, want no warning", got)
+	}
+}
