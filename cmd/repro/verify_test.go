@@ -51,7 +51,7 @@ func TestVerifyBaseline(t *testing.T) {
 	}
 	for _, c := range v.Checks {
 		switch c.Verdict {
-		case "PASS", "FAIL", "INCONCLUSIVE", "NOT RUN":
+		case "PASS", "FAIL", "CONTRADICTED", "INCONCLUSIVE", "NOT RUN":
 		default:
 			t.Errorf("verdict %q", c.Verdict)
 		}
@@ -61,9 +61,11 @@ func TestVerifyBaseline(t *testing.T) {
 // TestVerifyRequired checks the exit status: a required claim that FAILs
 // is an error, one that is not required is not.
 func TestVerifyRequired(t *testing.T) {
-	// dpzo's IMG accuracy on fashion-vqa at ε = 8 planted 30 points below
-	// dpsgd's on every seed (in a copy of the baseline, whatever its
-	// values): a claim that it is above FAILs even alone.
+	// dpzo's IMG accuracy on fashion-vqa at ε = 8 planted about 30 points
+	// below dpsgd's on every seed, with some noise (in a copy of the
+	// baseline, whatever its values; a constant shift would have no
+	// variance, and three seeds of a sign test are never significant): a
+	// claim that it is above FAILs even alone.
 	byDPSGD := map[int64]float64{}
 	rows, err := results.ReadRuns(baseline)
 	if err != nil {
@@ -76,7 +78,7 @@ func TestVerifyRequired(t *testing.T) {
 	}
 	dir := plantRows(t, func(r *results.Run) {
 		if v, ok := byDPSGD[r.Seed]; ok && r.Method == "dpzo" && r.Task == "fashion-vqa" && r.EpsilonTarget == 8 {
-			r.Results["img"] = v - 30
+			r.Results["img"] = v - 30 + []float64{0, 1.5, -1}[(r.Seed-1)%3]
 		}
 	})
 	spec := func(required bool) string {
