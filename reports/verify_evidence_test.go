@@ -145,3 +145,48 @@ func TestVerifyMinSeedsDistinct(t *testing.T) {
 		t.Errorf("got %s (%q), want NOT RUN for 1 distinct seed", ch.Verdict, ch.Reason)
 	}
 }
+
+// TestVerifyExampleInterval: with predictions, the interval of an
+// accuracy effect resamples seeds and then examples, so that two seeds
+// that happen to agree still get an interval as wide as the examples
+// allow.
+func TestVerifyExampleInterval(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var rows []Row
+	for s := 1; s <= 3; s++ {
+		x := make([]int, 100)
+		y := make([]int, 100)
+		for i := range x {
+			x[i] = (i + s) % 2 // 50% right
+			if i < 40 {
+				y[i] = 1 // 40% right
+			}
+		}
+		id := func(m string) string { return m + string(rune('0'+s)) }
+		rows = append(rows,
+			Row{"method": "x", "seed": s, "status": "ok", "acc": writePredictions(t, dir, id("x"), x), "run_id": id("x")},
+			Row{"method": "y", "seed": s, "status": "ok", "acc": writePredictions(t, dir, id("y"), y), "run_id": id("y")})
+	}
+	runs, err := NewRuns(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Claim{Name: "c", Metric: "acc", A: sideX, B: sideY, Expect: "greater"}
+	plain, err := Verify(runs, []Claim{c}, &VerifyOptions{Resamples: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Verify(runs, []Claim{c}, &VerifyOptions{Resamples: 2000, RunDirs: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, e := plain.Checks[0], ex.Checks[0]
+	// Every seed's difference is exactly 10 points: over seeds alone the
+	// interval is [10, 10]. Over examples, the SE of a difference of two
+	// proportions near ½ on 3×100 pairs is about 4 points: the 95%
+	// interval must be several points wide and hold 10.
+	if p.Lo != 10 || p.Hi != 10 || !(e.Lo < 5 && e.Hi > 14 && e.Lo < 10 && 10 < e.Hi) || e.Note == "" {
+		t.Errorf("interval over seeds [%v, %v], over examples [%v, %v] (note %q); want [10, 10] and a wide one around 10", p.Lo, p.Hi, e.Lo, e.Hi, e.Note)
+	}
+}
