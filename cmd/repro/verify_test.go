@@ -32,8 +32,8 @@ func TestVerifyBaseline(t *testing.T) {
 			t.Errorf("no line for claim %s:\n%s", c.Name, out)
 		}
 	}
-	if !strings.Contains(out, "Holm correction over the 24 tests") {
-		t.Errorf("output lacks the Holm correction over 24 tests:\n%s", out)
+	if !strings.Contains(out, "Holm correction over the 32 tests") {
+		t.Errorf("output lacks the Holm correction over 32 tests:\n%s", out)
 	}
 	jout, _, err := run(t, "verify", baseline, "--json")
 	if err != nil {
@@ -46,8 +46,8 @@ func TestVerifyBaseline(t *testing.T) {
 	if err := json.Unmarshal([]byte(jout), &v); err != nil {
 		t.Fatalf("--json output does not parse: %v\n%s", err, jout)
 	}
-	if v.Experiment != "table1" || len(v.Checks) != 24 {
-		t.Errorf("--json: experiment %q with %d checks, want table1 with 24", v.Experiment, len(v.Checks))
+	if v.Experiment != "table1" || len(v.Checks) != 32 {
+		t.Errorf("--json: experiment %q with %d checks, want table1 with 32", v.Experiment, len(v.Checks))
 	}
 	for _, c := range v.Checks {
 		switch c.Verdict {
