@@ -245,8 +245,9 @@ func scoreCandidates(m *nn.TinyMLLM, vt nn.VisualTransform, prompt *nn.Sequence,
 // Results: exposure_max (log₂|R|), exposure_rep<r> and
 // exposure_extrap_rep<r> (mean exact and extrapolated exposure of the
 // canaries inserted r times; r = 0 are the reference canaries, drawn like
-// the others but never inserted: the control, whose exposure is about
-// 1 bit on average). Scores: each canary's exposure (attack "exposure", member:
+// the others but never inserted: the control, whose rank is uniform, so
+// that its exposure −log₂(rank/|R|) is −log₂ U for U uniform on (0, 1],
+// 1/ln 2 ≈ 1.44 bits on average). Scores: each canary's exposure (attack "exposure", member:
 // inserted) and extrapolated exposure ("exposure-extrap").
 type CanaryExposure struct {
 	// MaxEnumerate is the largest space that is enumerated; 0 means

@@ -107,7 +107,9 @@ func LiRAScores(models []LiRAModel, target int, fixedVariance bool) (online, off
 // lira_online_, lira_offline_) and online with per-example variance
 // (lira_online_pe_), and lira_shadows, the number of shadows. Examples
 // with an undefined score (no shadow in, or out) are left out of that
-// score's metrics and counted in lira_undefined. It returns an error if
+// score's metrics; lira_undefined counts the examples with an undefined
+// score, each once however many of the three scores it lacks. It returns
+// an error if
 // there are fewer than 2 shadows or the bound fails.
 func LiRAGroup(rep *Report, models []LiRAModel, target int, bound func(float64) (float64, error)) error {
 	if len(models) < 3 {
@@ -120,7 +122,7 @@ func LiRAGroup(rep *Report, models []LiRAModel, target int, bound func(float64) 
 	online, offline := LiRAScores(models, target, true)
 	onlinePE, _ := LiRAScores(models, target, false)
 	in := models[target].In
-	undefined := 0
+	undefined := make([]bool, len(in))
 	for _, s := range []struct {
 		prefix string
 		score  []float64
@@ -129,7 +131,7 @@ func LiRAGroup(rep *Report, models []LiRAModel, target int, bound func(float64) 
 		for i, v := range s.score {
 			switch {
 			case math.IsNaN(v):
-				undefined++
+				undefined[i] = true
 			case in[i]:
 				mem = append(mem, v)
 			default:
@@ -143,7 +145,13 @@ func LiRAGroup(rep *Report, models []LiRAModel, target int, bound func(float64) 
 			return err
 		}
 	}
-	rep.Results["lira_undefined"] = float64(undefined)
+	n := 0
+	for _, u := range undefined {
+		if u {
+			n++
+		}
+	}
+	rep.Results["lira_undefined"] = float64(n)
 	return nil
 }
 

@@ -113,6 +113,24 @@ func TestLiRAScores(t *testing.T) {
 	if err := LiRAGroup(&Report{}, models[:2], 0, nil); err == nil {
 		t.Error("LiRA with one shadow: no error")
 	}
+
+	// An example that no shadow trained on has no online score, fixed or
+	// per-example variance (its offline one is defined): one undefined
+	// example, counted once.
+	undef := []LiRAModel{
+		{Conf: []float64{1.0, -1.0, 0.3}, In: []bool{true, false, false}}, // target
+		{Conf: []float64{2.0, -2.0, 0.1}, In: []bool{true, false, false}},
+		{Conf: []float64{1.5, 0.5, 0.2}, In: []bool{true, true, false}},
+		{Conf: []float64{-1.0, -1.5, -0.1}, In: []bool{false, false, false}},
+		{Conf: []float64{0.0, 1.0, 0.0}, In: []bool{false, true, false}},
+	}
+	rep = &Report{}
+	if err := LiRAGroup(rep, undef, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Results["lira_undefined"]; got != 1 {
+		t.Errorf("lira_undefined %v, want 1 (example 2, undefined in two of the three scores)", got)
+	}
 }
 
 // TestLiRAPooled checks the pooled ROC over all targets of a group

@@ -28,7 +28,7 @@ import (
 //	    each: [epsilon_target, task]     # one test per distinct value pair
 //	    expect: greater                  # greater, less, or {value: V, tolerance: T}
 //	    min_seeds: 3                     # default 2
-//	    test: auto                       # auto (paired when the seeds match), paired or welch
+//	    test: auto                       # auto (paired when the seeds match), paired, welch or exact
 //	    min_effect: 1                    # the effect the power is computed at, without paper values
 //	    required: true                   # a FAIL makes repro verify exit non-zero
 //	    source: "Dual-Priv Table 1"
@@ -66,11 +66,15 @@ type Claim struct {
 	// test is computed when the paper gives no values for a test; 0 means
 	// no power is computed for it.
 	MinEffect float64 `json:"min_effect,omitempty"`
-	// MinSeeds is the fewest runs with the metric each side needs; a
-	// test with fewer is not run. Default 2, the fewest a t-test takes.
+	// MinSeeds is the fewest distinct seeds with the metric each side
+	// needs; a test with fewer is not run. Default 2, the fewest a
+	// t-test takes.
 	MinSeeds int `json:"min_seeds"`
-	// Test is "auto" (paired by seed when both sides have the same
-	// seeds, else Welch), "paired" or "welch". Default auto.
+	// Test is "auto" (exact for a deterministic metric such as ε or a
+	// parameter count, else paired by seed when both sides have the
+	// same seeds, else Welch), "paired", "welch" or "exact" (the values
+	// compared as they are, seed by seed, for a metric that does not
+	// depend on training noise). Default auto.
 	Test string `json:"test"`
 	// Required claims make repro verify fail when they FAIL.
 	Required bool `json:"required,omitempty"`
@@ -111,13 +115,14 @@ type Regression struct {
 	Metric string `json:"metric"`
 	// Better is "max" (larger is better) or "min".
 	Better string `json:"better"`
-	// Threshold is the largest change for the worse, in the metric's
-	// units, that is not a regression even when it is significant: ≥ 0.
+	// Threshold is the change for the worse, in the metric's units, from
+	// which a significant change is a regression (a change of exactly
+	// the threshold is one): ≥ 0.
 	Threshold float64 `json:"threshold"`
 }
 
 // claimTests are the values of a claim's test key.
-var claimTests = []string{"auto", "paired", "welch"}
+var claimTests = []string{"auto", "paired", "welch", "exact"}
 
 // claims decodes the claims list.
 func (d *decoder) claims(n *yaml.Node) ([]Claim, error) {

@@ -269,6 +269,16 @@ func TestDualPrivIsDPSGD(t *testing.T) {
 	if slices.Equal(refV, bothV) {
 		t.Error("Dual-Priv with both mechanisms trained exactly as DP-SGD")
 	}
+	// The fusion noise reaches training: pruning and fusion without it
+	// (the prune control, everything else equal, the same streams)
+	// trains another model.
+	prune, pruneV := run("dualpriv", func(p map[string]any) { p["tokens"] = "prune" })
+	if slices.Equal(pruneV, bothV) || reflect.DeepEqual(prune.Metrics, both.Metrics) {
+		t.Error("Dual-Priv with and without fusion noise trained the same model: the noise does not reach training")
+	}
+	if prune.VisualTokens != both.VisualTokens {
+		t.Errorf("prune control keeps %v tokens per image, the full method %v", prune.VisualTokens, both.VisualTokens)
+	}
 	if both.Visual == nil || both.VisualTokens != 3 || ref.VisualTokens != 5 {
 		t.Errorf("visual transform %v, %v tokens per image (dpsgd %v); want pruning to 3 of 5 at smoke", both.Visual != nil, both.VisualTokens, ref.VisualTokens)
 	}

@@ -153,9 +153,30 @@ func TestEveryMethod(t *testing.T) {
 			}
 			job := methodJob(t, name, 64, eps, 2)
 			m, _ := Lookup(name)
+			// The per-token losses of a few training examples before and
+			// after: fine-tuning must change the model's outputs.
+			probe := trainOf(job)[:4]
+			lossesOf := func() []float64 {
+				var out []float64
+				for i := range probe {
+					l, _, err := lmOf(job).TokenLosses(&probe[i], nil, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, l...)
+				}
+				return out
+			}
+			var before []float64
+			if m.Arch() == "tinymllm" {
+				before = lossesOf()
+			}
 			res, err := m.FineTune(context.Background(), job)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if before != nil && slices.Equal(before, lossesOf()) {
+				t.Errorf("%s: the model's losses on training examples are the same bits after fine-tuning: nothing changed", name)
 			}
 			steps, q := job.Hyper.steps(64)
 			if res.Steps != steps || res.Privacy.Steps != int64(steps) || res.Privacy.SampleRate != q {

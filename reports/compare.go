@@ -45,9 +45,16 @@ type CompareOptions struct {
 	// without one is compared but never a regression.
 	Thresholds map[string]Threshold
 	// Alpha is the significance level of each comparison; 0 means 0.05.
-	// As in benchstat, no correction for multiple comparisons is made:
-	// the thresholds keep the false alarms down.
+	// As in benchstat, no correction for multiple comparisons is made
+	// between aggregate t-tests: the thresholds keep the false alarms
+	// down. The example-level tests of a metric are Holm-corrected
+	// together (see [Compare]).
 	Alpha float64
+	// OldRunDirs and NewRunDirs are the folders holding the run folders
+	// of old and new (results/EXP/runs), where each run's
+	// predictions.parquet is read; "" means none. When both are set,
+	// the metrics of ExampleMetrics are compared example by example.
+	OldRunDirs, NewRunDirs string
 	// Resamples is the number of bootstrap resamples; 0 means 10000.
 	Resamples int
 	// Mixed compares tables whose experiments or scales differ. Without
@@ -66,6 +73,10 @@ const (
 	Regression = "REGRESSION" // significant, for the worse, beyond the threshold
 	Missing    = "MISSING"    // in old, not in new (a regression when the metric has a threshold)
 	Added      = "new"        // in new, not in old
+	// Untested: a side has fewer than two runs and no predictions to
+	// test at the example level; a regression when worse beyond the
+	// threshold, since nothing can show the change is noise.
+	Untested = "untested"
 )
 
 // A Change is the comparison of one metric of one configuration.
@@ -79,11 +90,19 @@ type Change struct {
 	Old, New       float64
 	OldStd, NewStd float64
 	// Test is the t-test of New − Old (paired by seed when both have the
-	// same seeds, else Welch); Lo and Hi the bootstrap interval of the
-	// change at level 1−α; P its two-sided p-value.
-	Test   TTest
-	Lo, Hi float64
-	P      float64
+	// same seeds, else Welch), or for a metric compared example by
+	// example the McNemar test (Kind "mcnemar", Effect the mean change
+	// over shared seeds, SE and DF NaN); Lo and Hi the bootstrap
+	// interval of the change at level 1−α; P its two-sided p-value and
+	// PHolm, for an example-level test, P adjusted by Holm's method
+	// over the metric's example-level tests (NaN otherwise).
+	Test     TTest
+	Lo, Hi   float64
+	P, PHolm float64
+	// Examples is the number of (seed, example) pairs of an
+	// example-level test, and Worse and Better its discordant pairs:
+	// right in old and wrong in new, and the other way round.
+	Examples, WorsePairs, BetterPairs int
 	// Verdict is one of the verdict constants.
 	Verdict string
 	// Regressed reports whether the change fails the comparison.
@@ -113,11 +132,19 @@ func (c *Comparison) Regressions() []Change {
 // Compare compares the runs of old and new, per metric and configuration
 // (the values of the key columns), over seeds. Only runs with status ok
 // count. A configuration whose runs have the same seeds with the same
-// values in both is Identical; otherwise the change new − old is tested by
-// a paired t-test on the seeds both have (when they have the same seeds)
-// or Welch's t-test, and is ~ when p > α or either side has fewer than
-// two runs, else better or worse by the metric's Threshold (better when it
-// has none), and a REGRESSION when worse by more than the threshold. A
+// values in both is Identical. Otherwise, for a metric of ExampleMetrics
+// when both sides' runs have predictions (see OldRunDirs) and share a
+// seed, the change is tested example by example: McNemar's exact test
+// (mid-p) on the (seed, example) pairs of the shared seeds, its p-values
+// Holm-adjusted over the metric's example-level tests (the family is the
+// configurations tested, not those identical), with a bootstrap interval
+// over seeds and examples; this works with a single seed. Else the change
+// new − old is tested by a paired t-test on the seeds both have (when they
+// have the same seeds) or Welch's t-test, and is untested when either side
+// has fewer than two runs. A tested change is ~ when its (adjusted) p > α,
+// else better or worse by the metric's Threshold (better when it has
+// none), and a REGRESSION when worse by the threshold or more. An
+// untested change worse by the threshold or more is a regression too. A
 // configuration in old that has no run with the metric in new is
 // MISSING, a regression when the metric has a threshold.
 func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
@@ -153,7 +180,11 @@ func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
 	newOK, ws := okRuns(new, allRuns(new))
 	cmp.Warnings = append(cmp.Warnings, prefixed("new: ", ws)...)
 	for _, m := range metrics {
-		cmp.Changes = append(cmp.Changes, compareMetric(old, new, keys, m, oldOK, newOK, o)...)
+		chs, err := compareMetric(old, new, keys, m, oldOK, newOK, o)
+		if err != nil {
+			return nil, err
+		}
+		cmp.Changes = append(cmp.Changes, chs...)
 	}
 	return cmp, nil
 }
@@ -219,38 +250,94 @@ func keyedRuns(r *Runs, keys []string, idx []int) ([]string, map[string][]int) {
 }
 
 // compareMetric compares metric m of every configuration.
-func compareMetric(old, new *Runs, keys []string, m string, oldOK, newOK []int, o CompareOptions) []Change {
+func compareMetric(old, new *Runs, keys []string, m string, oldOK, newOK []int, o CompareOptions) ([]Change, error) {
 	oldKeys, oldBy := keyedRuns(old, keys, oldOK)
 	newKeys, newBy := keyedRuns(new, keys, newOK)
 	th, hasTh := o.Thresholds[m]
+	split, byExample := ExampleMetrics[m]
+	byExample = byExample && o.OldRunDirs != "" && o.NewRunDirs != ""
 	var out []Change
+	var exact []int // the changes tested example by example
 	for _, key := range slices.Concat(oldKeys, slices.DeleteFunc(newKeys, func(k string) bool { _, ok := oldBy[k]; return ok })) {
 		vo, so := values(old, m, oldBy[key])
 		vn, sn := values(new, m, newBy[key])
 		if len(vo) == 0 && len(vn) == 0 {
 			continue // the metric is not recorded for this configuration
 		}
-		ch := Change{Metric: m, Key: key, NOld: len(vo), NNew: len(vn), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN()}
+		ch := Change{Metric: m, Key: key, NOld: len(vo), NNew: len(vn), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), PHolm: math.NaN()}
 		ch.Old, ch.OldStd = meanStd(vo)
 		ch.New, ch.NewStd = meanStd(vn)
+		var pairs *pairedExamples
+		if byExample && len(vo) > 0 && len(vn) > 0 {
+			eo, err := runExamples(old, o.OldRunDirs, m, split, oldBy[key])
+			if err != nil {
+				return nil, fmt.Errorf("reports: compare: old %s: %w", key, err)
+			}
+			en, err := runExamples(new, o.NewRunDirs, m, split, newBy[key])
+			if err != nil {
+				return nil, fmt.Errorf("reports: compare: new %s: %w", key, err)
+			}
+			if eo != nil && en != nil {
+				pairs = pairExamples(eo, en)
+			}
+		}
 		switch {
 		case len(vn) == 0:
 			ch.Verdict, ch.Regressed = Missing, hasTh
 		case len(vo) == 0:
 			ch.Verdict = Added
-		case slices.Equal(vo, vn) && slices.Equal(so, sn):
+		case slices.Equal(vo, vn) && slices.Equal(so, sn) && (pairs == nil || pairs.same()):
 			ch.Verdict = Identical
 			ch.Test = TTest{Kind: "identical", DF: math.NaN()}
 			ch.Lo, ch.Hi, ch.P = 0, 0, 1
+		case pairs != nil:
+			ch.testExamples(pairs, o)
+			exact = append(exact, len(out))
 		case len(vo) < 2 || len(vn) < 2:
-			ch.Verdict = NoChange
+			ch.Verdict = Untested
+			ch.Regressed = hasTh && worseBy(th, ch.New-ch.Old)
 		default:
 			ch.test(old, new, m, oldBy[key], newBy[key], so, sn, o)
-			ch.judge(th, hasTh, o.Alpha)
+			ch.judge(th, hasTh, ch.P, o.Alpha)
 		}
 		out = append(out, ch)
 	}
-	return out
+	ps := make([]float64, len(exact))
+	for j, i := range exact {
+		ps[j] = out[i].P
+	}
+	for j, adj := range holm(ps) {
+		ch := &out[exact[j]]
+		ch.PHolm = adj
+		ch.judge(th, hasTh, adj, o.Alpha)
+	}
+	return out, nil
+}
+
+// worseBy reports whether the change d is worse than th by its threshold
+// or more.
+func worseBy(th Threshold, d float64) bool {
+	return (th.Better == "max" && d <= -th.Threshold) || (th.Better == "min" && d >= th.Threshold)
+}
+
+// same reports whether every pair agrees.
+func (p *pairedExamples) same() bool {
+	b, c := p.discordant()
+	return b == 0 && c == 0
+}
+
+// testExamples runs McNemar's test and the two-stage bootstrap of the
+// change new − old on pairs.
+func (ch *Change) testExamples(p *pairedExamples, o CompareOptions) {
+	b, c := p.discordant()
+	ch.WorsePairs, ch.BetterPairs = b, c
+	for _, s := range p.old {
+		ch.Examples += len(s)
+	}
+	ch.Test = TTest{Kind: "mcnemar", Effect: p.effect(), SE: math.NaN(), DF: math.NaN()}
+	ch.P = mcnemarMidP(b, c)
+	rng := rand.New(rand.NewPCG(seedOf(ch.Metric, ch.Key), 0x6578616d706c6573))
+	ch.Lo, ch.Hi = p.bootstrap(rng, o.Alpha, o.Resamples)
 }
 
 // test runs the t-test and the bootstrap of the change new − old.
@@ -272,9 +359,10 @@ func (ch *Change) test(old, new *Runs, m string, oi, ni []int, so, sn []float64,
 	ch.P = math.Min(1, 2*math.Min(ch.Test.PAbove(0), ch.Test.PBelow(0)))
 }
 
-// judge sets the verdict of a tested change.
-func (ch *Change) judge(th Threshold, hasTh bool, alpha float64) {
-	if ch.P > alpha {
+// judge sets the verdict of a tested change whose p-value (adjusted, for
+// an example-level test) is p.
+func (ch *Change) judge(th Threshold, hasTh bool, p, alpha float64) {
+	if p > alpha {
 		ch.Verdict = NoChange
 		return
 	}
@@ -285,7 +373,7 @@ func (ch *Change) judge(th Threshold, hasTh bool, alpha float64) {
 		if !hasTh {
 			ch.Verdict = Changed
 		}
-	case math.Abs(ch.Test.Effect) > th.Threshold:
+	case math.Abs(ch.Test.Effect) >= th.Threshold:
 		ch.Verdict, ch.Regressed = Regression, true
 	default:
 		ch.Verdict = Worse
@@ -298,6 +386,7 @@ func (ch *Change) judge(th Threshold, hasTh bool, alpha float64) {
 func (c *Comparison) WriteText(w io.Writer) error {
 	var metric string
 	var tw *tabwriter.Writer
+	exampleLevel := false
 	flush := func() {
 		if tw != nil {
 			tw.Flush()
@@ -310,7 +399,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			metric = ch.Metric
 			head := metric
 			if th, ok := c.Thresholds[metric]; ok {
-				head += fmt.Sprintf(" (better: %s; a regression is a significant change for the worse beyond %v)", th.Better, th.Threshold)
+				head += fmt.Sprintf(" (better: %s; a regression is a significant change for the worse by %v or more)", th.Better, th.Threshold)
 			}
 			fmt.Fprintln(w, head)
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -327,13 +416,21 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			}
 			iv = fmt.Sprintf("[%s, %s]", fmtNum(ch.Lo), fmtNum(ch.Hi))
 		}
+		p := fmtP(ch.P)
+		if ch.Test.Kind == "mcnemar" {
+			p = fmt.Sprintf("%s (Holm %s; %d pairs, %d worse, %d better)", fmtP(ch.P), fmtP(ch.PHolm), ch.Examples, ch.WorsePairs, ch.BetterPairs)
+			exampleLevel = true
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ch.Key, meanN(ch.Old, ch.OldStd, ch.NOld), meanN(ch.New, ch.NewStd, ch.NNew),
-			delta, pct, iv, fmtP(ch.P), ch.Verdict)
+			delta, pct, iv, p, ch.Verdict)
 	}
 	flush()
 	regs := c.Regressions()
 	fmt.Fprintf(w, "%d changes compared at α = %v (paired t-test over shared seeds, else Welch; %v%% percentile bootstrap interval of new − old): %d regressions.\n",
 		len(c.Changes), c.Alpha, 100*(1-c.Alpha), len(regs))
+	if exampleLevel {
+		fmt.Fprintln(w, "mcnemar: compared example by example: McNemar's exact test (mid-p) on the (seed, example) pairs of the shared seeds, Holm-adjusted over the metric's example-level tests; interval: bootstrap over seeds, then examples.")
+	}
 	for _, r := range regs {
 		fmt.Fprintf(w, "regression: %s %s: %s → %s (%s)\n", r.Metric, r.Key, fmtNum(r.Old), fmtNum(r.New), r.Verdict)
 	}
@@ -374,10 +471,14 @@ func (ch Change) MarshalJSON() ([]byte, error) {
 		Lo        *float64 `json:"ci_lo"`
 		Hi        *float64 `json:"ci_hi"`
 		P         *float64 `json:"p"`
+		PHolm     *float64 `json:"p_holm,omitempty"`
+		Examples  int      `json:"pairs,omitempty"`
+		Worse     int      `json:"pairs_worse,omitempty"`
+		Better    int      `json:"pairs_better,omitempty"`
 		Verdict   string   `json:"verdict"`
 		Regressed bool     `json:"regressed"`
 	}{ch.Metric, ch.Key, ch.NOld, ch.NNew, num(ch.Old), num(ch.New), num(ch.OldStd), num(ch.NewStd),
-		ch.Test.Kind, num(ch.Lo), num(ch.Hi), num(ch.P), ch.Verdict, ch.Regressed})
+		ch.Test.Kind, num(ch.Lo), num(ch.Hi), num(ch.P), num(ch.PHolm), ch.Examples, ch.WorsePairs, ch.BetterPairs, ch.Verdict, ch.Regressed})
 }
 
 // sameProvenance returns an error if old and new hold runs of different

@@ -34,11 +34,13 @@ type Claim struct {
 	// MinEffect, if not 0, is the effect at which the power of a test
 	// without a paper value is computed.
 	MinEffect float64
-	// MinSeeds is the fewest runs with the metric each side needs; 0
-	// means 2.
+	// MinSeeds is the fewest distinct seeds with the metric each side
+	// needs (runs, in a table without seeds); 0 means 2.
 	MinSeeds int
-	// Test is "auto" (paired by seed when both sides have the same
-	// seeds), "paired" or "welch"; "" means auto.
+	// Test is "auto" (exact for a metric of DeterministicMetrics, else
+	// paired by seed when both sides have the same seeds, else Welch),
+	// "paired", "welch" or "exact" (the values compared as they are,
+	// seed by seed: a deterministic metric); "" means auto.
 	Test     string
 	Required bool
 	Source   string
@@ -54,11 +56,23 @@ type PaperValue struct {
 
 // Verdicts of a check.
 const (
-	Pass         = "PASS"
-	Fail         = "FAIL"
+	Pass = "PASS"
+	Fail = "FAIL"
+	// Contradicted: not significant in either direction, but the
+	// paper's effect is ruled out: our effect is significantly smaller
+	// than the paper's in the claimed direction (a one-sided test
+	// against the paper's effect, Holm-adjusted over those tests).
+	Contradicted = "CONTRADICTED"
 	Inconclusive = "INCONCLUSIVE"
 	NotRun       = "NOT RUN"
 )
+
+// DeterministicMetrics are the run-table metrics that depend on the
+// configuration (and the run's seed) alone, not on the noise of
+// training: accounting and sizes. A claim on one of them with test auto
+// is compared exactly.
+var DeterministicMetrics = []string{"epsilon", "epsilon_rdp", "epsilon_pld", "epsilon_tight", "epsilon_nominal",
+	"sigma_nominal", "sigma_eff", "trainable_params"}
 
 // A Check is the result of one test of a claim. Missing numbers are NaN
 // (null in JSON).
@@ -83,8 +97,17 @@ type Check struct {
 	Lo, Hi float64
 	// P is the test's p-value (two-sided for greater and less; for a
 	// value claim twice the smaller of the equivalence p and the
-	// outside p), PHolm the Holm-adjusted p-value over every test run.
+	// outside p), PHolm the Holm-adjusted p-value over every test run;
+	// NaN for an exact comparison, which is no test.
 	P, PHolm float64
+	// PContra is the one-sided p-value of "our effect is at least the
+	// paper's" (in the claimed direction), Holm-adjusted over the
+	// checks that have a paper effect: small when the paper's effect is
+	// ruled out. NaN when there is no paper effect.
+	PContra float64
+	// Note says how a test was adapted: an exact comparison, or a
+	// sign or permutation test where the seeds show no variance.
+	Note string
 	// Power is the probability that the test, at the Holm level of its
 	// rank, finds the paper's effect (or the claim's MinEffect) in the
 	// claimed direction; NaN when there is none or for value claims.
@@ -95,6 +118,9 @@ type Check struct {
 
 	pPass, pFail float64
 	effectAt     float64 // the effect the power is computed at (NaN: none)
+	pContra      float64 // PContra before adjustment
+	exact        bool    // compared exactly: no test
+	degenerate   *degenerate
 }
 
 // MarshalJSON implements json.Marshaler: NaN numbers are null.
@@ -133,12 +159,14 @@ func (c Check) MarshalJSON() ([]byte, error) {
 		P        *float64 `json:"p"`
 		PHolm    *float64 `json:"p_holm"`
 		Power    *float64 `json:"power"`
+		PContra  *float64 `json:"p_contradicted,omitempty"`
+		Note     string   `json:"note,omitempty"`
 		PaperA   *float64 `json:"paper_a"`
 		PaperB   *float64 `json:"paper_b"`
 		Source   string   `json:"source"`
 	}{c.Claim, c.At, c.Metric, c.Expect, c.Verdict, c.Required, c.Reason, c.NA, c.NB,
 		num(c.MeanA), num(c.MeanB), t, num(c.Lo), num(c.Hi), num(c.P), num(c.PHolm),
-		num(c.Power), num(c.PaperA), num(c.PaperB), c.Source})
+		num(c.Power), num(c.PContra), c.Note, num(c.PaperA), num(c.PaperB), c.Source})
 }
 
 // A Verification is the result of [Verify].
@@ -157,6 +185,11 @@ type VerifyOptions struct {
 	Alpha float64
 	// Resamples is the number of bootstrap resamples; 0 means 10000.
 	Resamples int
+	// RunDirs is the folder holding the runs' folders (results/EXP/runs)
+	// whose predictions.parquet the intervals of the metrics of
+	// ExampleMetrics resample, over seeds and then examples; "" means
+	// none (intervals over seeds).
+	RunDirs string
 }
 
 // Verify evaluates claims over runs. Each test of a claim compares the
@@ -202,13 +235,21 @@ func Verify(runs *Runs, claims []Claim, opts *VerifyOptions) (*Verification, err
 }
 
 // judge adjusts the p-values of the checks that ran and sets the verdicts.
+// Exact comparisons are no tests: they are judged by their values and
+// stay out of the Holm family. The tests against the paper's effect
+// (CONTRADICTED) are a second family, adjusted by Holm's method apart.
 func (v *Verification) judge() {
-	var ran []int
-	var ps []float64
+	var ran, contra []int
+	var ps, pcs []float64
 	for i, c := range v.Checks {
-		if c.Verdict != NotRun {
-			ran = append(ran, i)
-			ps = append(ps, c.P)
+		if c.Verdict == NotRun || c.exact {
+			continue
+		}
+		ran = append(ran, i)
+		ps = append(ps, c.P)
+		if !math.IsNaN(c.pContra) {
+			contra = append(contra, i)
+			pcs = append(pcs, c.pContra)
 		}
 	}
 	v.Tests = len(ran)
@@ -224,8 +265,15 @@ func (v *Verification) judge() {
 		default:
 			c.Verdict = Inconclusive
 		}
-		if !math.IsNaN(c.effectAt) {
+		if !math.IsNaN(c.effectAt) && c.degenerate == nil {
 			c.Power = c.Test.power(c.effectAt, levels[j])
+		}
+	}
+	for j, adj := range holm(pcs) {
+		c := &v.Checks[contra[j]]
+		c.PContra = adj
+		if c.Verdict == Inconclusive && adj <= v.Alpha {
+			c.Verdict = Contradicted
 		}
 	}
 }
@@ -236,7 +284,7 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 	if !slices.Contains([]string{"greater", "less", "value"}, c.Expect) {
 		return nil, fmt.Errorf("reports: claim %s: unknown expect %q", c.Name, c.Expect)
 	}
-	if !slices.Contains([]string{"", "auto", "paired", "welch"}, c.Test) {
+	if !slices.Contains([]string{"", "auto", "paired", "welch", "exact"}, c.Test) {
 		return nil, fmt.Errorf("reports: claim %s: unknown test %q", c.Name, c.Test)
 	}
 	notRun := func(at, reason string) []Check {
@@ -278,7 +326,8 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 func newCheck(c Claim, at string) Check {
 	ch := Check{Claim: c.Name, At: at, Metric: c.Metric, Required: c.Required, Source: c.Source,
 		MeanA: math.NaN(), MeanB: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(),
-		PHolm: math.NaN(), Power: math.NaN(), PaperA: math.NaN(), PaperB: math.NaN(), effectAt: math.NaN()}
+		PHolm: math.NaN(), Power: math.NaN(), PaperA: math.NaN(), PaperB: math.NaN(), effectAt: math.NaN(),
+		PContra: math.NaN(), pContra: math.NaN()}
 	switch c.Expect {
 	case "greater":
 		ch.Expect = "a > b"
@@ -305,19 +354,25 @@ func (ch *Check) evaluate(runs *Runs, c Claim, a, b []int, o VerifyOptions, seed
 	}
 	minSeeds := max(c.MinSeeds, 2)
 	switch {
-	case len(va) < minSeeds:
-		ch.Verdict, ch.Reason = NotRun, fmt.Sprintf("a has %d runs with %s, want ≥ %d", len(va), c.Metric, minSeeds)
+	case seedCount(runs, c.Metric, a) < minSeeds:
+		ch.Verdict, ch.Reason = NotRun, fmt.Sprintf("a has %d distinct seeds with %s, want ≥ %d", seedCount(runs, c.Metric, a), c.Metric, minSeeds)
 		return
-	case c.B != nil && len(vb) < minSeeds:
-		ch.Verdict, ch.Reason = NotRun, fmt.Sprintf("b has %d runs with %s, want ≥ %d", len(vb), c.Metric, minSeeds)
+	case c.B != nil && seedCount(runs, c.Metric, b) < minSeeds:
+		ch.Verdict, ch.Reason = NotRun, fmt.Sprintf("b has %d distinct seeds with %s, want ≥ %d", seedCount(runs, c.Metric, b), c.Metric, minSeeds)
+		return
+	}
+	auto := c.Test == "" || c.Test == "auto"
+	paired := c.Test == "paired" || ((auto || c.Test == "exact") && sa != nil && slices.Equal(sa, sb))
+	if c.Test == "exact" || auto && slices.Contains(DeterministicMetrics, c.Metric) {
+		ch.compareExact(runs, c, a, b, va, vb, paired)
 		return
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x766572696679))
-	paired := c.Test == "paired" || ((c.Test == "" || c.Test == "auto") && sa != nil && slices.Equal(sa, sb))
 	switch {
 	case c.B == nil:
 		ch.Test = oneSample(va, "one-sample")
 		ch.Lo, ch.Hi = bootstrapCI(rng, va, nil, o.Alpha, o.Resamples)
+		ch.degenerate = signTest(va)
 	case paired:
 		d := pairedDiffs(runs, c.Metric, a, b)
 		if len(d) < minSeeds {
@@ -326,25 +381,149 @@ func (ch *Check) evaluate(runs *Runs, c Claim, a, b []int, o VerifyOptions, seed
 		}
 		ch.Test = oneSample(d, "paired")
 		ch.Lo, ch.Hi = bootstrapCI(rng, d, nil, o.Alpha, o.Resamples)
+		ch.degenerate = signTest(d)
 	default:
 		ch.Test = welch(va, vb)
 		ch.Lo, ch.Hi = bootstrapCI(rng, va, vb, o.Alpha, o.Resamples)
+		ch.degenerate = separationTest(va, vb)
 	}
-	t := ch.Test
+	if o.RunDirs != "" {
+		ch.exampleInterval(runs, c, a, b, paired, o)
+	}
+	if ch.degenerate != nil {
+		ch.Note = fmt.Sprintf("no variance over the seeds: %s test in place of the t-test", ch.degenerate.kind)
+	}
 	switch c.Expect {
 	case "greater":
-		ch.pPass, ch.pFail = t.PAbove(0), t.PBelow(0)
+		ch.pPass, ch.pFail = ch.pAbove(0), ch.pBelow(0)
 	case "less":
-		ch.pPass, ch.pFail = t.PBelow(0), t.PAbove(0)
+		ch.pPass, ch.pFail = ch.pBelow(0), ch.pAbove(0)
 	default:
 		lo, hi := c.Value-c.Tolerance, c.Value+c.Tolerance
 		// Two one-sided tests for "inside", and the smaller of the two
 		// one-sided tests for "outside", Bonferroni-corrected.
-		ch.pPass = math.Max(t.PAbove(lo), t.PBelow(hi))
-		ch.pFail = math.Min(1, 2*math.Min(t.PAbove(hi), t.PBelow(lo)))
+		ch.pPass = math.Max(ch.pAbove(lo), ch.pBelow(hi))
+		ch.pFail = math.Min(1, 2*math.Min(ch.pAbove(hi), ch.pBelow(lo)))
 	}
 	ch.P = math.Min(1, 2*math.Min(ch.pPass, ch.pFail))
 	ch.Verdict = Inconclusive // until judged
+}
+
+// pAbove returns the one-sided p-value of "the effect is at most x": the
+// t-test's, or the degenerate test's when the seeds show no variance.
+func (ch *Check) pAbove(x float64) float64 {
+	if ch.degenerate != nil {
+		return ch.degenerate.above(x)
+	}
+	return ch.Test.PAbove(x)
+}
+
+// pBelow returns the one-sided p-value of "the effect is at least x".
+func (ch *Check) pBelow(x float64) float64 {
+	if ch.degenerate != nil {
+		return ch.degenerate.below(x)
+	}
+	return ch.Test.PBelow(x)
+}
+
+// A degenerate is the exact test that stands in for a t-test whose
+// samples have no variance (SE = 0), where the t-test would give p = 0
+// from a handful of equal values: with n equal values (or differences)
+// e, the sign test's one-sided p of "the effect is at most x" is 2⁻ⁿ
+// when e > x, else 1; with two samples of equal values each, the
+// permutation test's is 1/C(n_a+n_b, n_a) (complete separation). A noisy
+// metric that happened not to vary over three seeds can so never be
+// significant at 0.05, as it should not be.
+//
+// References:
+//   - W. J. Conover, "Practical Nonparametric Statistics", 3rd ed.,
+//     Wiley 1999, §3.4 (the sign test) and §5.1 (the two-sample
+//     permutation test).
+type degenerate struct {
+	kind   string
+	effect float64
+	p      float64 // the smallest one-sided p
+}
+
+func (d *degenerate) above(x float64) float64 {
+	if d.effect > x {
+		return d.p
+	}
+	return 1
+}
+
+func (d *degenerate) below(x float64) float64 {
+	if d.effect < x {
+		return d.p
+	}
+	return 1
+}
+
+// signTest returns the sign test of x when its values are all equal, nil
+// otherwise.
+func signTest(x []float64) *degenerate {
+	if len(x) == 0 || slices.ContainsFunc(x, func(v float64) bool { return v != x[0] }) {
+		return nil
+	}
+	return &degenerate{kind: "sign", effect: x[0], p: math.Pow(2, -float64(len(x)))}
+}
+
+// separationTest returns the permutation test of a − b when a's values
+// are all equal and b's too, nil otherwise.
+func separationTest(a, b []float64) *degenerate {
+	if signTest(a) == nil || signTest(b) == nil {
+		return nil
+	}
+	lc, _ := math.Lgamma(float64(len(a)+len(b)) + 1)
+	la, _ := math.Lgamma(float64(len(a)) + 1)
+	lb, _ := math.Lgamma(float64(len(b)) + 1)
+	return &degenerate{kind: "permutation", effect: a[0] - b[0], p: math.Exp(la + lb - lc)}
+}
+
+// compareExact judges a deterministic metric by its values, seed by
+// seed when paired (else every value of a against every value of b, or
+// each value of a for a claim without b): PASS when every comparison
+// holds the claim, FAIL when none does, INCONCLUSIVE when they disagree.
+// It is no test: P stays NaN and the check is out of the Holm family.
+func (ch *Check) compareExact(runs *Runs, c Claim, a, b []int, va, vb []float64, paired bool) {
+	var d []float64
+	switch {
+	case c.B == nil:
+		d = va
+	case paired:
+		d = pairedDiffs(runs, c.Metric, a, b)
+	default:
+		for _, x := range va {
+			for _, y := range vb {
+				d = append(d, x-y)
+			}
+		}
+	}
+	ch.exact = true
+	ch.Test = TTest{Kind: "exact", SE: math.NaN(), DF: math.NaN()}
+	ch.Test.Effect, _ = meanStd(d)
+	ch.Lo, ch.Hi = slices.Min(d), slices.Max(d)
+	holds := 0
+	for _, x := range d {
+		switch {
+		case c.Expect == "greater" && x > 0, c.Expect == "less" && x < 0,
+			c.Expect == "value" && x >= c.Value-c.Tolerance && x <= c.Value+c.Tolerance:
+			holds++
+		}
+	}
+	what := "values"
+	if paired && c.B != nil {
+		what = "seeds"
+	}
+	switch holds {
+	case len(d):
+		ch.Verdict = Pass
+	case 0:
+		ch.Verdict = Fail
+	default:
+		ch.Verdict = Inconclusive
+	}
+	ch.Note = fmt.Sprintf("deterministic metric compared exactly: the claim holds for %d of %d %s", holds, len(d), what)
 }
 
 // paper fills in the paper's values of the check at run first of k's
@@ -362,7 +541,7 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 			break
 		}
 	}
-	if ch.Verdict == NotRun {
+	if ch.Verdict == NotRun || ch.exact {
 		return
 	}
 	dir := 1.0
@@ -375,6 +554,21 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 	switch {
 	case !math.IsNaN(ch.PaperA) && !math.IsNaN(ch.PaperB):
 		ch.effectAt = dir * (ch.PaperA - ch.PaperB)
+		if !(ch.effectAt > 0) {
+			// The paper's own numbers do not show the claimed direction:
+			// no power at an effect of the wrong sign, nothing to rule out.
+			ch.effectAt = math.NaN()
+			ch.Note = strings.TrimPrefix(ch.Note+"; the paper's numbers do not show the claimed direction", "; ")
+			return
+		}
+		if !ch.exact {
+			// Our effect is at least the paper's, in the claimed direction.
+			if dir > 0 {
+				ch.pContra = ch.pBelow(ch.effectAt)
+			} else {
+				ch.pContra = ch.pAbove(-ch.effectAt)
+			}
+		}
 	case c.MinEffect != 0:
 		ch.effectAt = math.Abs(c.MinEffect)
 	}
@@ -409,6 +603,32 @@ func values(runs *Runs, metric string, idx []int) (vals, seeds []float64) {
 		seeds = nil
 	}
 	return vals, seeds
+}
+
+// seedCount returns the number of distinct seeds among the runs idx that
+// are ok and have metric, or the number of such runs if the table has no
+// seed column: two runs of one seed are one observation of the seed's
+// noise, not two.
+func seedCount(runs *Runs, metric string, idx []int) int {
+	m, _ := runs.Column(metric)
+	ok, _ := okRuns(runs, idx)
+	seed, hasSeed := runs.Column("seed")
+	n := 0
+	seen := make(map[float64]bool)
+	for _, i := range ok {
+		if math.IsNaN(m.Floats[i]) {
+			continue
+		}
+		if !hasSeed || seed.Kind != Float || math.IsNaN(seed.Floats[i]) {
+			n++
+			continue
+		}
+		if !seen[seed.Floats[i]] {
+			seen[seed.Floats[i]] = true
+			n++
+		}
+	}
+	return n
 }
 
 // pairedDiffs returns a − b of metric for each seed that both a and b have
@@ -491,6 +711,12 @@ func (v *Verification) WriteText(w io.Writer) error {
 			if c.Verdict == Inconclusive && !math.IsNaN(c.Power) {
 				power = fmt.Sprintf("%.2f", c.Power)
 			}
+			if c.Verdict == Contradicted {
+				power = "p≥paper " + fmtP(c.PContra)
+			}
+			if c.Note != "" {
+				notes = append(notes, fmt.Sprintf("%s: %s", strings.TrimSpace(c.Claim+" "+c.At), c.Note))
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Claim, orDash(c.At), c.Metric, c.Expect,
 			pair(c.MeanA, c.MeanB), effect, paperText(c.PaperA, c.PaperB), test, p, ph, power, verdict)
@@ -502,10 +728,12 @@ func (v *Verification) WriteText(w io.Writer) error {
 	for _, c := range v.Checks {
 		counts[c.Verdict]++
 	}
-	fmt.Fprintf(w, "\n%d PASS, %d FAIL, %d INCONCLUSIVE, %d NOT RUN.\n", counts[Pass], counts[Fail], counts[Inconclusive], counts[NotRun])
+	fmt.Fprintf(w, "\n%d PASS, %d FAIL, %d CONTRADICTED, %d INCONCLUSIVE, %d NOT RUN.\n", counts[Pass], counts[Fail], counts[Contradicted], counts[Inconclusive], counts[NotRun])
 	fmt.Fprintf(w, "Holm correction over the %d tests run at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.Tests, v.Alpha)
 	fmt.Fprintf(w, "effect: a − b (paired: the mean difference over shared seeds), with its %v%% percentile bootstrap interval (not adjusted).\n", 100*(1-v.Alpha))
 	fmt.Fprintln(w, "power: of an INCONCLUSIVE test, to find the paper's effect (or the claim's min_effect) at the Holm level of its rank.")
+	fmt.Fprintln(w, "CONTRADICTED: not significant either way, but the paper's effect is ruled out: the one-sided test of \"our effect is at least the paper's\" rejects (Holm over those tests; its adjusted p in the power column).")
+	fmt.Fprintln(w, "exact: a deterministic metric (accounting, sizes) compared value by value: no test, no p-value; its interval is the range of the differences.")
 	for _, s := range sources {
 		fmt.Fprintf(w, "source: %s\n", s)
 	}

@@ -230,8 +230,8 @@ func TestVerifyOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"up  ", "ε=1", "84.20 / 81.54 (+2.66)", "PASS (required)", "NOT RUN", "1 PASS, 0 FAIL, 0 INCONCLUSIVE, 1 NOT RUN.",
-		"Holm correction over the 1 tests", "source: paper Table 1", "gone: not run: a has 0 runs with acc, want ≥ 2"} {
+	for _, want := range []string{"up  ", "ε=1", "84.20 / 81.54 (+2.66)", "PASS (required)", "NOT RUN", "1 PASS, 0 FAIL, 0 CONTRADICTED, 0 INCONCLUSIVE, 1 NOT RUN.",
+		"Holm correction over the 1 tests", "source: paper Table 1", "gone: not run: a has 0 distinct seeds with acc, want ≥ 2"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}

@@ -28,8 +28,8 @@
 //     executes the pending runs. Each run: its folder is emptied, a
 //     manifest with status "running" is written, the method's Executor
 //     runs (pretrained base → fine-tune → attacks, marking each stage on
-//     the [Recorder]), then metrics.parquet and scores.parquet are
-//     written, and the manifest last, with status ok or failed and the
+//     the [Recorder]), then metrics.parquet, scores.parquet and
+//     predictions.parquet (each test example's output) are written, and the manifest last, with status ok or failed and the
 //     size and SHA-256 of every file in the folder. An error or a panic
 //     fails that run only (the panic's stack is recorded) and the sweep
 //     goes on, unless FailFast is set. A run whose final manifest cannot

@@ -145,7 +145,28 @@ func finish(r *Run, m *results.Manifest, rec *Recorder, err error, now func() ti
 	if len(rec.scores) > 0 {
 		errs = append(errs, results.WriteScores(filepath.Join(r.Dir, results.ScoresFile), rec.scores))
 	}
+	if len(rec.preds) > 0 {
+		if err := uniquePredictions(rec.preds); err != nil {
+			errs = append(errs, err)
+		} else {
+			errs = append(errs, results.WritePredictions(filepath.Join(r.Dir, results.PredictionsFile), rec.preds))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// uniquePredictions returns an error if two rows of preds are of the same
+// example (split and id): they could not be paired with another run's.
+func uniquePredictions(preds []results.Prediction) error {
+	seen := make(map[[2]string]bool, len(preds))
+	for _, p := range preds {
+		k := [2]string{p.Split, p.ExampleID}
+		if seen[k] {
+			return fmt.Errorf("runners: prediction of %s example %q recorded twice", p.Split, p.ExampleID)
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 // readsNothing reports whether p's mechanism is the empty composition, a

@@ -85,11 +85,14 @@ func TestKillResume(t *testing.T) {
 			if _, err := results.ReadScores(filepath.Join(d, results.ScoresFile)); err != nil {
 				t.Errorf("finished run %s: %v", d, err)
 			}
+			if _, err := results.ReadPredictions(filepath.Join(d, results.PredictionsFile)); err != nil {
+				t.Errorf("finished run %s: %v", d, err)
+			}
 		}
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
 			switch n := e.Name(); {
-			case n == results.ManifestFile, n == results.MetricsFile, n == results.ScoresFile:
+			case n == results.ManifestFile, n == results.MetricsFile, n == results.ScoresFile, n == results.PredictionsFile:
 			case strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp") && m.Status != results.OK:
 			default:
 				t.Errorf("run %s (%s): unexpected file %s", d, m.Status, n)

@@ -30,6 +30,7 @@ type Recorder struct {
 	steps    int64
 	metrics  []results.Metric
 	scores   []results.Score
+	preds    []results.Prediction
 	results  map[string]float64
 	privacy  *results.Privacy
 	warnings []string
@@ -108,6 +109,15 @@ func (r *Recorder) Scores(attack string, scores []results.Score) {
 		s.Attack = attack
 		r.scores = append(r.scores, s)
 	}
+}
+
+// Predictions records per-example outputs of the trained model; they
+// become rows of predictions.parquet. An example (split and id) recorded
+// twice fails the run. The Recorder copies rows.
+func (r *Recorder) Predictions(rows []results.Prediction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.preds = append(r.preds, rows...)
 }
 
 // Privacy records the run's privacy record. If EpsilonTarget or Delta is

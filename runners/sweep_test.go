@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,8 @@ func fake(ctx context.Context, r *Run, rec *Recorder) error {
 	time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
 	rec.Stage("attacks")
 	rec.Scores("loss-mia", []results.Score{{ExampleID: 1, Member: true, Score: rng.NormFloat64()}, {ExampleID: 2, Score: rng.NormFloat64()}})
+	rec.Predictions([]results.Prediction{{Split: "test", ExampleID: "t/0", Prediction: "a", Correct: true, Loss: rng.Float64()},
+		{Split: "test", ExampleID: "t/1", Prediction: "b", Loss: rng.Float64()}})
 	acc := rng.Float64()
 	if r.Config.Task == "shapes-vqa" {
 		acc += 1
@@ -126,6 +129,13 @@ func TestSweep(t *testing.T) {
 		if err != nil || len(scores) != 2 || scores[0].Attack != "loss-mia" {
 			t.Errorf("run %s scores: %v, %v", p.ID, scores, err)
 		}
+		preds, err := results.ReadPredictions(filepath.Join(p.Dir, results.PredictionsFile))
+		if err != nil || len(preds) != 2 || preds[0].ExampleID != "t/0" || !preds[0].Correct || preds[1].Correct {
+			t.Errorf("run %s predictions: %+v, %v", p.ID, preds, err)
+		}
+		if !slices.ContainsFunc(m.Files, func(f results.File) bool { return f.Name == results.PredictionsFile }) {
+			t.Errorf("run %s: the manifest records no hash of %s: %+v", p.ID, results.PredictionsFile, m.Files)
+		}
 	}
 
 	// Resume: a second sweep runs nothing; --fresh runs everything again;
@@ -147,6 +157,28 @@ func TestSweep(t *testing.T) {
 	calls.Store(0)
 	if sum, err := Sweep(t.Context(), s, &Options{Root: root, Executor: exec}); err != nil || calls.Load() != 1 || sum.OK != 1 {
 		t.Errorf("Sweep after a killed run: %d calls, %+v, %v; want 1 call", calls.Load(), sum, err)
+	}
+}
+
+// TestPredictionsTwice checks that a run that records an example's
+// prediction twice fails: its predictions could not pair with another
+// run's.
+func TestPredictionsTwice(t *testing.T) {
+	root := t.TempDir()
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		rec.Predictions([]results.Prediction{{Split: "test", ExampleID: "t/0"}})
+		return fake(ctx, r, rec)
+	}
+	sum, _ := Sweep(t.Context(), parse(t), &Options{Root: root, Executor: exec, Only: []string{"method=nonprivate,task=fashion-vqa,seed=1"}})
+	plan, _ := Plan(parse(t), &Options{Root: root})
+	var m *results.Manifest
+	for _, p := range plan {
+		if p.Config.Method == "nonprivate" && p.Config.Task == "fashion-vqa" && p.Config.Seed == 1 {
+			m, _ = results.ReadManifest(p.Dir)
+		}
+	}
+	if sum == nil || sum.Failed != 1 || m == nil || m.Status != results.Failed || !strings.Contains(m.Error, "recorded twice") {
+		t.Errorf("got summary %+v, manifest %+v; want one run failed for a prediction recorded twice", sum, m)
 	}
 }
 

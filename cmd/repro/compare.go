@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -28,15 +29,30 @@ func compareCommand() *cli.Command {
 		ArgsUsage: "OLD NEW",
 		Description: "OLD and NEW are run tables: FILE.parquet (such as a baseline checked in under\n" +
 			"results/baselines/) or RESULTS-DIR (an experiment's results folder, holding\n" +
-			"runs.parquet). For each metric and configuration (method, task, scale, ε, δ and the\n" +
-			"spec's swept and fixed hyperparameters) it prints the mean ± std over seeds of\n" +
-			"OLD and NEW, the change and its bootstrap interval, the p-value of a paired\n" +
-			"t-test over the seeds both have (Welch's t-test when the seeds differ), and a\n" +
-			"verdict as benchstat does: identical, ~ (not significant), better, worse,\n" +
-			"REGRESSION (significant and worse than the spec's threshold for the metric) or\n" +
-			"MISSING (a configuration of OLD that NEW lacks). The thresholds come from the\n" +
-			"regression key of the spec that the run tables' experiment column names, or\n" +
-			"--spec. The exit status is non-zero when there is a regression.\n\n" +
+			"runs.parquet and runs/ID/). For each metric and configuration (method, task, scale,\n" +
+			"ε, δ and the spec's swept and fixed hyperparameters) it prints the mean ± std over\n" +
+			"seeds of OLD and NEW, the change and its bootstrap interval, a p-value and a verdict\n" +
+			"as benchstat does: identical, ~ (not significant), better, worse, REGRESSION\n" +
+			"(significant, and worse by the spec's threshold for the metric or more), MISSING (a\n" +
+			"configuration of OLD that NEW lacks) or untested (a side with one run and nothing to\n" +
+			"test it by; a regression when worse by the threshold or more).\n\n" +
+			"How a change is tested:\n" +
+			"  - acc, when both sides are RESULTS-DIRs whose runs have predictions.parquet and\n" +
+			"    share a seed: example by example. McNemar's exact test (two-sided mid-p) on the\n" +
+			"    (seed, example) pairs of the shared seeds counts the examples right in OLD and\n" +
+			"    wrong in NEW against the other way round; the p-values of a metric's tested\n" +
+			"    configurations are Holm-adjusted together; the interval resamples seeds, then\n" +
+			"    examples. One seed is enough. The test treats examples as independent: it asks\n" +
+			"    whether these models differ on these examples, so a change of code that only\n" +
+			"    reshuffles seed noise can be significant; the threshold keeps such changes from\n" +
+			"    being regressions.\n" +
+			"  - every other metric, and tables without predictions: a paired t-test over the\n" +
+			"    seeds both have (Welch's t-test when the seeds differ), at α each, with a\n" +
+			"    percentile bootstrap interval over seeds; a side with fewer than two runs is\n" +
+			"    untested.\n\n" +
+			"The thresholds come from the regression key of the spec that the run tables'\n" +
+			"experiment column names, or --spec. The exit status is non-zero when there is a\n" +
+			"regression.\n\n" +
 			"   $ repro compare results/baselines/table1-smoke.parquet results/table1\n" +
 			"   $ repro compare old/table1 new/table1 --metric acc,img --json",
 		Flags: []cli.Flag{
@@ -61,14 +77,19 @@ func compareAction(c *cli.Context, f *cmdArgs) error {
 		return fmt.Errorf("compare: --alpha must be in (0, 1), got %v", alpha)
 	}
 	var tables [2]*reports.Runs
+	var runDirs [2]string
 	for i, path := range f.Args() {
 		r, err := readRuns(path)
 		if err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 		tables[i] = r
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			runDirs[i] = runDirsOf(path)
+		}
 	}
-	opts := &reports.CompareOptions{Alpha: alpha, Metrics: splitList(f.StringSlice("metric")), Mixed: f.Bool("mixed")}
+	opts := &reports.CompareOptions{Alpha: alpha, Metrics: splitList(f.StringSlice("metric")), Mixed: f.Bool("mixed"),
+		OldRunDirs: runDirs[0], NewRunDirs: runDirs[1]}
 	if len(opts.Metrics) == 0 {
 		opts.Metrics = nil
 	}

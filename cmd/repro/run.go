@@ -62,8 +62,8 @@ func runCommand() *cli.Command {
 		ArgsUsage: "EXP...",
 		Description: "Expands each experiment (an embedded spec such as table1, or a .yaml file) into\n" +
 			"runs, skips the runs whose results exist, executes the others on a pool of workers\n" +
-			"and writes results/EXP/runs/ID/manifest.json, metrics.parquet, scores.parquet and\n" +
-			"results/EXP/runs.parquet. The first interrupt stops after the running runs are\n" +
+			"and writes results/EXP/runs/ID/manifest.json, metrics.parquet, scores.parquet,\n" +
+			"predictions.parquet (each test example's output) and results/EXP/runs.parquet. The first interrupt stops after the running runs are\n" +
 			"recorded; the second exits at once. The exit status is non-zero if any run failed,\n" +
 			"or if a table or plot of the spec cannot be built; after a --only selection, which\n" +
 			"may leave a table without the runs it needs, that is a warning instead.\n\n" +

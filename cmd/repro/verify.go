@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,11 +35,20 @@ func verifyCommand() *cli.Command {
 			"the spec named by its experiment column, or by --spec.\n\n" +
 			"Each test of a claim compares the runs of its two sides by a paired t-test over\n" +
 			"seeds (when both sides have the same seeds) or Welch's t-test, with a percentile\n" +
-			"bootstrap interval of the effect. The p-values of all the tests are adjusted by\n" +
-			"Holm's method; a test is PASS when significant in the claimed direction, FAIL when\n" +
-			"significant against it, INCONCLUSIVE otherwise (with the power it had to find the\n" +
-			"paper's effect), and NOT RUN when a side has too few runs. The exit status is\n" +
-			"non-zero only when a claim marked required FAILs.\n\n" +
+			"bootstrap interval of the effect: over seeds, or for acc, when the runs have\n" +
+			"predictions.parquet (a RESULTS-DIR or an experiment), over seeds and then examples.\n" +
+			"Where the seeds show no variance at all, the exact sign test (paired) or\n" +
+			"permutation test (two samples) replaces the t-test, so three equal values never\n" +
+			"give p = 0. A deterministic metric (ε, σ, parameter counts; or a claim with test:\n" +
+			"exact) is compared value by value, seed by seed, and says so: no p-value.\n\n" +
+			"The p-values of all the tests are adjusted by Holm's method. A test is PASS when\n" +
+			"significant in the claimed direction, FAIL when significant against it,\n" +
+			"CONTRADICTED when neither but the paper's effect is ruled out (the one-sided test\n" +
+			"of \"our effect is at least the paper's\" rejects, Holm-adjusted over those tests),\n" +
+			"INCONCLUSIVE otherwise (with the power it had to find the paper's effect; none when\n" +
+			"the paper's own numbers go against the claim), and NOT RUN when a side has fewer\n" +
+			"distinct seeds than min_seeds. The exit status is non-zero only when a claim\n" +
+			"marked required FAILs.\n\n" +
 			"   $ repro verify table1 --scale smoke\n" +
 			"   $ repro verify results/table1 --json\n" +
 			"   $ repro verify runs.parquet --spec my-spec.yaml --alpha 0.01",
@@ -69,6 +79,7 @@ func verifyAction(c *cli.Context, f *cmdArgs) error {
 	var (
 		s        *experiments.Spec
 		runs     *reports.Runs
+		runDirs  string
 		sweepErr error
 		err      error
 	)
@@ -80,8 +91,12 @@ func verifyAction(c *cli.Context, f *cmdArgs) error {
 			return err
 		}
 		runs, err = readRuns(filepath.Join(root, s.Name, results.RunsFile))
+		runDirs = filepath.Join(o.results, s.Name, "runs")
 	} else {
 		runs, err = readRuns(arg)
+		if fi, serr := os.Stat(arg); serr == nil && fi.IsDir() {
+			runDirs = runDirsOf(arg)
+		}
 		if err == nil {
 			s, err = specOfRuns("verify", runs, f.String("spec"))
 		}
@@ -89,7 +104,7 @@ func verifyAction(c *cli.Context, f *cmdArgs) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(sweepErr, verify(c.App.Writer, s, runs, alpha, f.Bool("json")))
+	return errors.Join(sweepErr, verify(c.App.Writer, s, runs, &reports.VerifyOptions{Alpha: alpha, RunDirs: runDirs}, f.Bool("json")))
 }
 
 // specOfRuns loads the spec called name, or, when name is "", the spec of
@@ -117,12 +132,12 @@ func specOfRuns(cmd string, runs *reports.Runs, name string) (*experiments.Spec,
 // verify evaluates the claims of s over runs and writes the result to w,
 // as text or JSON. It returns an error if s has no claims or a required
 // claim fails.
-func verify(w io.Writer, s *experiments.Spec, runs *reports.Runs, alpha float64, asJSON bool) error {
+func verify(w io.Writer, s *experiments.Spec, runs *reports.Runs, opts *reports.VerifyOptions, asJSON bool) error {
 	claims := specout.ClaimsOf(s)
 	if len(claims) == 0 {
 		return fmt.Errorf("verify: experiment %s states no claims", s.Name)
 	}
-	v, err := reports.Verify(runs, claims, &reports.VerifyOptions{Alpha: alpha})
+	v, err := reports.Verify(runs, claims, opts)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@
 //	results/<experiment>/runs/<run-id>/manifest.json   one run: config, status, provenance, privacy
 //	results/<experiment>/runs/<run-id>/metrics.parquet  long: step, split, name, value
 //	results/<experiment>/runs/<run-id>/scores.parquet   per-example attack scores
+//	results/<experiment>/runs/<run-id>/predictions.parquet  per-example test outputs:
+//	                                                    split, example_id, prediction, correct, loss
 //	results/<experiment>/runs.parquet                   one row per run, flat columns
 //
 // A run is finished iff its manifest says status "ok"; the manifest is

@@ -34,7 +34,10 @@ const (
 	ManifestFile = "manifest.json"
 	MetricsFile  = "metrics.parquet"
 	ScoresFile   = "scores.parquet"
-	RunsFile     = "runs.parquet"
+	// PredictionsFile holds a run's per-example test outputs
+	// ([Prediction] rows).
+	PredictionsFile = "predictions.parquet"
+	RunsFile        = "runs.parquet"
 )
 
 // RunDir returns the folder of run id of experiment exp under root:

@@ -32,6 +32,25 @@ type Score struct {
 	Score     float64 `parquet:"score"`
 }
 
+// A Prediction is one row of predictions.parquet: a trained model's
+// output for one evaluation example, as lm-eval-harness logs its samples,
+// so that two runs can be compared example by example (McNemar's test)
+// and intervals resampled over examples.
+type Prediction struct {
+	Split     string `parquet:"split"`      // test, ...
+	ExampleID string `parquet:"example_id"` // datasets.Example.ID, unique within the split
+	// Prediction is the model's answer as text: the greedy decoding of
+	// a generative model, the class index of a classifier.
+	Prediction string `parquet:"prediction"`
+	// Correct reports whether the prediction is the reference answer
+	// (exact match), the example's share of the run's accuracy.
+	Correct bool `parquet:"correct"`
+	// Loss is the mean cross-entropy (nats per token) of the reference
+	// answer under the model (teacher forcing), or of the label for a
+	// classifier.
+	Loss float64 `parquet:"loss"`
+}
+
 // writerOptions are the options of every parquet file repro writes.
 func writerOptions(extra ...parquet.WriterOption) []parquet.WriterOption {
 	return append([]parquet.WriterOption{
@@ -55,6 +74,14 @@ func WriteScores(name string, rows []Score) error {
 
 // ReadScores reads the rows of a scores.parquet file.
 func ReadScores(name string) ([]Score, error) { return readParquet[Score](name) }
+
+// WritePredictions writes rows to the file name atomically.
+func WritePredictions(name string, rows []Prediction) error {
+	return writeParquet(name, rows)
+}
+
+// ReadPredictions reads the rows of a predictions.parquet file.
+func ReadPredictions(name string) ([]Prediction, error) { return readParquet[Prediction](name) }
 
 func writeParquet[T any](name string, rows []T) error {
 	return Write(name, func(w io.Writer) error {

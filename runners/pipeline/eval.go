@@ -10,9 +10,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/internal/parallel"
+	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
 )
 
@@ -29,6 +32,9 @@ type Eval struct {
 	Majority float64
 	// N and NImg count the test examples and the IMG subset.
 	N, NImg int
+	// Predictions hold each test example's greedy answer, whether it
+	// matches, and the mean loss of the reference answer, in test order.
+	Predictions []results.Prediction
 }
 
 func (e *Eval) results() map[string]float64 {
@@ -37,7 +43,8 @@ func (e *Eval) results() map[string]float64 {
 
 // Evaluate decodes every test example's prompt greedily (up to the length
 // of its answer, which ends with EOS) and counts exact matches of the
-// answer, with the visual transform vt (nil: none) the trained model runs
+// answer; it also scores the reference answer (mean token cross-entropy
+// under teacher forcing) for the example's prediction row, with the visual transform vt (nil: none) the trained model runs
 // with. train gives the majority baseline. Examples are decoded on up to
 // workers goroutines (0: GOMAXPROCS), each on its own, so the result does
 // not depend on workers.
@@ -46,6 +53,8 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test, 
 		return nil, errors.New("pipeline: empty test split")
 	}
 	ok := make([]bool, len(test))
+	preds := make([]results.Prediction, len(test))
+	voc := datasets.Vocab()
 	err := parallel.For(len(test), workers, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -57,6 +66,12 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test, 
 			return fmt.Errorf("pipeline: test example %s: %w", ex.ID, err)
 		}
 		ok[i] = slices.Equal(out, ex.Answer)
+		s := methods.Sequence(ex)
+		losses, _, err := m.TokenLosses(&s, nil, vt)
+		if err != nil {
+			return fmt.Errorf("pipeline: loss of test example %s: %w", ex.ID, err)
+		}
+		preds[i] = results.Prediction{Split: "test", ExampleID: ex.ID, Prediction: voc.Decode(out), Correct: ok[i], Loss: meanOf(losses)}
 		return nil
 	})
 	if err != nil {
@@ -84,7 +99,7 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test, 
 		}
 		majority[kind] = best
 	}
-	var e Eval
+	e := Eval{Predictions: preds}
 	var hit, hitImg, hitText, hitMaj int
 	for i := range test {
 		ex := &test[i]
@@ -162,13 +177,15 @@ func LabelAccuracy(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, t
 
 // classifierAccuracy returns the accuracy (%) of a classifier (*nn.ViT or
 // *nn.Fusion) on test: the share of examples whose most probable class is
-// their label. Examples are predicted in parallel, each on its own, so the
-// result does not depend on the number of goroutines.
-func classifierAccuracy(ctx context.Context, model nn.Model, test []datasets.Example) (float64, error) {
+// their label, and each example's prediction row (the class index, and
+// the loss −ln p(label)). Examples are predicted in parallel, each on its
+// own, so the result does not depend on the number of goroutines.
+func classifierAccuracy(ctx context.Context, model nn.Model, test []datasets.Example) (float64, []results.Prediction, error) {
 	if len(test) == 0 {
-		return 0, errors.New("pipeline: empty test split")
+		return 0, nil, errors.New("pipeline: empty test split")
 	}
 	hit := make([]bool, len(test))
+	preds := make([]results.Prediction, len(test))
 	err := parallel.For(len(test), 0, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -178,12 +195,13 @@ func classifierAccuracy(ctx context.Context, model nn.Model, test []datasets.Exa
 			return fmt.Errorf("pipeline: test example %s has no image", ex.ID)
 		}
 		var pred int
+		var probs []float64
 		var err error
 		switch m := model.(type) {
 		case *nn.ViT:
-			pred, _, err = m.Predict(ex.Images[0])
+			pred, probs, err = m.Predict(ex.Images[0])
 		case *nn.Fusion:
-			pred, _, err = m.Predict(ex.Images[0], ex.Prompt)
+			pred, probs, err = m.Predict(ex.Images[0], ex.Prompt)
 		default:
 			arch, _ := model.Describe()
 			return fmt.Errorf("pipeline: a %s is not a classifier", arch)
@@ -192,12 +210,26 @@ func classifierAccuracy(ctx context.Context, model nn.Model, test []datasets.Exa
 			return fmt.Errorf("pipeline: test example %s: %w", ex.ID, err)
 		}
 		hit[i] = pred == ex.Label
+		loss := math.NaN()
+		if ex.Label >= 0 && ex.Label < len(probs) {
+			loss = -math.Log(probs[ex.Label])
+		}
+		preds[i] = results.Prediction{Split: "test", ExampleID: ex.ID, Prediction: strconv.Itoa(pred), Correct: hit[i], Loss: loss}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return percentTrue(hit), nil
+	return percentTrue(hit), preds, nil
+}
+
+// meanOf returns the mean of x (NaN if empty).
+func meanOf(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
 }
 
 // percentTrue returns the share (%) of true values in hit.

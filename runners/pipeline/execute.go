@@ -302,38 +302,46 @@ const majorityCaveat = "non-private diagnostic outside the guarantee: acc_majori
 // evalStage records the test metrics of model on d's test split at step
 // final, as results and test metrics: for TinyMLLM those of Evaluate
 // (acc_majority only with diagnostics, since it reads the private
-// answers), for classifiers the accuracy (%).
+// answers), for classifiers the accuracy (%). It records each test
+// example's prediction too (predictions.parquet), but for the records
+// text tasks, whose metric is the perplexity of the whole split.
 func evalStage(ctx context.Context, model nn.Model, res *methods.Result, d *datasets.Dataset, diagnostics bool, final int64, rec *runners.Recorder) error {
 	var evr map[string]float64
+	var preds []results.Prediction
 	if m, ok := model.(*nn.TinyMLLM); ok {
 		var err error
-		if evr, err = lmResults(ctx, m, res.Visual, posed(res.Pose, d), diagnostics); err != nil {
+		if evr, preds, err = lmResults(ctx, m, res.Visual, posed(res.Pose, d), diagnostics); err != nil {
 			return err
 		}
 	} else {
-		acc, err := classifierAccuracy(ctx, model, d.Test)
+		acc, p, err := classifierAccuracy(ctx, model, d.Test)
 		if err != nil {
 			return err
 		}
-		evr = map[string]float64{"acc": acc}
+		evr, preds = map[string]float64{"acc": acc}, p
 	}
 	for _, name := range slices.Sorted(maps.Keys(evr)) {
 		rec.Result(name, evr[name])
 		rec.Metric(final, "test", name, evr[name])
 	}
+	if len(preds) > 0 {
+		rec.Predictions(preds)
+	}
 	return nil
 }
 
-// lmResults returns the test metrics of a TinyMLLM: the perplexity for
-// the records text tasks (Perplexities; the exact match of a whole
-// generated record is not their metric), else those of Evaluate.
-func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, diagnostics bool) (map[string]float64, error) {
+// lmResults returns the test metrics of a TinyMLLM and the test
+// examples' predictions: the perplexity for the records text tasks
+// (Perplexities; the exact match of a whole generated record is not their
+// metric, and they have no prediction rows), else those of Evaluate.
+func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, diagnostics bool) (map[string]float64, []results.Prediction, error) {
 	if textTask(d.Task) {
-		return Perplexities(ctx, m, vt, d.Test, 0)
+		ppl, err := Perplexities(ctx, m, vt, d.Test, 0)
+		return ppl, nil, err
 	}
 	ev, err := Evaluate(ctx, m, vt, d.Test, d.Private, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	evr := ev.results()
 	if !diagnostics {
@@ -341,10 +349,10 @@ func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *da
 	}
 	if len(d.Mapping) > 0 {
 		if evr["label_acc"], err = LabelAccuracy(ctx, m, vt, d.Test, d.Mapping); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return evr, nil
+	return evr, ev.Predictions, nil
 }
 
 // attackStage runs the run's attacks on model: members are the private

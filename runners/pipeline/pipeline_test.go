@@ -233,6 +233,34 @@ func TestEvaluate(t *testing.T) {
 	if !(ev.Majority > 0 && ev.Majority < 100) {
 		t.Errorf("majority baseline %v", ev.Majority)
 	}
+	// The prediction rows: one per test example in order, their correct
+	// flags giving acc, their losses the training loss of the example
+	// (nn's Loss on a tape, another path to the same mean cross-entropy).
+	if len(ev.Predictions) != len(d.Test) {
+		t.Fatalf("%d predictions for %d test examples", len(ev.Predictions), len(d.Test))
+	}
+	hit := 0
+	for i, p := range ev.Predictions {
+		if p.Split != "test" || p.ExampleID != d.Test[i].ID || p.Prediction == "" {
+			t.Errorf("prediction %d = %+v, want test example %s", i, p, d.Test[i].ID)
+		}
+		if p.Correct {
+			hit++
+		}
+		if i%16 == 0 {
+			loss, err := m.Loss(nn.NewTape(nil, nil), &test[i], nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The tape computes in float32: agreement to 1e-4 relative.
+			if want := float64(loss.Value.Row(0)[0]); math.Abs(p.Loss-want) > 1e-4*math.Max(1, want) {
+				t.Errorf("prediction %d: loss %v, Loss on a tape %v", i, p.Loss, want)
+			}
+		}
+	}
+	if got := 100 * float64(hit) / float64(len(d.Test)); math.Abs(got-ev.Acc) > 1e-9 {
+		t.Errorf("predictions give acc %v, Evaluate %v", got, ev.Acc)
+	}
 }
 
 // TestBaseInterrupt interrupts the pretraining of a base (the real one, in
