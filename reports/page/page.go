@@ -152,6 +152,9 @@ type ClaimRow struct {
 	Source      string
 	// SpecLine is file:line of the claim in its spec.
 	SpecLine string
+	// Span is the number of consecutive rows of the claim that start at
+	// this row, 0 on the claim's other rows: the claim's cell spans them.
+	Span int
 }
 
 // A TableView is one paper-style table.
@@ -579,6 +582,9 @@ func (p *Page) provenance(s *experiments.Spec, ms []*results.Manifest) {
 	set("base model", func(m *results.Manifest) string { return m.Inputs.Base })
 	set("Go", func(m *results.Manifest) string { return m.Provenance.GoVersion })
 	set("machine", func(m *results.Manifest) string {
+		if m.Provenance.OS == "" {
+			return ""
+		}
 		return fmt.Sprintf("%s/%s, %d CPUs, %d concurrent %s", m.Provenance.OS, m.Provenance.Arch, m.Provenance.CPUs, m.Provenance.Jobs, plural(m.Provenance.Jobs, "run", "runs"))
 	})
 	var seeds []int64
@@ -630,6 +636,14 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 		}
 		p.Claims = append(p.Claims, row)
 		counts[c.Verdict]++
+	}
+	for i := 0; i < len(p.Claims); {
+		j := i + 1
+		for j < len(p.Claims) && p.Claims[j].Claim == p.Claims[i].Claim {
+			j++
+		}
+		p.Claims[i].Span = j - i
+		i = j
 	}
 	for _, vd := range []string{reports.Pass, reports.Fail, reports.Inconclusive, reports.NotRun} {
 		p.Verdicts = append(p.Verdicts, Count{Name: vd, Class: verdictClass(vd), N: counts[vd]})
