@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,15 +226,33 @@ func TestReportBrowser(t *testing.T) {
 		t.Errorf("index: got %d links to table1/report.html (%v), want 1", n, err)
 	}
 
-	// Give the console a moment to deliver what the loads logged, then
-	// stop listening.
-	time.Sleep(200 * time.Millisecond)
+	// A probe error, logged last, shows that the listener hears the
+	// console: once it arrives, so has everything the loads logged.
+	const probe = "repro-console-probe"
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`console.error("`+probe+`")`)); err != nil {
+		t.Fatal(err)
+	}
+	heard := false
+	for range 100 {
+		mu.Lock()
+		heard = slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, probe) })
+		mu.Unlock()
+		if heard {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	stop()
 	<-done
 	mu.Lock()
 	defer mu.Unlock()
+	if !heard {
+		t.Errorf("the console listener never heard the probe console.error: the check of console errors cannot see them")
+	}
 	for _, e := range errs {
-		t.Errorf("console: %s", e)
+		if !strings.Contains(e, probe) {
+			t.Errorf("console: %s", e)
+		}
 	}
 	t.Logf("%d console messages, %d images, %d claim rows, %d run links", nmsg, len(imgs), rows, runLinks)
 }
