@@ -388,6 +388,13 @@ func (p *Page) gatherRuns(root string, s *experiments.Spec) []*results.Manifest 
 	if stale > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d older run %s of the same configurations (other code or inputs) %s not shown", stale, plural(stale, "folder", "folders"), plural(stale, "is", "are")))
 	}
+	p.runTotals(manifests)
+	return manifests
+}
+
+// runTotals fills the run counts by status, the total wall time, the
+// peak memory and the last run's end from p.Runs and manifests.
+func (p *Page) runTotals(manifests []*results.Manifest) {
 	counts := map[string]int{}
 	classes := map[string]string{}
 	var total float64
@@ -415,7 +422,6 @@ func (p *Page) gatherRuns(root string, s *experiments.Spec) []*results.Manifest 
 	if !last.IsZero() {
 		p.LastRun = last.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	return manifests
 }
 
 // configKey returns a key that equal configs share.
