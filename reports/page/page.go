@@ -743,7 +743,7 @@ func (p *Page) tables(s *experiments.Spec, runs *reports.Runs) {
 			}
 			tv.Rows = append(tv.Rows, tr)
 		}
-		tv.Notes = g.Notes("bold", "paper")
+		tv.Notes = g.Notes("bold ▲", "paper")
 		for _, w := range g.Warnings {
 			tv.Warnings = append(tv.Warnings, w.Error())
 		}
