@@ -371,3 +371,70 @@ func outline(r io.Reader, dir string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// TestComparisonFirst checks that a comparison with a baseline comes
+// first on the page, its regressions before its improvements. The
+// baseline is the fixture's run table with dpsgd's accuracies 10 points
+// higher, so dpsgd at ε = 1 and 8 regressed by 10 (beyond the threshold
+// of 5), and nonprivate's 5 points lower, so it improved by 5.
+func TestComparisonFirst(t *testing.T) {
+	root, s := writeFixture(t, t.TempDir())
+	rows, err := results.ReadRuns(filepath.Join(root, s.Name, results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		if _, ok := rows[i].Results["acc"]; !ok {
+			continue
+		}
+		if rows[i].Method == "dpsgd" {
+			rows[i].Results["acc"] += 10
+		} else {
+			rows[i].Results["acc"] -= 5
+		}
+	}
+	basePath := filepath.Join(t.TempDir(), "baseline.parquet")
+	if err := results.WriteRuns(basePath, rows); err != nil {
+		t.Fatal(err)
+	}
+	old, err := reports.ReadRuns(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := reports.ReadRuns(filepath.Join(root, s.Name, results.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := reports.Compare(old, cur, &reports.CompareOptions{Metrics: []string{"acc"}, Thresholds: map[string]reports.Threshold{"acc": {Better: "max", Threshold: 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(root, s, &Options{Now: fixtureNow, Comparison: cmp, Baseline: "baseline.parquet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Comparison
+	if c == nil || len(c.Regressions) != 2 || len(c.Improvements) != 1 {
+		t.Fatalf("got comparison %+v, want 2 regressions (dpsgd ε=1, 8) and 1 improvement (nonprivate)", c)
+	}
+	for _, r := range c.Regressions {
+		if r.Metric != "acc" || r.Change != "-10" || !strings.Contains(r.Key, "dpsgd") {
+			t.Errorf("regression %+v: want dpsgd's acc down by 10", r)
+		}
+	}
+	if r := c.Improvements[0]; r.Change != "5" || !strings.Contains(r.Key, "nonprivate") {
+		t.Errorf("improvement %+v: want nonprivate's acc up by 5", r)
+	}
+	var buf bytes.Buffer
+	if err := p.Render(&buf); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	reg, imp, about := strings.Index(page, `id="regressions"`), strings.Index(page, `id="improvements"`), strings.Index(page, `id="about"`)
+	if reg < 0 || !(reg < imp && imp < about) {
+		t.Errorf("got the regressions at %d, the improvements at %d and the about section at %d; want them in this order", reg, imp, about)
+	}
+	if s := p.Summary(); s.Regressions != 2 {
+		t.Errorf("summary: got %d regressions, want 2", s.Regressions)
+	}
+}
