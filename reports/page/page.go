@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/repro-dp/repro"
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/reports"
@@ -383,7 +384,7 @@ func (p *Page) gatherRuns(root string, s *experiments.Spec) []*results.Manifest 
 		p.Runs = append(p.Runs, f.row)
 	}
 	if otherCode > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d %s recorded by other code or inputs than this binary's (their ids differ from the ones repro run would give them now; the code fingerprints are under How to reproduce); repro run runs %s again", otherCode, plural(otherCode, "run was", "runs were"), plural(otherCode, "it", "them")))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d %s recorded by other code or inputs than this binary's (their ids differ from the ones repro run would give them now; the code fingerprints of the runs and of this build are under How to reproduce); repro run runs %s again", otherCode, plural(otherCode, "run was", "runs were"), plural(otherCode, "it", "them")))
 	}
 	if stale > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d older run %s of the same configurations (other code or inputs) %s not shown", stale, plural(stale, "folder", "folders"), plural(stale, "is", "are")))
@@ -573,6 +574,7 @@ func (p *Page) provenance(s *experiments.Spec, ms []*results.Manifest) {
 		p.Provenance = append(p.Provenance, Fact{Label: label, Values: vals})
 	}
 	set("code fingerprint", func(m *results.Manifest) string { return m.Provenance.Code })
+	p.Provenance = append(p.Provenance, Fact{Label: "this build's code", Values: []string{repro.Code()}})
 	set("revision", func(m *results.Manifest) string {
 		if m.Provenance.Modified {
 			return m.Provenance.Revision + " (modified)"

@@ -278,9 +278,13 @@ func TestIndex(t *testing.T) {
 	}
 }
 
-// runID matches a run id, which changes with the code on a run's path
-// (repro.Code), so the outlines leave it out.
-var runID = regexp.MustCompile(`\b[0-9a-f]{16}\b`)
+// runID matches a run id, and codeHash the fingerprint of the code on a
+// run's path (repro.Code): both change with that code, so the outlines
+// leave them out.
+var (
+	runID    = regexp.MustCompile(`\b[0-9a-f]{16}\b`)
+	codeHash = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
+)
 
 // htmlDecoder returns an encoding/xml decoder that reads the HTML the
 // templates write (void elements unclosed, HTML entities).
@@ -358,10 +362,10 @@ func outline(r io.Reader, dir string) (string, error) {
 	}
 	var b strings.Builder
 	for _, n := range out {
-		b.WriteString(runID.ReplaceAllString(n.line, "RUN-ID"))
+		b.WriteString(runID.ReplaceAllString(codeHash.ReplaceAllString(n.line, "CODE"), "RUN-ID"))
 		if n.show {
 			txt := strings.Join(strings.Fields(strings.ReplaceAll(n.text.String(), dir, "DIR")), " ")
-			txt = runID.ReplaceAllString(txt, "RUN-ID")
+			txt = runID.ReplaceAllString(codeHash.ReplaceAllString(txt, "CODE"), "RUN-ID")
 			if r := []rune(txt); len(r) > 60 {
 				txt = string(r[:60]) + "…"
 			}
