@@ -44,10 +44,12 @@ run: build
 	./$(BIN) run table1
 
 # Nightly regression: run the smoke experiments, check their papers' claims
-# (repro verify fails only when a required claim FAILs) and compare them
+# (repro verify fails only when a required claim FAILs), compare them
 # with the baselines checked in under results/baselines/ (repro compare fails
-# on a significant change for the worse beyond the spec's thresholds). Every
-# step runs; the target fails if any did. When a change of results is
+# on a significant change for the worse beyond the spec's thresholds), and
+# write each experiment's report page with the comparison first
+# ($(NIGHTLY_RESULTS)/EXP/report.html, and $(NIGHTLY_RESULTS)/index.html).
+# Every step runs; the target fails if any did. When a change of results is
 # intended, `make baselines` reruns the experiments and copies their run
 # tables over the baselines; commit them with the change.
 NIGHTLY_EXPS    ?= table1
@@ -58,6 +60,7 @@ nightly: build
 		./$(BIN) run $$e --scale smoke --results $(NIGHTLY_RESULTS) || status=1; \
 		./$(BIN) verify $$e --scale smoke --results $(NIGHTLY_RESULTS) --no-run || status=1; \
 		./$(BIN) compare $(BASELINES)/$$e-smoke.parquet $(NIGHTLY_RESULTS)/$$e || status=1; \
+		./$(BIN) report $$e --scale smoke --results $(NIGHTLY_RESULTS) --baseline $(BASELINES)/$$e-smoke.parquet || status=1; \
 	done; exit $$status
 
 baselines: build

@@ -82,6 +82,9 @@ type Claim struct {
 	Source string `json:"source"`
 	// Paper holds the paper's numbers for the tests of the claim.
 	Paper []PaperValue `json:"paper,omitempty"`
+	// Line is the line of the claim's entry in the spec file (0 when
+	// unknown), which reports cite beside the claim's verdict.
+	Line int `json:"-"`
 }
 
 // A PaperValue is the paper's number for one test of a claim.
@@ -146,7 +149,7 @@ func (d *decoder) claims(n *yaml.Node) ([]Claim, error) {
 // claim decodes one entry of the claims list: one claim, or one per metric
 // of its metrics key.
 func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
-	c := Claim{MinSeeds: 2, Test: "auto"}
+	c := Claim{MinSeeds: 2, Test: "auto", Line: n.Line}
 	var expectNode, paperNode, metricsNode *yaml.Node
 	var metrics []string
 	err := d.fields(n, "claim", map[string]func(*yaml.Node) error{

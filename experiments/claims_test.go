@@ -17,7 +17,8 @@ import (
 )
 
 // claimsBase is base with claims and regression thresholds; the claims
-// key is on line 21.
+// key is on line 20, so the first claim starts on line 21 and the second
+// on line 33.
 const claimsBase = base + `claims:
   - name: dpsgd-rises
     text: "utility increases with ε"
@@ -52,11 +53,13 @@ func TestParseClaims(t *testing.T) {
 			Name: "dpsgd-rises", Text: "utility increases with ε", Metric: "acc",
 			A: map[string]string{"method": "dpsgd", "epsilon_target": "8"}, B: map[string]string{"method": "dpsgd", "epsilon_target": "1"},
 			Each: []string{"task"}, Expect: "greater", MinSeeds: 3, Test: "auto", Required: true, Source: "paper Table 1",
+			Line:  21,
 			Paper: []PaperValue{{At: map[string]string{"task": "fashion-vqa"}, A: 82.52, B: 81.54}},
 		},
 		{
 			Name: "dpsgd-level", Metric: "acc", A: map[string]string{"method": "dpsgd", "epsilon_target": "inf"},
 			Expect: "value", Value: 80, Tolerance: 5, Test: "welch", MinEffect: 2, MinSeeds: 2, Source: "paper §5",
+			Line: 33,
 		},
 	}
 	if diff := cmp.Diff(want, s.Claims, cmpopts.EquateNaNs()); diff != "" {

@@ -76,3 +76,38 @@ func Load(name string, opts *Options) (*Spec, error) {
 	}
 	return s, nil
 }
+
+// Source returns the text of the file spec s was read from: the file
+// FileName names or, when there is none, the embedded spec of an embedded
+// experiment (FileName experiments/NAME.yaml).
+func Source(s *Spec) ([]byte, error) {
+	data, err := os.ReadFile(s.FileName)
+	if err == nil {
+		return data, nil
+	}
+	if name, ok := strings.CutPrefix(s.FileName, "experiments/"); ok && !strings.Contains(name, "/") {
+		if data, err := embedded.ReadFile(name); err == nil {
+			return data, nil
+		}
+	}
+	return nil, fmt.Errorf("experiments: %w", err)
+}
+
+// Header returns the leading comment block of spec source data, without
+// the comment markers, its lines joined by spaces: what an experiment
+// mirrors, as each embedded spec states it. It is "" when data does not
+// start with a comment.
+func Header(data []byte) string {
+	var words []string
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		text, ok := strings.CutPrefix(line, "#")
+		if !ok {
+			break
+		}
+		if text = strings.TrimSpace(text); text != "" {
+			words = append(words, text)
+		}
+	}
+	return strings.Join(words, " ")
+}

@@ -702,3 +702,18 @@ func (g *Grid) Save(prefix string, formats ...Format) ([]string, error) {
 	}
 	return paths, nil
 }
+
+// Number returns v as the cells of g print it: with g's precision, ±Inf
+// as ±∞ and NaN as "—". Writers of other formats (package reports/page's
+// HTML) use it so that every format shows the same digits.
+func (g *Grid) Number(v float64) string { return g.number(v) }
+
+// Subtitle says what the cells of g hold ("mean ± std over 3 runs").
+func (g *Grid) Subtitle() string { return g.subtitle() }
+
+// ColumnName returns the header of column c as one string.
+func (g *Grid) ColumnName(c int) string { return g.colName(c) }
+
+// Notes returns the legend lines written under g, in plain text: best is
+// how the best cells are marked and ref how a paper value is shown.
+func (g *Grid) Notes(best, ref string) []string { return g.notes(best, ref, identity) }

@@ -221,6 +221,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 		}
 		if ctx.Err() == nil {
 			errs = append(errs, writeOutputs(w, wErr, o.results, s, len(o.only) > 0))
+			writeReport(w, wErr, o.results, s)
 		}
 	}
 	return errors.Join(errs...)

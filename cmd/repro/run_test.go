@@ -337,13 +337,13 @@ func TestRunSignals(t *testing.T) {
 	})
 }
 
-// TestRunScripts runs the txtar scripts of repro run, list and show in
+// TestRunScripts runs the txtar scripts of repro run, list, show and report in
 // testdata/script, with repro as an in-process command. Scripts must give
 // --results (the command runs in this folder, not in $WORK). Set
 // REPRO_UPDATE_SCRIPTS=1 to rewrite the scripts' cmp files.
 func TestRunScripts(t *testing.T) {
 	var files []string
-	for _, pat := range []string{"run_*.txtar", "list_*.txtar", "show_*.txtar"} {
+	for _, pat := range []string{"run_*.txtar", "list_*.txtar", "show_*.txtar", "report_*.txtar"} {
 		m, _ := filepath.Glob(filepath.Join("testdata", "script", pat))
 		files = append(files, m...)
 	}

@@ -104,7 +104,12 @@ func verifyAction(c *cli.Context, f *cmdArgs) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(sweepErr, verify(c.App.Writer, s, runs, &reports.VerifyOptions{Alpha: alpha, RunDirs: runDirs}, f.Bool("json")))
+	err = verify(c.App.Writer, s, runs, &reports.VerifyOptions{Alpha: alpha, RunDirs: runDirs}, f.Bool("json"))
+	if experiment {
+		// The page's path goes to stderr: stdout may be --json.
+		writeReport(c.App.ErrWriter, c.App.ErrWriter, f.String("results"), s)
+	}
+	return errors.Join(sweepErr, err)
 }
 
 // specOfRuns loads the spec called name, or, when name is "", the spec of

@@ -122,14 +122,25 @@ func PlotOf(p experiments.Plot, runDirs string) (*reports.Plot, error) {
 	return rp, nil
 }
 
-// writePlot builds plot p from runs, one file set per facet value, and
-// writes it under dir; runDirs holds the run folders.
-func writePlot(dir, runDirs string, runs *reports.Runs, p experiments.Plot) (paths, warnings []string, err error) {
+// A Figure is one figure of a spec plot: the whole plot, or, when the plot
+// has a facet column, its panel set for one value of the column.
+type Figure struct {
+	// Name is the plot's name, with "-<value>" for a facet value: the
+	// prefix of the figure's files.
+	Name string
+	*reports.Figure
+}
+
+// FiguresOf builds plot p from runs, one figure per facet value (one in
+// all without a facet); runDirs holds the run folders. It stops at the
+// first figure that cannot be built and returns the figures built until
+// then with the error.
+func FiguresOf(runDirs string, runs *reports.Runs, p experiments.Plot) ([]Figure, error) {
 	facets := []string{""}
 	if p.Facet != "" {
 		col, ok := runs.Column(p.Facet)
 		if !ok {
-			return nil, nil, fmt.Errorf("specout: plot %s: no column %q to facet on", p.Name, p.Facet)
+			return nil, fmt.Errorf("specout: plot %s: no column %q to facet on", p.Name, p.Facet)
 		}
 		facets = facets[:0]
 		for i := range runs.Len() {
@@ -138,29 +149,40 @@ func writePlot(dir, runDirs string, runs *reports.Runs, p experiments.Plot) (pat
 			}
 		}
 	}
+	var out []Figure
 	for _, fv := range facets {
 		rp, err := PlotOf(p, runDirs)
 		if err != nil {
-			return paths, warnings, err
+			return out, err
 		}
-		prefix := filepath.Join(dir, p.Name)
+		name := p.Name
 		if p.Facet != "" {
 			rp.Where = map[string]string{p.Facet: fv}
 			rp.Title = strings.TrimSpace(p.Title + " (" + fv + ")")
-			prefix += "-" + fv
+			name += "-" + fv
 		}
 		fig, err := rp.Build(runs)
 		if err != nil {
-			return paths, warnings, fmt.Errorf("specout: plot %s: %w", filepath.Base(prefix), err)
+			return out, fmt.Errorf("specout: plot %s: %w", name, err)
 		}
+		out = append(out, Figure{Name: name, Figure: fig})
+	}
+	return out, nil
+}
+
+// writePlot builds plot p from runs, one file set per facet value, and
+// writes it under dir; runDirs holds the run folders.
+func writePlot(dir, runDirs string, runs *reports.Runs, p experiments.Plot) (paths, warnings []string, err error) {
+	figs, err := FiguresOf(runDirs, runs, p)
+	for _, fig := range figs {
 		for _, w := range fig.Warnings {
-			warnings = append(warnings, fmt.Sprintf("plot %s: %v", filepath.Base(prefix), w))
+			warnings = append(warnings, fmt.Sprintf("plot %s: %v", fig.Name, w))
 		}
-		ps, err := fig.Save(prefix)
+		ps, err := fig.Save(filepath.Join(dir, fig.Name))
 		paths = append(paths, ps...)
 		if err != nil {
 			return paths, warnings, err
 		}
 	}
-	return paths, warnings, nil
+	return paths, warnings, err
 }
