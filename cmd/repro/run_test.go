@@ -132,7 +132,10 @@ func TestRunFailsBeforeStarting(t *testing.T) {
 		{"empty seed", []string{"table1", "--seeds", "1,,2"}, `--seeds "1,,2": an empty seed in the list`},
 		{"only", []string{"table1", "--only", "method=dpsgdd"}, `no run matches "method=dpsgdd"`},
 		{"jobs", []string{"table1", "--jobs", "-1"}, "--jobs must be ≥ 0"},
-		{"executor", []string{"table1", "--executor", "slurm"}, "slurm executor is not built yet"},
+		{"executor", []string{"table1", "--executor", "cloud"}, `unknown executor "cloud" (local or slurm)`},
+		{"slurm flag", []string{"table1", "--partition", "cpu"}, "--partition applies only to --executor slurm"},
+		{"slurm jobs", []string{"table1", "--executor", "slurm", "--jobs", "2"}, "--jobs applies only to --executor local"},
+		{"slurm retries", []string{"table1", "--executor", "slurm", "--retries", "-1"}, "--retries must be ≥ 0"},
 		{"no experiment", []string{"--jobs", "2"}, "want at least one experiment"},
 		{"flag", []string{"table1", "--colour"}, "flag provided but not defined: -colour"},
 	} {
@@ -365,4 +368,24 @@ func TestRunScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestRunSlurmMissing checks that repro run --executor slurm on a machine
+// without Slurm fails before writing anything, and says why.
+func TestRunSlurmMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, wait := range []bool{false, true} {
+		dir := t.TempDir()
+		args := []string{"run", "--results", dir, "--executor", "slurm", "table1", "--scale", "smoke"}
+		if wait {
+			args = append(args, "--wait")
+		}
+		_, _, err := run(t, args...)
+		if want := "sbatch is not on PATH"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("repro %q: got %v, want an error containing %q", args, err, want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("repro %q wrote %d entries under --results, want none", args, len(ents))
+		}
+	}
 }
