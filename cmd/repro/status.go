@@ -34,6 +34,7 @@ func statusFlags() []cli.Flag {
 		&cli.StringFlag{Name: "scale", Usage: "the runs at preset `scale` (smoke, small or full) instead of the spec's"},
 		&cli.StringFlag{Name: "seeds", Usage: "seeds: `n` for 1…n, or a comma-separated list"},
 		stringsFlag{&cli.StringSliceFlag{Name: "set", Usage: "override a spec value: `key=value`; repeatable"}},
+		stringsFlag{&cli.StringSliceFlag{Name: "only", Usage: "only the runs matching `filter`, as repro run takes it; repeatable"}},
 		&cli.StringFlag{Name: "results", Value: "results", Usage: "results are under `dir`"},
 	}
 }
@@ -44,9 +45,10 @@ func statusCommand() *cli.Command {
 		Usage:     "show how far an experiment's runs are, on any executor",
 		ArgsUsage: "EXP",
 		Description: "Counts the runs of EXP (resolved with --scale, --seeds and --set as repro run\n" +
-			"resolves them) by state: ok, to run, running, failed (each with its error),\n" +
-			"interrupted (killed while running: the next repro run runs it again) and damaged.\n" +
-			"For the Slurm submissions of EXP it shows the state of their jobs from squeue.\n\n" +
+			"resolves them; --only selects some) by state: ok, to run, running, failed (each\n" +
+			"with its error), interrupted (killed while running: the next repro run runs it\n" +
+			"again) and damaged. For the Slurm submissions of EXP it shows the state of their\n" +
+			"jobs from squeue.\n\n" +
 			"   $ repro status table1 --scale smoke",
 		Flags:           statusFlags(),
 		SkipFlagParsing: true, // see withArgs
@@ -74,7 +76,14 @@ func loadPlan(a *cmdArgs) (*experiments.Spec, []*runners.Run, error) {
 		return nil, nil, err
 	}
 	plan, err := runners.Plan(s, &runners.Options{Root: a.String("results"), Inputs: runInputs})
-	return s, plan, err
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, err := runners.Select(plan, a.StringSlice("only"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return s, sel, nil
 }
 
 // printStatus prints the state of the runs plan of s under root, and of
@@ -96,13 +105,13 @@ func printStatus(ctx context.Context, w io.Writer, root string, s *experiments.S
 			failed = append(failed, fmt.Sprintf("  %s %s: damaged: %v", r.ID, r.Config.String(), err))
 		}
 	}
-	fmt.Fprintf(w, "%s: %d runs (scale %s):", s.Name, len(plan), s.Scale)
+	var counts []string
 	for _, st := range []string{string(results.OK), runners.StateToRun, string(results.Running), string(results.Failed), runners.StateInterrupted, runners.StateDamaged} {
 		if count[st] > 0 {
-			fmt.Fprintf(w, " %d %s,", count[st], st)
+			counts = append(counts, fmt.Sprintf("%d %s", count[st], st))
 		}
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s: %d runs (scale %s): %s\n", s.Name, len(plan), s.Scale, strings.Join(counts, ", "))
 	for _, f := range failed {
 		fmt.Fprintln(w, f)
 	}
@@ -160,7 +169,7 @@ func cancelCommand() *cli.Command {
 			"A task killed while running leaves its run unfinished, never half-written; the next\n" +
 			"repro run submits it again.\n\n" +
 			"   $ repro cancel table1",
-		Flags:           statusFlags()[3:],
+		Flags:           statusFlags()[4:],
 		SkipFlagParsing: true, // see withArgs
 		Action: withArgs(func(c *cli.Context, a *cmdArgs) error {
 			if len(a.Args()) != 1 {

@@ -18,7 +18,7 @@ func TestStatusAndTask(t *testing.T) {
 	spec := fakeSpec(t, "")
 	seeds := []string{"--set", "sweep.seed=[1, 13]"}
 	out, _, err := run(t, append([]string{"status", "--results", dir, spec}, seeds...)...)
-	if err != nil || !strings.Contains(out, "fake: 4 runs (scale smoke): 4 to run,") {
+	if err != nil || !strings.Contains(out, "fake: 4 runs (scale smoke): 4 to run\n") {
 		t.Fatalf("repro status before any run: got %q, %v", out, err)
 	}
 	// Seed 13 fails (see fakeMethod): 2 runs ok, 2 failed.
@@ -26,7 +26,7 @@ func TestStatusAndTask(t *testing.T) {
 		t.Fatal("repro run of a spec with failing runs: no error")
 	}
 	out, _, err = run(t, append([]string{"status", "--results", dir, spec}, seeds...)...)
-	if err != nil || !strings.Contains(out, "4 runs (scale smoke): 2 ok, 2 failed,") || strings.Count(out, "unlucky seed") != 2 {
+	if err != nil || !strings.Contains(out, "4 runs (scale smoke): 2 ok, 2 failed\n") || strings.Count(out, "unlucky seed") != 2 {
 		t.Errorf("repro status after the run: got %q, %v; want 2 ok and 2 failed, each with its error", out, err)
 	}
 

@@ -212,7 +212,7 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("the cancelled run: got manifest %+v (%v), want one that says running", m, err)
 		}
 		status := repro(t, exe, append([]string{"status", "--results", root}, args[:3]...)...)
-		if !strings.Contains(status, "1 interrupted") {
+		if !strings.Contains(status, "1 interrupted\n") {
 			t.Errorf("repro status after cancelling a task does not count it interrupted:\n%s", status)
 		}
 		// A second submission runs the cancelled run only.
