@@ -101,7 +101,8 @@ func (s *Submission) Jobs() []string {
 	return append(ids, s.Arrays...)
 }
 
-// Dir of the submissions of experiment exp under root.
+// submissionsDir returns the folder of the submissions of experiment exp
+// under root.
 func submissionsDir(root, exp string) string { return filepath.Join(root, exp, ".slurm") }
 
 // defaultMaxArraySize is Slurm's default MaxArraySize.
@@ -502,16 +503,16 @@ func Wait(ctx context.Context, sub *Submission, runs []*runners.Run, t *runners.
 		for _, r := range runs {
 			t.Gone(r)
 		}
-		if sub.Pretrain != "" && !pretrainEnded(sub) {
-			return fmt.Errorf("slurm: the pretraining job %s failed; see %s", sub.Pretrain, filepath.Join(sub.Dir, "pretrain-"+sub.Pretrain+".out"))
+		if sub.Pretrain != "" && !tasksStarted(sub) {
+			return fmt.Errorf("slurm: the pretraining job %s ended (failed or cancelled) before any task started; see %s", sub.Pretrain, filepath.Join(sub.Dir, "pretrain-"+sub.Pretrain+".out"))
 		}
 	}
 	return nil
 }
 
-// pretrainEnded reports whether the tasks of sub started, which they do
-// only after the pretraining job succeeded: some task wrote its output.
-func pretrainEnded(sub *Submission) bool {
+// tasksStarted reports whether a task of sub started, which they do only
+// after the pretraining job succeeded: some task wrote its output.
+func tasksStarted(sub *Submission) bool {
 	outs, _ := filepath.Glob(filepath.Join(sub.Dir, "task-*.out"))
 	return len(outs) > 0
 }
