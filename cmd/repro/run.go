@@ -53,7 +53,7 @@ var runFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "fresh", Usage: "run the selected runs again even if they are finished"},
 	&cli.BoolFlag{Name: "fail-fast", Usage: "start no new run after the first failure"},
 	&cli.StringFlag{Name: "results", Value: "results", Usage: "write results under `dir`"},
-	&cli.StringFlag{Name: "executor", Value: "local", Usage: "execute the runs on `executor` local (a pool of --jobs workers) or slurm (job arrays; see the slurm flags)"},
+	&cli.StringFlag{Name: "executor", Value: "local", Usage: "the `kind` of executor: local (a pool of --jobs workers) or slurm (job arrays; see the slurm flags)"},
 	&cli.BoolFlag{Name: "wait", Usage: "slurm: follow the jobs with the progress line, then write the tables and plots"},
 	&cli.StringFlag{Name: "partition", Usage: "slurm: submit to partition `p`"},
 	&cli.StringFlag{Name: "time", Usage: "slurm: the time `limit` of a task, as sbatch --time takes it (2:00:00)"},
