@@ -167,6 +167,18 @@ func TestCluster(t *testing.T) {
 		t.Logf("repro status:\n%s", status)
 	})
 
+	t.Run("sbatch refuses", func(t *testing.T) {
+		root := filepath.Join(tmp, "refused")
+		cmd := exec.CommandContext(t.Context(), exe, append([]string{"run", "--results", root, "--executor", "slurm", "--sbatch-arg=--partition=no-such-partition"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "Invalid partition name specified") {
+			t.Errorf("repro run with a partition sbatch refuses: got %v, want sbatch's error; output:\n%s", err, out)
+		}
+		if subs, err := slurm.Submissions(root, "table1"); err != nil || len(subs) != 0 {
+			t.Errorf("a refused submission recorded %d submissions (%v), want none", len(subs), err)
+		}
+	})
+
 	t.Run("cancel and resubmit", func(t *testing.T) {
 		root := filepath.Join(tmp, "fault")
 		// The base is cached already: copy the cache, so that the tasks

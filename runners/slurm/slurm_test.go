@@ -5,10 +5,14 @@
 package slurm
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/repro-dp/repro/runners"
 )
 
 func TestChunks(t *testing.T) {
@@ -51,5 +55,63 @@ func TestJobScriptQuotes(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("job script lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// fakeCommands puts shell scripts named after the Slurm commands on PATH.
+// They stand in for a cluster only to inject faults that a real one does
+// not produce on demand (an sbatch that fails half-way through a
+// submission); the integration test (TestCluster) runs a real cluster.
+func fakeCommands(t *testing.T, scripts map[string]string) string {
+	t.Helper()
+	bin := t.TempDir()
+	for _, name := range []string{"sbatch", "squeue", "scancel", "scontrol", "srun"} {
+		body, ok := scripts[name]
+		if !ok {
+			body = "exit 0"
+		}
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return bin
+}
+
+func TestSubmitFailsHalfWay(t *testing.T) {
+	bin := fakeCommands(t, map[string]string{
+		// Arrays of at most 2 tasks: 3 runs make 2 arrays.
+		"scontrol": `echo "MaxArraySize            = 2"`,
+		"srun":     `echo repro-probe-seen`,
+		// The pretraining job and the first array are accepted; the
+		// second array is refused.
+		"sbatch": `n=$(cat "$0.count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n >"$0.count"
+echo "$@" >>"$0.log"
+if [ $n -ge 3 ]; then echo "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy" >&2; exit 1; fi
+echo $((100 + n))`,
+		"scancel": `echo "$@" >>"$0.log"`,
+	})
+	root := t.TempDir()
+	job := &Job{Exe: "/usr/bin/repro", Root: root, Experiment: "table1", Spec: "table1", Bases: [][]string{{"--scale", "smoke", "--arch", "tinymllm"}}}
+	var runs []*runners.Run
+	for _, id := range []string{"a1", "b2", "c3"} {
+		runs = append(runs, &runners.Run{Experiment: "table1", ID: id, Dir: filepath.Join(root, "table1", "runs", id)})
+	}
+	sub, err := Submit(t.Context(), job, nil, runs)
+	if err == nil || !strings.Contains(err.Error(), "Job violates accounting/QOS policy") {
+		t.Fatalf("Submit: got %+v, %v; want the error of the failed sbatch", sub, err)
+	}
+	sbatchLog, _ := os.ReadFile(filepath.Join(bin, "sbatch.log"))
+	calls := strings.Split(strings.TrimSpace(string(sbatchLog)), "\n")
+	if len(calls) != 3 || !strings.Contains(calls[1], "--array=0-1") || !strings.Contains(calls[1], "--dependency=afterok:101") ||
+		!strings.Contains(calls[2], "--array=0-0") || !strings.Contains(calls[2], "REPRO_OFFSET=2") {
+		t.Errorf("sbatch calls: got\n%s\nwant the pretraining job, then arrays 0-1 and 0-0 (offset 2) depending on it", sbatchLog)
+	}
+	scancelLog, _ := os.ReadFile(filepath.Join(bin, "scancel.log"))
+	if got := strings.TrimSpace(string(scancelLog)); got != "101 102" {
+		t.Errorf("scancel: got %q, want the jobs submitted before the failure, 101 102", got)
+	}
+	if subs, err := Submissions(root, "table1"); err != nil || len(subs) != 0 {
+		t.Errorf("Submissions after a failed submission: got %d (%v), want none", len(subs), err)
 	}
 }
