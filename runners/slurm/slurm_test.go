@@ -115,3 +115,21 @@ echo $((100 + n))`,
 		t.Errorf("Submissions after a failed submission: got %d (%v), want none", len(subs), err)
 	}
 }
+
+func TestSubmitResultsNotShared(t *testing.T) {
+	bin := fakeCommands(t, map[string]string{
+		// The probe runs on a node that does not see the results folder.
+		"srun":   `echo repro-probe-missing node7`,
+		"sbatch": `echo "$@" >>"$0.log"; echo 101`,
+	})
+	root := t.TempDir()
+	job := &Job{Exe: "/usr/bin/repro", Root: root, Experiment: "table1", Spec: "table1"}
+	runs := []*runners.Run{{Experiment: "table1", ID: "a1", Dir: filepath.Join(root, "table1", "runs", "a1")}}
+	_, err := Submit(t.Context(), job, nil, runs)
+	if want := "compute node node7 does not see the results folder " + root; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Submit: got %v, want an error containing %q", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(bin, "sbatch.log")); err == nil {
+		t.Error("Submit called sbatch after the probe failed")
+	}
+}
