@@ -5,7 +5,9 @@
 package slurm
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,5 +133,52 @@ func TestSubmitResultsNotShared(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bin, "sbatch.log")); err == nil {
 		t.Error("Submit called sbatch after the probe failed")
+	}
+}
+
+// TestJobScriptRetries runs the job script with sh, with a stand-in for
+// repro that fails its first calls, and checks that --retries executes
+// the run again, and that a task killed by a signal is not retried.
+func TestJobScriptRetries(t *testing.T) {
+	for _, tc := range []struct {
+		desc           string
+		retries        int
+		failures, code int // the stand-in fails its first failures calls with exit status code
+		wantCalls      int
+		wantOK         bool
+	}{
+		{"no retries", 0, 1, 1, 1, false},
+		{"retried", 2, 2, 1, 3, true},
+		{"retries used up", 1, 2, 1, 2, false},
+		{"killed", 3, 1, 143, 1, false},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			dir := t.TempDir()
+			exe := filepath.Join(dir, "repro")
+			stub := fmt.Sprintf("#!/bin/sh\nn=$(cat %[1]s/calls 2>/dev/null || echo 0); n=$((n + 1)); echo $n >%[1]s/calls\necho \"$@\" >%[1]s/args\n[ $n -le %[2]d ] && exit %[3]d\nexit 0\n", dir, tc.failures, tc.code)
+			if err := os.WriteFile(exe, []byte(stub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, data := range map[string]string{probeFile: "x\n", "runs.txt": "r0\nr1\nr2\n"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			job := &Job{Exe: exe, Root: dir, Experiment: "table1", Spec: "table1"}
+			cmd := exec.Command("sh", "-c", jobScript(job, dir, tc.retries))
+			cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=1", "REPRO_OFFSET=1")
+			err := cmd.Run()
+			if (err == nil) != tc.wantOK {
+				t.Errorf("job script: got %v, want success %v", err, tc.wantOK)
+			}
+			calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
+			if got := strings.TrimSpace(string(calls)); got != fmt.Sprint(tc.wantCalls) {
+				t.Errorf("repro called %s times, want %d", got, tc.wantCalls)
+			}
+			// Task 1 of the array at offset 1 is the third run.
+			if args, _ := os.ReadFile(filepath.Join(dir, "args")); !strings.HasSuffix(strings.TrimSpace(string(args)), "-- table1 r2") {
+				t.Errorf("repro called with %q, want the run r2", args)
+			}
+		})
 	}
 }
