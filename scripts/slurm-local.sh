@@ -91,14 +91,14 @@ CONF
 	for _ in $(seq 50); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
 	[ -f "$dir/slurmd.pid" ] && kill -0 "$(cat "$dir/slurmd.pid")" 2>/dev/null || slurmd
 	for _ in $(seq 100); do
-		if sinfo -h -o %t 2>/dev/null | grep -qx idle; then
+		if sinfo -h -o %t 2>/dev/null | grep -qxE 'idle|mix|alloc'; then
 			sinfo
 			return 0
 		fi
 		sleep 0.2
 	done
 	sinfo || true
-	die "the node did not become idle; see $dir/log"
+	die "the node did not come up; see $dir/log"
 }
 
 down() {
