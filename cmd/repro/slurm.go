@@ -161,8 +161,8 @@ func submitExperiments(ctx context.Context, w, wErr io.Writer, o runOptions, spe
 		if err != nil {
 			return fmt.Errorf("run: %s: %w", s.Name, err)
 		}
-		fmt.Fprintf(w, "%s: %d runs submitted as job %s; watch them with repro status %s, cancel them with repro cancel %s,\n", s.Name, len(todo), strings.Join(sub.Arrays, ", "), o.experiments[i], o.experiments[i])
-		fmt.Fprintf(w, "%s: and write the tables and plots once they are done with repro run %s (or use --wait)\n", s.Name, o.experiments[i])
+		fmt.Fprintf(w, "%s: %d runs submitted as job %s; repro status %s shows them, repro cancel %s cancels them;\n", s.Name, len(todo), strings.Join(sub.Arrays, ", "), o.experiments[i], o.experiments[i])
+		fmt.Fprintf(w, "%s: once they are done, repro run %s writes the tables and plots (it runs nothing that is finished)\n", s.Name, o.experiments[i])
 	}
 	return nil
 }
