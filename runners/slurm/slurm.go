@@ -476,11 +476,20 @@ func Wait(ctx context.Context, sub *Submission, runs []*runners.Run, t *runners.
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
+	// squeue may fail for a while (slurmctld restarting): Wait gives up
+	// after maxQueueErrors failures in a row.
+	const maxQueueErrors = 30
+	queueErrors := 0
 	for {
 		t.Poll(runs)
 		q, err := Queue(context.WithoutCancel(ctx), sub.Jobs())
 		if err != nil {
-			return err
+			if queueErrors++; queueErrors >= maxQueueErrors {
+				return fmt.Errorf("%w (the jobs %s may still be running: repro status, repro cancel)", err, strings.Join(sub.Jobs(), ", "))
+			}
+			q = []Task{{}} // unknown: look again
+		} else {
+			queueErrors = 0
 		}
 		if len(q) == 0 {
 			break
