@@ -32,7 +32,9 @@ type Tracker struct {
 	since time.Time
 
 	mu   sync.Mutex
-	seen map[*Run]string // "started" or "ended"
+	seen map[*Run]string // "started", "ended", "failed" (ended) or "gone"
+	// attempt holds the start of the attempt of each run last reported.
+	attempt map[*Run]time.Time
 }
 
 // NewTracker returns a Tracker of runs started at or after since, which
@@ -49,7 +51,7 @@ func (t *Tracker) Poll(runs []*Run) (ended int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.seen == nil {
-		t.seen = map[*Run]string{}
+		t.seen, t.attempt = map[*Run]string{}, map[*Run]time.Time{}
 	}
 	for _, r := range runs {
 		if t.seen[r] == "ended" {
@@ -58,12 +60,24 @@ func (t *Tracker) Poll(runs []*Run) (ended int) {
 		}
 		m, err := results.ReadManifest(r.Dir)
 		if err != nil || m.Started.Before(t.since) {
+			if t.seen[r] == "failed" {
+				ended++
+			}
 			continue
 		}
-		if t.seen[r] == "" && t.prog != nil {
+		switch {
+		case t.seen[r] == "failed" && m.Started.After(t.attempt[r]):
+			// The task executes the failed run again (--retries).
+			if t.prog != nil {
+				t.prog.again()
+			}
+		case t.seen[r] == "failed":
+			ended++
+			continue
+		case t.seen[r] == "" && t.prog != nil:
 			t.prog.started()
 		}
-		t.seen[r] = "started"
+		t.seen[r], t.attempt[r] = "started", m.Started
 		if m.Status == results.Running {
 			continue
 		}
@@ -75,6 +89,9 @@ func (t *Tracker) Poll(runs []*Run) (ended int) {
 			}
 		}
 		t.seen[r] = "ended"
+		if m.Status != results.OK {
+			t.seen[r] = "failed" // until a retry starts
+		}
 		ended++
 		if t.prog != nil {
 			t.prog.finished(r, m)

@@ -112,3 +112,45 @@ func TestNoRunsFile(t *testing.T) {
 		t.Errorf("Sweep with NoRunsFile wrote runs.parquet (stat: %v)", err)
 	}
 }
+
+// TestTrackerRetry follows one run through a failed attempt and a retry
+// that succeeds, as a task with --retries makes them, and checks the
+// counts of the progress line at each step.
+func TestTrackerRetry(t *testing.T) {
+	root := t.TempDir()
+	r := &Run{Experiment: "exp", ID: "r1", Dir: filepath.Join(root, "exp", "runs", "r1")}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	prog := newProgress(nil, 0, "exp", 1, 0, time.Now)
+	tr := &Tracker{prog: prog, since: since}
+	write := func(status results.Status, started time.Time) {
+		t.Helper()
+		m := &results.Manifest{Format: results.Format, RunID: r.ID, Experiment: "exp", Status: status, Started: started}
+		if status != results.Running {
+			m.Files = []results.File{}
+		}
+		if err := results.WriteManifest(r.Dir, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string, wantEnded, running, done, failed int) {
+		t.Helper()
+		if got := tr.Poll([]*Run{r}); got != wantEnded || prog.running != running || prog.done != done || prog.failed != failed {
+			t.Errorf("%s: got %d ended, %d running, %d done, %d failed; want %d, %d, %d, %d", step, got, prog.running, prog.done, prog.failed, wantEnded, running, done, failed)
+		}
+	}
+	check("no manifest", 0, 0, 0, 0)
+	write(results.Running, since.Add(-time.Hour))
+	check("an older attempt", 0, 0, 0, 0)
+	write(results.Running, since.Add(time.Second))
+	check("running", 0, 1, 0, 0)
+	write(results.Failed, since.Add(time.Second))
+	check("failed", 1, 0, 1, 1)
+	check("failed, polled again", 1, 0, 1, 1)
+	write(results.Running, since.Add(2*time.Second))
+	check("retried", 0, 1, 0, 0)
+	write(results.OK, since.Add(2*time.Second))
+	check("ok", 1, 0, 1, 0)
+}
