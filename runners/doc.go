@@ -3,8 +3,8 @@
 // that can be found in the LICENSE file.
 
 // Package runners provides the execution of experiment runs: the run
-// lifecycle, the local worker pool, resume, atomic recording, progress and
-// graceful stopping.
+// lifecycle, the local worker pool and the seam for remote executors,
+// resume, atomic recording, progress and graceful stopping.
 //
 // # The lifecycle
 //
@@ -34,7 +34,10 @@
 //     fails that run only (the panic's stack is recorded) and the sweep
 //     goes on, unless FailFast is set. A run whose final manifest cannot
 //     be written (a full disk) counts as failed and its folder is removed,
-//     so no "running" manifest stays behind.
+//     so no "running" manifest stays behind. A [Remote] backend (package
+//     runners/slurm) executes the runs in other processes instead, each a
+//     Sweep of one run into the same folder with Options.NoRunsFile set,
+//     and reports them through a [Tracker] that reads their manifests.
 //  4. record: outcomes are counted from the manifests of the runs executed
 //     here, in memory, and runs.parquet is written from the manifests of
 //     every planned run.

@@ -125,11 +125,9 @@ func registeredAnalyses() []Analysis {
 // Dispatch calls exec once for each run it starts, and returns when every
 // call it started has returned. It starts no new run once ctx is done. The
 // runner reads each run's outcome from its manifest, so a backend that
-// runs elsewhere need not call exec at all: a Slurm backend (not built
-// yet) submits a job array whose tasks each run
-// `repro run EXP --only ID --results DIR` into the shared results folder,
-// then waits for the array; its Dispatch returns when the array is done
-// or ctx is, cancelling the tasks not yet started.
+// runs elsewhere need not call exec at all: such a backend is a [Remote]
+// (package runners/slurm submits a job array whose tasks each execute one
+// run into the shared results folder).
 type Backend interface {
 	Dispatch(ctx context.Context, runs []*Run, exec func(*Run)) error
 }

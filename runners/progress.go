@@ -142,6 +142,19 @@ func (p *progress) finished(r *Run, m *results.Manifest) {
 	}
 }
 
+// again uncounts a failed run that is executed again (a remote task's
+// retry): it counts as running once more.
+func (p *progress) again() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done--
+	p.failed--
+	p.running++
+	if p.tty {
+		p.print()
+	}
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s

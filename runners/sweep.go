@@ -43,8 +43,12 @@ type Options struct {
 	// checkpoint hash), which are part of its id; nil means the function
 	// given to [RegisterInputs], or zero Inputs if there is none.
 	Inputs func(*experiments.Config) (experiments.Inputs, error)
-	// Backend executes the pending runs; nil means Local{Jobs}.
+	// Backend executes the pending runs; nil means Local{Jobs}. A
+	// [Remote] backend's runs execute in other processes.
 	Backend Backend
+	// NoRunsFile leaves runs.parquet alone: the sweep of one run that a
+	// Remote backend's task makes, whose submitter writes the file.
+	NoRunsFile bool
 	// Progress receives progress lines; nil means none. On a terminal
 	// it is one line, updated in place; otherwise a line every
 	// ProgressInterval (0 means 10s) and one per failed run.
@@ -300,6 +304,9 @@ func (s *sweep) dispatch(ctx context.Context) error {
 	// stop for the work an interrupt may discard (StopContext).
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if rb, ok := backend.(Remote); ok {
+		return rb.Submit(stop, s.pending, &Tracker{prog: s.prog, since: s.start})
+	}
 	todo := s.pending
 	for {
 		err := backend.Dispatch(stop, todo, func(r *Run) { s.exec(stop, cancel, r) })
@@ -432,6 +439,9 @@ func (s *sweep) record() error {
 		}
 	}
 	sum.Elapsed = s.now().Sub(s.start)
+	if s.opts.NoRunsFile {
+		return nil
+	}
 	return WriteRuns(s.opts.root(), s.spec.Name, s.all)
 }
 

@@ -22,6 +22,14 @@ func main() {
 		// background job of a script), which restoring the default
 		// handling would not do.
 		s := <-sig
+		if s == syscall.SIGTERM && len(os.Args) > 1 && os.Args[1] == "task" {
+			// A Slurm task is terminated by scancel, its time limit or
+			// its node's failure: its run stays unfinished (a manifest
+			// that says running, no half file) and the next submission
+			// runs it again, so there is nothing to finish first.
+			fmt.Fprintf(os.Stderr, "repro: task terminated (%v): its run is left unfinished; the next submission runs it again\n", s)
+			os.Exit(143)
+		}
 		cancel(fmt.Errorf("%v: %w", s, context.Canceled))
 		s = <-sig
 		fmt.Fprintf(os.Stderr, "repro: second signal (%v): exiting at once\n", s)

@@ -38,6 +38,7 @@ type runOptions struct {
 	failFast    bool
 	results     string
 	executor    string
+	slurm       slurmOptions
 }
 
 // runFlags are the flags of repro run. --set and --only keep their values
@@ -52,8 +53,19 @@ var runFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "fresh", Usage: "run the selected runs again even if they are finished"},
 	&cli.BoolFlag{Name: "fail-fast", Usage: "start no new run after the first failure"},
 	&cli.StringFlag{Name: "results", Value: "results", Usage: "write results under `dir`"},
-	&cli.StringFlag{Name: "executor", Value: "local", Usage: "where runs execute: local (slurm is not built yet)"},
+	&cli.StringFlag{Name: "executor", Value: "local", Usage: "the `kind` of executor: local (a pool of --jobs workers) or slurm (job arrays; see the slurm flags)"},
+	&cli.BoolFlag{Name: "wait", Usage: "slurm: follow the jobs with the progress line, then write the tables and plots"},
+	&cli.StringFlag{Name: "partition", Usage: "slurm: submit to partition `p`"},
+	&cli.StringFlag{Name: "time", Usage: "slurm: the time `limit` of a task, as sbatch --time takes it (2:00:00)"},
+	&cli.StringFlag{Name: "mem", Usage: "slurm: the memory `size` of a task, as sbatch --mem takes it (4G)"},
+	&cli.IntFlag{Name: "cpus-per-task", Usage: "slurm: `n` CPUs for each task", DefaultText: "the cluster's default"},
+	&cli.IntFlag{Name: "array-limit", Usage: "slurm: run at most `k` tasks of the array at once", DefaultText: "no limit"},
+	stringsFlag{&cli.StringSliceFlag{Name: "sbatch-arg", Usage: "slurm: pass `arg` to sbatch as it is (--sbatch-arg=--qos=long); repeatable"}},
+	&cli.IntFlag{Name: "retries", Usage: "slurm: execute a failed run again up to `n` times in its task"},
 }
+
+// slurmFlags are the flags of repro run that only the slurm executor takes.
+var slurmFlags = []string{"wait", "partition", "time", "mem", "cpus-per-task", "array-limit", "sbatch-arg", "retries"}
 
 func runCommand() *cli.Command {
 	return &cli.Command{
@@ -69,7 +81,15 @@ func runCommand() *cli.Command {
 			"may leave a table without the runs it needs, that is a warning instead.\n\n" +
 			"   $ repro run table1 --dry-run\n" +
 			"   $ repro run table1 --scale smoke --jobs 2\n" +
-			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8",
+			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8\n\n" +
+			"With --executor slurm the pending runs are submitted as one sbatch --array (split at\n" +
+			"the cluster's MaxArraySize), after one job that pretrains the bases they need; each\n" +
+			"task executes one run into the results folder, which must be on a filesystem every\n" +
+			"compute node shares. repro run prints the job ids and returns; with --wait it\n" +
+			"follows the jobs, cancels them on Ctrl-C, and writes the tables and plots as a\n" +
+			"local run does. Running it again submits only the runs missing or failed;\n" +
+			"repro status EXP shows the runs and jobs, repro cancel EXP cancels the jobs.\n\n" +
+			"   $ repro run table1 --executor slurm --partition cpu --time 1:00:00 --wait",
 		Flags:           runFlags,
 		SkipFlagParsing: true, // see withArgs
 		Action: withArgs(func(c *cli.Context, a *cmdArgs) error {
@@ -96,6 +116,23 @@ func runFlagOptions(a *cmdArgs) (runOptions, error) {
 		failFast:    a.Bool("fail-fast"),
 		results:     a.String("results"),
 		executor:    a.String("executor"),
+		slurm: slurmOptions{
+			wait:        a.Bool("wait"),
+			partition:   a.String("partition"),
+			time:        a.String("time"),
+			mem:         a.String("mem"),
+			cpusPerTask: a.Int("cpus-per-task"),
+			arrayLimit:  a.Int("array-limit"),
+			sbatchArgs:  a.StringSlice("sbatch-arg"),
+			retries:     a.Int("retries"),
+		},
+	}
+	if o.executor != "slurm" {
+		for _, name := range a.Given() {
+			if slices.Contains(slurmFlags, name) {
+				return o, fmt.Errorf("run: --%s applies only to --executor slurm", name)
+			}
+		}
 	}
 	switch {
 	case len(o.experiments) == 0:
@@ -103,9 +140,9 @@ func runFlagOptions(a *cmdArgs) (runOptions, error) {
 	case o.jobs < 0:
 		return o, errors.New("run: --jobs must be ≥ 0")
 	case o.executor == "slurm":
-		return o, errors.New("run: the slurm executor is not built yet; use --executor local")
+		return o, o.slurm.check(a)
 	case o.executor != "local":
-		return o, fmt.Errorf("run: unknown executor %q (local)", o.executor)
+		return o, fmt.Errorf("run: unknown executor %q (local or slurm)", o.executor)
 	}
 	return o, nil
 }
@@ -209,13 +246,24 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 			return err
 		}
 	}
+	if o.executor == "slurm" && !o.slurm.wait {
+		return submitExperiments(ctx, w, wErr, o, specs, plans)
+	}
 	var errs []error
-	for _, s := range specs {
+	for i, s := range specs {
 		if ctx.Err() != nil {
 			errs = append(errs, fmt.Errorf("run: interrupted before %s", s.Name))
 			continue
 		}
-		_, err := runners.Sweep(ctx, s, ropts)
+		sopts := *ropts
+		if o.executor == "slurm" {
+			b, err := slurmBackend(o, s, o.experiments[i], plans[i], wErr)
+			if err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+			sopts.Backend = b
+		}
+		_, err := runners.Sweep(ctx, s, &sopts)
 		if err != nil {
 			errs = append(errs, err)
 		}

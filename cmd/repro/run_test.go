@@ -384,3 +384,23 @@ func TestRunWarnsCollapsingSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSlurmMissing checks that repro run --executor slurm on a machine
+// without Slurm fails before writing anything, and says why.
+func TestRunSlurmMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, wait := range []bool{false, true} {
+		dir := t.TempDir()
+		args := []string{"run", "--results", dir, "--executor", "slurm", "table1", "--scale", "smoke"}
+		if wait {
+			args = append(args, "--wait")
+		}
+		_, _, err := run(t, args...)
+		if want := "sbatch is not on PATH"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("repro %q: got %v, want an error containing %q", args, err, want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("repro %q wrote %d entries under --results, want none", args, len(ents))
+		}
+	}
+}
