@@ -46,12 +46,14 @@ var tuneSizes = map[Scale]struct{ Train, Holdout, Validation int }{
 }
 
 // The tuning variants: fashion-vqa-tune and shapes-vqa-tune pose the
-// private task's questions about public items only, so hyperparameters
-// are chosen on public data (no privacy cost, and the test split is never
-// looked at).
+// private task's questions about public items only, and fashion-cls-tune
+// asks for the fine labels of public images, so hyperparameters are chosen
+// on public data (no privacy cost, and the test split is never looked at).
 func init() {
 	tasks["fashion-vqa"+TuneSuffix] = tuneBuilder("fashion-vqa", tuneFashion)
 	tasks["shapes-vqa"+TuneSuffix] = tuneBuilder("shapes-vqa", tuneShapes)
+	tasks["fashion-cls"+TuneSuffix] = tuneBuilder("fashion-cls", tuneFashionCls)
+	taskArch["fashion-cls"+TuneSuffix] = taskArch["fashion-cls"]
 	for _, base := range []string{"fashion-vqa", "shapes-vqa"} {
 		tune := base + TuneSuffix
 		taskArch[tune] = taskArch[base]
@@ -150,16 +152,37 @@ func tuneAdd(d *Dataset, task, item string, pose func(ex *Example)) bool {
 // tuneFashion poses fashion-vqa's private questions about the public
 // Fashion-MNIST images of the pool, taken in a random order.
 func tuneFashion(d *Dataset, b *buildCtx, task string) error {
+	rng := b.rng(task, "questions")
+	return tuneFashionImages(d, b, task, func(ex *Example, f *Fashion, idx int) {
+		b.fashionQuestion(ex, f, idx, rng)
+	})
+}
+
+// tuneFashionCls poses fashion-cls's private task, the fine label, about
+// the public Fashion-MNIST images of the pool (whose public split labels
+// them with the coarse category only), taken in a random order. The base
+// model trained on the coarse labels of the train and holdout items, never
+// on the validation items, and on no fine label.
+func tuneFashionCls(d *Dataset, b *buildCtx, task string) error {
+	return tuneFashionImages(d, b, task, func(ex *Example, f *Fashion, idx int) {
+		ex.Label = int(f.Labels[idx])
+		ex.Kind = "image"
+	})
+}
+
+// tuneFashionImages fills the -tune splits of d with the public
+// Fashion-MNIST images of the pool, in the base task's random public
+// order, each example's image set and the rest posed by pose.
+func tuneFashionImages(d *Dataset, b *buildCtx, task string, pose func(ex *Example, f *Fashion, idx int)) error {
 	f, err := b.fashionPool(task)
 	if err != nil {
 		return err
 	}
 	pub, _ := fashionRoles(f, b.rng(task, "split"))
-	rng := b.rng(task, "questions")
 	for _, idx := range pub {
 		if tuneAdd(d, task, fashionItem(f, idx), func(ex *Example) {
 			ex.Images = [][]float32{b.image(f, idx)}
-			b.fashionQuestion(ex, f, idx, rng)
+			pose(ex, f, idx)
 		}) {
 			return nil
 		}

@@ -86,7 +86,7 @@ func publicItem(t *testing.T, it string) bool {
 // canaries; and the public split is the base's.
 func TestTuneVariant(t *testing.T) {
 	t.Parallel()
-	for _, base := range []string{"fashion-vqa", "shapes-vqa"} {
+	for _, base := range []string{"fashion-vqa", "shapes-vqa", "fashion-cls"} {
 		task := base + TuneSuffix
 		d := smoke(t, task, 0)
 		sz := tuneSizes[Smoke]

@@ -33,6 +33,7 @@ var Axes = []AxisKind{
 	{Name: "lambda", Doc: "penalty weight λ ≥ 0", Check: nonNegative},
 	{Name: "clip", Doc: "clipping norm C > 0", Check: positive},
 	{Name: "lr", Doc: "learning rate > 0", Check: positive},
+	{Name: "head_lr", Doc: "learning rate of the classifier head > 0", Check: positive},
 	{Name: "epochs", Doc: "passes over the training set in expectation > 0", Check: positive},
 	{Name: "phi", Doc: "DPZO's perturbation scale φ > 0", Check: positive},
 	{Name: "chunks", Int: true, Doc: "chunk count K ≥ 1", Check: atLeast(1)},
