@@ -26,6 +26,9 @@ import (
 const (
 	StreamLocal  = "methods/fl-local"
 	StreamClient = "methods/fl-client-noise"
+	// StreamServer seeds the server's noise on a round's aggregate, one
+	// per round.
+	StreamServer = "methods/fl-server-noise"
 )
 
 // fedParams returns the federated recipe of the methods that train the
@@ -84,6 +87,10 @@ type fedRun struct {
 	privatize func(r, k int, u []float32) Report
 	// before, when not nil, runs before each round (fl.Sim.BeforeRound).
 	before func(r int, global []float32) error
+	// download, when not nil, perturbs the round's aggregate agg (the mean
+	// upload) in place before the server steps with it: the server-side
+	// noise of NbAFL and of central DP-FedAvg.
+	download func(r int, agg []float32)
 }
 
 // newFedRun checks the job and returns its run with the recipe of Hyper.
@@ -222,6 +229,17 @@ func (run *fedRun) simulate(ctx context.Context) (*fl.Record, error) {
 			}
 			opt.Step(ps, run.serverLR, nil)
 			return nil
+		}
+	}
+	if run.download != nil {
+		inner := sim.Server
+		sim.Server = func(r int, global, agg []float32) error {
+			run.download(r, agg)
+			if inner == nil { // plain FedAvg: the global model is the mean
+				copy(global, agg)
+				return nil
+			}
+			return inner(r, global, agg)
 		}
 	}
 	rec, err := sim.Run(ctx, global)
