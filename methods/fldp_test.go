@@ -6,6 +6,7 @@ package methods
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -102,7 +103,8 @@ func TestLDPFLEpsilon(t *testing.T) {
 
 // TestFederatedBaselines runs nbafl, ldpfl and fedmm-dp on a few clients'
 // data: the recorded ε never exceeds the target under either accountant,
-// the model moves, and the run is the same on 1 and 2 workers.
+// the record marshals, the model moves, and the run is the same on 1
+// and 2 workers.
 func TestFederatedBaselines(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"nbafl", "ldpfl", "fedmm-dp"} {
@@ -122,6 +124,9 @@ func TestFederatedBaselines(t *testing.T) {
 				}
 				if !(res.EpsilonRDP <= 2) || !(res.EpsilonPLD <= 2+1e-9) || !(float64(res.Privacy.Epsilon) <= 2) {
 					t.Errorf("ε RDP %v, PLD %v, record %v; want ≤ 2", res.EpsilonRDP, res.EpsilonPLD, res.Privacy.Epsilon)
+				}
+				if _, err := json.Marshal(res.Privacy); err != nil {
+					t.Errorf("the privacy record does not marshal: %v", err)
 				}
 				after := values(job)
 				if slices.Equal(after, before) {

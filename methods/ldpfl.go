@@ -130,9 +130,9 @@ func (LDPFL) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		return nil, err
 	}
 	rel := mmRelations["replace-one"]
-	acc, err := flDPAccounting(name, run, rel, ldpflEvent(epsW, d*L), math.NaN(), L,
+	acc, err := flDPAccounting(name, run, rel, ldpflEvent(epsW, d*L), 0, L,
 		[]string{"local DP: every coordinate of a client's update is an ε_w-DP randomised response; the record composes d·L of them (d coordinates, L participations)",
-			"Record.Sigma is NaN: the mechanism is not Gaussian; epsilon_coordinate is ε_w"})
+			"Record.Sigma is 0: the mechanism is randomised response, not Gaussian; its ε_w per coordinate is the value epsilon_coordinate"})
 	if err != nil {
 		return nil, err
 	}
