@@ -143,3 +143,34 @@ func TestFederatedBaselines(t *testing.T) {
 		})
 	}
 }
+
+// TestFederatedBaselineSteps checks that the server steps chosen on
+// fl-mm-tune (tune-secmmfl) resolve per ε at smoke, and that small keeps
+// the untuned default.
+func TestFederatedBaselineSteps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		method string
+		eps    float64
+		want   float64
+	}{
+		{"nbafl", 1, 1e-4}, {"nbafl", 8, 1e-3}, {"nbafl", math.Inf(1), 1},
+		{"fedmm-dp", 0.5, 1e-4}, {"fedmm-dp", 8, 1e-4},
+		{"ldpfl", 1, 1e-6}, {"ldpfl", 4, 1e-6}, {"ldpfl", 8, 1e-5},
+	} {
+		h, err := ResolveAt(c.method, "smoke", c.eps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Float("server_step"); got != c.want {
+			t.Errorf("%s at smoke, ε = %v: server_step %v, want %v", c.method, c.eps, got, c.want)
+		}
+	}
+	h, err := ResolveAt("ldpfl", "small", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Float("server_step"); got != secmmflStep {
+		t.Errorf("ldpfl at small: server_step %v, want the untuned %v", got, secmmflStep)
+	}
+}
