@@ -475,10 +475,12 @@ func (run *fedRun) result(rec *fl.Record, acc accounting) *Result {
 		}
 	}
 	c := rec.Config
-	res.Values["rounds"] = float64(c.Rounds)
-	res.Values["clients"] = float64(c.Clients)
-	res.Values["clients_per_round"] = float64(c.PerRound)
-	res.Values["local_steps"] = float64(c.LocalSteps)
+	// fl_-prefixed: the hyperparameters and data params of the same names
+	// are run columns too.
+	res.Values["fl_rounds"] = float64(c.Rounds)
+	res.Values["fl_clients"] = float64(c.Clients)
+	res.Values["fl_clients_per_round"] = float64(c.PerRound)
+	res.Values["fl_local_steps"] = float64(c.LocalSteps)
 	res.Values["upload_floats"] = float64(rec.Up)
 	res.Values["download_floats"] = float64(rec.Down)
 	res.Values["max_participations"] = float64(slices.Max(fl.Participations(fl.Schedule(c), c.Clients)))

@@ -133,7 +133,7 @@ func TestFederatedBaselines(t *testing.T) {
 					t.Error("the model did not change")
 				}
 				if name == "nbafl" && !(res.Values["sigma_download"] > 0) {
-					t.Errorf("nbafl downlink σ_D = %v (L = %v of %v rounds, %v clients), want > 0 with one client a round", res.Values["sigma_download"], res.Values["max_participations"], res.Values["rounds"], res.Values["clients"])
+					t.Errorf("nbafl downlink σ_D = %v (L = %v of %v rounds, %v clients), want > 0 with one client a round", res.Values["sigma_download"], res.Values["max_participations"], res.Values["fl_rounds"], res.Values["fl_clients"])
 				}
 				runs = append(runs, after)
 			}
