@@ -64,7 +64,8 @@ func (LDPFL) Arch() string { return "fusion" }
 // 2.1%; 81.4% at 10⁻⁴); ε = ∞ keeps plain FedAvg's 1, not tuned. small
 // and full take secmmflStep, not tuned there.
 func (LDPFL) Params() []Param {
-	ps := tunedServerStep(flDPParams(same(secmmflStep)), PerEpsilon{{1, 1e-6}, {8, 1e-5}, {math.Inf(1), 1.0}})
+	// The default at smoke is the value at ε = 1 (the reference budget's).
+	ps := tunedServerStep(flDPParams(byScale(1e-6, secmmflStep, secmmflStep)), PerEpsilon{{1, 1e-6}, {8, 1e-5}, {math.Inf(1), 1.0}})
 	return editParam(ps, "accountant", func(p *Param) {
 		p.Doc, p.Check = "accountant that calibrates ε_w and gives the run's ε: rdp, the only value", oneOf(list("rdp"))
 	})
