@@ -1045,8 +1045,8 @@ func (d *decoder) checkData(s *Spec, m Method, at func(string) *yaml.Node, mn *y
 		}
 	}
 	for _, name := range sortedUnique(slices.Concat(s.Sweep.names(), m.Sweep.names())) {
-		if name == "epsilon" || name == "seed" {
-			continue
+		if name == "epsilon" || name == "seed" || slices.Contains(DataParams, name) {
+			continue // data params reach the data, checked as axes
 		}
 		vals, ok := m.Sweep.Lookup(name)
 		n := mn
@@ -1166,6 +1166,11 @@ func (d *decoder) checkOutputs(s *Spec, columns []string, at func(string) *yaml.
 // the names' CheckParam; n is the params node, and an error points at the
 // offending key's line.
 func (d *decoder) checkParams(n *yaml.Node, method string, params map[string]any) error {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if slices.Contains(DataParams, k) {
+			return d.errorf(keyNode(n, k), "%s is a data param: sweep it as an axis", k)
+		}
+	}
 	if d.names.CheckParam == nil {
 		return nil
 	}
@@ -1185,8 +1190,8 @@ func (d *decoder) checkAxes(n *yaml.Node, s *Spec, m Method) error {
 		return nil
 	}
 	for _, name := range sortedUnique(slices.Concat(s.Sweep.names(), m.Sweep.names())) {
-		if name == "epsilon" || name == "seed" {
-			continue
+		if name == "epsilon" || name == "seed" || slices.Contains(DataParams, name) {
+			continue // data params reach the data, checked as axes
 		}
 		vals, ok := m.Sweep.Lookup(name)
 		if !ok {

@@ -60,6 +60,35 @@ type Method struct {
 // before resolving the method's hyperparameters.
 const VariantParam = "variant"
 
+// DataParams are the run params that shape the run's data rather than the
+// method: the federated partition of fl-mm (clients, the client count;
+// dirichlet_alpha, the concentration α of its Dirichlet label skew). The executor
+// builds the dataset with them and removes them before resolving the
+// method's hyperparameters; specs check them as sweep axes only.
+var DataParams = []string{"clients", "dirichlet_alpha"}
+
+// A Partition is the federated partition a run's params ask for; a zero
+// field keeps the task's default.
+type Partition struct {
+	Clients int
+	Alpha   float64
+}
+
+// Partition returns the partition of c's params (DataParams).
+func (c *Config) Partition() Partition {
+	var p Partition
+	switch v := c.Params["clients"].(type) {
+	case int64:
+		p.Clients = int(v)
+	case float64:
+		p.Clients = int(v)
+	}
+	if v, ok := c.Params["dirichlet_alpha"].(float64); ok {
+		p.Alpha = v
+	}
+	return p
+}
+
 // A Sweep is a cartesian product over axes, plus zip groups whose axes vary
 // together: a zip group of length L is one dimension of L points.
 type Sweep struct {

@@ -26,6 +26,9 @@ import (
 const (
 	StreamLocal  = "methods/fl-local"
 	StreamClient = "methods/fl-client-noise"
+	// StreamServer seeds the server's noise on a round's aggregate, one
+	// per round.
+	StreamServer = "methods/fl-server-noise"
 )
 
 // fedParams returns the federated recipe of the methods that train the
@@ -84,6 +87,10 @@ type fedRun struct {
 	privatize func(r, k int, u []float32) Report
 	// before, when not nil, runs before each round (fl.Sim.BeforeRound).
 	before func(r int, global []float32) error
+	// download, when not nil, perturbs the round's aggregate agg (the mean
+	// upload) in place before the server steps with it: the server-side
+	// noise of NbAFL and of central DP-FedAvg.
+	download func(r int, agg []float32)
 }
 
 // newFedRun checks the job and returns its run with the recipe of Hyper.
@@ -222,6 +229,17 @@ func (run *fedRun) simulate(ctx context.Context) (*fl.Record, error) {
 			}
 			opt.Step(ps, run.serverLR, nil)
 			return nil
+		}
+	}
+	if run.download != nil {
+		inner := sim.Server
+		sim.Server = func(r int, global, agg []float32) error {
+			run.download(r, agg)
+			if inner == nil { // plain FedAvg: the global model is the mean
+				copy(global, agg)
+				return nil
+			}
+			return inner(r, global, agg)
 		}
 	}
 	rec, err := sim.Run(ctx, global)
@@ -457,10 +475,12 @@ func (run *fedRun) result(rec *fl.Record, acc accounting) *Result {
 		}
 	}
 	c := rec.Config
-	res.Values["rounds"] = float64(c.Rounds)
-	res.Values["clients"] = float64(c.Clients)
-	res.Values["clients_per_round"] = float64(c.PerRound)
-	res.Values["local_steps"] = float64(c.LocalSteps)
+	// fl_-prefixed: the hyperparameters and data params of the same names
+	// are run columns too.
+	res.Values["fl_rounds"] = float64(c.Rounds)
+	res.Values["fl_clients"] = float64(c.Clients)
+	res.Values["fl_clients_per_round"] = float64(c.PerRound)
+	res.Values["fl_local_steps"] = float64(c.LocalSteps)
 	res.Values["upload_floats"] = float64(rec.Up)
 	res.Values["download_floats"] = float64(rec.Down)
 	res.Values["max_participations"] = float64(slices.Max(fl.Participations(fl.Schedule(c), c.Clients)))

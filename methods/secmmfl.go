@@ -185,7 +185,14 @@ const secmmflStep = 1e-4
 // (clipping, no noise) keeps plain FedAvg's step 1, not tuned. small and
 // full take secmmflStep, not tuned there.
 func secmmflServerStep(ps []Param) []Param {
-	ps = withByEpsilon(ps, "server_step", "smoke", PerEpsilon{{1, 1e-4}, {8, 1e-3}, {math.Inf(1), 1.0}})
+	return tunedServerStep(ps, PerEpsilon{{1, 1e-4}, {8, 1e-3}, {math.Inf(1), 1.0}})
+}
+
+// tunedServerStep returns ps with the server step chosen at smoke by ε
+// (experiments tune-secmmfl), marked tuned there; small and full keep the
+// default, not tuned.
+func tunedServerStep(ps []Param, t PerEpsilon) []Param {
+	ps = withByEpsilon(ps, "server_step", "smoke", t)
 	return editParam(ps, "server_step", func(p *Param) { p.Tuned = []string{"smoke"} })
 }
 

@@ -464,8 +464,8 @@ func TestSecMMFLRiskSplit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fedsgd: %v", err)
 	}
-	if float64(res.Privacy.Epsilon) > 2 || res.Values["local_steps"] != 1 {
-		t.Errorf("fedsgd: record ε %v, %v local steps; want ≤ 2 and 1", res.Privacy.Epsilon, res.Values["local_steps"])
+	if float64(res.Privacy.Epsilon) > 2 || res.Values["fl_local_steps"] != 1 {
+		t.Errorf("fedsgd: record ε %v, %v local steps; want ≤ 2 and 1", res.Privacy.Epsilon, res.Values["fl_local_steps"])
 	}
 }
 

@@ -349,7 +349,7 @@ func (s *Sim) round(c Config, pool chan Client, r int, clients []int, global []f
 		rec.Uploads = append(rec.Uploads, kept)
 		rec.Globals = append(rec.Globals, slices.Clone(global))
 	}
-	agg := Mean(nil, ups[:len(clients)], weights(c.Weighting, s.Sizes, clients))
+	agg := Mean(nil, ups[:len(clients)], Weights(c.Weighting, s.Sizes, clients))
 	if c.Aggregation == FedAvg && s.Server == nil {
 		copy(global, agg)
 		return rd, nil
@@ -360,8 +360,9 @@ func (s *Sim) round(c Config, pool chan Client, r int, clients []int, global []f
 	return rd, nil
 }
 
-// weights returns the aggregation weights of the round's clients.
-func weights(rule string, sizes, clients []int) []float64 {
+// Weights returns the aggregation weights of the round's clients under
+// rule (BySize: n_k/Σn; Uniform: 1/m), in the order of clients.
+func Weights(rule string, sizes, clients []int) []float64 {
 	w := make([]float64, len(clients))
 	total := 0
 	for _, k := range clients {

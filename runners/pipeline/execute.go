@@ -125,7 +125,8 @@ func attackSets(attack string, opts experiments.AttackOptions) ([]string, func(s
 //
 //  1. base: a fresh copy of the scale's pretrained base of the method's
 //     architecture (baseStage);
-//  2. data: the task's dataset at the run's scale and seed (Data);
+//  2. data: the task's dataset at the run's scale and seed, with the
+//     run's federated partition (clients, alpha; DataPart);
 //  3. fine-tune: the method on the private split (canary copies included),
 //     with the hyperparameters methods.Resolve gives for the run's params,
 //     seeded by the run's seed; per-step metrics and the privacy record are
@@ -150,7 +151,7 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return err
 	}
 	rec.Stage("data")
-	d, err := Data(cfg.Task, cfg.Scale, cfg.Seed)
+	d, err := DataPart(cfg.Task, cfg.Scale, cfg.Seed, cfg.Partition())
 	if err != nil {
 		return err
 	}
@@ -223,6 +224,9 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, *n
 func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.Method, model nn.Model, d *datasets.Dataset, rec *runners.Recorder) (*methods.Result, methods.Hyper, error) {
 	params := maps.Clone(cfg.Params)
 	delete(params, experiments.VariantParam) // a label, not a hyperparameter
+	for _, k := range experiments.DataParams {
+		delete(params, k) // the data's, not the method's (Data)
+	}
 	h, err := methods.ResolveAt(cfg.Method, cfg.Scale, float64(cfg.Epsilon), params)
 	if err != nil {
 		return nil, h, fmt.Errorf("pipeline: %w", err)

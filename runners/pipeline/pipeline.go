@@ -53,6 +53,7 @@ type baseKey struct{ dir, scale string }
 type dataKey struct {
 	task, scale string
 	seed        int64
+	part        experiments.Partition
 }
 
 // entry is a value computed once; concurrent callers wait for it.
@@ -137,7 +138,13 @@ type dataEntry struct {
 // Data returns the dataset of task at scale and seed, built when first
 // needed and shared by the runs that use it at the same time.
 func Data(task, scale string, seed int64) (*datasets.Dataset, error) {
-	k := dataKey{task, scale, seed}
+	return DataPart(task, scale, seed, experiments.Partition{})
+}
+
+// DataPart is Data with the federated partition part (fl-mm's client
+// count and Dirichlet α; zero fields keep the task's defaults).
+func DataPart(task, scale string, seed int64, part experiments.Partition) (*datasets.Dataset, error) {
+	k := dataKey{task, scale, seed, part}
 	cache.Lock()
 	if cache.data == nil {
 		cache.data = map[dataKey]*dataEntry{}
@@ -157,7 +164,7 @@ func Data(task, scale string, seed int64) (*datasets.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := datasets.Build(task, &datasets.Options{Scale: sc, Seed: uint64(seed)})
+	d, err := datasets.Build(task, &datasets.Options{Scale: sc, Seed: uint64(seed), Clients: part.Clients, Alpha: part.Alpha})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +176,7 @@ func Data(task, scale string, seed int64) (*datasets.Dataset, error) {
 // planning a sweep costs a small record per run: DataID for its dataset
 // and BaseID for its scale's pretrained base.
 func Inputs(cfg *experiments.Config) (experiments.Inputs, error) {
-	data, err := DataID(cfg.Task, cfg.Scale, cfg.Seed)
+	data, err := DataIDPart(cfg.Task, cfg.Scale, cfg.Seed, cfg.Partition())
 	if err != nil {
 		return experiments.Inputs{}, err
 	}
@@ -188,15 +195,24 @@ func Inputs(cfg *experiments.Config) (experiments.Inputs, error) {
 // datasets checks against SHA-256 sums in its source. The code that
 // builds the data is in the run id through repro.Code.
 func DataID(task, scale string, seed int64) (string, error) {
+	return DataIDPart(task, scale, seed, experiments.Partition{})
+}
+
+// DataIDPart is DataID with the federated partition part; a zero field is
+// left out of the hashed options, so the identities without it are
+// DataID's.
+func DataIDPart(task, scale string, seed int64, part experiments.Partition) (string, error) {
 	if _, err := datasets.ParseScale(scale); err != nil {
 		return "", err
 	}
 	b, err := json.Marshal(struct {
-		Task  string `json:"task"`
-		Scale string `json:"scale"`
-		Seed  int64  `json:"seed"`
-		Vocab string `json:"vocab"`
-	}{task, scale, seed, datasets.Vocab().Hash()})
+		Task    string  `json:"task"`
+		Scale   string  `json:"scale"`
+		Seed    int64   `json:"seed"`
+		Clients int     `json:"clients,omitempty"`
+		Alpha   float64 `json:"alpha,omitempty"`
+		Vocab   string  `json:"vocab"`
+	}{task, scale, seed, part.Clients, part.Alpha, datasets.Vocab().Hash()})
 	if err != nil {
 		return "", err
 	}

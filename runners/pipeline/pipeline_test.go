@@ -306,6 +306,32 @@ func TestData(t *testing.T) {
 	if _, err := DataID("shapes-vqa", "huge", 1); err == nil {
 		t.Errorf("DataID at scale huge: no error")
 	}
+	// A zero partition keeps DataID's identity; each field tells data
+	// apart, and DataPart builds the partition asked for.
+	if a, b := must(DataID("fl-mm", "smoke", 1)), must(DataIDPart("fl-mm", "smoke", 1, experiments.Partition{})); a != b {
+		t.Errorf("DataIDPart with a zero partition = %s, want DataID's %s", b, a)
+	}
+	for _, p := range []experiments.Partition{{Clients: 2}, {Alpha: 0.1}, {Clients: 2, Alpha: 0.1}} {
+		id := must(DataIDPart("fl-mm", "smoke", 1, p))
+		if ids[id] {
+			t.Errorf("DataIDPart(%+v) = %s: not distinct", p, id)
+		}
+		ids[id] = true
+	}
+	d, err := DataPart("fl-mm", "smoke", 1, experiments.Partition{Clients: 2, Alpha: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Clients != 2 || d.Alpha != 0.1 {
+		t.Errorf("DataPart built %d clients at α = %v, want 2 and 0.1", d.Clients, d.Alpha)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // sweepSpec parses the spec src (named file in errors), runs it through

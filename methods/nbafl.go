@@ -1,0 +1,131 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package methods
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/privacy"
+)
+
+func init() { Register(NbAFL{}) }
+
+// NbAFL is noising before model aggregation FL, a single-block baseline of
+// Sec-MMFL's comparison (and the source of its σ formula): every sampled
+// client clips its round update to ℓ₂ norm C as one block (no modality
+// split: the whole model, ε not divided), adds Gaussian noise σ_U·C to
+// every coordinate and uploads it (the uplink, Wei et al. §III-B, Eq. 7);
+// the server averages and, when the broadcast would otherwise expose more
+// than the uplinks (T > L√N, Theorem 2), adds its own Gaussian noise
+// σ_D to the aggregate before broadcasting it (the downlink).
+//
+// Decisions (the comparison states no details of its NbAFL):
+//   - uplink: σ_U is calibrated by the accountant so that a client's
+//     uploads over the L rounds it takes part in are (ε, δ)-DP under
+//     replace-one of its data (sensitivity 2C on the clipped update), as
+//     for ldpfed and secmmfl. NbAFL's own σ_U = c·L·Δs_U/ε with Δs_U =
+//     2C/m (m local examples) rests on a per-example sensitivity of the
+//     locally trained model that clipping an SGD update does not give;
+//     it is not used.
+//   - what is clipped: the update (the model delta under FedAvg, the
+//     gradient under FedSGD), not the local model w as in NbAFL: a model
+//     clipped to C = 1 is destroyed.
+//   - downlink: NbAFL's Theorem 2 as stated, σ_D = 2c·C·√(T² − L²N)/(m·N·ε)
+//     when T > L√N and 0 otherwise, with c = √(2 ln(1.25/δ)), T rounds, L
+//     the most participations of a client, N clients and m the smallest
+//     client's data. It is post-processing of the uploads: the record's
+//     guarantee (against a server that sees every upload) is the uplinks'
+//     and the downlink adds none. With full participation (L = T) it is
+//     0.
+//
+// The server step η_s (post-processing) is Sec-MMFL's knob; it is chosen
+// on fl-mm-tune (experiments tune-secmmfl).
+//
+// References:
+//   - K. Wei, J. Li, M. Ding, C. Ma, H. H. Yang, F. Farokhi, S. Jin, T. Q.
+//     S. Quek and H. V. Poor, Federated learning with differential
+//     privacy: algorithms and performance analysis, IEEE Trans. Inf.
+//     Forensics Security 15, 2020 (Algorithm 1, Theorems 1–2).
+type NbAFL struct{}
+
+// Name implements Method.
+func (NbAFL) Name() string { return "nbafl" }
+
+// Arch implements Method.
+func (NbAFL) Arch() string { return "fusion" }
+
+// Params implements Method: the server step chosen on public data at
+// smoke (experiments tune-secmmfl: fl-mm-tune, seeds 1–3, η_s ∈ {1, 0.1,
+// 0.01, 10⁻³, 10⁻⁴}, best mean validation accuracy; the base model has
+// 82.0 ± 2.1%): 10⁻⁴ at ε = 1 (82.5 ± 3.1%; 72.0% at 10⁻³, 19.7% at 1)
+// and 10⁻³ at ε = 8 (83.1 ± 3.0%; 82.0% at 10⁻⁴, 20.3% at 1); ε = ∞
+// keeps plain FedAvg's 1, not tuned. small and full take secmmflStep, not
+// tuned there.
+func (NbAFL) Params() []Param {
+	return tunedServerStep(flDPParams(same(secmmflStep)), PerEpsilon{{1, 1e-4}, {8, 1e-3}, {math.Inf(1), 1.0}})
+}
+
+// nbaflDownlink returns NbAFL's downlink noise standard deviation
+// (Theorem 2) in absolute units: 2c·C·√(T² − L²N)/(m·N·ε) with c =
+// √(2 ln(1.25/δ)) when T > L√N, else 0 (and 0 at ε = +Inf).
+func nbaflDownlink(eps, delta, clip float64, rounds, part, clients, minSize int) float64 {
+	T, L, N := float64(rounds), float64(part), float64(clients)
+	if math.IsInf(eps, 1) || T <= L*math.Sqrt(N) {
+		return 0
+	}
+	c := math.Sqrt(2 * math.Log(1.25/delta))
+	return 2 * c * clip * math.Sqrt(T*T-L*L*N) / (float64(minSize) * N * eps)
+}
+
+// FineTune implements Method.
+func (NbAFL) FineTune(ctx context.Context, job *Job) (*Result, error) {
+	const name = "nbafl"
+	run, err := newFedRun(name, job)
+	if err != nil {
+		return nil, err
+	}
+	h := job.Hyper
+	rel := mmRelations["replace-one"]
+	L := run.maxParticipations()
+	sigmaU, err := modalitySigma(calibrateAccountant, h.Accountant, rel, job.Epsilon, job.Delta, L)
+	if err != nil {
+		return nil, err
+	}
+	minSize := math.MaxInt
+	for _, c := range run.clients {
+		minSize = min(minSize, len(c))
+	}
+	sigmaD := nbaflDownlink(job.Epsilon, job.Delta, h.Clip, run.cfg.Rounds, L, run.cfg.Clients, minSize)
+	rule := nn.Flat(h.Clip)
+	run.privatize = func(r, k int, u []float32) Report {
+		p, err := NewPrivatizer(rule, []float64{sigmaU}, 1, streamRNG(job.Seed, StreamClient, r, k).Uint64())
+		if err != nil {
+			panic(err) // C and σ_U were checked
+		}
+		return p.Privatize(u, [][]float32{slices.Clone(u)})
+	}
+	if sigmaD > 0 {
+		run.download = func(r int, agg []float32) {
+			privacy.NewNoise(streamRNG(job.Seed, StreamServer, r, 0).Uint64(), StreamServer).AddGaussian32(agg, sigmaD)
+		}
+	}
+	rec, err := run.simulate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := flDPAccounting(name, run, rel, modalityEvent(rel, sigmaU, L), sigmaU, L,
+		[]string{"local DP: the unit is one client's data against a server that sees every upload; the clipped update moves by at most 2C (replace-one)",
+			"the downlink noise (NbAFL Theorem 2) is post-processing of the uploads and adds no guarantee beyond theirs"})
+	if err != nil {
+		return nil, err
+	}
+	res := run.result(rec, acc)
+	res.Values["sigma_upload"] = sigmaU
+	res.Values["sigma_download"] = sigmaD
+	return res, nil
+}
