@@ -145,7 +145,7 @@ var metricLabels = map[string]string{
 	"mia_balanced_accuracy": "MIA balanced accuracy",
 	"seconds":               "wall time (s)",
 	"step_seconds":          "time per step (s)",
-	"train_peak_bytes":      "peak training memory (bytes)",
+	"train_peak_bytes":      "peak training memory (MiB)",
 	"ppl":                   "perplexity",
 	"records_ppl":           "perplexity",
 	"mtv_cosine":            "cos(μ̃, μ̄)",

@@ -640,6 +640,24 @@ func floatColumn(runs *Runs, what, name string) (*Column, error) {
 // bandAlpha is the opacity of the bands.
 const bandAlpha = 0x40
 
+// mib is the number of bytes in a mebibyte.
+const mib = 1 << 20
+
+// mibTicks places the ticks of an axis whose values are bytes, with labels
+// in mebibytes (the unit of the axis label of a *_bytes metric), where
+// gonum's default ticks would print "31250000.00".
+type mibTicks struct{}
+
+// Ticks returns plot.DefaultTicks over [min, max] in MiB, at their values in
+// bytes.
+func (mibTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min/mib, max/mib)
+	for i := range ts {
+		ts[i].Value *= mib
+	}
+	return ts
+}
+
 // legendEntry is one entry of a panel's legend.
 type legendEntry struct {
 	name   string
@@ -658,6 +676,9 @@ func (p *Plot) draw(series []Series, panel string) (*plot.Plot, []legendEntry, e
 	plt.Y.Label.Text = p.YLabel
 	if plt.Y.Label.Text == "" {
 		plt.Y.Label.Text = AxisLabel(p.Labels, p.Y)
+	}
+	if strings.HasSuffix(p.Y, "_bytes") {
+		plt.Y.Tick.Marker = mibTicks{}
 	}
 	if p.Kind == Bar {
 		grid := plotter.NewGrid()

@@ -132,7 +132,10 @@ func TestRunFailsBeforeStarting(t *testing.T) {
 		{"empty seed", []string{"table1", "--seeds", "1,,2"}, `--seeds "1,,2": an empty seed in the list`},
 		{"only", []string{"table1", "--only", "method=dpsgdd"}, `no run matches "method=dpsgdd"`},
 		{"jobs", []string{"table1", "--jobs", "-1"}, "--jobs must be ≥ 0"},
-		{"executor", []string{"table1", "--executor", "slurm"}, "slurm executor is not built yet"},
+		{"executor", []string{"table1", "--executor", "cloud"}, `unknown executor "cloud" (local or slurm)`},
+		{"slurm flag", []string{"table1", "--partition", "cpu"}, "--partition applies only to --executor slurm"},
+		{"slurm jobs", []string{"table1", "--executor", "slurm", "--jobs", "2"}, "--jobs applies only to --executor local"},
+		{"slurm retries", []string{"table1", "--executor", "slurm", "--retries", "-1"}, "--retries must be ≥ 0"},
 		{"no experiment", []string{"--jobs", "2"}, "want at least one experiment"},
 		{"flag", []string{"table1", "--colour"}, "flag provided but not defined: -colour"},
 	} {
