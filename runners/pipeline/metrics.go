@@ -38,6 +38,13 @@ var knownMetrics = []string{
 	"sparta_score_steps", "sparta_sparse_steps", "sparta_trainable_fraction", "sparta_warmup_steps",
 	"mtv_chunks", "mtv_clip", "mtv_cosine", "mtv_heads", "mtv_layers", "mtv_noise_norm",
 	"mtv_sensitivity", "mtv_shots", "mtv_sigma", "mtv_signal_norm",
+	// federated methods: the simulation's counts (fl_*; run tables made before
+	// the rename carry them without the prefix), communication, and the
+	// baselines' noise
+	"fl_clients", "fl_clients_per_round", "fl_local_steps", "fl_rounds",
+	"clients", "clients_per_round", "local_steps", "rounds", "max_participations",
+	"upload_floats", "download_floats", "epsilon_basic", "epsilon_coordinate", "radius",
+	"sigma_download", "sigma_server", "sigma_upload",
 	// attacks
 	"audit_canaries", "audit_correct", "audit_epsilon", "audit_epsilon_lb", "audit_epsilon_median",
 	"audit_guesses", "audit_pass", "audit_runs_epsilon_lb", "audit_runs_fp", "audit_runs_in",
@@ -52,13 +59,18 @@ var knownMetrics = []string{
 // metricFamily matches the metrics that attacks name by their options or
 // score sets: a membership-inference score's statistics
 // (<prefix>_auc_lo, <prefix>_tpr_at_fpr_0_01, ...), the exposure of
-// canaries repeated r times, gradient inversion at batch size k.
+// canaries repeated r times, gradient inversion at batch size k, and
+// Sec-MMFL's per-modality budgets, σ and leakage risks at risk
+// re-estimation r (epsilon_image_r0, risk_text_r0, ...).
 var metricFamily = regexp.MustCompile(`^(` +
 	`[a-z0-9_]+_(auc|advantage|balanced_accuracy)(_lo|_hi)?` +
 	`|[a-z0-9_]+_(tpr_at_fpr|tpr_lower|tpr_lo|tpr_hi|tpr_bound|fpr_upper|fpr_achieved|fp)_0_[0-9]+` +
 	`|[a-z0-9_]+_(members|nonmembers)` +
 	`|exposure_(extrap_)?rep[0-9]+` +
 	`|gia_b[0-9]+_[a-z_]+` +
+	`|(epsilon|sigma|risk|risk_estimate)_[a-z]+_r[0-9]+` +
+	`|epsilon_accounted_[a-z]+` +
+	`|head_group_r[0-9]+` +
 	`)$`)
 
 // knownMetric reports whether runs record a metric called name.
