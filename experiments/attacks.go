@@ -238,6 +238,13 @@ func (d *decoder) checkMetrics(s *Spec, at func(string) *yaml.Node) error {
 		}
 		return nil
 	}
+	return eachMetric(s, at, check)
+}
+
+// eachMetric calls check with every metric that s's tables, plots and
+// claims name, the node of its spec line and what names it ("table T",
+// "plot P", "claim C"), and returns the first error.
+func eachMetric(s *Spec, at func(string) *yaml.Node, check func(n *yaml.Node, what, metric string) error) error {
 	for i, t := range s.Tables {
 		tn := at(fmt.Sprint("tables.", i))
 		for _, m := range t.Metrics {

@@ -5,7 +5,6 @@
 package experiments
 
 import (
-	"fmt"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -29,37 +28,7 @@ func (d *decoder) checkSpelling(s *Spec, columns []string, at func(string) *yaml
 		}
 		return nil
 	}
-	for i, t := range s.Tables {
-		tn := at(fmt.Sprint("tables.", i))
-		for _, m := range t.Metrics {
-			if err := check(elemNode(tn, "metrics", m), "table "+t.Name, m); err != nil {
-				return err
-			}
-		}
-	}
-	for i, p := range s.Plots {
-		pn := at(fmt.Sprint("plots.", i))
-		if err := check(elemNode(pn, "y", p.Y), "plot "+p.Name, p.Y); err != nil {
-			return err
-		}
-		for _, m := range p.Metrics {
-			if err := check(elemNode(pn, "metrics", m), "plot "+p.Name, m); err != nil {
-				return err
-			}
-		}
-	}
-	list := at("claims")
-	for _, c := range s.Claims {
-		cn := claimNode(list, c)
-		n := elemNode(cn, "metric", c.Metric)
-		if n == cn {
-			n = elemNode(cn, "metrics", c.Metric)
-		}
-		if err := check(n, "claim "+c.Name, c.Metric); err != nil {
-			return err
-		}
-	}
-	return nil
+	return eachMetric(s, at, check)
 }
 
 // nearest returns the name in known closest to name in edit distance
