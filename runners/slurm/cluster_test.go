@@ -26,7 +26,12 @@ import (
 // real Slurm cluster (scripts/slurm-local.sh up starts a one-node one) and
 // through the local pool, and checks that the results are the same bit
 // for bit; then it cancels a task in the middle of its run and checks that
-// a second submission completes the same table. REPRO_SLURM_FULL=1 runs
+// a second submission completes the same table. With
+// REPRO_SLURM_NODE_FAILURE=1 (set by .ci/run for the one-node cluster it
+// starts; never set it on a shared cluster) it also marks the node down
+// while a task runs, as a node failure does, and checks that Slurm
+// requeues the task and the requeued task completes the same table.
+// REPRO_SLURM_FULL=1 runs
 // the whole of table1 at smoke (78 runs, about 15 minutes on two cores)
 // in place of the subset.
 
@@ -236,6 +241,89 @@ func TestCluster(t *testing.T) {
 		if got := subs[1].Runs; !cmp.Equal(got, sub.Runs[:1]) {
 			t.Errorf("the second submission ran %v, want only the cancelled run %v", got, sub.Runs[:1])
 		}
+		compareResults(t, root, local)
+	})
+	t.Run("node failure", func(t *testing.T) {
+		if os.Getenv("REPRO_SLURM_NODE_FAILURE") != "1" {
+			t.Skip("slurm: the node-failure test marks a node down; REPRO_SLURM_NODE_FAILURE=1 allows it (only on a test cluster)")
+		}
+		root := filepath.Join(tmp, "nodefail")
+		if err := os.CopyFS(filepath.Join(root, "pretrain"), os.DirFS(filepath.Join(local, "pretrain"))); err != nil {
+			t.Fatal(err)
+		}
+		repro(t, exe, append([]string{"run", "--results", root, "--executor", "slurm", "--array-limit", "1"}, args...)...)
+		subs, err := slurm.Submissions(root, "table1")
+		if err != nil || len(subs) != 1 {
+			t.Fatalf("want one submission, got %d (%v)", len(subs), err)
+		}
+		sub := subs[0]
+		first := filepath.Join(root, "table1", "runs", sub.Runs[0])
+		deadline := time.Now().Add(5 * time.Minute)
+		for {
+			m, err := results.ReadManifest(first)
+			if err == nil && m.Status == results.Running {
+				break
+			}
+			if err == nil || time.Now().After(deadline) {
+				t.Fatalf("run %s did not start running in time (manifest: %+v, %v)", sub.Runs[0], m, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		out, err := exec.Command("squeue", "--noheader", "--jobs="+sub.Arrays[0]+"_0", "--format=%N").Output()
+		node := strings.TrimSpace(string(out))
+		if err != nil || node == "" {
+			t.Fatalf("squeue: the node of task %s_0: %q (%v)", sub.Arrays[0], out, err)
+		}
+		// Slurm kills the jobs of a node marked down and requeues those
+		// submitted with --requeue, as it does when a node stops answering.
+		if out, err := exec.Command("scontrol", "update", "nodename="+node, "state=down", "reason=repro node-failure test").CombinedOutput(); err != nil {
+			t.Fatalf("scontrol update state=down: %v: %s", err, out)
+		}
+		resumed := false
+		resume := func() {
+			if !resumed {
+				// The node may be back already (ReturnToService=2): ignore the error.
+				exec.Command("scontrol", "update", "nodename="+node, "state=resume").Run()
+				resumed = true
+			}
+		}
+		defer resume()
+		deadline = time.Now().Add(time.Minute)
+		for {
+			out, _ := exec.Command("scontrol", "show", "job", sub.Arrays[0]+"_0").Output()
+			if strings.Contains(string(out), "Restarts=1") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task %s_0 was not requeued after its node went down:\n%s", sub.Arrays[0], out)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		resume()
+		// The requeued task runs the run again; nothing is submitted twice.
+		for {
+			q, err := slurm.Queue(t.Context(), sub.Jobs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q) == 0 {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		// The task's output is appended to, so it keeps the killed attempt.
+		if b, err := os.ReadFile(filepath.Join(sub.Dir, "task-"+sub.Arrays[0]+"_0.out")); err != nil || !strings.Contains(string(b), "NODE FAILURE") {
+			t.Errorf("the requeued task's output does not keep Slurm's node-failure message (%v):\n%s", err, b)
+		}
+		if st, err := results.Check(first); err != nil || st.Status != results.OK {
+			t.Fatalf("the requeued run: got manifest %+v (%v), want one that says ok", st, err)
+		}
+		out2 := repro(t, exe, append([]string{"run", "--results", root, "--executor", "slurm"}, args...)...)
+		if !strings.Contains(out2, "nothing to submit") {
+			t.Errorf("after the requeued task finished, a second submission says:\n%s", out2)
+		}
+		// Every run is finished: the local pool only writes the tables.
+		repro(t, exe, append([]string{"run", "--results", root}, args...)...)
 		compareResults(t, root, local)
 	})
 }

@@ -309,7 +309,7 @@ func Submit(ctx context.Context, job *Job, o *Options, runs []*runners.Run) (*Su
 			array += fmt.Sprintf("%%%d", o.ArrayLimit)
 		}
 		args := []string{"--parsable", array, "--requeue", "--job-name=repro-" + job.Experiment,
-			"--output=" + filepath.Join(sub.Dir, "task-%A_%a.out"),
+			"--output=" + filepath.Join(sub.Dir, "task-%A_%a.out"), "--open-mode=append",
 			"--export=ALL,REPRO_OFFSET=" + strconv.Itoa(off)}
 		if sub.Pretrain != "" {
 			args = append(args, "--dependency=afterok:"+sub.Pretrain, "--kill-on-invalid-dep=yes")
