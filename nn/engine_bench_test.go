@@ -128,7 +128,8 @@ func firstLoss(s *Sequence) int {
 
 // BenchmarkLiRAScore measures one LiRA scoring pass over a pool of the
 // shape's batch, as package attacks scores a target: groups of 8
-// consecutive examples on one batched forward pass (ForwardBatch), the
+// consecutive examples on one batched forward pass (ForwardBatch on an
+// inference tape), the
 // logits of every row that predicts a text token, and the
 // log-probability of each true token (its log-softmax).
 func BenchmarkLiRAScore(b *testing.B) {
@@ -141,7 +142,7 @@ func BenchmarkLiRAScore(b *testing.B) {
 			for b.Loop() {
 				for from := 0; from < len(pool); from += 8 {
 					group := pool[from:min(from+8, len(pool))]
-					t := NewTape(nil, nil)
+					t := NewInferenceTape()
 					hid, off, pos, err := m.ForwardBatch(t, group)
 					if err != nil {
 						b.Fatal(err)
@@ -160,6 +161,7 @@ func BenchmarkLiRAScore(b *testing.B) {
 						row := z.Data[r*V : (r+1)*V]
 						_ = softmaxRow(row, p) - float64(row[tg])
 					}
+					t.Release()
 				}
 			}
 			cpu.stop(b)
