@@ -233,7 +233,7 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	}
 	res, err := method.FineTune(ctx, &methods.Job{
 		Model:   model,
-		Data:    d,
+		Data:    trainingData(cfg, d),
 		Hyper:   h,
 		Epsilon: float64(cfg.Epsilon),
 		Delta:   cfg.Delta,
@@ -278,6 +278,21 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 		rec.Result(k, counts[k])
 	}
 	return res, h, nil
+}
+
+// trainingData returns the dataset the method fine-tunes on: d, or for
+// the chance-level control (cfg.TrainHoldout) a copy of d whose private
+// and holdout splits are swapped, so that the method trains on records it
+// draws like the private ones (the same generator, the same name lists)
+// but on none of them and on no canary, while evaluation and the attacks
+// keep d and target its private split.
+func trainingData(cfg *experiments.Config, d *datasets.Dataset) *datasets.Dataset {
+	if !cfg.TrainHoldout() {
+		return d
+	}
+	c := *d
+	c.Private, c.Holdout = d.Holdout, d.Private
+	return &c
 }
 
 // posed returns d with its test split as pose poses it (d itself when
