@@ -15,7 +15,7 @@ import (
 	"github.com/repro-dp/repro/nn"
 )
 
-// ClassifierPlan is the recipe of the classifier bases (vit, fusion):
+// ClassifierPlan is the recipe of the classifier bases (vit, cnn, fusion):
 // full training with AdamW and a cosine schedule on one public split.
 type ClassifierPlan struct {
 	Steps       int     `json:"steps"`
@@ -37,9 +37,10 @@ var classifierPlans = map[datasets.Scale]ClassifierPlan{
 }
 
 // classifierTask is the public split each classifier base trains on:
-// the ViT on fashion-cls's coarse labels (SPARTA's public pretraining), the
-// fusion model on fl-mm's public image + caption pairs (Sec-MMFL).
-var classifierTask = map[string]string{"vit": srcCoarse, "fusion": "fl-mm"}
+// the ViT and the CNN on fashion-cls's coarse labels (SPARTA's public
+// pretraining), the fusion model on fl-mm's public image + caption pairs
+// (Sec-MMFL).
+var classifierTask = map[string]string{"vit": srcCoarse, "cnn": srcCoarse, "fusion": "fl-mm"}
 
 // classifierConfig returns the model configuration of a classifier base.
 func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset) nn.Config {
@@ -50,7 +51,7 @@ func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset) nn.Config
 	return cfg
 }
 
-// trainClassifier trains the ViT or fusion base on its public split and
+// trainClassifier trains the ViT, CNN or fusion base on its public split and
 // measures its accuracy on the held-out public examples.
 func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 	d := b.data[classifierTask[b.arch]]
@@ -99,6 +100,18 @@ func (b *builder) newClassifier() (*classifier, error) {
 	switch b.arch {
 	case "vit":
 		v, err := nn.NewViT(b.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		base := v.Config.PEFT
+		c.m, c.restore = v, func() error { _, err := v.SetPEFT(base); return err }
+		if c.layout, err = v.SetPEFT(full); err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		c.loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) { return v.Loss(t, e.Images[0], e.Label, nil) }
+		c.pred = func(e *datasets.Example) (int, error) { c, _, err := v.Predict(e.Images[0]); return c, err }
+	case "cnn":
+		v, err := nn.NewCNN(b.cfg)
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)
 		}

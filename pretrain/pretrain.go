@@ -31,7 +31,7 @@ import (
 const FormatVersion = 2
 
 // Architectures are the base models Base builds.
-var Architectures = []string{"tinymllm", "vit", "fusion"}
+var Architectures = []string{"tinymllm", "vit", "cnn", "fusion"}
 
 // DefaultDir is the cache directory when Options.Dir is empty: the
 // pretrain folder of the default results directory.
@@ -42,8 +42,8 @@ const DefaultDir = "results/pretrain"
 type Options struct {
 	// Scale is the preset: "smoke", "small" or "full"; "" means small.
 	Scale string
-	// Arch is the base model: "tinymllm" (default), "vit" (the image
-	// classifier, pretrained on the coarse labels) or "fusion" (the
+	// Arch is the base model: "tinymllm" (default), "vit" or "cnn" (the
+	// image classifiers, pretrained on the coarse labels) or "fusion" (the
 	// image + text classifier, pretrained on fl-mm's public split).
 	Arch string
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
@@ -71,7 +71,7 @@ type Options struct {
 // Result is a pretrained base.
 type Result struct {
 	// Model is the base model, loaded from Checkpoint: a *nn.TinyMLLM,
-	// *nn.ViT or *nn.Fusion. Every tensor is frozen (PEFT method none);
+	// *nn.ViT, *nn.CNN or *nn.Fusion. Every tensor is frozen (PEFT method none);
 	// the caller owns it and may fine-tune it. Load returns further
 	// independent copies.
 	Model nn.Model
@@ -280,7 +280,7 @@ func prepare(opt Options) (*builder, error) {
 		arch = "tinymllm"
 	}
 	if !slices.Contains(Architectures, arch) {
-		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit or fusion)", arch)
+		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit, cnn or fusion)", arch)
 	}
 	seed := opt.Seed
 	if seed == 0 {

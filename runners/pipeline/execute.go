@@ -146,7 +146,7 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return fmt.Errorf("pipeline: unknown method %q", cfg.Method)
 	}
 	rec.Stage("base")
-	model, base, err := baseStage(ctx, run, method.Arch())
+	model, base, err := baseStage(ctx, run, methods.BaseArch(method, cfg.Params))
 	if err != nil {
 		return err
 	}
