@@ -550,6 +550,10 @@ func (r *spartaRun) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	r.res.Values = r.values()
+	// The sparse phase's release: DP-SGD's joint clip and noise on the
+	// tensors the phase trains (the model's trainable tensors from now
+	// on), restricted to the kept rows or elements.
+	r.res.Release = &Release{Rule: nn.Flat(r.h.Clip), Sigmas: []float64{r.h.noise(r.acc.Sigma)}, Mask: r.elemMask}
 	return r.res, nil
 }
 
