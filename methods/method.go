@@ -171,13 +171,19 @@ type MeanRelease struct {
 // example i of the released step (Dual-Priv's Mechanism 1 with its fusion
 // noise); nil: the transform of Result.Visual. ZO, when not nil, is a
 // zeroth-order release (DPZO: one privatised scalar along a public
-// direction); the other fields are then unused.
+// direction); the other fields are then unused. Mask, when not nil,
+// returns the element mask of the released coordinates over a layout of
+// the trained model's trainable tensors (SPARTA's kept rows or elements:
+// the other coordinates are left out of every per-example gradient and
+// are zero in the release); nil, or a nil mask, releases every
+// coordinate.
 type Release struct {
 	Rule   nn.ClipRule
 	Sigmas []float64
 	Keep   float64
 	Train  func(example int) nn.VisualTransform
 	ZO     *ZORelease
+	Mask   func(l *nn.Layout) []float32
 }
 
 // A Metric is the value of a named training metric at a step.

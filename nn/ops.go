@@ -40,10 +40,26 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 			kernels.Gemm(false, false, n, in, out, 1, g, out, w.Value.Data, in, 1, t.g(x), in)
 		}
 		if t.batch != nil {
+			if w.rows != nil {
+				panic(errGathered)
+			}
 			t.batch.affine(t, rows, w, b, g, x.Value.Data, n, out, in)
 			return
 		}
-		if w.needs {
+		switch {
+		case w.rows != nil:
+			// The gathered rows only: their output columns of g, [n, K],
+			// times x.
+			K := len(w.rows)
+			gs := t.floatsOver(n * K)
+			for i := 0; i < n; i++ {
+				gi, si := g[i*out:(i+1)*out], gs[i*K:(i+1)*K]
+				for k, r := range w.rows {
+					si[k] = gi[r]
+				}
+			}
+			kernels.Gemm(true, false, K, in, n, 1, gs, K, x.Value.Data, in, 1, w.Grad, in)
+		case w.needs:
 			kernels.Gemm(true, false, out, in, n, 1, g, out, x.Value.Data, in, 1, t.g(w), in)
 		}
 		if b != nil && b.needs {

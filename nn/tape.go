@@ -16,6 +16,9 @@ type Node struct {
 	Grad  []float32
 	needs bool
 	param *Param
+	// rows, when not nil, are the rows of param whose gradient Grad holds
+	// (a gathered layout, GatherRows): only Affine and Conv2d fill it.
+	rows []int
 }
 
 // NeedsGrad reports whether gradients flow to n.
@@ -76,6 +79,7 @@ func (t *Tape) Param(p *Param) *Node {
 	if t.layout != nil {
 		if i := t.layout.Index(p); i >= 0 {
 			n.needs = true
+			n.rows = t.layout.Rows(i)
 			if t.batch == nil {
 				n.Grad = t.grad[t.layout.Offsets[i]:t.layout.Offsets[i+1]]
 			}
@@ -137,6 +141,9 @@ func (t *Tape) g(n *Node) []float32 {
 		// Only Affine routes a trainable parameter's gradient to the
 		// examples of a batched tape; any other use would sum them.
 		panic(errBatchParam)
+	}
+	if n.rows != nil {
+		panic(errGathered)
 	}
 	if n.Grad == nil {
 		n.Grad = t.floats(len(n.Value.Data))

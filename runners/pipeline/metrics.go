@@ -35,7 +35,7 @@ var knownMetrics = []string{
 	// methods
 	"rapft_analysis_seconds", "rapft_clip_strong", "rapft_clip_weak", "rapft_lrp_split_error",
 	"rapft_noise_strong", "rapft_noise_weak", "rapft_weak_share",
-	"sparta_score_steps", "sparta_sparse_steps", "sparta_trainable_fraction", "sparta_warmup_steps",
+	"sparta_score_steps", "sparta_sparse_step_seconds", "sparta_sparse_steps", "sparta_trainable_fraction", "sparta_warmup_steps",
 	"mtv_chunks", "mtv_clip", "mtv_cosine", "mtv_heads", "mtv_layers", "mtv_noise_norm",
 	"mtv_sensitivity", "mtv_shots", "mtv_sigma", "mtv_signal_norm",
 	// federated methods: the simulation's counts (fl_*; run tables made before
