@@ -29,6 +29,9 @@ const (
 	// StreamServer seeds the server's noise on a round's aggregate, one
 	// per round.
 	StreamServer = "methods/fl-server-noise"
+	// StreamFusionHead seeds the new head a fusion base pretrained on
+	// other labels (the coarse ones) gets for the task's labels.
+	StreamFusionHead = "methods/fl-head"
 )
 
 // fedParams returns the federated recipe of the methods that train the
@@ -119,6 +122,12 @@ func newFedRun(name string, job *Job) (*fedRun, error) {
 	if err := cfg.Check(sizes); err != nil {
 		return nil, fmt.Errorf("methods: %s: %w", name, err)
 	}
+	// The checks are done: only now is the model changed.
+	if classes := fusionClasses(m, job.Data); m.Config.Classes != classes {
+		if err := newFusionHead(m, classes, job.Seed^privacy.StreamID(StreamFusionHead)); err != nil {
+			return nil, fmt.Errorf("methods: %s: %w", name, err)
+		}
+	}
 	full := m.Config.PEFT
 	full.Method, full.Parts = "full", nil
 	layout, err := m.SetPEFT(full)
@@ -130,9 +139,41 @@ func newFedRun(name string, job *Job) (*fedRun, error) {
 		batch: h.Int("local_batch")}, nil
 }
 
+// fusionClasses returns the number of labels a fusion classifier trained
+// on d needs: the task's classes, or the model's when the task names none.
+func fusionClasses(m *nn.Fusion, d *datasets.Dataset) int {
+	if len(d.Classes) >= 2 {
+		return len(d.Classes)
+	}
+	return m.Config.Classes
+}
+
+// newFusionHead replaces m's head, in place, by a new one for classes
+// labels drawn from seed; both encoders are kept (a base pretrained on the
+// coarse labels, fine-tuned on the fine ones).
+func newFusionHead(m *nn.Fusion, classes int, seed uint64) error {
+	cfg := m.Config
+	cfg.Classes, cfg.Seed = classes, seed
+	fresh, err := nn.NewFusion(cfg)
+	if err != nil {
+		return err
+	}
+	dst := fresh.Params()
+	src := m.Params()
+	for i := range src {
+		if src[i].Name == fresh.Head.W.Name || src[i].Name == fresh.Head.B.Name {
+			continue
+		}
+		copy(dst[i].Data, src[i].Data)
+	}
+	*m = *fresh
+	return nil
+}
+
 // fusion returns the job's fusion classifier and its private examples by
 // client, after checking the job: the model, a non-empty training set of
-// valid examples, a valid target (ε, δ), a positive Dirichlet α, every
+// valid examples (labels of the task's classes, which a new head gives the
+// model when its own differ), a valid target (ε, δ), a positive Dirichlet α, every
 // example on one of the task's clients and every client with data.
 func (j *Job) fusion(name string) (*nn.Fusion, [][]*datasets.Example, error) {
 	m, ok := j.Model.(*nn.Fusion)
@@ -157,7 +198,7 @@ func (j *Job) fusion(name string) (*nn.Fusion, [][]*datasets.Example, error) {
 	clients := make([][]*datasets.Example, j.Data.Clients)
 	for i := range j.Data.Private {
 		e := &j.Data.Private[i]
-		if err := checkFusionExample(m, e); err != nil {
+		if err := checkFusionExample(m, e, fusionClasses(m, j.Data)); err != nil {
 			return nil, nil, fmt.Errorf("methods: %s: training example %d: %w", name, i, err)
 		}
 		if e.Client < 0 || e.Client >= len(clients) {
@@ -175,8 +216,8 @@ func (j *Job) fusion(name string) (*nn.Fusion, [][]*datasets.Example, error) {
 
 // checkFusionExample returns an error for an example the classifier cannot
 // take: no image, an image of the wrong size, a caption of the wrong
-// length or outside the vocabulary, a label out of range.
-func checkFusionExample(m *nn.Fusion, e *datasets.Example) error {
+// length or outside the vocabulary, a label outside [0, classes).
+func checkFusionExample(m *nn.Fusion, e *datasets.Example, classes int) error {
 	c := m.Config
 	switch {
 	case len(e.Images) == 0:
@@ -185,8 +226,8 @@ func checkFusionExample(m *nn.Fusion, e *datasets.Example) error {
 		return fmt.Errorf("image of %d values, want %d", len(e.Images[0]), c.Channels*c.ImageSize*c.ImageSize)
 	case len(e.Prompt) == 0 || len(e.Prompt) > c.MaxLen:
 		return fmt.Errorf("caption of %d tokens, want 1 to %d", len(e.Prompt), c.MaxLen)
-	case e.Label < 0 || e.Label >= c.Classes:
-		return fmt.Errorf("label %d outside [0, %d)", e.Label, c.Classes)
+	case e.Label < 0 || e.Label >= classes:
+		return fmt.Errorf("label %d outside [0, %d)", e.Label, classes)
 	}
 	for _, id := range e.Prompt {
 		if id < 0 || id >= c.Vocab {

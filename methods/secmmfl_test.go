@@ -532,3 +532,51 @@ func TestLDPFed(t *testing.T) {
 		t.Errorf("accounted ε %v above the target 2", res.EpsilonRDP)
 	}
 }
+
+// TestFedNewHead checks that a fusion base pretrained on other labels (4
+// coarse classes) gets a new head for the task's 10: the run trains, the
+// head has 10 rows, and with a server step of 1e-30 the encoders keep the
+// base's values (to 1e-20: zeros move by η_s times the update) while the
+// head is the one newFusionHead draws (the same values twice).
+func TestFedNewHead(t *testing.T) {
+	t.Parallel()
+	run := func() (*nn.Fusion, *nn.Fusion) {
+		job := fusionJob(t, "fedavg", 6, math.Inf(1), map[string]any{"rounds": 1, "local_steps": 1, "server_step": 1e-30})
+		m := job.Model.(*nn.Fusion)
+		cfg := m.Config
+		cfg.Classes = 4
+		base, err := nn.NewFusion(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m4, err := nn.NewFusion(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.Model = m4
+		if _, err := (FedAvg{}).FineTune(context.Background(), job); err != nil {
+			t.Fatal(err)
+		}
+		return base, job.Model.(*nn.Fusion)
+	}
+	base, got := run()
+	_, again := run()
+	if got.Config.Classes != 10 || got.Head.W.Shape[0] != 10 {
+		t.Fatalf("trained model has %d classes (head %v), want 10", got.Config.Classes, got.Head.W.Shape)
+	}
+	bp := base.Params()
+	for i, p := range got.Params() {
+		if strings.HasPrefix(p.Name, "head.") {
+			if !slices.Equal(p.Data, again.Params()[i].Data) {
+				t.Errorf("%s differs between two runs", p.Name)
+			}
+			continue
+		}
+		for j, v := range p.Data {
+			if math.Abs(float64(v-bp[i].Data[j])) > 1e-20 {
+				t.Errorf("%s[%d] = %v, base %v, under a server step of 1e-30", p.Name, j, v, bp[i].Data[j])
+				break
+			}
+		}
+	}
+}
