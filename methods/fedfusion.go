@@ -391,6 +391,47 @@ func (c *fedClient) privatize(r, k int, u, global []float32) {
 	}
 }
 
+// upload implements FedUpload.Upload: one local step on ex alone from the
+// run's global model, privatised as client 0 of round T + trial (T the
+// run's rounds: a noise stream no training round drew from). The MINE
+// penalty needs two examples and is absent.
+func (run *fedRun) upload(ex *datasets.Example, trial int) ([]float32, error) {
+	if trial < 0 {
+		return nil, fmt.Errorf("methods: %s: upload trial %d, want ≥ 0", run.name, trial)
+	}
+	if err := checkFusionExample(run.model, ex, run.model.Config.Classes); err != nil {
+		return nil, fmt.Errorf("methods: %s: upload: %w", run.name, err)
+	}
+	cl, err := run.newClient()
+	if err != nil {
+		return nil, err
+	}
+	c := cl.(*fedClient)
+	global := run.layout.Values()
+	c.layout.SetValues(global)
+	g := make([]float32, len(global))
+	if _, err := c.gradient([]*datasets.Example{ex}, nil, nil, g); err != nil {
+		return nil, err
+	}
+	r := run.cfg.Rounds + trial
+	if run.cfg.Aggregation == fl.FedSGD {
+		c.privatize(r, 0, g, nil)
+		return g, nil
+	}
+	// FedAvg: the upload is θ′ = θ − η·g; the privatiser acts on its
+	// delta θ′ − θ.
+	lr := float32(run.localLR)
+	u := make([]float32, len(g))
+	for j, v := range g {
+		u[j] = -lr * v
+	}
+	c.privatize(r, 0, u, nil)
+	for j, v := range u {
+		g[j] = -v / lr
+	}
+	return g, nil
+}
+
 // sampleBatch returns b examples of data drawn uniformly without
 // replacement, in data order (all of them when b is 0 or ≥ len(data)).
 func sampleBatch(rng *rand.Rand, data []*datasets.Example, b int) []*datasets.Example {
@@ -525,6 +566,7 @@ func (run *fedRun) result(rec *fl.Record, acc accounting) *Result {
 	res.Values["upload_floats"] = float64(rec.Up)
 	res.Values["download_floats"] = float64(rec.Down)
 	res.Values["max_participations"] = float64(slices.Max(fl.Participations(fl.Schedule(c), c.Clients)))
+	res.Upload = &FedUpload{Model: run.model, Layout: run.layout, Upload: run.upload}
 	if run.job.Hyper.Diagnostics {
 		res.Privacy.Caveats = append(res.Privacy.Caveats, "non-private diagnostics outside the guarantee: the per-round metric loss (the clients' mean training loss) is computed from private data without noise (diagnostics=off drops it)")
 	}

@@ -580,3 +580,57 @@ func TestFedNewHead(t *testing.T) {
 		}
 	}
 }
+
+// TestFedUpload checks the upload release the gradient-inversion attack
+// reads: fedavg's is the example's raw gradient at the trained model (the
+// reference: nn.Gradient on the model's own loss, relative squared error
+// ≤ 1e-9), secmmfl's (ε = 1) is the same trial's bits twice, another
+// trial's noise, and far from the raw gradient.
+func TestFedUpload(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"fedavg", "secmmfl"} {
+		eps, params := math.Inf(1), map[string]any{"rounds": 2, "local_steps": 1}
+		if method == "secmmfl" {
+			eps, params = 1, fastSec(map[string]any{"risk": "uniform"})
+		}
+		job := fusionJob(t, method, 6, eps, params)
+		meth, _ := Lookup(method)
+		res, err := meth.FineTune(context.Background(), job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Upload == nil {
+			t.Fatalf("%s: no upload release", method)
+		}
+		ex := &job.Data.Private[0]
+		up := res.Upload
+		g, err := up.Upload(ex, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := up.Model
+		raw, _, _, err := nn.Gradient(up.Layout, 1, func(tp *nn.Tape, _ int) (*nn.Node, error) {
+			return m.Loss(tp, ex.Images[0], ex.Prompt, ex.Label, nil)
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var num, den float64
+		for j := range raw {
+			d := float64(raw[j] - g[j])
+			num, den = num+d*d, den+float64(raw[j])*float64(raw[j])
+		}
+		again, _ := up.Upload(ex, 0)
+		other, _ := up.Upload(ex, 1)
+		switch {
+		case method == "fedavg" && (num > 1e-9*den || den == 0):
+			t.Errorf("fedavg upload differs from the raw gradient: relative squared error %v", num/den)
+		case method == "secmmfl" && num < den:
+			t.Errorf("secmmfl upload within %v (relative squared error) of the raw gradient at ε = 1", num/den)
+		case !slices.Equal(g, again):
+			t.Errorf("%s: the same trial gives different uploads", method)
+		case method == "secmmfl" && slices.Equal(g, other):
+			t.Errorf("secmmfl: trials 0 and 1 draw the same noise")
+		}
+	}
+}
