@@ -68,6 +68,7 @@ var metricFamily = regexp.MustCompile(`^(` +
 	`|[a-z0-9_]+_(members|nonmembers)` +
 	`|exposure_(extrap_)?rep[0-9]+` +
 	`|gia_b[0-9]+_[a-z_]+` +
+	`|gia_upload_[a-z_]+` +
 	`|(epsilon|sigma|risk|risk_estimate)_[a-z]+_r[0-9]+` +
 	`|epsilon_accounted_[a-z]+` +
 	`|head_group_r[0-9]+` +
