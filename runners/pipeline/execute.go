@@ -85,6 +85,7 @@ func names() *experiments.Names {
 		Metrics:       slices.Clone(knownMetrics),
 		Metric:        knownMetric,
 		Effective:     effective,
+		Steps:         plannedSteps,
 	}
 }
 
