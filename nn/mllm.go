@@ -124,6 +124,19 @@ func (m *TinyMLLM) embeddings() []*Param {
 // the visual transform receives.
 func (m *TinyMLLM) CLSAttnLayer() int { return m.clsLayerIx }
 
+// SetCLSAttnLayer selects the vision block whose [CLS] attention the
+// visual transform receives, counted from the end as Config.CLSAttnLayer
+// is (1 the last block, 2 the penultimate; clamped to the first block),
+// records it in m.Config and returns the block's index.
+func (m *TinyMLLM) SetCLSAttnLayer(fromEnd int) (int, error) {
+	if fromEnd < 1 {
+		return 0, fmt.Errorf("nn: [CLS] attention layer %d counted from the end must be positive", fromEnd)
+	}
+	m.Config.CLSAttnLayer = fromEnd
+	m.clsLayerIx = max(m.Config.VisionLayers-fromEnd, 0)
+	return m.clsLayerIx, nil
+}
+
 // SetPEFT adds the modules of p, marks the trainable tensors, records p in
 // m.Config and returns the layout of the trainable tensors. Parts are
 // "vision", "projector" and "lm".
