@@ -126,7 +126,13 @@ func TestInferBitwise(t *testing.T) {
 			for r, row := range rows {
 				copy(refz.Row(r), ref.Row(row))
 			}
-			refLosses := rowLosses(refz, targets)
+			// The reference losses from softmaxRow, the
+			// probabilities' normaliser.
+			refLosses := make([]float64, len(targets))
+			probs := make([]float32, V)
+			for r, tg := range targets {
+				refLosses[r] = softmaxRow(refz.Row(r), probs) - float64(refz.Row(r)[tg])
+			}
 			losses, z, err := m.TokenLosses(s, nil, nil)
 			if err != nil {
 				t.Fatal(err)

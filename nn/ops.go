@@ -598,6 +598,23 @@ func softmaxRow(z, p []float32) float64 {
 	return m + math.Log(s)
 }
 
+// logSumExp returns log Σ_j exp z_j as softmaxRow computes it (the same
+// maximum, exponentials and sum, in the same order), without writing the
+// probabilities.
+func logSumExp(z []float32) float64 {
+	m := math.Inf(-1)
+	for _, v := range z {
+		if float64(v) > m {
+			m = float64(v)
+		}
+	}
+	var s float64
+	for _, v := range z {
+		s += math.Exp(float64(v) - m)
+	}
+	return m + math.Log(s)
+}
+
 // Sum returns the sum of all elements of x as a scalar, accumulated in
 // float64.
 func (t *Tape) Sum(x *Node) *Node {
