@@ -4,11 +4,13 @@
 
 package nn
 
+import "sync"
+
 // This file holds the engine's inference path: forward passes without
 // gradients (the losses of zeroth-order training, evaluation, generation
 // and the attacks' scores) on an inference tape. Such a tape makes no
 // parameter trainable, so no operation records a backward rule, and its
-// values come from an arena kept between calls (the pool arenas), so that
+// values come from an arena kept between calls (the pool inferArenas), so that
 // a pass allocates almost nothing. On it the layers also fuse where no
 // backward pass needs the intermediate values and no hook observes them:
 //
@@ -28,10 +30,15 @@ package nn
 // (TestInferBitwise compares every logit of several shapes with the
 // ordinary tape's).
 
+// inferArenas are the arenas of inference tapes, kept between calls; a
+// pool of their own, so that the slabs of training's arenas (arenas) keep
+// the sizes of training's tapes.
+var inferArenas = sync.Pool{New: func() any { return new(arena) }}
+
 // newInferTape returns an inference tape whose values come from an arena
-// of the pool arenas; Release hands the arena back.
+// of the pool inferArenas; Release hands the arena back.
 func newInferTape() *Tape {
-	a := arenas.Get().(*arena)
+	a := inferArenas.Get().(*arena)
 	a.reset()
 	return &Tape{params: make(map[*Param]*Node), arena: a, infer: true}
 }
@@ -50,7 +57,7 @@ func NewInferenceTape() *Tape { return newInferTape() }
 // not be used. It does nothing on other tapes.
 func (t *Tape) Release() {
 	if t.infer && t.arena != nil {
-		arenas.Put(t.arena)
+		inferArenas.Put(t.arena)
 		t.arena = nil
 	}
 }

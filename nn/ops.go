@@ -214,7 +214,28 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 	rstd := make([]float64, rows)
 	t.bytes += int64(4*len(xhat) + 8*rows)
 	for i := 0; i < rows; i++ {
-		rstd[i] = layerNormRow(y.Value.Data[i*c:(i+1)*c], xhat[i*c:(i+1)*c], x.Value.Data[i*c:(i+1)*c], g.Value.Data, bd, eps)
+		xr := x.Value.Data[i*c : (i+1)*c]
+		var m float64
+		for _, v := range xr {
+			m += float64(v)
+		}
+		m /= float64(c)
+		var s float64
+		for _, v := range xr {
+			d := float64(v) - m
+			s += d * d
+		}
+		r := 1 / math.Sqrt(s/float64(c)+eps)
+		rstd[i] = r
+		hr, yr := xhat[i*c:(i+1)*c], y.Value.Data[i*c:(i+1)*c]
+		for j, v := range xr {
+			h := float32((float64(v) - m) * r)
+			hr[j] = h
+			yr[j] = h * g.Value.Data[j]
+			if b != nil {
+				yr[j] += b.Value.Data[j]
+			}
+		}
 	}
 	// On a per-example batched tape the bias's gradient goes to each
 	// example's own vector, summed over its rows (batchRows.bias).
@@ -261,7 +282,8 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 // layerNormRow sets yr to the row xr normalised to zero mean and unit
 // variance (statistics in float64, eps added to the variance), times the
 // gain g, plus the bias b (none when nil), and, when hr is not nil, hr to
-// the normalised row; it returns the reciprocal standard deviation.
+// the normalised row; it returns the reciprocal standard deviation. It is
+// the arithmetic of Tape.LayerNorm's loop, for the inference path.
 func layerNormRow(yr, hr, xr, g, b []float32, eps float64) float64 {
 	c := len(xr)
 	var m float64
