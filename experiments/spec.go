@@ -315,6 +315,11 @@ type Names struct {
 	// retention 0.1, 0.2 and 0.3 all keep one patch token ("1 dominant +
 	// 0 contextual of 4 patch tokens"). [Spec.Collapses] reads it.
 	Effective func(c *Config) map[string]string
+	// Steps, when not nil, returns the optimisation steps that run c
+	// will take (0 when its method cannot tell before it runs) and the
+	// cost class of its method's steps (first-order, zeroth-order, ...),
+	// from which the runner predicts how long a sweep has left.
+	Steps func(c *Config) (steps int64, class string)
 }
 
 var registered struct {

@@ -85,6 +85,7 @@ func names() *experiments.Names {
 		Metrics:       slices.Clone(knownMetrics),
 		Metric:        knownMetric,
 		Effective:     effective,
+		Steps:         plannedSteps,
 	}
 }
 
@@ -146,7 +147,7 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return fmt.Errorf("pipeline: unknown method %q", cfg.Method)
 	}
 	rec.Stage("base")
-	model, base, err := baseStage(ctx, run, method.Arch())
+	model, base, err := baseStage(ctx, run, methods.BaseArch(method, cfg.Params))
 	if err != nil {
 		return err
 	}
@@ -389,20 +390,33 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	if len(cfg.Attacks) == 0 {
 		return nil
 	}
+	if _, ok := model.(*nn.Fusion); ok {
+		return fedAttackStage(ctx, cfg, res, d, dir, rec)
+	}
 	m, ok := model.(*nn.TinyMLLM)
-	if !ok {
+	c, isClassifier := model.(attacks.Classifier)
+	if !ok && !isClassifier {
 		arch, _ := model.Describe()
-		return fmt.Errorf("pipeline: the attacks %s need a tinymllm, not a %s", strings.Join(cfg.Attacks, ", "), arch)
+		return fmt.Errorf("pipeline: the attacks %s need a tinymllm or an image classifier, not a %s", strings.Join(cfg.Attacks, ", "), arch)
 	}
 	target, err := attackTarget(m, res.Visual, d, res.Privacy)
 	if err != nil {
 		return err
 	}
+	if !ok {
+		// An image classifier: the membership attacks read its class
+		// distribution and the gradient inversion its released update;
+		// it generates no text, so the extraction attacks have nothing to
+		// extract (they fail for want of a TinyMLLM).
+		target.Model, target.Classifier = nil, c
+	}
 	if res.Members != nil || res.Pose != nil {
 		memberTarget(target, res, d)
 	}
 	target.Release, target.Mean = res.Release, res.Mean
-	extractionTarget(target, d, base)
+	if ok {
+		extractionTarget(target, d, base)
+	}
 	var errs []error
 	var as []attacks.Attack
 	for _, name := range cfg.Attacks {
@@ -446,8 +460,10 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	return errors.Join(errs...)
 }
 
-// attackTarget returns the attacks' view of the trained model m and its
-// data d, with the bound of the mechanism of p when it is private.
+// attackTarget returns the attacks' view of the trained model m (nil for
+// a classifier, which the caller sets) and its data d, with the bound of
+// the mechanism of p when it is private. Every example carries its label
+// (a classifier's class; -1 for a generative task).
 func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy) (*attacks.Target, error) {
 	target := &attacks.Target{Model: m, Visual: vt, Decode: datasets.Vocab().Decode,
 		Epsilon: float64(p.Epsilon), Delta: p.Delta,
@@ -469,14 +485,14 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 	}
 	for i := range d.Private {
 		if d.Private[i].Canary < 0 {
-			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i])})
+			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i]), Label: d.Private[i].Label})
 		}
 	}
 	for i := range d.Public {
-		target.Public = append(target.Public, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Public[i])})
+		target.Public = append(target.Public, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Public[i]), Label: d.Public[i].Label})
 	}
 	for i := range d.Holdout {
-		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
+		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i]), Label: d.Holdout[i].Label})
 	}
 	if d.Pool != nil {
 		// A LiRA pool: members and non-members are the pool's examples in
@@ -516,11 +532,11 @@ func memberTarget(target *attacks.Target, res *methods.Result, d *datasets.Datas
 	target.Members, target.NonMembers = nil, nil
 	for i := range members {
 		if members[i].Canary < 0 {
-			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&members[i])})
+			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&members[i]), Label: members[i].Label})
 		}
 	}
 	for i := range nonMembers {
-		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&nonMembers[i])})
+		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&nonMembers[i]), Label: nonMembers[i].Label})
 	}
 }
 
