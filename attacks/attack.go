@@ -26,7 +26,15 @@ type Attack interface {
 // A Target is what an attack sees: the trained model and the candidate
 // examples.
 type Target struct {
+	// Model is the trained TinyMLLM, or nil when the target is a
+	// classifier (Classifier).
 	Model *nn.TinyMLLM
+	// Classifier, when Model is nil, is the trained image classifier:
+	// the membership attacks score each example by the classifier's
+	// distribution over the classes (one row, in the desp slice), the
+	// gradient-inversion attack inverts its released update. Example.Label
+	// is each example's class.
+	Classifier Classifier
 	// Visual, when not nil, is the visual-token transform the model runs
 	// with (the method's, e.g. Dual-Priv's token pruning).
 	Visual nn.VisualTransform
@@ -104,11 +112,27 @@ type Canary struct {
 }
 
 // An Example is a candidate example with an id that is stable within its
-// split (the pipeline uses the example's index in its split).
+// split (the pipeline uses the example's index in its split). For a
+// classifier target, Seq.Images[0] is the image and Label its class.
 type Example struct {
-	ID  int64
-	Seq nn.Sequence
+	ID    int64
+	Seq   nn.Sequence
+	Label int
 }
+
+// A Classifier is an image classifier an attack can query and
+// differentiate: nn.ViT, or any model (a CNN) with the same methods.
+// Describe's Config gives the image shape (Channels, ImageSize) and the
+// number of classes.
+type Classifier interface {
+	nn.Model
+	// Logits returns the class logits of one image, shape [1, classes],
+	// and the image's node on t (whose Grad holds the input gradient
+	// after Backward when needGrad is set).
+	Logits(t *nn.Tape, img []float32, needGrad bool, h *nn.Hooks) (logits, input *nn.Node, err error)
+}
+
+var _ Classifier = (*nn.ViT)(nil)
 
 // A Report holds an attack's results.
 type Report struct {

@@ -94,7 +94,8 @@ func (p *pass) entropies(alpha float64) [3][]float64 {
 // forward runs m (with the visual transform vt) once on s and returns its
 // pass with the entropies of the Rényi orders orders.
 func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []float64) (*pass, error) {
-	t := nn.NewTape(nil, nil)
+	t := nn.NewInferenceTape()
+	defer t.Release()
 	hid, pos, err := m.Forward(t, s, nil, nil, vt)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,8 @@ func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []flo
 // forwardGroup is forward on every sequence of ss at once (no visual
 // transform), through the batched engine (nn.TinyMLLM.ForwardBatch): one
 // stack of rows for the vision encoder, one for the language model and
-// one product for the logits of every scored row. Each pass holds the bits
+// one product for the logits of every scored row, on an inference tape
+// (nn.NewInferenceTape; newPass keeps no logit). Each pass holds the bits
 // forward gives it alone, since the batched engine gives every row the
 // bits of its own tape and a product's rows are computed independently.
 func forwardGroup(m *nn.TinyMLLM, ss []*nn.Sequence, orders []float64) ([]*pass, error) {
@@ -117,7 +119,8 @@ func forwardGroup(m *nn.TinyMLLM, ss []*nn.Sequence, orders []float64) ([]*pass,
 	for i, s := range ss {
 		batch[i] = *s
 	}
-	t := nn.NewTape(nil, nil)
+	t := nn.NewInferenceTape()
+	defer t.Release()
 	hid, off, pos, err := m.ForwardBatch(t, batch)
 	if err != nil {
 		return nil, err
@@ -257,6 +260,30 @@ func renyi(lp []float64, alpha float64) float64 {
 	return math.Log(s) / (1 - alpha)
 }
 
+// forwardClassifier runs the classifier c once on the image of ex and
+// returns its pass: the one row of class logits is the desp slice, the
+// class ex.Label the token it predicts (so the loss, the confidence and
+// the entropies of the membership attacks are those of the class
+// distribution), the other slices empty.
+func forwardClassifier(c Classifier, ex *Example, orders []float64) (*pass, error) {
+	if len(ex.Seq.Images) != 1 {
+		return nil, fmt.Errorf("a classifier's example has one image, got %d", len(ex.Seq.Images))
+	}
+	z, _, err := c.Logits(nn.NewTape(nil, nil), ex.Seq.Images[0], false, nil)
+	if err != nil {
+		return nil, err
+	}
+	V := len(z.Value.Data)
+	if ex.Label < 0 || ex.Label >= V {
+		return nil, fmt.Errorf("label %d outside the %d classes", ex.Label, V)
+	}
+	var rows passRows
+	rows[2] = []int{0}
+	var targets [3][]int
+	targets[2] = []int{ex.Label}
+	return newPass(z.Value.Data, V, targets, rows, orders), nil
+}
+
 // passGroup is the number of examples forwardGroup runs on one batched
 // tape: enough rows that every frozen product is a matrix product, few
 // enough that the tape stays small (at small, 8 sequences of about 50
@@ -271,8 +298,14 @@ const passGroup = 8
 // model and its example alone, so the result does not depend on workers.
 // It returns the error of the lowest-indexed example that fails.
 func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Example, orders []float64, workers int) ([]*pass, error) {
+	return targetPasses(ctx, m, nil, vt, exs, orders, workers)
+}
+
+// targetPasses is passes on the TinyMLLM m or, when m is nil, on the
+// classifier c (forwardClassifier, one example at a time).
+func targetPasses(ctx context.Context, m *nn.TinyMLLM, c Classifier, vt nn.VisualTransform, exs []Example, orders []float64, workers int) ([]*pass, error) {
 	size := passGroup
-	if vt != nil {
+	if vt != nil || m == nil {
 		size = 1
 	}
 	groups := (len(exs) + size - 1) / size
@@ -303,6 +336,10 @@ func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Ex
 					}
 				}
 				for i := from; i < to; i++ {
+					if m == nil {
+						out[i], errs[i] = forwardClassifier(c, &exs[i], orders)
+						continue
+					}
 					out[i], errs[i] = forward(m, vt, &exs[i].Seq, orders)
 				}
 			}
@@ -345,8 +382,8 @@ func (t *Target) forwardAll(ctx context.Context, orders []float64) (members, non
 	if !ps.done {
 		ps.done = true
 		all := addOrders(slices.Clone(t.Orders), orders)
-		if ps.members, ps.err = passes(ctx, t.Model, t.Visual, t.Members, all, t.Workers); ps.err == nil {
-			ps.nonMembers, ps.err = passes(ctx, t.Model, t.Visual, t.NonMembers, all, t.Workers)
+		if ps.members, ps.err = targetPasses(ctx, t.Model, t.Classifier, t.Visual, t.Members, all, t.Workers); ps.err == nil {
+			ps.nonMembers, ps.err = targetPasses(ctx, t.Model, t.Classifier, t.Visual, t.NonMembers, all, t.Workers)
 		}
 	}
 	if ps.err != nil {
@@ -371,7 +408,7 @@ func (t *Target) extend(ctx context.Context, ps *passSet, more []float64) error 
 		ps  []*pass
 		exs []Example
 	}{{ps.members, t.Members}, {ps.nonMembers, t.NonMembers}} {
-		extra, err := passes(ctx, t.Model, t.Visual, side.exs, more, t.Workers)
+		extra, err := targetPasses(ctx, t.Model, t.Classifier, t.Visual, side.exs, more, t.Workers)
 		if err != nil {
 			return err
 		}

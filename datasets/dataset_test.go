@@ -714,7 +714,7 @@ func TestBuildErrors(t *testing.T) {
 		opt  *Options
 		want string
 	}{
-		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-cls-tune, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fashion-vqa-tune-lira, fl-mm, fl-mm-tune, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune, shapes-vqa-tune-lira`},
+		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-cls-lira, fashion-cls-tune, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fashion-vqa-tune-lira, fl-mm, fl-mm-tune, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune, shapes-vqa-tune-lira`},
 		{"records", &Options{Scale: "huge"}, `unknown scale "huge": want one of smoke, small, full`},
 		{"fl-mm", &Options{Alpha: -1}, "alpha is -1"},
 		{"fl-mm", &Options{Alpha: math.Inf(1)}, "alpha is +Inf"},

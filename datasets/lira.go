@@ -32,11 +32,11 @@ var liraPool = map[Scale]int{
 	Full:  2000,
 }
 
-// The LiRA variants: shapes-vqa-lira and fashion-vqa-lira pose the base
-// task over a fixed pool of examples of which each run trains on a random
-// half chosen by its seed.
+// The LiRA variants: shapes-vqa-lira, fashion-vqa-lira and
+// fashion-cls-lira pose the base task over a fixed pool of examples of
+// which each run trains on a random half chosen by its seed.
 func init() {
-	for _, base := range []string{"shapes-vqa", "fashion-vqa"} {
+	for _, base := range []string{"shapes-vqa", "fashion-vqa", "fashion-cls"} {
 		tasks[base+"-lira"] = liraBuilder(base, tasks[base])
 		taskArch[base+"-lira"] = taskArch[base]
 	}
@@ -112,7 +112,22 @@ func liraBuilder(base string, fn builder) builder {
 // task allows, which is what an audit wants (Nasr et al., "Adversary
 // instantiation", IEEE S&P 2021, find mislabelled canaries the strongest
 // of the input-space ones).
+//
+// A classification example (no answer) gets the label of a random
+// example of others with another label.
 func mislabel(ex *Example, others []Example, rng *rand.Rand) {
+	if ex.Answer == nil {
+		var labels []int
+		for _, o := range others {
+			if o.Label != ex.Label {
+				labels = append(labels, o.Label)
+			}
+		}
+		if len(labels) > 0 {
+			ex.Label = labels[rng.IntN(len(labels))]
+		}
+		return
+	}
 	var other, same [][]int
 	for _, o := range others {
 		switch {

@@ -15,7 +15,7 @@ import (
 // seed, the seed only decides membership, members and non-members
 // partition the pool in pool order, and pool example 0 is mislabelled.
 func TestLiRAPool(t *testing.T) {
-	for _, task := range []string{"shapes-vqa-lira", "fashion-vqa-lira", "shapes-vqa-tune-lira"} {
+	for _, task := range []string{"shapes-vqa-lira", "fashion-vqa-lira", "shapes-vqa-tune-lira", "fashion-cls-lira"} {
 		pools := map[uint64][]Example{}
 		var ins [][]bool
 		for _, seed := range []uint64{1, 2, 3} {
@@ -47,7 +47,7 @@ func TestLiRAPool(t *testing.T) {
 		for _, seed := range []uint64{2, 3} {
 			for i := range pools[1] {
 				a, b := pools[1][i], pools[seed][i]
-				if !slices.Equal(a.Prompt, b.Prompt) || !slices.Equal(a.Answer, b.Answer) || !slices.Equal(a.Images[0], b.Images[0]) {
+				if !slices.Equal(a.Prompt, b.Prompt) || !slices.Equal(a.Answer, b.Answer) || a.Label != b.Label || !slices.Equal(a.Images[0], b.Images[0]) {
 					t.Fatalf("%s: pool example %d differs between seeds 1 and %d", task, i, seed)
 				}
 			}
@@ -67,7 +67,12 @@ func TestLiRAPool(t *testing.T) {
 			t.Errorf("%s: the test split is not the base's (for -tune, its validation split)", task)
 		}
 		i := slices.IndexFunc(base.Private, func(ex Example) bool { return ex.Canary < 0 })
-		if c := pools[1][0]; slices.Equal(c.Answer, base.Private[i].Answer) || !slices.Equal(c.Prompt, base.Private[i].Prompt) {
+		c, b := pools[1][0], base.Private[i]
+		if b.Answer == nil { // a classification task: another label
+			if c.Label == b.Label || !slices.Equal(c.Images[0], b.Images[0]) || c.Label < 0 || c.Label >= len(d.Classes) {
+				t.Errorf("%s: pool example 0 is not the base's first private example with another label (%d, base %d)", task, c.Label, b.Label)
+			}
+		} else if slices.Equal(c.Answer, b.Answer) || !slices.Equal(c.Prompt, b.Prompt) {
 			t.Errorf("%s: pool example 0 is not the base's first private example with another answer", task)
 		}
 	}

@@ -7,6 +7,7 @@ package methods
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
@@ -22,11 +23,11 @@ import (
 // at random: the cost of a step depends on the mask's size, not on how it
 // was chosen. B/op is the memory a step allocates.
 //
-// The mask multiplies the per-example gradients of the whole layout: the
-// backward pass and the clip still run over every weight, so the sparse
-// step costs what the dense one does. Gathering the kept rows into their
-// own matrix (per-example gradients and noise for them only) is what would
-// make it cheaper; this benchmark measures the step as it is.
+// The kept rows are gathered into their own blocks (sparse_rows =
+// gathered, the default): the weight gradients, the clip and the noise
+// cover them only, while the forward pass and the input gradients still
+// run through every row. Set SPARTA_SPARSE_ROWS=masked to measure the
+// masked step (every row's gradient, multiplied by the mask).
 func BenchmarkSpartaSparseStep(b *testing.B) {
 	d, err := datasets.Build("fashion-cls", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
 	if err != nil {
@@ -49,7 +50,11 @@ func BenchmarkSpartaSparseStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			h, err := ResolveAt("sparta", "small", 1, map[string]any{"mask": tc.mask, "sparsity": tc.sparsity, "batch_size": batch})
+			params := map[string]any{"mask": tc.mask, "sparsity": tc.sparsity, "batch_size": batch}
+			if v := os.Getenv("SPARTA_SPARSE_ROWS"); v != "" {
+				params["sparse_rows"] = v
+			}
+			h, err := ResolveAt("sparta", "small", 1, params)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -72,7 +77,7 @@ func BenchmarkSpartaSparseStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			ph := r.sparsePhase()
-			layout := nn.SetTrainable(r.model, ph.train)
+			layout := ph.layout(r.model)
 			update, err := ph.update(layout, 7)
 			if err != nil {
 				b.Fatal(err)

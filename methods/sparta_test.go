@@ -402,10 +402,20 @@ func TestSpartaFullMaskIsAll(t *testing.T) {
 // do not move before the sparse phase, and that in the sparse phase only
 // the rows the scoring epoch kept move (the mask is fixed once chosen and
 // frozen rows keep their pretrained values bit for bit), ⌈s·R⌉ of each
-// layer's R rows; and that kept rows do move.
+// layer's R rows; and that kept rows do move; with the kept rows gathered
+// (the default) and masked.
 func TestSpartaMaskFixed(t *testing.T) {
 	t.Parallel()
-	job := vitJob(t, 48, 1, with(tinyRun, "sparsity", 0.3))
+	for _, mode := range []string{sparseGathered, sparseMasked} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testSpartaMaskFixed(t, mode)
+		})
+	}
+}
+
+func testSpartaMaskFixed(t *testing.T, mode string) {
+	job := vitJob(t, 48, 1, with(tinyRun, "sparsity", 0.3, "sparse_rows", mode))
 	r, err := newViTRun(job)
 	if err != nil {
 		t.Fatal(err)
@@ -672,6 +682,78 @@ func TestSpartaBadInput(t *testing.T) {
 		after := nn.NewLayout(nn.SetTrainable(job.Model, func(*nn.Param) bool { return true }).Params).Values()
 		if !slices.Equal(before, after) {
 			t.Errorf("%v: the model changed", params)
+		}
+	}
+}
+
+// TestSpartaGatheredIsMasked checks the gathered sparse step against the
+// masked one (the reference: every row's per-example gradient multiplied
+// by the mask, as in W_old + m ⊙ W): on the same batch and mask, the sums
+// of the clipped per-example gradients (the release before its noise)
+// are equal on every kept coordinate, for SPARTA's row mask and for an
+// element mask (random), whose gathered layout holds the rows with a kept
+// element and masks the others; and that the gathered layout is smaller
+// by the rows no element of which is kept.
+func TestSpartaGatheredIsMasked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mask     string
+		sparsity float64
+	}{{maskSPARTA, 0.3}, {maskRandom, 0.01}} {
+		sums := map[string][]float32{}
+		var layouts = map[string]*nn.Layout{}
+		var models = map[string]nn.Module{}
+		for _, mode := range []string{sparseGathered, sparseMasked} {
+			job := vitJob(t, 48, 1, with(tinyRun, "mask", tc.mask, "sparsity", tc.sparsity, "sparse_rows", mode))
+			r, err := newViTRun(job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.setParams(); err != nil {
+				t.Fatal(err)
+			}
+			// Scores drawn at random, the same for both modes.
+			r.scoreLayout = nn.SetTrainable(r.model, r.scored)
+			r.u = make([]float64, r.scoreLayout.Size)
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := range r.u {
+				r.u[i] = rng.Float64()
+			}
+			if err := r.choose(); err != nil {
+				t.Fatal(err)
+			}
+			ph := r.sparsePhase()
+			l := ph.layout(r.model)
+			idx := []int{0, 3, 4, 9, 17, 30}
+			grads, _, err := r.perSample(l, idx, &nn.Options{Mask: r.elemMask(l)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nn.ClipAll(grads, nn.Flat(r.h.Clip))
+			sums[mode] = nn.Sum(nil, grads)
+			layouts[mode], models[mode] = l, r.model
+		}
+		g, m := layouts[sparseGathered], layouts[sparseMasked]
+		if g.Size >= m.Size {
+			t.Errorf("%s: the gathered layout has %d elements, the masked %d", tc.mask, g.Size, m.Size)
+		}
+		if g.Rows(g.Index(nn.Lookup(models[sparseGathered], "vision.blocks.0.attn.q.weight"))) == nil {
+			t.Errorf("%s: q's rows are not gathered", tc.mask)
+		}
+		for i, p := range g.Params {
+			gb := g.Block(sums[sparseGathered], i)
+			q := nn.Lookup(models[sparseMasked], p.Name)
+			mb := m.Block(sums[sparseMasked], m.Index(q))
+			rows, rl := g.Rows(i), p.RowLen()
+			for j, v := range gb {
+				e := j
+				if rows != nil {
+					e = rows[j/rl]*rl + j%rl
+				}
+				if w := mb[e]; math.Abs(float64(v-w)) > 1e-6*max(1, math.Abs(float64(w))) {
+					t.Fatalf("%s: %s element %d: gathered clipped sum %g, masked %g", tc.mask, p.Name, e, v, w)
+				}
+			}
 		}
 	}
 }

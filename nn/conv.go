@@ -57,7 +57,17 @@ func (t *Tape) Conv2d(x, w, b *Node, stride, pad int) *Node {
 	}
 	kernels.Gemm(false, false, F, P, K, 1, w.Value.Data, K, cols, P, beta, y.Value.Data, P)
 	t.record(y, func(g []float32) {
-		if w.needs {
+		switch {
+		case w.rows != nil:
+			// The gathered filters only: their rows of g, [R, P], times
+			// the patches.
+			R := len(w.rows)
+			gs := t.floatsOver(R * P)
+			for k, f := range w.rows {
+				copy(gs[k*P:(k+1)*P], g[f*P:(f+1)*P])
+			}
+			kernels.Gemm(false, true, R, K, P, 1, gs, P, cols, P, 1, w.Grad, K)
+		case w.needs:
 			kernels.Gemm(false, true, F, K, P, 1, g, P, cols, P, 1, t.g(w), K)
 		}
 		if b != nil && b.needs {

@@ -22,5 +22,6 @@ var (
 	errIndex       = Error{"nn: index out of range"}
 	errLayout      = Error{"nn: gradient vector does not match the layout"}
 	errBatchParam  = Error{"nn: a batched tape's trainable parameter used outside Affine"}
+	errGathered    = Error{"nn: a parameter of gathered rows used outside Affine and Conv2d, or on a batched tape"}
 	errClip        = Error{"nn: bad clip rule"}
 )

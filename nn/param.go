@@ -86,11 +86,17 @@ func (p *Param) fill(v float32) {
 // flat vector of length Size. Per-sample gradients, masks and clip rules are
 // flat vectors in this layout. A Layout is immutable; build a new one after
 // changing which parameters are trainable.
+//
+// A gathered layout (GatherRows) holds only some rows of a parameter: its
+// block is those rows, in increasing order, and the other rows get no
+// gradient at all (SPARTA's trainable rows in their own matrix).
 type Layout struct {
 	Params  []*Param
 	Offsets []int // Offsets[i] is where Params[i] starts; Offsets[len(Params)] == Size
 	Size    int
 	index   map[*Param]int
+	// rows[i], when not nil, are the rows of Params[i] its block holds.
+	rows [][]int
 }
 
 // NewLayout returns the layout of the trainable parameters among ps, in the
@@ -113,6 +119,82 @@ func NewLayout(ps []*Param) *Layout {
 	return l
 }
 
+// GatherRows marks the parameters of m for which train returns true as
+// trainable and every other one as frozen, like SetTrainable, and returns
+// a gathered layout: a trainable parameter p for which rows returns a
+// non-nil list holds only those rows (strictly increasing, in [0,
+// p.Rows())), the others all of theirs. The gradients of a gathered
+// parameter's other rows are never computed: Affine and Conv2d compute
+// the weight gradient of the gathered rows only, and a gathered parameter
+// used by any other operation, or on a batched tape, panics. Forward
+// passes use the parameter's every row, as they are. It panics on an
+// invalid row list.
+func GatherRows(m Module, train func(p *Param) bool, rows func(p *Param) []int) *Layout {
+	ps := m.Params()
+	for _, p := range ps {
+		p.Trainable = train(p)
+	}
+	l := NewLayout(ps)
+	l.rows = make([][]int, len(l.Params))
+	size := 0
+	for i, p := range l.Params {
+		l.Offsets[i] = size
+		r := rows(p)
+		if r == nil {
+			size += len(p.Data)
+			continue
+		}
+		for j, v := range r {
+			if v < 0 || v >= p.Rows() || j > 0 && v <= r[j-1] {
+				panic(Error{"nn: gathered rows of " + p.Name + " are not increasing rows of it"})
+			}
+		}
+		l.rows[i] = append([]int{}, r...)
+		size += len(r) * p.RowLen()
+	}
+	l.Offsets[len(l.Params)] = size
+	l.Size = size
+	return l
+}
+
+// Rows returns the rows of parameter i that the layout holds, or nil when
+// it holds all of them (see GatherRows). The caller must not change them.
+func (l *Layout) Rows(i int) []int {
+	if l.rows == nil {
+		return nil
+	}
+	return l.rows[i]
+}
+
+// scatter copies the block b of parameter i into dst, a tensor of the
+// parameter's size: the gathered rows to their rows, the others cleared.
+func (l *Layout) scatter(dst, b []float32, i int) {
+	r := l.Rows(i)
+	if r == nil {
+		copy(dst, b)
+		return
+	}
+	clear(dst)
+	rl := l.Params[i].RowLen()
+	for k, row := range r {
+		copy(dst[row*rl:(row+1)*rl], b[k*rl:(k+1)*rl])
+	}
+}
+
+// gather copies the layout's rows of src, a tensor of parameter i's size,
+// into its block b.
+func (l *Layout) gather(b, src []float32, i int) {
+	r := l.Rows(i)
+	if r == nil {
+		copy(b, src)
+		return
+	}
+	rl := l.Params[i].RowLen()
+	for k, row := range r {
+		copy(b[k*rl:(k+1)*rl], src[row*rl:(row+1)*rl])
+	}
+}
+
 // Index returns the position of p in the layout, or -1 if p is not in it.
 func (l *Layout) Index(p *Param) int {
 	i, ok := l.index[p]
@@ -131,14 +213,15 @@ func (l *Layout) Block(g []float32, i int) []float32 {
 	return g[l.Offsets[i]:l.Offsets[i+1]]
 }
 
-// SetGrad copies the flat gradient g into every parameter's Grad.
-// It panics if len(g) != l.Size.
+// SetGrad copies the flat gradient g into every parameter's Grad (the
+// rows a gathered layout leaves out get zero). It panics if
+// len(g) != l.Size.
 func (l *Layout) SetGrad(g []float32) {
 	if len(g) != l.Size {
 		panic(errLayout)
 	}
 	for i, p := range l.Params {
-		copy(p.Grad, g[l.Offsets[i]:l.Offsets[i+1]])
+		l.scatter(p.Grad, g[l.Offsets[i]:l.Offsets[i+1]], i)
 	}
 }
 
@@ -147,19 +230,29 @@ func (l *Layout) SetGrad(g []float32) {
 func (l *Layout) Values() []float32 {
 	v := make([]float32, l.Size)
 	for i, p := range l.Params {
-		copy(v[l.Offsets[i]:], p.Data)
+		l.gather(v[l.Offsets[i]:l.Offsets[i+1]], p.Data, i)
 	}
 	return v
 }
 
-// SetValues copies the flat vector v into the trainable parameters' Data.
-// It panics if len(v) != l.Size.
+// SetValues copies the flat vector v into the trainable parameters' Data
+// (into the layout's rows only, for a gathered parameter). It panics if
+// len(v) != l.Size.
 func (l *Layout) SetValues(v []float32) {
 	if len(v) != l.Size {
 		panic(errLayout)
 	}
 	for i, p := range l.Params {
-		copy(p.Data, v[l.Offsets[i]:l.Offsets[i+1]])
+		b := v[l.Offsets[i]:l.Offsets[i+1]]
+		r := l.Rows(i)
+		if r == nil {
+			copy(p.Data, b)
+			continue
+		}
+		rl := p.RowLen()
+		for k, row := range r {
+			copy(p.Data[row*rl:(row+1)*rl], b[k*rl:(k+1)*rl])
+		}
 	}
 }
 
@@ -180,14 +273,23 @@ func (l *Layout) Mask(keep func(p *Param) bool) []float32 {
 
 // RowMask returns an element mask over the layout that is 1 on the rows that
 // keep reports true for, and 0 elsewhere. keep is called once per row of
-// every parameter.
+// every parameter that the layout holds (with the parameter's row index).
 func (l *Layout) RowMask(keep func(p *Param, row int) bool) []float32 {
 	m := make([]float32, l.Size)
 	for i, p := range l.Params {
 		rl := p.RowLen()
-		for r := 0; r < p.Rows(); r++ {
+		rows := l.Rows(i)
+		n := p.Rows()
+		if rows != nil {
+			n = len(rows)
+		}
+		for k := 0; k < n; k++ {
+			r := k
+			if rows != nil {
+				r = rows[k]
+			}
 			if keep(p, r) {
-				b := m[l.Offsets[i]+r*rl : l.Offsets[i]+(r+1)*rl]
+				b := m[l.Offsets[i]+k*rl : l.Offsets[i]+(k+1)*rl]
 				for j := range b {
 					b[j] = 1
 				}

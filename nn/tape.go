@@ -16,6 +16,9 @@ type Node struct {
 	Grad  []float32
 	needs bool
 	param *Param
+	// rows, when not nil, are the rows of param whose gradient Grad holds
+	// (a gathered layout, GatherRows): only Affine and Conv2d fill it.
+	rows []int
 }
 
 // NeedsGrad reports whether gradients flow to n.
@@ -40,6 +43,10 @@ type Tape struct {
 	// batch, when not nil, makes the tape a batched one with per-example
 	// parameter gradients (see batchRows); grad is then unused.
 	batch *batchRows
+	// infer makes the tape an inference tape (newInferTape): no
+	// parameter is trainable, and the layers may fuse maps and overwrite
+	// values that nothing else reads (infer.go).
+	infer bool
 
 	// Train turns dropout on. The default, false, is evaluation mode.
 	Train bool
@@ -72,6 +79,7 @@ func (t *Tape) Param(p *Param) *Node {
 	if t.layout != nil {
 		if i := t.layout.Index(p); i >= 0 {
 			n.needs = true
+			n.rows = t.layout.Rows(i)
 			if t.batch == nil {
 				n.Grad = t.grad[t.layout.Offsets[i]:t.layout.Offsets[i+1]]
 			}
@@ -133,6 +141,9 @@ func (t *Tape) g(n *Node) []float32 {
 		// Only Affine routes a trainable parameter's gradient to the
 		// examples of a batched tape; any other use would sum them.
 		panic(errBatchParam)
+	}
+	if n.rows != nil {
+		panic(errGathered)
 	}
 	if n.Grad == nil {
 		n.Grad = t.floats(len(n.Value.Data))

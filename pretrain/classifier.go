@@ -5,6 +5,7 @@
 package pretrain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -39,12 +40,32 @@ var classifierPlans = map[datasets.Scale]ClassifierPlan{
 // classifierTask is the public split each classifier base trains on:
 // the ViT and the CNN on fashion-cls's coarse labels (SPARTA's public
 // pretraining), the fusion model on fl-mm's public image + caption pairs
-// (Sec-MMFL).
+// (Sec-MMFL), also with the four coarse labels (coarseLabels), so that the
+// federation has the fine labels to learn: the methods fine-tune the base's
+// encoders under a new head.
 var classifierTask = map[string]string{"vit": srcCoarse, "cnn": srcCoarse, "fusion": "fl-mm"}
 
+// coarseLabels marks the classifier bases whose public split carries fine
+// labels that pretraining replaces by their coarse category
+// (datasets.FashionCoarseOf).
+var coarseLabels = map[string]bool{"fusion": true}
+
+// DefaultImageEncoder is the fusion base's image encoder unless
+// Options.ImageEncoder says otherwise: "mlp", whose first layer is linear
+// in the pixels, so that the non-private batch-1 upload leaks the image
+// exactly (the control of the gradient-inversion attacks).
+const DefaultImageEncoder = "mlp"
+
 // classifierConfig returns the model configuration of a classifier base.
-func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset) nn.Config {
+func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset, opt Options) nn.Config {
 	cfg.Classes = len(d.PublicClasses)
+	if coarseLabels[arch] {
+		cfg.Classes = len(datasets.FashionCoarse)
+	}
+	if arch == "fusion" {
+		cfg.ImageEncoder = cmp.Or(opt.ImageEncoder, DefaultImageEncoder)
+		cfg.FusionMode = cmp.Or(opt.FusionMode, "late")
+	}
 	// TinyMLLM's language-model options; neither classifier has one, so
 	// they stay out of its configuration and cache key.
 	cfg.SmearKeys, cfg.CLSLast = false, false
@@ -58,6 +79,11 @@ func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 	var train, eval []*datasets.Example
 	for i := range d.Public {
 		e := &d.Public[i]
+		if coarseLabels[b.arch] {
+			c := *e
+			c.Label = datasets.FashionCoarseOf[e.Label]
+			e = &c
+		}
 		if heldOut(e.Items) {
 			eval = append(eval, e)
 		} else {

@@ -46,6 +46,10 @@ type Options struct {
 	// image classifiers, pretrained on the coarse labels) or "fusion" (the
 	// image + text classifier, pretrained on fl-mm's public split).
 	Arch string
+	// ImageEncoder and FusionMode configure the fusion base (ignored by
+	// the others): "mlp" or "cnn" (""; DefaultImageEncoder), "late" or
+	// "early" ("": late).
+	ImageEncoder, FusionMode string
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
 	// its own folder Dir/<arch>-<scale>-<key>.
 	Dir string
@@ -195,7 +199,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %d %q %p %p", opt.Scale, opt.Arch, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -329,7 +333,7 @@ func prepare(opt Options) (*builder, error) {
 			cfg.Layers = plan.LMLayers
 		}
 	} else {
-		cfg = classifierConfig(arch, cfg, b.data[tasks[0]])
+		cfg = classifierConfig(arch, cfg, b.data[tasks[0]], opt)
 		kplan = cplan
 	}
 	b.cfg = cfg

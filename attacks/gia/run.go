@@ -255,7 +255,10 @@ func (Attack) Owns(metric string) bool { return ownsRE.MatchString(metric) }
 // or too few private examples for the batches.
 func (a Attack) Run(ctx context.Context, t *attacks.Target) (*attacks.Report, error) {
 	if t.Release == nil {
-		return nil, fmt.Errorf("gia: the method that trained the target declares no update release (modelled: nonprivate, dpsgd, dualpriv with its norm ranking, rapft, dpzo)")
+		return nil, fmt.Errorf("gia: the method that trained the target declares no update release (modelled: nonprivate, dpsgd, dualpriv with its norm ranking, rapft, dpzo, sparta)")
+	}
+	if t.Model == nil && t.Classifier != nil {
+		return a.runClassifier(ctx, t)
 	}
 	var pub [][]float32
 	for _, e := range t.Public {
@@ -520,13 +523,21 @@ type cell struct {
 
 // add scores one trial's outcome and the mean-image baseline on bt.
 func (c *cell) add(m *nn.TinyMLLM, bt Batch, out *Outcome) error {
+	return c.score(m.Vision, m.Config, bt, out)
+}
+
+// score adds the outcome of one trial on a model of configuration cf
+// whose vision encoder v gives the feature distance (nil: none, NaN).
+func (c *cell) score(v *nn.VisionEncoder, cf nn.Config, bt Batch, out *Outcome) error {
 	var base Outcome
-	cf := m.Config
 	if err := base.Score(replicate(c.mean, len(bt.Images)), bt.Images, cf.Channels, cf.ImageSize, cf.ImageSize); err != nil {
 		return err
 	}
-	out.ScoreFeatures(m.Vision, bt.Images)
-	base.ScoreFeatures(m.Vision, bt.Images)
+	base.FeatDist = math.NaN()
+	if v != nil {
+		out.ScoreFeatures(v, bt.Images)
+		base.ScoreFeatures(v, bt.Images)
+	}
 	c.psnr += out.MeanPSNR()
 	c.psnrMax += out.MaxPSNR()
 	c.ssim += out.MeanSSIM()

@@ -85,6 +85,7 @@ func names() *experiments.Names {
 		Metrics:       slices.Clone(knownMetrics),
 		Metric:        knownMetric,
 		Effective:     effective,
+		Steps:         plannedSteps,
 	}
 }
 
@@ -233,7 +234,7 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	}
 	res, err := method.FineTune(ctx, &methods.Job{
 		Model:   model,
-		Data:    d,
+		Data:    trainingData(cfg, d),
 		Hyper:   h,
 		Epsilon: float64(cfg.Epsilon),
 		Delta:   cfg.Delta,
@@ -278,6 +279,21 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 		rec.Result(k, counts[k])
 	}
 	return res, h, nil
+}
+
+// trainingData returns the dataset the method fine-tunes on: d, or for
+// the chance-level control (cfg.TrainHoldout) a copy of d whose private
+// and holdout splits are swapped, so that the method trains on records it
+// draws like the private ones (the same generator, the same name lists)
+// but on none of them and on no canary, while evaluation and the attacks
+// keep d and target its private split.
+func trainingData(cfg *experiments.Config, d *datasets.Dataset) *datasets.Dataset {
+	if !cfg.TrainHoldout() {
+		return d
+	}
+	c := *d
+	c.Private, c.Holdout = d.Holdout, d.Private
+	return &c
 }
 
 // posed returns d with its test split as pose poses it (d itself when
@@ -374,20 +390,33 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	if len(cfg.Attacks) == 0 {
 		return nil
 	}
+	if _, ok := model.(*nn.Fusion); ok {
+		return fedAttackStage(ctx, cfg, res, d, dir, rec)
+	}
 	m, ok := model.(*nn.TinyMLLM)
-	if !ok {
+	c, isClassifier := model.(attacks.Classifier)
+	if !ok && !isClassifier {
 		arch, _ := model.Describe()
-		return fmt.Errorf("pipeline: the attacks %s need a tinymllm, not a %s", strings.Join(cfg.Attacks, ", "), arch)
+		return fmt.Errorf("pipeline: the attacks %s need a tinymllm or an image classifier, not a %s", strings.Join(cfg.Attacks, ", "), arch)
 	}
 	target, err := attackTarget(m, res.Visual, d, res.Privacy)
 	if err != nil {
 		return err
 	}
+	if !ok {
+		// An image classifier: the membership attacks read its class
+		// distribution and the gradient inversion its released update;
+		// it generates no text, so the extraction attacks have nothing to
+		// extract (they fail for want of a TinyMLLM).
+		target.Model, target.Classifier = nil, c
+	}
 	if res.Members != nil || res.Pose != nil {
 		memberTarget(target, res, d)
 	}
 	target.Release, target.Mean = res.Release, res.Mean
-	extractionTarget(target, d, base)
+	if ok {
+		extractionTarget(target, d, base)
+	}
 	var errs []error
 	var as []attacks.Attack
 	for _, name := range cfg.Attacks {
@@ -431,8 +460,10 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	return errors.Join(errs...)
 }
 
-// attackTarget returns the attacks' view of the trained model m and its
-// data d, with the bound of the mechanism of p when it is private.
+// attackTarget returns the attacks' view of the trained model m (nil for
+// a classifier, which the caller sets) and its data d, with the bound of
+// the mechanism of p when it is private. Every example carries its label
+// (a classifier's class; -1 for a generative task).
 func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p results.Privacy) (*attacks.Target, error) {
 	target := &attacks.Target{Model: m, Visual: vt, Decode: datasets.Vocab().Decode,
 		Epsilon: float64(p.Epsilon), Delta: p.Delta,
@@ -454,14 +485,14 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 	}
 	for i := range d.Private {
 		if d.Private[i].Canary < 0 {
-			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i])})
+			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Private[i]), Label: d.Private[i].Label})
 		}
 	}
 	for i := range d.Public {
-		target.Public = append(target.Public, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Public[i])})
+		target.Public = append(target.Public, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Public[i]), Label: d.Public[i].Label})
 	}
 	for i := range d.Holdout {
-		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i])})
+		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&d.Holdout[i]), Label: d.Holdout[i].Label})
 	}
 	if d.Pool != nil {
 		// A LiRA pool: members and non-members are the pool's examples in
@@ -501,11 +532,11 @@ func memberTarget(target *attacks.Target, res *methods.Result, d *datasets.Datas
 	target.Members, target.NonMembers = nil, nil
 	for i := range members {
 		if members[i].Canary < 0 {
-			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&members[i])})
+			target.Members = append(target.Members, attacks.Example{ID: int64(i), Seq: methods.Sequence(&members[i]), Label: members[i].Label})
 		}
 	}
 	for i := range nonMembers {
-		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&nonMembers[i])})
+		target.NonMembers = append(target.NonMembers, attacks.Example{ID: int64(i), Seq: methods.Sequence(&nonMembers[i]), Label: nonMembers[i].Label})
 	}
 }
 
