@@ -118,12 +118,13 @@ func AttackClassifier(m attacks.Classifier, l *nn.Layout, g, mask []float32, bat
 			gm.Clip = opt.Clip
 		}
 	}
+	obj := finiteObjective(gm.Objective)
 	var imgs [][]float32
 	if prior != nil {
-		imgs, o.Match, err = InvertPriorBatch(gm.Objective, prior, b, opt)
+		imgs, o.Match, err = InvertPriorBatch(obj, prior, b, opt)
 	} else {
 		var img []float32
-		img, o.Match, err = Invert(gm.Objective, c.Channels, c.ImageSize, c.ImageSize, opt)
+		img, o.Match, err = Invert(obj, c.Channels, c.ImageSize, c.ImageSize, opt)
 		imgs = [][]float32{img}
 	}
 	if err != nil {
@@ -134,6 +135,33 @@ func AttackClassifier(m attacks.Classifier, l *nn.Layout, g, mask []float32, bat
 	}
 	o.Elapsed = time.Since(start)
 	return o, nil
+}
+
+// finiteObjective returns obj with a non-finite value replaced by 2,
+// the largest cosine distance, and its gradient by zero: a candidate
+// whose gradient vanishes (a model so sure of the recovered label that
+// its cross-entropy's gradient underflows, as noisy training can leave
+// it) matches nothing, and the inversion stays where it is instead of
+// turning the image into NaNs.
+func finiteObjective(obj Objective) Objective {
+	return func(x, grad []float32) (float64, error) {
+		v, err := obj(x, grad)
+		if err != nil {
+			return v, err
+		}
+		bad := math.IsNaN(v) || math.IsInf(v, 0)
+		for _, g := range grad {
+			if bad {
+				break
+			}
+			bad = math.IsNaN(float64(g)) || math.IsInf(float64(g), 0)
+		}
+		if bad {
+			clear(grad)
+			return 2, nil
+		}
+		return v, nil
+	}
 }
 
 // runClassifier is Run on a classifier target: for each batch size and

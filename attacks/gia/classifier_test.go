@@ -128,3 +128,32 @@ func TestRunClassifier(t *testing.T) {
 		t.Errorf("label accuracy %v from the head bias's gradient of a batch of one, want 1 (iDLG)", out.LabelAcc)
 	}
 }
+
+// TestFiniteObjective checks that a non-finite objective value or
+// gradient becomes the largest cosine distance, 2, with a zero gradient,
+// and that a finite one passes unchanged.
+func TestFiniteObjective(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v     float64
+		g     float32
+		wantV float64
+		wantG float32
+	}{
+		{0.5, 1, 0.5, 1},
+		{math.NaN(), 1, 2, 0},
+		{0.5, float32(math.Inf(1)), 2, 0},
+	} {
+		obj := finiteObjective(func(x, grad []float32) (float64, error) {
+			for i := range grad {
+				grad[i] = tc.g
+			}
+			return tc.v, nil
+		})
+		g := make([]float32, 3)
+		v, err := obj(make([]float32, 3), g)
+		if err != nil || v != tc.wantV || g[0] != tc.wantG || g[2] != tc.wantG {
+			t.Errorf("objective (%v, %v): got (%v, %v, %v), want (%v, %v)", tc.v, tc.g, v, g, err, tc.wantV, tc.wantG)
+		}
+	}
+}
