@@ -145,6 +145,16 @@ func (a LossMIA) Run(ctx context.Context, t *Target) (*Report, error) {
 // words), so that answers that are hard to compress but fitted well look
 // like members. The score is minus the ratio; results have prefix zlib_.
 //
+// The length is Go's compress/zlib's at the default level, which is not
+// the reference implementation's (Carlini et al. use Python's
+// zlib.compress): Go ends the stream with an empty final stored block
+// where zlib marks the last data block final, 4 or 5 bytes more as the
+// bit padding falls (13 bytes against 9 for "a"), 3 for the empty
+// string, and more where Go's encoder picks other matches. The shift
+// depends on the text, so the ratio is not the reference's times a
+// constant; it is largest, relatively, on short answers
+// (TestZlibLenFraming pins it against zlib.compress).
+//
 // References:
 //   - N. Carlini et al., Extracting training data from large language
 //     models, USENIX Security 2021, arXiv:2012.07805.
@@ -170,7 +180,9 @@ func (a ZlibMIA) Run(ctx context.Context, t *Target) (*Report, error) {
 	}}}, nil)
 }
 
-// zlibLen returns the length of s compressed by zlib at the default level.
+// zlibLen returns the length of s compressed by Go's compress/zlib at the
+// default level: 3 to 5 bytes more than Python's zlib.compress on short
+// texts, by the framing (ZlibMIA).
 func zlibLen(s string) int {
 	var b bytes.Buffer
 	w := zlib.NewWriter(&b)

@@ -94,7 +94,8 @@ func (p *pass) entropies(alpha float64) [3][]float64 {
 // forward runs m (with the visual transform vt) once on s and returns its
 // pass with the entropies of the Rényi orders orders.
 func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []float64) (*pass, error) {
-	t := nn.NewTape(nil, nil)
+	t := nn.NewInferenceTape()
+	defer t.Release()
 	hid, pos, err := m.Forward(t, s, nil, nil, vt)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,8 @@ func forward(m *nn.TinyMLLM, vt nn.VisualTransform, s *nn.Sequence, orders []flo
 // forwardGroup is forward on every sequence of ss at once (no visual
 // transform), through the batched engine (nn.TinyMLLM.ForwardBatch): one
 // stack of rows for the vision encoder, one for the language model and
-// one product for the logits of every scored row. Each pass holds the bits
+// one product for the logits of every scored row, on an inference tape
+// (nn.NewInferenceTape; newPass keeps no logit). Each pass holds the bits
 // forward gives it alone, since the batched engine gives every row the
 // bits of its own tape and a product's rows are computed independently.
 func forwardGroup(m *nn.TinyMLLM, ss []*nn.Sequence, orders []float64) ([]*pass, error) {
@@ -117,7 +119,8 @@ func forwardGroup(m *nn.TinyMLLM, ss []*nn.Sequence, orders []float64) ([]*pass,
 	for i, s := range ss {
 		batch[i] = *s
 	}
-	t := nn.NewTape(nil, nil)
+	t := nn.NewInferenceTape()
+	defer t.Release()
 	hid, off, pos, err := m.ForwardBatch(t, batch)
 	if err != nil {
 		return nil, err

@@ -104,3 +104,22 @@ func TaskSizes(task string, scale Scale) (Sizes, error) {
 	}
 	return imageSizes[scale], nil
 }
+
+// PrivateSize returns the number of examples of task's private split at
+// scale, canary copies included, and true; false for an unknown task or
+// scale, and for the -lira and -mia tasks, whose private split is drawn
+// from a pool or cut to a member set.
+func PrivateSize(task string, scale Scale) (int, bool) {
+	if strings.HasSuffix(task, "-lira") || strings.HasSuffix(task, "-mia") {
+		return 0, false
+	}
+	sz, err := TaskSizes(task, scale)
+	if err != nil {
+		return 0, false
+	}
+	n := sz.Private
+	for _, r := range CanaryRepetitions {
+		n += sz.CanariesPerLevel * r
+	}
+	return n, true
+}

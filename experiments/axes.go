@@ -40,6 +40,7 @@ var Axes = []AxisKind{
 	{Name: "shots", Int: true, Doc: "demonstrations per prompt N ≥ 0", Check: atLeast(0)},
 	{Name: "clients", Int: true, Doc: "federated clients of fl-mm's partition ≥ 1 (a data param)", Check: atLeast(1)},
 	{Name: "dirichlet_alpha", Doc: "Dirichlet concentration α > 0 of fl-mm's label skew across clients (a data param)", Check: positive},
+	{Name: "train_holdout", Int: true, Doc: "control: 1 fine-tunes on the holdout split in place of the private one (no private record, no canary; the attacks still target the private split), 0 on the private split (a data param)", Check: zeroOrOne},
 	{Name: "server_step", Doc: "FedAvg server step η_s on the mean upload > 0 (1: plain FedAvg)", Check: positive},
 	{Name: "local_lr", Doc: "federated clients' local SGD learning rate > 0", Check: positive},
 	{Name: "noise_scale", Doc: "control: scale of the noise σ against the calibrated σ > 0 (≠ 1 plants an under-noised run)", Check: positive},
@@ -125,4 +126,11 @@ func atLeast(lo float64) func(float64) error {
 		}
 		return nil
 	}
+}
+
+func zeroOrOne(v float64) error {
+	if v != 0 && v != 1 {
+		return fmt.Errorf("%v is not 0 or 1", v)
+	}
+	return nil
 }

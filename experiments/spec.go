@@ -62,10 +62,29 @@ const VariantParam = "variant"
 
 // DataParams are the run params that shape the run's data rather than the
 // method: the federated partition of fl-mm (clients, the client count;
-// dirichlet_alpha, the concentration α of its Dirichlet label skew). The executor
+// dirichlet_alpha, the concentration α of its Dirichlet label skew) and
+// train_holdout (1: the method fine-tunes on the holdout split in place
+// of the private one, [Config.TrainHoldout]). The executor
 // builds the dataset with them and removes them before resolving the
 // method's hyperparameters; specs check them as sweep axes only.
-var DataParams = []string{"clients", "dirichlet_alpha"}
+var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout"}
+
+// TrainHoldout reports whether c's params ask for the chance-level
+// control of the extraction attacks (train_holdout = 1): the method
+// fine-tunes on the task's holdout split, drawn like the private one
+// (the same generator and name lists) but holding none of the private
+// records and none of the canaries, while the attacks still target the
+// private split. What the attacks find in such a model is what learning
+// the task, not memorising its records, gives them.
+func (c *Config) TrainHoldout() bool {
+	switch v := c.Params["train_holdout"].(type) {
+	case int64:
+		return v == 1
+	case float64:
+		return v == 1
+	}
+	return false
+}
 
 // A Partition is the federated partition a run's params ask for; a zero
 // field keeps the task's default.
@@ -296,6 +315,11 @@ type Names struct {
 	// retention 0.1, 0.2 and 0.3 all keep one patch token ("1 dominant +
 	// 0 contextual of 4 patch tokens"). [Spec.Collapses] reads it.
 	Effective func(c *Config) map[string]string
+	// Steps, when not nil, returns the optimisation steps that run c
+	// will take (0 when its method cannot tell before it runs) and the
+	// cost class of its method's steps (first-order, zeroth-order, ...),
+	// from which the runner predicts how long a sweep has left.
+	Steps func(c *Config) (steps int64, class string)
 }
 
 var registered struct {

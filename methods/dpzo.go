@@ -124,39 +124,47 @@ type zo struct {
 	derivative bool
 	priv       *Privatizer
 	dir        *privacy.Noise
-	z, pert    []float32
+	// z is the step's direction, theta the saved values θ the
+	// perturbations start from and are restored from.
+	z, theta   []float32
 	lp, lm, dl []float64
 }
 
 func newZO(d int, phi float64, priv *Privatizer, seed uint64) *zo {
 	return &zo{
-		phi:  phi,
-		priv: priv,
-		dir:  privacy.NewNoise(seed, StreamDirection),
-		z:    make([]float32, d),
-		pert: make([]float32, d),
+		phi:   phi,
+		priv:  priv,
+		dir:   privacy.NewNoise(seed, StreamDirection),
+		z:     make([]float32, d),
+		theta: make([]float32, d),
 	}
 }
 
 // step draws a fresh direction into o.z and returns the privatised scalar
-// s of a batch of nb examples whose losses at parameter values v the
-// function losses writes to out (len nb), the mean of the two losses, and
-// the Privatizer's report. The gradient estimate is s·z/(2φ). theta is not
-// modified.
-func (o *zo) step(theta []float32, nb int, losses func(v []float32, out []float64) error) (s, loss float64, rep Report, err error) {
+// s of a batch of nb examples whose losses at the current values of l's
+// tensors the function losses writes to out (len nb), the mean of the two
+// losses, and the Privatizer's report. The gradient estimate is s·z/(2φ).
+//
+// The perturbations are made in place (MeZO's trick; Malladi et al.
+// 2023): the values θ are saved, each of θ + φz and θ − φz is written into
+// the tensors directly, and θ is copied back at the end, even on an
+// error. Copying back, rather than subtracting φz again, restores θ
+// exactly (θ + φz − φz need not be θ in floating point); every value
+// written is the one a perturbed copy of θ held before.
+func (o *zo) step(l *nn.Layout, nb int, losses func(out []float64) error) (s, loss float64, rep Report, err error) {
 	clear(o.z)
 	o.dir.AddGaussian32(o.z, 1)
 	o.lp, o.lm, o.dl = grow(o.lp, nb), grow(o.lm, nb), grow(o.dl, nb)
 	if nb > 0 {
+		saveValues(l, o.theta)
+		defer restoreValues(l, o.theta)
 		for sign, out := range [][]float64{o.lp, o.lm} {
 			f := float32(o.phi)
 			if sign == 1 {
 				f = -f
 			}
-			for j, t := range theta {
-				o.pert[j] = t + f*o.z[j]
-			}
-			if err := losses(o.pert, out); err != nil {
+			setPerturbed(l, o.theta, o.z, f)
+			if err := losses(out); err != nil {
 				return 0, 0, Report{}, err
 			}
 		}
@@ -176,6 +184,28 @@ func (o *zo) step(theta []float32, nb int, losses func(v []float32, out []float6
 		s *= 2 * o.phi // the caller's estimate s·z/(2φ) is then the derivative's
 	}
 	return s, loss, rep, nil
+}
+
+// saveValues copies the values of l's tensors into theta (len l.Size).
+func saveValues(l *nn.Layout, theta []float32) {
+	for i, p := range l.Params {
+		copy(theta[l.Offsets[i]:l.Offsets[i+1]], p.Data)
+	}
+}
+
+// restoreValues copies theta back into l's tensors.
+func restoreValues(l *nn.Layout, theta []float32) { l.SetValues(theta) }
+
+// setPerturbed sets the values of l's tensors to θ + f·z in place: value
+// j becomes theta[j] + f·z[j].
+func setPerturbed(l *nn.Layout, theta, z []float32, f float32) {
+	for i, p := range l.Params {
+		off := l.Offsets[i]
+		th, zz := theta[off:off+len(p.Data)], z[off:off+len(p.Data)]
+		for j := range p.Data {
+			p.Data[j] = th[j] + f*zz[j]
+		}
+	}
 }
 
 func grow(s []float64, n int) []float64 {
@@ -225,16 +255,11 @@ func dpzoLoop(job *Job) (*loop, accounting, *ZORelease, error) {
 	// training images cached while the encoder and projector are frozen
 	// (no LoRA there): the same bits as one tape per example.
 	opts := stepOptions(job)
-	losses := func(v []float32, out []float64) error {
-		l.layout.SetValues(v)
-		return m.MeanLosses(l.layout, batch, opts, out)
-	}
+	losses := func(out []float64) error { return m.MeanLosses(l.layout, batch, opts, out) }
 	l.buffers, l.cache = 3, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		batch = gather(batch[:0], train, idx)
-		theta := l.layout.Values()
-		s, loss, rep, err := est.step(theta, len(batch), losses)
-		l.layout.SetValues(theta)
+		s, loss, rep, err := est.step(l.layout, len(batch), losses)
 		if err != nil {
 			return stepInfo{}, err
 		}
@@ -283,13 +308,8 @@ func (r *ZORelease) Step(m *nn.TinyMLLM, l *nn.Layout, batch []nn.Sequence, seed
 	if err != nil {
 		return 0, nil, err
 	}
-	losses := func(v []float32, out []float64) error {
-		l.SetValues(v)
-		return m.MeanLosses(l, batch, nil, out)
-	}
-	theta := l.Values()
-	s, _, _, err = est.step(theta, len(batch), losses)
-	l.SetValues(theta)
+	losses := func(out []float64) error { return m.MeanLosses(l, batch, nil, out) }
+	s, _, _, err = est.step(l, len(batch), losses)
 	if err != nil {
 		return 0, nil, err
 	}

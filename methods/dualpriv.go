@@ -47,9 +47,13 @@ func init() { Register(DualPriv{}) }
 // Both mechanisms are post-processing or pre-processing of the DP-SGD
 // mechanism, so the privacy record equals DPSGD's for the same (ε, δ, q,
 // steps). The controls a reviewer asks for are hyperparameters: blocks
-// ranked at random or by norm over √size (block_rank), token pruning
-// without fusion noise or fusion noise without pruning (tokens), and each
-// mechanism alone (tokens: none; update_ratio: 1).
+// ranked at random, by norm over √size or by the estimated clean squared
+// norm ‖g_b‖² − d_b·(σC/B)² (block_rank), token pruning without fusion
+// noise or fusion noise without pruning (tokens), the fusion noise's scale
+// (fusion_noise_scale), the vision block whose [CLS] attention ranks the
+// patches (cls_attn_layer), dominant patches chosen at random (dominant),
+// evaluation on every token (eval_tokens), and each mechanism alone
+// (tokens: none; update_ratio: 1). Every default is the paper's.
 //
 // References:
 //   - Dual-Priv Pruning: Efficient Differential Private Fine-Tuning in
@@ -79,6 +83,22 @@ const (
 	rankNorm     = "norm"            // ℓ₂ norm of the noisy block gradient (the paper)
 	rankSizeNorm = "size-normalised" // norm / √(block size) (control)
 	rankRandom   = "random"          // uniformly random blocks (control)
+	// rankSignal ranks by an unbiased estimate of the block's clean
+	// squared norm, ‖g_b‖² − d_b·s² with s the noise's per-coordinate
+	// standard deviation (σ·C/B, public): at small ε the raw norm of a
+	// d-element block is dominated by the noise's √d·s, so the raw ranking
+	// favours large blocks (control).
+	rankSignal = "signal"
+)
+
+// What evaluation and the attacks see (the eval_tokens hyperparameter),
+// and how the dominant tokens are chosen (dominant).
+const (
+	evalPruned = "pruned" // the same pruning as training, without noise (the paper)
+	evalAll    = "all"    // every token (control: is pruning out of the base's distribution?)
+
+	dominantAttention = "attention" // [CLS] attention of the chosen vision block (the paper)
+	dominantRandom    = "random"    // a random choice per image (control)
 )
 
 // Params implements Method: DPSGD's recipe (dpsgdParams, tuned for DP-SGD
@@ -104,8 +124,26 @@ func (DualPriv) Params() []Param {
 			Default: same(0.8), Check: halfOpenFraction},
 		Param{Name: "tokens", Kind: String, Doc: "Mechanism 1: prune-fuse (the paper), prune (no fusion noise), noise (fusion noise, no pruning) or none",
 			Default: same(tokensPruneFuse), Check: oneOf(list(tokensPruneFuse, tokensPrune, tokensNoise, tokensNone))},
-		Param{Name: "block_rank", Kind: String, Doc: "Mechanism 2's ranking of blocks: norm (the paper), size-normalised or random",
-			Default: same(rankNorm), Check: oneOf(list(rankNorm, rankSizeNorm, rankRandom))},
+		Param{Name: "block_rank", Kind: String, Doc: "Mechanism 2's ranking of blocks: norm (the paper), size-normalised (norm/√size), signal (‖g‖² − size·(σC/B)², the noise's expected share removed) or random",
+			Default: same(rankNorm), Check: oneOf(list(rankNorm, rankSizeNorm, rankSignal, rankRandom))},
+		Param{Name: "fusion_noise_scale", Kind: Float, Doc: "multiplier of the fusion noise's standard deviation σ·C/B (1 the paper; 0 none)",
+			Default: same(1.0), Check: func(v any) error {
+				if f := v.(float64); !(f >= 0) || math.IsInf(f, 0) {
+					return fmt.Errorf("want a finite scale ≥ 0")
+				}
+				return nil
+			}},
+		Param{Name: "cls_attn_layer", Kind: Int, Doc: "vision block whose [CLS] attention ranks the patches, counted from the end (1 the last, 2 the penultimate as in the paper; clamped to the first block)",
+			Default: same(2), Check: func(v any) error {
+				if v.(int) < 1 {
+					return fmt.Errorf("want a block ≥ 1 counted from the end")
+				}
+				return nil
+			}},
+		Param{Name: "dominant", Kind: String, Doc: "how Mechanism 1 chooses the dominant patches: attention ([CLS] attention, the paper) or random (a fixed random choice per image, control)",
+			Default: same(dominantAttention), Check: oneOf(list(dominantAttention, dominantRandom))},
+		Param{Name: "eval_tokens", Kind: String, Doc: "what evaluation and the attacks see: pruned (training's pruning without noise, the paper) or all (every token)",
+			Default: same(evalPruned), Check: oneOf(list(evalPruned, evalAll))},
 	)
 }
 
@@ -126,7 +164,11 @@ func (DualPriv) Effective(task, scale string, h Hyper) map[string]string {
 	n := cfg.Patches()
 	tp := tokenPruner{Mode: mode, Retention: h.Float("retention"), Contextual: h.Float("contextual_share")}
 	d, c := tp.pruning().Split(n)
-	return map[string]string{"retention": fmt.Sprintf("%d dominant + %d contextual tokens of %d patches", d, c, n)}
+	layers := cfg.VisionLayers
+	return map[string]string{
+		"retention":      fmt.Sprintf("%d dominant + %d contextual tokens of %d patches", d, c, n),
+		"cls_attn_layer": fmt.Sprintf("vision block %d of %d", max(layers-h.Int("cls_attn_layer"), 0)+1, layers),
+	}
 }
 
 func halfOpenFraction(v any) error {
@@ -156,19 +198,25 @@ func (DualPriv) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		Mode:       h.String("tokens"),
 		Retention:  h.Float("retention"),
 		Contextual: h.Float("contextual_share"),
+		Random:     h.String("dominant") == dominantRandom,
 	}
+	m := job.Model.(*nn.TinyMLLM)
+	if _, err := m.SetCLSAttnLayer(h.Int("cls_attn_layer")); err != nil {
+		return nil, err
+	}
+	// σ·C/B: the per-coordinate standard deviation of the privatised mean
+	// gradient's noise.
+	noiseStd := acc.Sigma * h.Clip / l.expectedBatch()
 	if tp.Mode != tokensNone {
 		if tp.Mode != tokensPrune {
-			// σ·C/B: the per-coordinate standard deviation of the
-			// privatised mean gradient's noise.
-			tp.NoiseStd = acc.Sigma * h.Clip / l.expectedBatch()
+			tp.NoiseStd = h.Float("fusion_noise_scale") * noiseStd
 		}
 		l.visual = func(step, example int) nn.VisualTransform {
 			return tp.transform(job.Seed, step, example)
 		}
 	}
 	if ratio := h.Float("update_ratio"); ratio < 1 {
-		bp := blockPruner{Ratio: ratio, Rank: h.String("block_rank"), layout: l.layout,
+		bp := blockPruner{Ratio: ratio, Rank: h.String("block_rank"), layout: l.layout, NoiseStd: h.noise(acc.Sigma) * h.Clip / l.expectedBatch(),
 			rng: rand.New(rand.NewPCG(job.Seed, privacy.StreamID(StreamBlocks)))}
 		l.mask = bp.mask
 	}
@@ -176,12 +224,11 @@ func (DualPriv) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tp.Mode == tokensPruneFuse || tp.Mode == tokensPrune {
+	if (tp.Mode == tokensPruneFuse || tp.Mode == tokensPrune) && h.String("eval_tokens") == evalPruned {
 		inf := tp
 		inf.NoiseStd = 0
 		res.Visual = inf.transform(0, 0, 0)
 	}
-	m := job.Model.(*nn.TinyMLLM)
 	res.VisualTokens = float64(tp.count(m.Config.Patches()))
 	res.Release = dualPrivRelease(job, acc, tp, res.Steps)
 	return res, nil
@@ -196,12 +243,14 @@ type tokenPruner struct {
 	// NoiseStd is the fusion noise's standard deviation per coordinate; 0
 	// adds none.
 	NoiseStd float64
+	// Random chooses the dominant patches at random (the dominant control).
+	Random bool
 }
 
 // pruning returns the nn.TokenPruning of p's mode (not called for
 // tokensNone).
 func (p tokenPruner) pruning() nn.TokenPruning {
-	return nn.TokenPruning{Retention: p.Retention, Contextual: p.Contextual, KeepRest: p.Mode == tokensNoise, NoiseStd: p.NoiseStd}
+	return nn.TokenPruning{Retention: p.Retention, Contextual: p.Contextual, KeepRest: p.Mode == tokensNoise, NoiseStd: p.NoiseStd, RandomDominant: p.Random}
 }
 
 // split returns how many of n patches stay dominant and how many
@@ -246,10 +295,13 @@ func (p tokenPruner) mix(tokens, clsAttn nn.Tensor, noise *rand.Rand) nn.TokenMi
 
 // A blockPruner is Mechanism 2 for one run: the mask hook of the loop.
 type blockPruner struct {
-	Ratio  float64
-	Rank   string
-	layout *nn.Layout
-	rng    *rand.Rand
+	Ratio float64
+	Rank  string
+	// NoiseStd is the per-coordinate standard deviation of the noise in
+	// the privatised gradient (σ·C/B), for the signal ranking.
+	NoiseStd float64
+	layout   *nn.Layout
+	rng      *rand.Rand
 }
 
 // mask returns the optimizer mask that keeps the ⌈Ratio·J⌉ blocks of g
@@ -265,6 +317,9 @@ func (p *blockPruner) mask(step int, g []float32) *optim.Mask {
 			scores[i] = p.rng.Float64()
 		case rankSizeNorm:
 			scores[i] = norm(b) / math.Sqrt(float64(len(b)))
+		case rankSignal:
+			n := norm(b)
+			scores[i] = n*n - float64(len(b))*p.NoiseStd*p.NoiseStd
 		default:
 			scores[i] = norm(b)
 		}

@@ -326,6 +326,18 @@ func TestBlockPrunerMask(t *testing.T) {
 	if got := bp.mask(0, []float32{1, 1, 1, 1, 1, 0, 0}).Params; !slices.Equal(got, []bool{false, true, false}) {
 		t.Errorf("norm: %v, want block b (norm 2 > 1)", got)
 	}
+	// signal: ‖g‖² − d·s² with s = 1 is 6.25 − 1 = 5.25 for a = (2.5),
+	// 9 − 4 = 5 for b = (1.5, 1.5, 1.5, 1.5), −2 for c = 0: a wins, where
+	// the raw norm (2.5 against 3) keeps b.
+	gs := []float32{2.5, 1.5, 1.5, 1.5, 1.5, 0, 0}
+	bp = blockPruner{Ratio: 0.2, Rank: rankSignal, NoiseStd: 1, layout: l}
+	if got := bp.mask(0, gs).Params; !slices.Equal(got, []bool{true, false, false}) {
+		t.Errorf("signal: %v, want block a (5.25 > 5)", got)
+	}
+	bp.Rank = rankNorm
+	if got := bp.mask(0, gs).Params; !slices.Equal(got, []bool{false, true, false}) {
+		t.Errorf("norm: %v, want block b (3 > 2.5)", got)
+	}
 	bp = blockPruner{Ratio: 0.5, Rank: rankRandom, layout: l, rng: rand.New(rand.NewPCG(1, 2))}
 	seen := map[string]bool{}
 	for range 50 {
@@ -354,4 +366,82 @@ func slicesBytes(b []bool) []byte {
 		}
 	}
 	return out
+}
+
+// TestDualPrivKnobs checks that each knob of the settling runs changes
+// what it claims to and nothing else: the fusion-noise scale multiplies
+// the training noise's standard deviation by its factor (exactly, for a
+// power of two); eval_tokens all releases no visual transform and trains
+// the same model; cls_attn_layer past the first block clamps to it at
+// smoke (one vision block: the same model); the random dominant choice
+// trains another model; the signal ranking keeps the privacy record.
+func TestDualPrivKnobs(t *testing.T) {
+	run := func(set func(h map[string]any)) (*Result, []float32) {
+		job := tinyJob(t, "dualpriv", 24, 3)
+		params := map[string]any{"epochs": 2.0}
+		if set != nil {
+			set(params)
+		}
+		h, err := ResolveAt("dualpriv", "smoke", job.Epsilon, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.Hyper = h
+		res, err := DualPriv{}.FineTune(context.Background(), job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, nn.NewLayout(lmOf(job).Params()).Values()
+	}
+	ref, refV := run(nil)
+	x, at := nn.NewTensor(5, 6), nn.NewTensor(2, 5)
+	for i := range x.Data {
+		x.Data[i] = float32(i%7) - 3
+	}
+	for i := range at.Data {
+		at.Data[i] = float32(i%5) / 5
+	}
+	noiseOf := func(r *Result) []float32 {
+		var out []float32
+		for _, row := range r.Release.Train(0)(0, x, at).Rows {
+			out = append(out, row.Add...)
+		}
+		return out
+	}
+	base := noiseOf(ref)
+	if len(base) == 0 {
+		t.Fatal("the default run's training transform adds no fusion noise")
+	}
+	double, doubleV := run(func(p map[string]any) { p["fusion_noise_scale"] = 2.0 })
+	for i, v := range noiseOf(double) {
+		if v != 2*base[i] {
+			t.Fatalf("fusion_noise_scale 2: noise coordinate %d = %v, want 2 × %v", i, v, base[i])
+		}
+	}
+	if slices.Equal(doubleV, refV) {
+		t.Error("fusion_noise_scale 2 trained the same model as 1")
+	}
+	if zero, _ := run(func(p map[string]any) { p["fusion_noise_scale"] = 0.0 }); len(noiseOf(zero)) != 0 {
+		t.Error("fusion_noise_scale 0 still adds fusion noise")
+	}
+	all, allV := run(func(p map[string]any) { p["eval_tokens"] = "all" })
+	if all.Visual != nil || ref.Visual == nil || !slices.Equal(allV, refV) || all.VisualTokens != ref.VisualTokens {
+		t.Errorf("eval_tokens all: released transform %v (default %v), same model %v; want none, the same training",
+			all.Visual != nil, ref.Visual != nil, slices.Equal(allV, refV))
+	}
+	if _, v := run(func(p map[string]any) { p["cls_attn_layer"] = 3 }); !slices.Equal(v, refV) {
+		t.Error("cls_attn_layer 3 on the smoke preset's single vision block trained another model than 2")
+	}
+	if _, v := run(func(p map[string]any) { p["dominant"] = "random" }); slices.Equal(v, refV) {
+		t.Error("dominant random trained the same model as the [CLS]-attention choice")
+	}
+	sig, _ := run(func(p map[string]any) { p["block_rank"] = "signal" })
+	if !reflect.DeepEqual(sig.Privacy, ref.Privacy) {
+		t.Error("the signal ranking changed the privacy record")
+	}
+	for _, bad := range []map[string]any{{"fusion_noise_scale": -1.0}, {"cls_attn_layer": 0}, {"dominant": "top"}, {"eval_tokens": "some"}, {"block_rank": "snr"}} {
+		if _, err := ResolveAt("dualpriv", "smoke", 1, bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
 }

@@ -29,6 +29,9 @@ const (
 	// StreamServer seeds the server's noise on a round's aggregate, one
 	// per round.
 	StreamServer = "methods/fl-server-noise"
+	// StreamFusionHead seeds the new head a fusion base pretrained on
+	// other labels (the coarse ones) gets for the task's labels.
+	StreamFusionHead = "methods/fl-head"
 )
 
 // fedParams returns the federated recipe of the methods that train the
@@ -119,6 +122,12 @@ func newFedRun(name string, job *Job) (*fedRun, error) {
 	if err := cfg.Check(sizes); err != nil {
 		return nil, fmt.Errorf("methods: %s: %w", name, err)
 	}
+	// The checks are done: only now is the model changed.
+	if classes := fusionClasses(m, job.Data); m.Config.Classes != classes {
+		if err := newFusionHead(m, classes, job.Seed^privacy.StreamID(StreamFusionHead)); err != nil {
+			return nil, fmt.Errorf("methods: %s: %w", name, err)
+		}
+	}
 	full := m.Config.PEFT
 	full.Method, full.Parts = "full", nil
 	layout, err := m.SetPEFT(full)
@@ -130,9 +139,41 @@ func newFedRun(name string, job *Job) (*fedRun, error) {
 		batch: h.Int("local_batch")}, nil
 }
 
+// fusionClasses returns the number of labels a fusion classifier trained
+// on d needs: the task's classes, or the model's when the task names none.
+func fusionClasses(m *nn.Fusion, d *datasets.Dataset) int {
+	if len(d.Classes) >= 2 {
+		return len(d.Classes)
+	}
+	return m.Config.Classes
+}
+
+// newFusionHead replaces m's head, in place, by a new one for classes
+// labels drawn from seed; both encoders are kept (a base pretrained on the
+// coarse labels, fine-tuned on the fine ones).
+func newFusionHead(m *nn.Fusion, classes int, seed uint64) error {
+	cfg := m.Config
+	cfg.Classes, cfg.Seed = classes, seed
+	fresh, err := nn.NewFusion(cfg)
+	if err != nil {
+		return err
+	}
+	dst := fresh.Params()
+	src := m.Params()
+	for i := range src {
+		if src[i].Name == fresh.Head.W.Name || src[i].Name == fresh.Head.B.Name {
+			continue
+		}
+		copy(dst[i].Data, src[i].Data)
+	}
+	*m = *fresh
+	return nil
+}
+
 // fusion returns the job's fusion classifier and its private examples by
 // client, after checking the job: the model, a non-empty training set of
-// valid examples, a valid target (ε, δ), a positive Dirichlet α, every
+// valid examples (labels of the task's classes, which a new head gives the
+// model when its own differ), a valid target (ε, δ), a positive Dirichlet α, every
 // example on one of the task's clients and every client with data.
 func (j *Job) fusion(name string) (*nn.Fusion, [][]*datasets.Example, error) {
 	m, ok := j.Model.(*nn.Fusion)
@@ -157,7 +198,7 @@ func (j *Job) fusion(name string) (*nn.Fusion, [][]*datasets.Example, error) {
 	clients := make([][]*datasets.Example, j.Data.Clients)
 	for i := range j.Data.Private {
 		e := &j.Data.Private[i]
-		if err := checkFusionExample(m, e); err != nil {
+		if err := checkFusionExample(m, e, fusionClasses(m, j.Data)); err != nil {
 			return nil, nil, fmt.Errorf("methods: %s: training example %d: %w", name, i, err)
 		}
 		if e.Client < 0 || e.Client >= len(clients) {
@@ -175,8 +216,8 @@ func (j *Job) fusion(name string) (*nn.Fusion, [][]*datasets.Example, error) {
 
 // checkFusionExample returns an error for an example the classifier cannot
 // take: no image, an image of the wrong size, a caption of the wrong
-// length or outside the vocabulary, a label out of range.
-func checkFusionExample(m *nn.Fusion, e *datasets.Example) error {
+// length or outside the vocabulary, a label outside [0, classes).
+func checkFusionExample(m *nn.Fusion, e *datasets.Example, classes int) error {
 	c := m.Config
 	switch {
 	case len(e.Images) == 0:
@@ -185,8 +226,8 @@ func checkFusionExample(m *nn.Fusion, e *datasets.Example) error {
 		return fmt.Errorf("image of %d values, want %d", len(e.Images[0]), c.Channels*c.ImageSize*c.ImageSize)
 	case len(e.Prompt) == 0 || len(e.Prompt) > c.MaxLen:
 		return fmt.Errorf("caption of %d tokens, want 1 to %d", len(e.Prompt), c.MaxLen)
-	case e.Label < 0 || e.Label >= c.Classes:
-		return fmt.Errorf("label %d outside [0, %d)", e.Label, c.Classes)
+	case e.Label < 0 || e.Label >= classes:
+		return fmt.Errorf("label %d outside [0, %d)", e.Label, classes)
 	}
 	for _, id := range e.Prompt {
 		if id < 0 || id >= c.Vocab {
@@ -350,6 +391,47 @@ func (c *fedClient) privatize(r, k int, u, global []float32) {
 	}
 }
 
+// upload implements FedUpload.Upload: one local step on ex alone from the
+// run's global model, privatised as client 0 of round T + trial (T the
+// run's rounds: a noise stream no training round drew from). The MINE
+// penalty needs two examples and is absent.
+func (run *fedRun) upload(ex *datasets.Example, trial int) ([]float32, error) {
+	if trial < 0 {
+		return nil, fmt.Errorf("methods: %s: upload trial %d, want ≥ 0", run.name, trial)
+	}
+	if err := checkFusionExample(run.model, ex, run.model.Config.Classes); err != nil {
+		return nil, fmt.Errorf("methods: %s: upload: %w", run.name, err)
+	}
+	cl, err := run.newClient()
+	if err != nil {
+		return nil, err
+	}
+	c := cl.(*fedClient)
+	global := run.layout.Values()
+	c.layout.SetValues(global)
+	g := make([]float32, len(global))
+	if _, err := c.gradient([]*datasets.Example{ex}, nil, nil, g); err != nil {
+		return nil, err
+	}
+	r := run.cfg.Rounds + trial
+	if run.cfg.Aggregation == fl.FedSGD {
+		c.privatize(r, 0, g, nil)
+		return g, nil
+	}
+	// FedAvg: the upload is θ′ = θ − η·g; the privatiser acts on its
+	// delta θ′ − θ.
+	lr := float32(run.localLR)
+	u := make([]float32, len(g))
+	for j, v := range g {
+		u[j] = -lr * v
+	}
+	c.privatize(r, 0, u, nil)
+	for j, v := range u {
+		g[j] = -v / lr
+	}
+	return g, nil
+}
+
 // sampleBatch returns b examples of data drawn uniformly without
 // replacement, in data order (all of them when b is 0 or ≥ len(data)).
 func sampleBatch(rng *rand.Rand, data []*datasets.Example, b int) []*datasets.Example {
@@ -484,6 +566,7 @@ func (run *fedRun) result(rec *fl.Record, acc accounting) *Result {
 	res.Values["upload_floats"] = float64(rec.Up)
 	res.Values["download_floats"] = float64(rec.Down)
 	res.Values["max_participations"] = float64(slices.Max(fl.Participations(fl.Schedule(c), c.Clients)))
+	res.Upload = &FedUpload{Model: run.model, Layout: run.layout, Upload: run.upload}
 	if run.job.Hyper.Diagnostics {
 		res.Privacy.Caveats = append(res.Privacy.Caveats, "non-private diagnostics outside the guarantee: the per-round metric loss (the clients' mean training loss) is computed from private data without noise (diagnostics=off drops it)")
 	}

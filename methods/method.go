@@ -138,6 +138,23 @@ type Result struct {
 	// Gaussian noise (DP-MTV's task vector), which the release audit
 	// (package attacks) runs again on neighbouring inputs.
 	Mean *MeanRelease
+	// Upload, when not nil, is how a client of a federated method uploads
+	// (the gradient-inversion attack on uploads, package attacks/gia).
+	Upload *FedUpload
+}
+
+// A FedUpload is a federated method's client upload at the trained global
+// model Model (every tensor in Layout, the upload's coordinates): Upload
+// returns what the server receives from a client that holds only ex after
+// one local step at batch 1 (the MGIA setting), privatised by the run's
+// own mechanism (its clip and σ; the noise of round T + trial of T, a
+// stream no training round used), as a gradient: (θ − θ′)/η for a FedAvg
+// upload θ′ at local learning rate η, the upload itself under FedSGD.
+// Model and Layout are read only.
+type FedUpload struct {
+	Model  *nn.Fusion
+	Layout *nn.Layout
+	Upload func(ex *datasets.Example, trial int) ([]float32, error)
 }
 
 // A MeanRelease is a release of the mean of per-record vectors, each

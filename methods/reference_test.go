@@ -6,6 +6,7 @@ package methods
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -276,7 +277,7 @@ func TestZOUnbiased(t *testing.T) {
 	o := testZO(t, d, phi, 1e9, 0, nb, 5)
 	mean := make([]float64, d)
 	for range draws {
-		s, _, _, err := o.step(theta, nb, losses)
+		s, _, _, err := stepOn(o, theta, nb, losses)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,6 +293,64 @@ func TestZOUnbiased(t *testing.T) {
 		se := math.Sqrt((g2 + want[j]*want[j]) / draws)
 		if math.Abs(mean[j]-want[j]) > 5*se {
 			t.Errorf("coordinate %d: mean estimate %v, gradient %v (standard error %v)", j, mean[j], want[j], se)
+		}
+	}
+}
+
+// stepOn runs o.step on a layout of one trainable tensor holding a copy
+// of theta, with losses given the tensor's values at each call as v.
+func stepOn(o *zo, theta []float32, nb int, losses func(v []float32, out []float64) error) (float64, float64, Report, error) {
+	p := &nn.Param{Name: "theta", Shape: []int{len(theta)}, Data: slices.Clone(theta), Grad: make([]float32, len(theta)), Trainable: true}
+	l := nn.NewLayout([]*nn.Param{p})
+	var f func(out []float64) error
+	if losses != nil {
+		f = func(out []float64) error { return losses(p.Data, out) }
+	}
+	return o.step(l, nb, f)
+}
+
+// TestZOInPlace checks DPZO's perturbation in place against the vectors
+// it replaces: the losses see θ + φz and then θ − φz, each value computed
+// as a perturbed copy of θ computes it (θ_j + (±φ)·z_j in float32), over
+// a layout of two tensors; afterwards, and after a failing loss, every
+// tensor holds θ again, bit for bit.
+func TestZOInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	ps := []*nn.Param{
+		{Name: "a", Shape: []int{5}, Data: make([]float32, 5), Grad: make([]float32, 5), Trainable: true},
+		{Name: "b", Shape: []int{3}, Data: make([]float32, 3), Grad: make([]float32, 3), Trainable: true},
+	}
+	l := nn.NewLayout(ps)
+	for _, p := range ps {
+		for j := range p.Data {
+			p.Data[j] = float32(rng.NormFloat64())
+		}
+	}
+	theta := l.Values()
+	for _, fail := range []bool{false, true} {
+		const phi = 0.37
+		o := testZO(t, l.Size, phi, 1, 0, 1, 4)
+		var seen [][]float32
+		_, _, _, err := o.step(l, 1, func(out []float64) error {
+			seen = append(seen, l.Values())
+			out[0] = 0
+			if fail {
+				return errors.New("failed")
+			}
+			return nil
+		})
+		if fail != (err != nil) {
+			t.Fatalf("fail %v: error %v", fail, err)
+		}
+		for k, f := range []float32{phi, -phi}[:len(seen)] {
+			for j := range theta {
+				if want := theta[j] + f*o.z[j]; math.Float32bits(seen[k][j]) != math.Float32bits(want) {
+					t.Errorf("fail %v: pass %d value %d = %v, want θ + fz = %v", fail, k, j, seen[k][j], want)
+				}
+			}
+		}
+		if got := l.Values(); !slices.Equal(got, theta) {
+			t.Errorf("fail %v: values after the step %v, want θ %v", fail, got, theta)
 		}
 	}
 }
@@ -317,7 +376,7 @@ func TestZOClipAndNoise(t *testing.T) {
 		plus = !plus
 		return nil
 	}
-	s, _, _, err := o.step([]float32{0, 0}, 3, losses)
+	s, _, _, err := stepOn(o, []float32{0, 0}, 3, losses)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +389,7 @@ func TestZOClipAndNoise(t *testing.T) {
 	o = testZO(t, 2, 0.5, c, sigma, b, 2)
 	v := 0.0
 	for range n {
-		s, _, _, err := o.step([]float32{0, 0}, 0, nil)
+		s, _, _, err := stepOn(o, []float32{0, 0}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,11 +423,11 @@ func TestZOClipScope(t *testing.T) {
 	}
 	d, f := mk(true, c), mk(false, 2*phi*c)
 	for step := range 5 {
-		sd, _, rd, err := d.step([]float32{0, 0}, len(vals), losses)
+		sd, _, rd, err := stepOn(d, []float32{0, 0}, len(vals), losses)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sf, _, rf, err := f.step([]float32{0, 0}, len(vals), losses)
+		sf, _, rf, err := stepOn(f, []float32{0, 0}, len(vals), losses)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +477,7 @@ func TestZOEngineDirectionalDerivative(t *testing.T) {
 			// σ = 0, clip far above any difference, normaliser 1: s is
 			// the sum of the differences l_i.
 			o := testZO(t, l.layout.Size, phi, 1e12, 0, 1, uint64(100+dir))
-			s, _, _, err := o.step(theta, n, losses)
+			s, _, _, err := stepOn(o, theta, n, losses)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ func newRiskEstimator(run *fedRun, blocks []int32) (*riskEstimator, error) {
 	want := h.Int("cmi_examples")
 	for i := range run.job.Data.Public {
 		ex := &run.job.Data.Public[i]
-		if len(e.data) < want && checkFusionExample(run.model, ex) == nil {
+		if len(e.data) < want && checkFusionExample(run.model, ex, run.model.Config.Classes) == nil {
 			e.data = append(e.data, ex)
 		}
 	}

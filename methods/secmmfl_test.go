@@ -532,3 +532,105 @@ func TestLDPFed(t *testing.T) {
 		t.Errorf("accounted ε %v above the target 2", res.EpsilonRDP)
 	}
 }
+
+// TestFedNewHead checks that a fusion base pretrained on other labels (4
+// coarse classes) gets a new head for the task's 10: the run trains, the
+// head has 10 rows, and with a server step of 1e-30 the encoders keep the
+// base's values (to 1e-20: zeros move by η_s times the update) while the
+// head is the one newFusionHead draws (the same values twice).
+func TestFedNewHead(t *testing.T) {
+	t.Parallel()
+	run := func() (*nn.Fusion, *nn.Fusion) {
+		job := fusionJob(t, "fedavg", 6, math.Inf(1), map[string]any{"rounds": 1, "local_steps": 1, "server_step": 1e-30})
+		m := job.Model.(*nn.Fusion)
+		cfg := m.Config
+		cfg.Classes = 4
+		base, err := nn.NewFusion(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m4, err := nn.NewFusion(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.Model = m4
+		if _, err := (FedAvg{}).FineTune(context.Background(), job); err != nil {
+			t.Fatal(err)
+		}
+		return base, job.Model.(*nn.Fusion)
+	}
+	base, got := run()
+	_, again := run()
+	if got.Config.Classes != 10 || got.Head.W.Shape[0] != 10 {
+		t.Fatalf("trained model has %d classes (head %v), want 10", got.Config.Classes, got.Head.W.Shape)
+	}
+	bp := base.Params()
+	for i, p := range got.Params() {
+		if strings.HasPrefix(p.Name, "head.") {
+			if !slices.Equal(p.Data, again.Params()[i].Data) {
+				t.Errorf("%s differs between two runs", p.Name)
+			}
+			continue
+		}
+		for j, v := range p.Data {
+			if math.Abs(float64(v-bp[i].Data[j])) > 1e-20 {
+				t.Errorf("%s[%d] = %v, base %v, under a server step of 1e-30", p.Name, j, v, bp[i].Data[j])
+				break
+			}
+		}
+	}
+}
+
+// TestFedUpload checks the upload release the gradient-inversion attack
+// reads: fedavg's is the example's raw gradient at the trained model (the
+// reference: nn.Gradient on the model's own loss, relative squared error
+// ≤ 1e-9), secmmfl's (ε = 1) is the same trial's bits twice, another
+// trial's noise, and far from the raw gradient.
+func TestFedUpload(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"fedavg", "secmmfl"} {
+		eps, params := math.Inf(1), map[string]any{"rounds": 2, "local_steps": 1}
+		if method == "secmmfl" {
+			eps, params = 1, fastSec(map[string]any{"risk": "uniform"})
+		}
+		job := fusionJob(t, method, 6, eps, params)
+		meth, _ := Lookup(method)
+		res, err := meth.FineTune(context.Background(), job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Upload == nil {
+			t.Fatalf("%s: no upload release", method)
+		}
+		ex := &job.Data.Private[0]
+		up := res.Upload
+		g, err := up.Upload(ex, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := up.Model
+		raw, _, _, err := nn.Gradient(up.Layout, 1, func(tp *nn.Tape, _ int) (*nn.Node, error) {
+			return m.Loss(tp, ex.Images[0], ex.Prompt, ex.Label, nil)
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var num, den float64
+		for j := range raw {
+			d := float64(raw[j] - g[j])
+			num, den = num+d*d, den+float64(raw[j])*float64(raw[j])
+		}
+		again, _ := up.Upload(ex, 0)
+		other, _ := up.Upload(ex, 1)
+		switch {
+		case method == "fedavg" && (num > 1e-9*den || den == 0):
+			t.Errorf("fedavg upload differs from the raw gradient: relative squared error %v", num/den)
+		case method == "secmmfl" && num < den:
+			t.Errorf("secmmfl upload within %v (relative squared error) of the raw gradient at ε = 1", num/den)
+		case !slices.Equal(g, again):
+			t.Errorf("%s: the same trial gives different uploads", method)
+		case method == "secmmfl" && slices.Equal(g, other):
+			t.Errorf("secmmfl: trials 0 and 1 draw the same noise")
+		}
+	}
+}

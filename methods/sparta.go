@@ -160,6 +160,8 @@ func (SPARTA) Params() []Param {
 			Default: same(1.0), Check: positive},
 		Param{Name: "head_lr", Kind: Float, Doc: "learning rate of the classifier head, ≥ 0; 0: lr",
 			Default: same(0.1), Check: nonNegative},
+		Param{Name: "model", Kind: String, Doc: "the classifier fine-tuned, from its own public-pretrained base: " + strings.Join(spartaModels, ", ") + " (the small CNN, the paper's Wide-ResNet stand-in)",
+			Default: same(modelViT), Check: oneOf(list(spartaModels...))},
 		Param{Name: "sparse_rows", Kind: String, Doc: "how the sparse phase trains a weight's kept rows: " + sparseGathered + " (the rows that hold a kept element in their own matrix: per-example gradients, clipping and noise for them only) or " + sparseMasked + " (every row's per-example gradient multiplied by the mask, noise on every coordinate and the frozen ones' masked away; the same guarantee, more work)",
 			Default: same(sparseGathered), Check: oneOf(list(sparseGathered, sparseMasked))},
 	)
@@ -330,7 +332,8 @@ func absScores(u []float64) []float64 {
 // values (the private task's labels are not the pretraining's).
 const StreamSPARTAHead = StreamSPARTA + "head"
 
-// FineTune implements Method. job.Model must be a *nn.ViT; a head whose
+// FineTune implements Method. job.Model must be a *nn.ViT (or a *nn.CNN
+// with model = cnn); a head whose
 // number of classes differs from the task's is replaced by a new one drawn
 // from the job's seed (the paper's random classifier initialisation), in
 // place.
@@ -342,22 +345,20 @@ func (SPARTA) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	return r.run(ctx)
 }
 
-// newViTRun checks job and returns its run on the job's ViT.
+// newViTRun checks job and returns its run on the job's classifier (the
+// ViT, or the CNN of model = cnn).
 func newViTRun(job *Job) (*spartaRun, error) {
 	const name = "sparta"
-	m, ok := job.Model.(*nn.ViT)
+	m, cfg, err := spartaModel(name, job)
 	switch {
-	case job.Model == nil:
-		return nil, fmt.Errorf("methods: %s: no model", name)
-	case !ok:
-		arch, _ := job.Model.Describe()
-		return nil, fmt.Errorf("methods: %s fine-tunes a vit, not a %s", name, arch)
+	case err != nil:
+		return nil, err
 	case job.Data == nil || len(job.Data.Private) == 0:
 		return nil, fmt.Errorf("methods: %s: empty training set", name)
 	case len(job.Data.Classes) < 2:
 		return nil, fmt.Errorf("methods: %s: task %s has %d classes, want ≥ 2", name, job.Data.Task, len(job.Data.Classes))
-	case m.Config.PEFT.Method != "" && m.Config.PEFT.Method != "none":
-		return nil, fmt.Errorf("methods: %s: the model already has PEFT %q; give a fresh copy of the base", name, m.Config.PEFT.Method)
+	case cfg.PEFT.Method != "" && cfg.PEFT.Method != "none":
+		return nil, fmt.Errorf("methods: %s: the model already has PEFT %q; give a fresh copy of the base", name, cfg.PEFT.Method)
 	}
 	classes := len(job.Data.Classes)
 	train := job.Data.Private
@@ -374,8 +375,8 @@ func newViTRun(job *Job) (*spartaRun, error) {
 		return nil, err
 	}
 	// The checks are done: only now is the model changed.
-	if m.Config.Classes != classes {
-		if err := newHead(m, classes, job.Seed^privacy.StreamID(StreamSPARTAHead)); err != nil {
+	if cfg.Classes != classes {
+		if err := newClassifierHead(m, classes, job.Seed^privacy.StreamID(StreamSPARTAHead)); err != nil {
 			return nil, fmt.Errorf("methods: %s: %w", name, err)
 		}
 	}

@@ -513,24 +513,57 @@ func (m *TinyMLLM) ForwardBatch(t *Tape, batch []Sequence) (hid *Node, off []int
 // forwardBatch is ForwardBatch with the visual tokens of the images the
 // cache vc holds taken from it (nil: none; see encodeBatch).
 func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid *Node, off []int, pos [][]int, err error) {
+	hid, off, pos, _, _, err = m.forwardRows(t, batch, vc, false)
+	return hid, off, pos, err
+}
+
+// forwardRows is forwardBatch, and with loss (for a model without
+// steering) the output is at the rows that predict the tokens each
+// sequence's Loss marks only, the rows of sequence e being
+// keep.rows[keep.off[e]:keep.off[e+1]] of the stacked sequences and hid's
+// rows keep.off[e] to keep.off[e+1]; targets are the marked tokens, in
+// the same order. The language model's last block then runs everything
+// after attention on those rows only, as lossBatch does. With loss, a
+// sequence that marks its first token is an error.
+func (m *TinyMLLM) forwardRows(t *Tape, batch []Sequence, vc *VisualCache, loss bool) (hid *Node, off []int, pos [][]int, keep *rowKeep, targets []int, err error) {
 	for i := range batch {
 		if err := m.Check(&batch[i]); err != nil {
-			return nil, nil, nil, fmt.Errorf("sequence %d: %w", i, err)
+			return nil, nil, nil, nil, nil, fmt.Errorf("sequence %d: %w", i, err)
 		}
 	}
 	vis := m.encodeBatch(t, batch, vc)
 	xs := make([]*Node, len(batch))
 	off = make([]int, len(batch)+1)
 	pos = make([][]int, len(batch))
+	if loss {
+		if m.Steer != nil {
+			panic("nn: forwardRows: loss rows of a steered model")
+		}
+		keep = &rowKeep{off: []int{0}}
+	}
 	for e := range batch {
 		s := &batch[e]
 		x, p, err := m.embed(t, s, vis[:len(s.Images)], nil)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("sequence %d: %w", e, err)
+			return nil, nil, nil, nil, nil, fmt.Errorf("sequence %d: %w", e, err)
 		}
 		vis = vis[len(s.Images):]
 		xs[e], pos[e] = x, p
 		off[e+1] = off[e] + x.Value.Rows()
+		if keep == nil {
+			continue
+		}
+		for i, l := range s.Loss {
+			if !l {
+				continue
+			}
+			if p[i] < 1 {
+				return nil, nil, nil, nil, nil, fmt.Errorf("nn: sequence %d marks its first token", e)
+			}
+			keep.rows = append(keep.rows, off[e]+p[i]-1)
+			targets = append(targets, s.Tokens[i])
+		}
+		keep.off = append(keep.off, len(keep.rows))
 	}
 	t.setRows(off, 0)
 	var h *Hooks
@@ -542,6 +575,6 @@ func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid
 		}
 		h = m.steerHooks(nil, from, end)
 	}
-	hid, _ = m.LM.forward(t, t.Concat(xs...), off, nil, -1, h)
-	return hid, off, pos, nil
+	hid, _ = m.LM.forward(t, t.Concat(xs...), off, keep, -1, h)
+	return hid, off, pos, keep, targets, nil
 }

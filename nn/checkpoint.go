@@ -18,7 +18,7 @@ import (
 // rebuilds the same tensors.
 type Model interface {
 	Module
-	// Describe returns the architecture ("tinymllm", "vit" or "fusion")
+	// Describe returns the architecture ("tinymllm", "vit", "fusion" or "cnn")
 	// and the configuration, PEFT included.
 	Describe() (arch string, c Config)
 }
@@ -27,6 +27,7 @@ var (
 	_ Model = (*TinyMLLM)(nil)
 	_ Model = (*ViT)(nil)
 	_ Model = (*Fusion)(nil)
+	_ Model = (*CNN)(nil)
 )
 
 // Describe implements Model.
@@ -43,6 +44,7 @@ var Architectures = map[string]func(Config) (Model, error){
 	"tinymllm": func(c Config) (Model, error) { return NewTinyMLLM(c) },
 	"vit":      func(c Config) (Model, error) { return NewViT(c) },
 	"fusion":   func(c Config) (Model, error) { return NewFusion(c) },
+	"cnn":      func(c Config) (Model, error) { return NewCNN(c) },
 }
 
 // checkpointMeta is the JSON stored in the checkpoint's metadata key

@@ -40,8 +40,13 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.PEFT = PEFT{Method: "full"}
+	cnn, err := NewCNN(c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(20, 20))
-	for _, m := range []Model{mllm, vit, fus} {
+	for _, m := range []Model{mllm, vit, fus, cnn} {
 		// Change the values so the round trip cannot pass by rebuilding
 		// the initial model from the seed.
 		for _, p := range m.Params() {

@@ -24,7 +24,7 @@ const (
 // JSON. Fields a model does not use are ignored by it: TinyMLLM uses the
 // vision, language-model and sequence fields; ViT the vision fields and
 // Classes; Fusion the Conv, text (Width, Layers, Heads, Vocab, MaxLen),
-// Classes and FusionMode fields.
+// Classes, ImageEncoder and FusionMode fields.
 type Config struct {
 	// Vocab is the vocabulary size, including the special tokens 0–4.
 	Vocab int `json:"vocab"`
@@ -88,6 +88,12 @@ type Config struct {
 	// Fusion image encoder (3×3, padding 1, each followed by ReLU and 2×2
 	// max pooling). Default [16, 32].
 	ConvChannels []int `json:"conv_channels,omitempty"`
+	// ImageEncoder is the Fusion image encoder: "cnn" (or "": the
+	// convolutions of ConvChannels, then a Linear to Width) or "mlp" (a
+	// Linear from the flattened image to Width, ReLU, and a Linear to
+	// Width; its first layer sees the pixels, so a batch-1 gradient
+	// reveals the image exactly). ConvChannels is ignored under "mlp".
+	ImageEncoder string `json:"image_encoder,omitempty"`
 	// FusionMode is "late" (default: concatenate the pooled image and text
 	// features before the head) or "early" (the image feature enters the
 	// text encoder as its first token).

@@ -13,9 +13,10 @@ import (
 // Fusion is a two-encoder multimodal classifier (Sec-MMFL's model, and the
 // target of gradient inversion):
 //
-//   - image encoder: for each of ConvChannels, a 3×3 Conv2d (padding 1),
-//     ReLU and 2×2 max pooling; then a Linear from the flattened feature map
-//     to Width;
+//   - image encoder ("cnn"): for each of ConvChannels, a 3×3 Conv2d
+//     (padding 1), ReLU and 2×2 max pooling; then a Linear from the
+//     flattened feature map to Width; or ("mlp") a Linear image.fc from the
+//     flattened image to Width, ReLU, and the Linear image.proj to Width;
 //   - text encoder: token and position embeddings, bidirectional pre-LN
 //     transformer blocks, a final LayerNorm and a mean over positions;
 //   - late fusion (default): the head sees [image feature, text feature];
@@ -25,8 +26,10 @@ import (
 // Parameter names start with "image." and "text." (per-modality clipping
 // splits on them) and "head.".
 type Fusion struct {
-	Config  Config
-	Convs   []*Conv
+	Config Config
+	Convs  []*Conv
+	// ImgFC is the first layer of the "mlp" image encoder (nil for "cnn").
+	ImgFC   *Linear
 	ImgProj *Linear
 	Tok     *Param
 	Pos     *Param
@@ -59,10 +62,20 @@ func NewFusion(cfg Config) (*Fusion, error) {
 	if cfg.FusionMode != "late" && cfg.FusionMode != "early" {
 		return nil, fmt.Errorf("nn: unknown fusion mode %q (want late or early)", cfg.FusionMode)
 	}
+	if cfg.ImageEncoder != "" && cfg.ImageEncoder != "cnn" && cfg.ImageEncoder != "mlp" {
+		return nil, fmt.Errorf("nn: unknown image encoder %q (want cnn or mlp)", cfg.ImageEncoder)
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
 	m := &Fusion{Config: cfg}
 	in, side := cfg.Channels, cfg.ImageSize
-	for i, out := range cfg.ConvChannels {
+	convs := cfg.ConvChannels
+	if cfg.ImageEncoder == "mlp" {
+		convs = nil
+		n := in * side * side
+		m.ImgFC = newLinear("image.fc", n, cfg.Width, true, KindWeight, rng, math.Sqrt(2/float64(n))) // He et al. 2015
+		in, side = cfg.Width, 1
+	}
+	for i, out := range convs {
 		if out <= 0 || side < 2 {
 			return nil, fmt.Errorf("nn: bad convolution %d: %d channels on a %d×%d map", i, out, side, side)
 		}
@@ -93,6 +106,9 @@ func (m *Fusion) imageParams() []*Param {
 	var ps []*Param
 	for _, c := range m.Convs {
 		ps = append(ps, c.W, c.B)
+	}
+	if m.ImgFC != nil {
+		ps = append(ps, m.ImgFC.Params()...)
 	}
 	return append(ps, m.ImgProj.Params()...)
 }
@@ -173,7 +189,11 @@ func (m *Fusion) FeaturesFrom(t *Tape, imgNode *Node, tokens []int, h *Hooks) (i
 	for _, cv := range m.Convs {
 		x = t.MaxPool(t.ReLU(cv.Forward(t, x)), 2)
 	}
-	f := m.ImgProj.Forward(t, t.Reshape(x, 1, len(x.Value.Data)), h)
+	x = t.Reshape(x, 1, len(x.Value.Data))
+	if m.ImgFC != nil {
+		x = t.ReLU(m.ImgFC.Forward(t, x, h))
+	}
+	f := m.ImgProj.Forward(t, x, h)
 	e := t.Embed(t.Param(m.Tok), tokens)
 	if m.Config.FusionMode == "early" {
 		e = t.Concat(f, e)

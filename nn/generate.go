@@ -69,7 +69,18 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 	if err := m.Check(&Sequence{Tokens: prompt.Tokens, Images: prompt.Images}); err != nil {
 		return nil, err
 	}
-	t0 := NewTape(nil, nil)
+	// Without hooks or steering, every pass runs on an inference tape
+	// (infer.go), and the language model's last block on the last row
+	// only, the one whose logits are read: the same bits.
+	infer := h == nil && m.Steer == nil
+	tape := func() *Tape {
+		if infer {
+			return newInferTape()
+		}
+		return NewTape(nil, nil)
+	}
+	t0 := tape()
+	defer t0.Release()
 	vis := make([]*Node, len(prompt.Images))
 	nvis := 0
 	for i, img := range prompt.Images {
@@ -83,8 +94,20 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 	}
 	var out []int
 	for len(out) < maxNew && len(toks)+nvis < m.Config.MaxLen {
-		t := NewTape(nil, nil)
 		seq := Sequence{Tokens: toks, Images: prompt.Images}
+		if infer {
+			next, err := m.nextToken(&seq, vis, s, rng)
+			if err != nil {
+				return nil, err
+			}
+			toks = append(toks, next)
+			out = append(out, next)
+			if next == TokenEOS {
+				break
+			}
+			continue
+		}
+		t := NewTape(nil, nil)
 		if m.Steer != nil && len(out) > 0 {
 			// The generated tokens are the answer: a steered model
 			// patches from the prompt's last position on, as under a
@@ -109,4 +132,22 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 		}
 	}
 	return out, nil
+}
+
+// nextToken is one step of Generate without hooks or steering: the token s
+// chooses after seq, whose images' visual tokens are vis, from a forward
+// pass on an inference tape whose last block runs on the last row only.
+func (m *TinyMLLM) nextToken(seq *Sequence, vis []*Node, s Sampler, rng *rand.Rand) (int, error) {
+	t := newInferTape()
+	defer t.Release()
+	x, _, err := m.embed(t, seq, vis, nil)
+	if err != nil {
+		return 0, err
+	}
+	T := x.Value.Rows()
+	hid, _ := m.LM.forward(t, x, nil, &rowKeep{rows: []int{T - 1}, off: []int{0, 1}}, -1, nil)
+	z := t.Affine(hid, t.Param(m.Tok), nil)
+	// The placeholder is not a word: it can never be generated.
+	z.Value.Data[TokenImage] = float32(math.Inf(-1))
+	return s.Next(z.Value.Data, rng), nil
 }

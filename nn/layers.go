@@ -95,7 +95,9 @@ func (l *Linear) AddLoRA(r int, alpha float64, bStd float64, rng *rand.Rand) {
 
 // Forward applies l to the rows of x.
 func (l *Linear) Forward(t *Tape, x *Node, h *Hooks) *Node {
-	h.observe(l.Name+".in", x)
+	if h != nil {
+		h.observe(l.Name+".in", x)
+	}
 	var b *Node
 	if l.B != nil {
 		b = t.Param(l.B)
@@ -103,10 +105,19 @@ func (l *Linear) Forward(t *Tape, x *Node, h *Hooks) *Node {
 	y := t.Affine(x, t.Param(l.W), b)
 	if l.LoRAA != nil {
 		u := t.Affine(x, t.Param(l.LoRAA), nil)
-		h.observe(l.Name+".lora", u)
-		y = t.Weighted([]float32{1, l.LoRAScale}, y, t.Affine(u, t.Param(l.LoRAB), nil))
+		if h != nil {
+			h.observe(l.Name+".lora", u)
+		}
+		z := t.Affine(u, t.Param(l.LoRAB), nil)
+		if t.fusable(h, y, z) {
+			addScaled(y.Value.Data, l.LoRAScale, z.Value.Data)
+		} else {
+			y = t.Weighted([]float32{1, l.LoRAScale}, y, z)
+		}
 	}
-	h.observe(l.Name+".out", y)
+	if h != nil {
+		h.observe(l.Name+".out", y)
+	}
 	return y
 }
 
@@ -129,7 +140,9 @@ func (n *LayerNorm) Params() []*Param { return []*Param{n.G, n.B} }
 
 // Forward applies n to the rows of x.
 func (n *LayerNorm) Forward(t *Tape, x *Node, h *Hooks) *Node {
-	h.observe(n.Name+".in", x)
+	if h != nil {
+		h.observe(n.Name+".in", x)
+	}
 	return t.LayerNorm(x, t.Param(n.G), t.Param(n.B), n.Eps)
 }
 
@@ -152,7 +165,7 @@ func (a *Adapter) Params() []*Param { return append(a.Down.Params(), a.Up.Params
 
 // Forward applies the adapter.
 func (a *Adapter) Forward(t *Tape, x *Node, h *Hooks) *Node {
-	return t.Add(x, a.Up.Forward(t, t.GELU(a.Down.Forward(t, x, h)), h))
+	return t.Add(x, a.Up.Forward(t, t.geluOf(a.Down.Forward(t, x, h), h), h))
 }
 
 // MLP is FC2(GELU(FC1(x))).
@@ -165,7 +178,7 @@ func (m *MLP) Params() []*Param { return append(m.FC1.Params(), m.FC2.Params()..
 
 // Forward applies the MLP to the rows of x.
 func (m *MLP) Forward(t *Tape, x *Node, h *Hooks) *Node {
-	return m.FC2.Forward(t, t.GELU(m.FC1.Forward(t, x, h)), h)
+	return m.FC2.Forward(t, t.geluOf(m.FC1.Forward(t, x, h), h), h)
 }
 
 // Block is a pre-LN transformer block:
@@ -256,7 +269,9 @@ type rowKeep struct {
 // kept rows only, and the output has those rows: the other rows of a last
 // block feed nothing.
 func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool, stack string, layer int, h *Hooks) (*Node, Tensor) {
-	h.observe(b.Name+".in", x)
+	if h != nil {
+		h.observe(b.Name+".in", x)
+	}
 	a := b.LN1.Forward(t, x, h)
 	q, k := b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
 	if b.Rotary {
@@ -283,8 +298,14 @@ func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool
 	if b.Adapter1 != nil {
 		o = b.Adapter1.Forward(t, o, h)
 	}
-	x = t.Add(x, o)
-	m := t.Dropout(b.MLP.Forward(t, b.LN2.Forward(t, x, h), h), b.Dropout)
+	var n *Node
+	if t.fusable(h, x, o) {
+		x, n = t.addNorm(x, o, b.LN2)
+	} else {
+		x = t.Add(x, o)
+		n = b.LN2.Forward(t, x, h)
+	}
+	m := t.Dropout(b.MLP.Forward(t, n, h), b.Dropout)
 	if b.Adapter2 != nil {
 		m = b.Adapter2.Forward(t, m, h)
 	}

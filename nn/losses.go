@@ -79,14 +79,9 @@ func (m *TinyMLLM) MeanLosses(l *Layout, batch []Sequence, opt *Options, out []f
 	return nil
 }
 
-// meanLossesGroup writes the mean losses of batch, one batched tape, to
-// out; it fails where an example is invalid or marks no loss token.
-func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []float64) error {
-	for i := range batch {
-		if !slices.Contains(batch[i].Loss, true) {
-			return fmt.Errorf("nn: sequence %d marks no loss token", i)
-		}
-	}
+// meanLossesSteered is meanLossesGroup for a steered model, on an
+// ordinary tape with every row of the language model.
+func (m *TinyMLLM) meanLossesSteered(batch []Sequence, vc *VisualCache, out []float64) error {
 	t := NewTape(nil, nil)
 	hid, off, pos, err := m.forwardBatch(t, batch, vc)
 	if err != nil {
@@ -106,7 +101,13 @@ func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []floa
 		}
 		ends = append(ends, len(rows))
 	}
-	losses := rowLosses(m.Logits(t, hid, rows).Value, targets)
+	meanRows(rowLosses(m.Logits(t, hid, rows).Value, targets), ends, out)
+	return nil
+}
+
+// meanRows sets out[e] to the mean of losses[ends[e−1]:ends[e]] (from 0
+// for e = 0), summed in order.
+func meanRows(losses []float64, ends []int, out []float64) {
 	r := 0
 	for e, end := range ends {
 		s, n := 0.0, end-r
@@ -115,5 +116,29 @@ func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []floa
 		}
 		out[e] = s / float64(n)
 	}
+}
+
+// meanLossesGroup writes the mean losses of batch, one batched tape, to
+// out; it fails where an example is invalid or marks no loss token.
+func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []float64) error {
+	for i := range batch {
+		if !slices.Contains(batch[i].Loss, true) {
+			return fmt.Errorf("nn: sequence %d marks no loss token", i)
+		}
+	}
+	if m.Steer != nil {
+		return m.meanLossesSteered(batch, vc, out)
+	}
+	t := newInferTape()
+	defer t.Release()
+	hid, _, _, keep, targets, err := m.forwardRows(t, batch, vc, true)
+	if err != nil {
+		return err
+	}
+	// hid holds the rows that predict the marked tokens only (see
+	// forwardRows): the logits of every one of its rows.
+	losses := rowLosses(t.Affine(hid, t.Param(m.Tok), nil).Value, targets)
+	ends := keep.off[1:]
+	meanRows(losses, ends, out)
 	return nil
 }

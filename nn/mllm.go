@@ -124,6 +124,19 @@ func (m *TinyMLLM) embeddings() []*Param {
 // the visual transform receives.
 func (m *TinyMLLM) CLSAttnLayer() int { return m.clsLayerIx }
 
+// SetCLSAttnLayer selects the vision block whose [CLS] attention the
+// visual transform receives, counted from the end as Config.CLSAttnLayer
+// is (1 the last block, 2 the penultimate; clamped to the first block),
+// records it in m.Config and returns the block's index.
+func (m *TinyMLLM) SetCLSAttnLayer(fromEnd int) (int, error) {
+	if fromEnd < 1 {
+		return 0, fmt.Errorf("nn: [CLS] attention layer %d counted from the end must be positive", fromEnd)
+	}
+	m.Config.CLSAttnLayer = fromEnd
+	m.clsLayerIx = max(m.Config.VisionLayers-fromEnd, 0)
+	return m.clsLayerIx, nil
+}
+
 // SetPEFT adds the modules of p, marks the trainable tensors, records p in
 // m.Config and returns the layout of the trainable tensors. Parts are
 // "vision", "projector" and "lm".
@@ -221,7 +234,7 @@ func (m *TinyMLLM) project(t *Tape, enc *Node, cls Tensor, index int, vt VisualT
 	if vt != nil {
 		x = t.Mix(enc, vt(index, enc.Value, cls))
 	}
-	return m.Proj2.Forward(t, t.GELU(m.Proj1.Forward(t, x, h)), h)
+	return m.Proj2.Forward(t, t.geluOf(m.Proj1.Forward(t, x, h), h), h)
 }
 
 // clsRows returns the [CLS] row of every head of the attention
@@ -380,6 +393,9 @@ func (m *TinyMLLM) loss(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt VisualTr
 // predict them, shape [marked, vocab], computed without gradients: the
 // per-token scores membership-inference attacks use.
 func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losses []float64, logits Tensor, err error) {
+	if h == nil && m.Steer == nil && slices.Contains(s.Loss, true) {
+		return m.tokenLosses(s, vt)
+	}
 	t := NewTape(nil, nil)
 	hid, pos, err := m.Forward(t, s, nil, h, vt)
 	if err != nil {
@@ -394,6 +410,39 @@ func (m *TinyMLLM) TokenLosses(s *Sequence, h *Hooks, vt VisualTransform) (losse
 	}
 	z := m.Logits(t, hid, rows)
 	return rowLosses(z.Value, targets), z.Value, nil
+}
+
+// tokenLosses is TokenLosses without hooks or steering, for a sequence
+// that marks a token, on an inference tape (infer.go), the language
+// model's last block run on the rows that predict the marked tokens only
+// (Block.forward's keep): the same bits.
+func (m *TinyMLLM) tokenLosses(s *Sequence, vt VisualTransform) ([]float64, Tensor, error) {
+	if err := m.Check(s); err != nil {
+		return nil, Tensor{}, err
+	}
+	t := newInferTape()
+	defer t.Release()
+	vis := make([]*Node, len(s.Images))
+	for i, img := range s.Images {
+		v, _ := m.EncodeImage(t, img, i, false, nil, vt)
+		vis[i] = v.Tokens
+	}
+	x, pos, err := m.embed(t, s, vis, nil)
+	if err != nil {
+		return nil, Tensor{}, err
+	}
+	keep := &rowKeep{}
+	var targets []int
+	for i, l := range s.Loss {
+		if l {
+			keep.rows = append(keep.rows, pos[i]-1)
+			targets = append(targets, s.Tokens[i])
+		}
+	}
+	keep.off = []int{0, len(keep.rows)}
+	hid, _ := m.LM.forward(t, x, nil, keep, -1, nil)
+	z := t.Affine(hid, t.Param(m.Tok), nil).Value.Clone()
+	return rowLosses(z, targets), z, nil
 }
 
 // rowLosses returns the cross-entropy of every row r of the logits z,

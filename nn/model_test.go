@@ -213,8 +213,11 @@ func TestViTAndFusionGradient(t *testing.T) {
 		}
 		return out
 	}, 1e-4, 2e-3)
-	for _, mode := range []string{"late", "early"} {
-		c.FusionMode = mode
+	for _, mode := range []string{"late", "early", "late/mlp"} {
+		c.FusionMode, c.ImageEncoder = mode, ""
+		if mode == "late/mlp" {
+			c.FusionMode, c.ImageEncoder = "late", "mlp"
+		}
 		f, err := NewFusion(c)
 		if err != nil {
 			t.Fatal(err)
@@ -236,6 +239,10 @@ func TestViTAndFusionGradient(t *testing.T) {
 		fdCheck(t, "fusion "+mode+" image", []Tensor{{Shape: []int{3, 28, 28}, Data: img}}, func(tp *Tape, in []*Node) *Node {
 			return tp.CrossEntropy(f.LogitsFrom(tp, in[0], toks, nil), []int{1}, nil)
 		}, 1e-3, 2e-2, 16)
+	}
+	c.ImageEncoder = "resnet"
+	if _, err := NewFusion(c); err == nil || !strings.Contains(err.Error(), `unknown image encoder "resnet"`) {
+		t.Errorf("image encoder resnet: got %v, want an error naming it", err)
 	}
 }
 

@@ -217,32 +217,22 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 	}
 	rows := len(x.Value.Data) / c
 	y := t.nodeOver(x.Value.Shape, x, g, b)
+	var bd []float32
+	if b != nil {
+		bd = b.Value.Data
+	}
+	if t.infer && !y.needs {
+		// Nothing reads the normalised rows back: no backward pass.
+		for i := 0; i < rows; i++ {
+			layerNormRow(y.Value.Data[i*c:(i+1)*c], nil, x.Value.Data[i*c:(i+1)*c], g.Value.Data, bd, eps)
+		}
+		return y
+	}
 	xhat := t.floatsOver(len(x.Value.Data))
 	rstd := make([]float64, rows)
 	t.bytes += int64(4*len(xhat) + 8*rows)
 	for i := 0; i < rows; i++ {
-		xr := x.Value.Data[i*c : (i+1)*c]
-		var m float64
-		for _, v := range xr {
-			m += float64(v)
-		}
-		m /= float64(c)
-		var s float64
-		for _, v := range xr {
-			d := float64(v) - m
-			s += d * d
-		}
-		r := 1 / math.Sqrt(s/float64(c)+eps)
-		rstd[i] = r
-		hr, yr := xhat[i*c:(i+1)*c], y.Value.Data[i*c:(i+1)*c]
-		for j, v := range xr {
-			h := float32((float64(v) - m) * r)
-			hr[j] = h
-			yr[j] = h * g.Value.Data[j]
-			if b != nil {
-				yr[j] += b.Value.Data[j]
-			}
-		}
+		rstd[i] = layerNormRow(y.Value.Data[i*c:(i+1)*c], xhat[i*c:(i+1)*c], x.Value.Data[i*c:(i+1)*c], g.Value.Data, bd, eps)
 	}
 	// On a per-example batched tape the bias's gradient goes to each
 	// example's own vector, summed over its rows (batchRows.bias).
@@ -284,6 +274,36 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 		}
 	})
 	return y
+}
+
+// layerNormRow sets yr to the row xr normalised to zero mean and unit
+// variance (statistics in float64, eps added to the variance), times the
+// gain g, plus the bias b (none when nil), and, when hr is not nil, hr to
+// the normalised row; it returns the reciprocal standard deviation.
+func layerNormRow(yr, hr, xr, g, b []float32, eps float64) float64 {
+	c := len(xr)
+	var m float64
+	for _, v := range xr {
+		m += float64(v)
+	}
+	m /= float64(c)
+	var s float64
+	for _, v := range xr {
+		d := float64(v) - m
+		s += d * d
+	}
+	r := 1 / math.Sqrt(s/float64(c)+eps)
+	for j, v := range xr {
+		h := float32((float64(v) - m) * r)
+		if hr != nil {
+			hr[j] = h
+		}
+		yr[j] = h * g[j]
+		if b != nil {
+			yr[j] += b[j]
+		}
+	}
+	return r
 }
 
 // Embed returns the rows of table (shape [n, d]) at ids, shape [len(ids), d].

@@ -6,6 +6,8 @@ package nn
 
 import (
 	"cmp"
+	"encoding/binary"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -50,6 +52,11 @@ type TokenPruning struct {
 	// coordinate of the contextual tokens (the non-dominant ones with
 	// KeepRest) when Mix is given a generator.
 	NoiseStd float64
+	// RandomDominant chooses the dominant patches at random instead of by
+	// [CLS] attention (a control): the scores are uniform draws from a
+	// generator seeded with a hash of the image's hidden states, so an
+	// image gets the same choice wherever and whenever it is mixed.
+	RandomDominant bool
 }
 
 // Split returns how many of n patches stay dominant and how many
@@ -92,10 +99,17 @@ func (p TokenPruning) Mix(tokens, clsAttn Tensor, noise *rand.Rand) TokenMix {
 	// s_j = mean over heads of the attention [CLS] → patch j (Eqs. 5–6).
 	heads := clsAttn.Rows()
 	score := make([]float64, n)
-	for h := range heads {
-		row := clsAttn.Data[h*(n+1) : (h+1)*(n+1)]
-		for j := range n {
-			score[j] += float64(row[j+1]) / float64(heads)
+	if p.RandomDominant {
+		r := rand.New(rand.NewPCG(tensorHash(tokens), 0x646f6d696e616e74)) // "dominant"
+		for j := range score {
+			score[j] = r.Float64()
+		}
+	} else {
+		for h := range heads {
+			row := clsAttn.Data[h*(n+1) : (h+1)*(n+1)]
+			for j := range n {
+				score[j] += float64(row[j+1]) / float64(heads)
+			}
 		}
 	}
 	order := make([]int, n) // patch indices, best first; ties by index
@@ -167,6 +181,17 @@ func (p TokenPruning) Mix(tokens, clsAttn Tensor, noise *rand.Rand) TokenMix {
 		m.Rows = append(m.Rows, row)
 	}
 	return m
+}
+
+// tensorHash returns the 64-bit FNV-1a hash of x's values' bits.
+func tensorHash(x Tensor) uint64 {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, v := range x.Data {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+		h.Write(b[:])
+	}
+	return h.Sum64()
 }
 
 // rowCosine returns the cosine similarity of rows a and b of x (0 if

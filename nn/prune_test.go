@@ -7,6 +7,7 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -160,5 +161,93 @@ func TestTokenPruningTransform(t *testing.T) {
 	}
 	if noisy := p.Mix(x, at, rand.New(rand.NewPCG(1, 1))); noisy.Rows[len(noisy.Rows)-1].Add == nil {
 		t.Error("Mix with a generator and NoiseStd 1 adds no noise")
+	}
+}
+
+// TestRandomDominant checks the random control of Mechanism 1: the
+// dominant patches do not depend on the [CLS] attention, an image gets the
+// same choice each time, and over many images every patch is chosen about
+// equally often (dominant/n of the time).
+func TestRandomDominant(t *testing.T) {
+	const n, images = 16, 4000
+	p := TokenPruning{Retention: 0.25, Contextual: 0, RandomDominant: true}
+	d, _ := p.Split(n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	x, at, at2 := NewTensor(n+1, 3), NewTensor(2, n+1), NewTensor(2, n+1)
+	counts := make([]int, n)
+	for range images {
+		for i := range x.Data {
+			x.Data[i] = float32(rng.NormFloat64())
+		}
+		for i := range at.Data {
+			at.Data[i], at2.Data[i] = float32(rng.Float64()), float32(rng.Float64())
+		}
+		m := p.Mix(x, at, nil)
+		if !reflect.DeepEqual(m, p.Mix(x, at2, nil)) {
+			t.Fatal("the random dominant patches depend on the [CLS] attention")
+		}
+		if !reflect.DeepEqual(m, p.Mix(x, at, nil)) {
+			t.Fatal("the same image got two different choices")
+		}
+		if len(m.Rows) != 1+d {
+			t.Fatalf("%d rows, want [CLS] + %d dominant", len(m.Rows), d)
+		}
+		for _, r := range m.Rows[1:] {
+			counts[r.Src[0]-1]++
+		}
+	}
+	// Each count is Binomial(4000, 1/4): sd √750 ≈ 27.4; 5 sd = 137.
+	want := float64(images*d) / n
+	for j, c := range counts {
+		if math.Abs(float64(c)-want) > 5*math.Sqrt(want*(1-float64(d)/n)) {
+			t.Errorf("patch %d chosen %d times in %d images, want about %.0f", j, c, images, want)
+		}
+	}
+}
+
+// TestSetCLSAttnLayer checks that the setter gives the visual transform
+// the [CLS] attention of the same block as a model built with that
+// Config.CLSAttnLayer, that another block's attention differs, and that
+// counts past the first block clamp to it.
+func TestSetCLSAttnLayer(t *testing.T) {
+	c := smokeConfig(t)
+	c.VisionLayers = 2
+	rng := rand.New(rand.NewPCG(13, 14))
+	s := vqa(rng, c, 3, 1)
+	attn := func(m *TinyMLLM) Tensor {
+		var got Tensor
+		vt := func(_ int, tokens, cls Tensor) TokenMix {
+			got = cls.Clone()
+			return TokenMix{Rows: []MixRow{{Src: []int{0}, Weight: []float32{1}}}}
+		}
+		if _, _, err := m.Forward(NewTape(nil, nil), &s, nil, nil, vt); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	c.CLSAttnLayer = 1
+	last, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CLSAttnLayer = 2
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := attn(m)
+	if ix, err := m.SetCLSAttnLayer(1); err != nil || ix != 1 || m.Config.CLSAttnLayer != 1 {
+		t.Fatalf("SetCLSAttnLayer(1) = %d, %v (config %d); want block 1", ix, err, m.Config.CLSAttnLayer)
+	}
+	if got, want := attn(m), attn(last); !slices.Equal(got.Data, want.Data) {
+		t.Error("after SetCLSAttnLayer(1) the [CLS] attention is not the last block's")
+	} else if slices.Equal(got.Data, first.Data) {
+		t.Error("the two blocks' [CLS] attention is the same: the test shows nothing")
+	}
+	if ix, err := m.SetCLSAttnLayer(5); err != nil || ix != 0 || !slices.Equal(attn(m).Data, first.Data) {
+		t.Errorf("SetCLSAttnLayer(5) on 2 blocks = %d, %v; want the first block", ix, err)
+	}
+	if _, err := m.SetCLSAttnLayer(0); err == nil {
+		t.Error("SetCLSAttnLayer(0) accepted")
 	}
 }

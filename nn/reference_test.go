@@ -612,6 +612,12 @@ func refFusion(m *Fusion, img []float32, tokens []int) []float64 {
 		}
 		x, C, S = p, F, h
 	}
+	if m.ImgFC != nil { // the "mlp" encoder: Linear, ReLU
+		x = refLinear(mat{1, len(x), x}, m.ImgFC).d
+		for i, v := range x {
+			x[i] = math.Max(v, 0)
+		}
+	}
 	feat := refLinear(mat{1, len(x), x}, m.ImgProj)
 	W := m.Config.Width
 	tok, pos := paramMat(m.Tok), paramMat(m.Pos) // learned, whatever Positions
@@ -641,9 +647,9 @@ func TestFusionMatchesReference(t *testing.T) {
 	c.Classes, c.Layers = 3, 2
 	// Positions "rope" is for TinyMLLM's language model only: Fusion keeps
 	// its learned position embedding (Config.Positions).
-	for _, tc := range []struct{ mode, positions string }{{"late", ""}, {"early", ""}, {"late", "rope"}} {
+	for _, tc := range []struct{ mode, positions, enc string }{{"late", "", ""}, {"early", "", ""}, {"late", "rope", ""}, {"late", "", "mlp"}, {"early", "", "mlp"}} {
 		mode := tc.mode
-		c.FusionMode, c.Positions = mode, tc.positions
+		c.FusionMode, c.Positions, c.ImageEncoder = mode, tc.positions, tc.enc
 		c.PEFT = PEFT{Method: "adapter"}
 		m, err := NewFusion(c)
 		if err != nil {

@@ -43,6 +43,10 @@ type Tape struct {
 	// batch, when not nil, makes the tape a batched one with per-example
 	// parameter gradients (see batchRows); grad is then unused.
 	batch *batchRows
+	// infer makes the tape an inference tape (newInferTape): no
+	// parameter is trainable, and the layers may fuse maps and overwrite
+	// values that nothing else reads (infer.go).
+	infer bool
 
 	// Train turns dropout on. The default, false, is evaluation mode.
 	Train bool

@@ -80,11 +80,11 @@ func (m *TinyMLLM) visualParams() []*Param {
 }
 
 // visualScalars returns the numbers besides tensors that the visual
-// tokens depend on: the LoRA scales of the encoder's maps and the
-// LayerNorms' epsilons.
+// tokens depend on: the LoRA scales of the encoder's maps, the
+// LayerNorms' epsilons and the block whose [CLS] attention is kept.
 func (m *TinyMLLM) visualScalars() []float64 {
 	v := m.Vision
-	s := []float64{v.Stack.LN.Eps, float64(v.PatchEmbed.LoRAScale), float64(m.Proj1.LoRAScale), float64(m.Proj2.LoRAScale)}
+	s := []float64{v.Stack.LN.Eps, float64(v.PatchEmbed.LoRAScale), float64(m.Proj1.LoRAScale), float64(m.Proj2.LoRAScale), float64(m.clsLayerIx)}
 	for _, b := range v.Stack.Blocks {
 		s = append(s, b.LN1.Eps, b.LN2.Eps)
 		for _, lin := range []*Linear{b.Q, b.K, b.V, b.O, b.MLP.FC1, b.MLP.FC2} {

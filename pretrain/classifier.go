@@ -5,6 +5,7 @@
 package pretrain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -15,7 +16,7 @@ import (
 	"github.com/repro-dp/repro/nn"
 )
 
-// ClassifierPlan is the recipe of the classifier bases (vit, fusion):
+// ClassifierPlan is the recipe of the classifier bases (vit, cnn, fusion):
 // full training with AdamW and a cosine schedule on one public split.
 type ClassifierPlan struct {
 	Steps       int     `json:"steps"`
@@ -37,26 +38,52 @@ var classifierPlans = map[datasets.Scale]ClassifierPlan{
 }
 
 // classifierTask is the public split each classifier base trains on:
-// the ViT on fashion-cls's coarse labels (SPARTA's public pretraining), the
-// fusion model on fl-mm's public image + caption pairs (Sec-MMFL).
-var classifierTask = map[string]string{"vit": srcCoarse, "fusion": "fl-mm"}
+// the ViT and the CNN on fashion-cls's coarse labels (SPARTA's public
+// pretraining), the fusion model on fl-mm's public image + caption pairs
+// (Sec-MMFL), also with the four coarse labels (coarseLabels), so that the
+// federation has the fine labels to learn: the methods fine-tune the base's
+// encoders under a new head.
+var classifierTask = map[string]string{"vit": srcCoarse, "cnn": srcCoarse, "fusion": "fl-mm"}
+
+// coarseLabels marks the classifier bases whose public split carries fine
+// labels that pretraining replaces by their coarse category
+// (datasets.FashionCoarseOf).
+var coarseLabels = map[string]bool{"fusion": true}
+
+// DefaultImageEncoder is the fusion base's image encoder unless
+// Options.ImageEncoder says otherwise: "mlp", whose first layer is linear
+// in the pixels, so that the non-private batch-1 upload leaks the image
+// exactly (the control of the gradient-inversion attacks).
+const DefaultImageEncoder = "mlp"
 
 // classifierConfig returns the model configuration of a classifier base.
-func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset) nn.Config {
+func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset, opt Options) nn.Config {
 	cfg.Classes = len(d.PublicClasses)
+	if coarseLabels[arch] {
+		cfg.Classes = len(datasets.FashionCoarse)
+	}
+	if arch == "fusion" {
+		cfg.ImageEncoder = cmp.Or(opt.ImageEncoder, DefaultImageEncoder)
+		cfg.FusionMode = cmp.Or(opt.FusionMode, "late")
+	}
 	// TinyMLLM's language-model options; neither classifier has one, so
 	// they stay out of its configuration and cache key.
 	cfg.SmearKeys, cfg.CLSLast = false, false
 	return cfg
 }
 
-// trainClassifier trains the ViT or fusion base on its public split and
+// trainClassifier trains the ViT, CNN or fusion base on its public split and
 // measures its accuracy on the held-out public examples.
 func (b *builder) trainClassifier(ctx context.Context) (nn.Model, error) {
 	d := b.data[classifierTask[b.arch]]
 	var train, eval []*datasets.Example
 	for i := range d.Public {
 		e := &d.Public[i]
+		if coarseLabels[b.arch] {
+			c := *e
+			c.Label = datasets.FashionCoarseOf[e.Label]
+			e = &c
+		}
 		if heldOut(e.Items) {
 			eval = append(eval, e)
 		} else {
@@ -99,6 +126,18 @@ func (b *builder) newClassifier() (*classifier, error) {
 	switch b.arch {
 	case "vit":
 		v, err := nn.NewViT(b.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		base := v.Config.PEFT
+		c.m, c.restore = v, func() error { _, err := v.SetPEFT(base); return err }
+		if c.layout, err = v.SetPEFT(full); err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		c.loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) { return v.Loss(t, e.Images[0], e.Label, nil) }
+		c.pred = func(e *datasets.Example) (int, error) { c, _, err := v.Predict(e.Images[0]); return c, err }
+	case "cnn":
+		v, err := nn.NewCNN(b.cfg)
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)
 		}

@@ -20,8 +20,12 @@
 //
 // Options.Arch selects "vit" (an image classifier pretrained on the coarse
 // labels of fashion-cls's public split; ViTFor gives it a new head for the
-// ten fine labels) or "fusion" (the image + caption classifier pretrained on
-// fl-mm's public split). The command line is `repro pretrain`.
+// ten fine labels), "cnn" (the small convolutional classifier, nn.CNN,
+// pretrained on the same coarse labels) or "fusion" (the image + caption
+// classifier pretrained on the coarse labels of fl-mm's public split; the
+// federated methods give it a new head for the fine labels;
+// Options.ImageEncoder and FusionMode shape it). The command line is
+// `repro pretrain`.
 //
 // The first call trains the base and writes Dir/<arch>-<scale>-<key>/
 // model.safetensors and manifest.json; later calls load it. Concurrent

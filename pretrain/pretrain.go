@@ -31,7 +31,7 @@ import (
 const FormatVersion = 2
 
 // Architectures are the base models Base builds.
-var Architectures = []string{"tinymllm", "vit", "fusion"}
+var Architectures = []string{"tinymllm", "vit", "cnn", "fusion"}
 
 // DefaultDir is the cache directory when Options.Dir is empty: the
 // pretrain folder of the default results directory.
@@ -42,10 +42,14 @@ const DefaultDir = "results/pretrain"
 type Options struct {
 	// Scale is the preset: "smoke", "small" or "full"; "" means small.
 	Scale string
-	// Arch is the base model: "tinymllm" (default), "vit" (the image
-	// classifier, pretrained on the coarse labels) or "fusion" (the
+	// Arch is the base model: "tinymllm" (default), "vit" or "cnn" (the
+	// image classifiers, pretrained on the coarse labels) or "fusion" (the
 	// image + text classifier, pretrained on fl-mm's public split).
 	Arch string
+	// ImageEncoder and FusionMode configure the fusion base (ignored by
+	// the others): "mlp" or "cnn" (""; DefaultImageEncoder), "late" or
+	// "early" ("": late).
+	ImageEncoder, FusionMode string
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
 	// its own folder Dir/<arch>-<scale>-<key>.
 	Dir string
@@ -71,7 +75,7 @@ type Options struct {
 // Result is a pretrained base.
 type Result struct {
 	// Model is the base model, loaded from Checkpoint: a *nn.TinyMLLM,
-	// *nn.ViT or *nn.Fusion. Every tensor is frozen (PEFT method none);
+	// *nn.ViT, *nn.CNN or *nn.Fusion. Every tensor is frozen (PEFT method none);
 	// the caller owns it and may fine-tune it. Load returns further
 	// independent copies.
 	Model nn.Model
@@ -195,7 +199,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %d %q %p %p", opt.Scale, opt.Arch, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -280,7 +284,7 @@ func prepare(opt Options) (*builder, error) {
 		arch = "tinymllm"
 	}
 	if !slices.Contains(Architectures, arch) {
-		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit or fusion)", arch)
+		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit, cnn or fusion)", arch)
 	}
 	seed := opt.Seed
 	if seed == 0 {
@@ -329,7 +333,7 @@ func prepare(opt Options) (*builder, error) {
 			cfg.Layers = plan.LMLayers
 		}
 	} else {
-		cfg = classifierConfig(arch, cfg, b.data[tasks[0]])
+		cfg = classifierConfig(arch, cfg, b.data[tasks[0]], opt)
 		kplan = cplan
 	}
 	b.cfg = cfg

@@ -38,6 +38,12 @@
 //     runners/slurm) executes the runs in other processes instead, each a
 //     Sweep of one run into the same folder with Options.NoRunsFile set,
 //     and reports them through a [Tracker] that reads their manifests.
+//     The progress line's ETA replays the pool over the runs left, each
+//     costed from its planned steps (experiments.Names.Steps) at the
+//     seconds per step that the finished runs of its method and task
+//     took in this invocation (of its method's cost class until one has
+//     finished), so a sweep whose runs differ a hundredfold in length
+//     (table1's DPZO and DP-SGD) is not estimated from its mean run.
 //  4. record: outcomes are counted from the manifests of the runs executed
 //     here, in memory, and runs.parquet is written from the manifests of
 //     every planned run.

@@ -34,6 +34,7 @@ type progress struct {
 	failed   int
 	lastLen  int
 	notes    map[*Run]string // see Note
+	eta      *eta            // nil: the throughput estimate
 	stopTick chan struct{}
 	wg       sync.WaitGroup
 }
@@ -80,20 +81,35 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func (p *progress) started() {
+// predict makes the ETA a prediction of the pending runs' costs (see
+// eta), which workers run in the given order (0: as many as run at once).
+func (p *progress) predict(pending []*Run, workers int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.eta = newETA(pending, workers, nil)
+}
+
+// started counts run r as running.
+func (p *progress) started(r *Run) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running++
+	if p.eta != nil {
+		p.eta.start(r, p.now())
+	}
 	if p.tty {
 		p.print()
 	}
 }
 
-// skipped counts a pending run that turned out not to need running here.
-func (p *progress) skipped() {
+// skipped counts pending run r, which turned out not to need running here.
+func (p *progress) skipped(r *Run) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
+	if p.eta != nil {
+		p.eta.skip(r)
+	}
 	if p.tty {
 		p.print()
 	}
@@ -123,6 +139,9 @@ func (p *progress) finished(r *Run, m *results.Manifest) {
 	defer p.mu.Unlock()
 	p.running--
 	delete(p.notes, r)
+	if p.eta != nil {
+		p.eta.finish(r, m)
+	}
 	if m == nil {
 		if p.tty {
 			p.print()
@@ -142,14 +161,17 @@ func (p *progress) finished(r *Run, m *results.Manifest) {
 	}
 }
 
-// again uncounts a failed run that is executed again (a remote task's
+// again uncounts failed run r, which is executed again (a remote task's
 // retry): it counts as running once more.
-func (p *progress) again() {
+func (p *progress) again(r *Run) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done--
 	p.failed--
 	p.running++
+	if p.eta != nil {
+		p.eta.start(r, p.now())
+	}
 	if p.tty {
 		p.print()
 	}
@@ -164,7 +186,12 @@ func firstLine(s string) string {
 func (p *progress) line() string {
 	elapsed := p.now().Sub(p.start)
 	eta := "?"
-	if p.done > 0 {
+	switch {
+	case p.eta != nil:
+		if left, ok := p.eta.left(p.now()); ok {
+			eta = roundDuration(left).String()
+		}
+	case p.done > 0:
 		// Throughput so far, which accounts for the workers.
 		left := time.Duration(float64(elapsed) / float64(p.done) * float64(p.total-p.done))
 		eta = roundDuration(left).String()

@@ -69,13 +69,13 @@ func (t *Tracker) Poll(runs []*Run) (ended int) {
 		case t.seen[r] == "failed" && m.Started.After(t.attempt[r]):
 			// The task executes the failed run again (--retries).
 			if t.prog != nil {
-				t.prog.again()
+				t.prog.again(r)
 			}
 		case t.seen[r] == "failed":
 			ended++
 			continue
 		case t.seen[r] == "" && t.prog != nil:
-			t.prog.started()
+			t.prog.started(r)
 		}
 		t.seen[r], t.attempt[r] = "started", m.Started
 		if m.Status == results.Running {

@@ -128,6 +128,11 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		return nil, err
 	}
 	s.prog = newProgress(opts.Progress, opts.ProgressInterval, spec.Name, len(s.pending), s.sum.Cached, s.now)
+	workers := s.jobs
+	if _, remote := opts.Backend.(Remote); remote {
+		workers = 0 // as many as the backend runs at once
+	}
+	s.prog.predict(s.pending, workers)
 	defer s.prog.close()
 	dispatchErr := s.dispatch(ctx)
 	recErr := s.record()
@@ -349,7 +354,7 @@ func (s *sweep) exec(stop context.Context, cancel context.CancelFunc, r *Run) {
 			return
 		}
 	}
-	s.prog.started()
+	s.prog.started(r)
 	ctx := withSweep(context.WithoutCancel(stop), stop, func(note string) { s.prog.note(r, note) })
 	m := execute(ctx, r, e, s.prov, s.now)
 	s.mu.Lock()
@@ -366,7 +371,7 @@ func (s *sweep) adopt(r *Run, m *results.Manifest) {
 	s.mu.Lock()
 	s.others[r] = m
 	s.mu.Unlock()
-	s.prog.skipped()
+	s.prog.skipped(r)
 }
 
 // await waits until another process releases each of the runs in busy, or

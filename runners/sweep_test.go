@@ -504,10 +504,10 @@ func TestProgressLine(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, time.Hour, "exp", 10, 2, now)
 	defer p.close()
-	p.started()
+	p.started(nil)
 	clock = clock.Add(30 * time.Second)
 	p.finished(&Run{}, &results.Manifest{Status: results.OK})
-	p.started()
+	p.started(nil)
 	p.mu.Lock()
 	got := p.line()
 	p.mu.Unlock()
@@ -561,7 +561,7 @@ func TestProgressTerminal(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var b bytes.Buffer
 	p := &progress{w: &b, tty: true, exp: "exp", total: 2, now: func() time.Time { return clock }, start: clock}
-	p.started()
+	p.started(nil)
 	clock = clock.Add(time.Second)
 	p.finished(&Run{ID: "abc", Config: experiments.Config{Method: "dpsgd", Task: "t", Epsilon: 1}}, &results.Manifest{Status: results.Failed, Error: "boom\nmore"})
 	p.summary(&Summary{Experiment: "exp", Selected: 2, OK: 1, Failed: 1, Elapsed: 2 * time.Second})

@@ -197,11 +197,13 @@ func AttackViT(m *nn.ViT, l *nn.Layout, g []float32, batch Batch, fallback []flo
 // AttackFusion attacks the released update g (over layout l) of batch on
 // the fusion classifier m: labels from the head's bias gradient, the bag of
 // words from the rows of the text.tok gradient (keeping the n largest rows
-// when n > 0), and the image by gradient matching on the released
-// gradients of the convolutional encoder and image.proj (ConvMatch;
-// Inverting Gradients' cosine distance, or DLG's ℓ₂ with opt.L2) minimised
-// by Invert. If a tensor ConvMatch needs is not released (frozen or
-// pruned) the reconstruction is fallback.
+// when n > 0), and the image: under the "mlp" image encoder in closed form
+// from the gradients of its first layer image.fc (LinearInput: exact for a
+// batch of one, clipping included), under the "cnn" encoder by gradient
+// matching on the released gradients of the convolutions and image.proj
+// (ConvMatch; Inverting Gradients' cosine distance, or DLG's ℓ₂ with
+// opt.L2) minimised by Invert. If a tensor the attack needs is not
+// released (frozen or pruned) the reconstruction is fallback.
 func AttackFusion(m *nn.Fusion, l *nn.Layout, g []float32, batch Batch, n int, fallback []float32, opt *InvertOptions) (*Outcome, error) {
 	start := time.Now()
 	c := m.Config
@@ -221,7 +223,14 @@ func AttackFusion(m *nn.Fusion, l *nn.Layout, g []float32, batch Batch, n int, f
 		}
 	}
 	img := fallback
-	if cm, err := NewConvMatch(m, l, g); err == nil {
+	if m.ImgFC != nil {
+		if gw, gb := block(l, g, m.ImgFC.W), block(l, g, m.ImgFC.B); gw != nil && gb != nil {
+			if x, err := LinearInput(gw, gb); err == nil {
+				img = x
+				clamp01(img)
+			}
+		}
+	} else if cm, err := NewConvMatch(m, l, g); err == nil {
 		cm.L2 = opt != nil && opt.L2
 		obj := func(x, grad []float32) (float64, error) { return cm.Objective(x, grad), nil }
 		if img, _, err = Invert(obj, c.Channels, c.ImageSize, c.ImageSize, opt); err != nil {

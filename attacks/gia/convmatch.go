@@ -53,6 +53,9 @@ type ConvMatch struct {
 // layout l of m, or an error if the update lacks one of the blocks it
 // matches (a frozen or pruned tensor) or δ is zero.
 func NewConvMatch(m *nn.Fusion, l *nn.Layout, g []float32) (*ConvMatch, error) {
+	if m.ImgFC != nil {
+		return nil, fmt.Errorf("gia: gradient matching on the convolutions: the model's image encoder is an mlp")
+	}
 	cm := &ConvMatch{m: m, delta: block(l, g, m.ImgProj.B)}
 	ps := append(convParams(m), m.ImgProj.W)
 	for _, p := range ps {

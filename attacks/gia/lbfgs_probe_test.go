@@ -5,6 +5,7 @@
 package gia
 
 import (
+	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/optimize"
@@ -20,6 +21,8 @@ import (
 // scouted starts, and logs the objective, evaluations and PSNR: the
 // measurement behind docs/gia.md's note that the span objective's
 // valley is ill-conditioned (Adam's 1500 iterations stop at 18 dB).
+// It fails when L-BFGS ends above the objective of its start or on a
+// non-finite objective or PSNR.
 func TestSpanLBFGSProbe(t *testing.T) {
 	if *loraIters == 0 {
 		t.Skip("set -gia.lora-iters")
@@ -58,11 +61,17 @@ func TestSpanLBFGSProbe(t *testing.T) {
 				prior.pullback(gw, gx)
 			},
 		}
+		f0 := prob.Func(starts[0])
+		evals = 0
 		res, err := optimize.Minimize(prob, starts[0], &optimize.Settings{MajorIterations: *loraIters, GradientThreshold: 1e-14}, &optimize.LBFGS{Store: 30})
 		if res == nil {
 			t.Fatal(err)
 		}
 		img := clamp01(prior.Image(make([]float32, n), res.X))
-		t.Logf("image %d: L-BFGS %v, objective %.3g, %d evals, PSNR %.2f dB (baseline %.2f)", k, res.Status, res.F, evals, PSNR(img, b.Images[0], 1), PSNR(MeanImage(pub), b.Images[0], 1))
+		psnr := PSNR(img, b.Images[0], 1)
+		t.Logf("image %d: L-BFGS %v, objective %.3g (start %.3g), %d evals, PSNR %.2f dB (baseline %.2f)", k, res.Status, res.F, f0, evals, psnr, PSNR(MeanImage(pub), b.Images[0], 1))
+		if math.IsNaN(res.F) || math.IsInf(res.F, 0) || res.F > f0 || math.IsNaN(psnr) {
+			t.Errorf("image %d: L-BFGS ends at objective %v from a start at %v (PSNR %v): want a finite objective no higher than the start's", k, res.F, f0, psnr)
+		}
 	}
 }

@@ -119,7 +119,10 @@ func mllmBatch(split []datasets.Example, k int) Batch {
 // that scale with LoRA as the methods add it (B drawn with -gia.lora-binit),
 // with the flags' settings, and logs per image PSNR, SSIM, the mean-image
 // baseline, the embedding ceilings (embeddingCeiling, the Gaussian prior's
-// conditional mean) and the time, then the means over the images.
+// conditional mean) and the time, then the means over the images. It
+// fails when a reconstruction leaves [0, 1] or is not finite, when the
+// PSNR it reports is not the reconstruction's against the original, or
+// when the final objective is not finite and non-negative.
 func TestMLLMLoRAProbe(t *testing.T) {
 	if *loraIters == 0 {
 		t.Skip("set -gia.lora-iters")
@@ -195,6 +198,7 @@ func TestMLLMLoRAProbe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkProbeOutcome(t, k, o, b)
 			base := PSNR(mean, b.Images[0], 1)
 			t.Logf("image %d (%s): objective %.3g, PSNR %.2f dB, SSIM %.3f, baseline %.2f dB, ceilings %.2f dB (mean prior) %.2f dB (Gaussian prior), %v", k, d.Public[k].Kind, o.Match, o.MeanPSNR(), o.MeanSSIM(),
 				base, PSNR(embeddingCeiling(m.Vision, b.Images[0], mean), b.Images[0], 1),
@@ -207,6 +211,29 @@ func TestMLLMLoRAProbe(t *testing.T) {
 		n := float64(*loraN)
 		t.Logf("prior %v, scout %d, lr %g, TV %g, gauss %g, %d iterations, %d restarts, decay %v, l2 %v: mean over %d images: PSNR %.2f dB, SSIM %.3f, objective %.4f, baseline %.2f dB",
 			priors[q], opt.Scout, opt.LR, opt.TV, opt.Gauss, opt.Iterations, opt.Restarts, opt.Decay, opt.L2, *loraN, sum.psnr/n, sum.ssim/n, sum.match/n, sum.base/n)
+	}
+}
+
+// checkProbeOutcome fails t when outcome o of the LoRA probe on batch b
+// (one image) is not what its numbers say: a reconstruction outside
+// [0, 1] or not finite, a PSNR that is not the reconstruction's against
+// b's image (PSNR recomputed), or an objective that is negative or not
+// finite.
+func checkProbeOutcome(t *testing.T, k int, o *Outcome, b Batch) {
+	t.Helper()
+	if len(o.Images) != 1 || len(o.PSNR) != 1 {
+		t.Fatalf("image %d: %d reconstructions and %d PSNRs, want 1", k, len(o.Images), len(o.PSNR))
+	}
+	for i, v := range o.Images[0] {
+		if !(v >= 0 && v <= 1) {
+			t.Fatalf("image %d: pixel %d is %v, want in [0, 1]", k, i, v)
+		}
+	}
+	if want := PSNR(o.Images[0], b.Images[0], 1); math.Abs(o.PSNR[0]-want) > 1e-9*math.Max(1, math.Abs(want)) {
+		t.Errorf("image %d: reported PSNR %v, the reconstruction's %v", k, o.PSNR[0], want)
+	}
+	if !(o.Match >= 0) || math.IsInf(o.Match, 0) {
+		t.Errorf("image %d: objective %v, want finite and non-negative", k, o.Match)
 	}
 }
 

@@ -40,7 +40,11 @@ func words(ids []int) string {
 // -gia.text-first of fashion-vqa-tune's private split (the private task's
 // questions about PUBLIC images: the attacker's settings are chosen here),
 // with the public prompts as the prior's data, and logs the recovered
-// prompts, their position TRR and the prior's guess's.
+// prompts, their position TRR and the prior's guess's. It fails when the
+// match distance RecoverText reports is not the distance of the tokens it
+// returns (recomputed by tokenDistance), or when those tokens match the
+// update better than the true prompt does (the update is the truth's, so
+// the truth's distance is the minimum, 0 up to rounding).
 func TestTextProbe(t *testing.T) {
 	if *textIters == 0 {
 		t.Skip("set -gia.text-iters")
@@ -114,6 +118,11 @@ func TestTextProbe(t *testing.T) {
 			o, err := RecoverText(m, l, g, s, at, vocab, nil, &opt)
 			if err != nil {
 				t.Fatal(err)
+			}
+			got := tokenDistance(t, m, l, s, at, g, o.Tokens, opt.L2, opt.PerBlock)
+			truth := tokenDistance(t, m, l, s, at, g, want, opt.L2, opt.PerBlock)
+			if math.Abs(got-o.Match) > 1e-9*math.Max(1, math.Abs(got)) || truth > got+1e-6 {
+				t.Errorf("tune %d: reported match %v, recomputed %v, the truth's %v", k, o.Match, got, truth)
 			}
 			sum += PositionTRR(o.Tokens, want)
 			sumBase += PositionTRR(guess, want)
@@ -255,7 +264,9 @@ func fdCheck(t *testing.T, label string, rng *rand.Rand, n int, h float64, grad 
 // TestTextBlockProbe logs, for each released LoRA tensor of the raw
 // update of -gia.text-n public fashion-vqa sequences (pretrained smoke
 // base), its norm and the cosine distance that replacing the third prompt
-// token by id 50 causes in it: which tensors carry the prompt.
+// token by id 50 causes in it: which tensors carry the prompt. It fails
+// when a norm or distance is not finite, or when the swap changes no
+// tensor (the update would not depend on the prompt).
 func TestTextBlockProbe(t *testing.T) {
 	if *textIters == 0 {
 		t.Skip("set -gia.text-iters")
@@ -269,13 +280,22 @@ func TestTextBlockProbe(t *testing.T) {
 		b2.Tokens[0][2] = 50
 		g2 := mllmUpdate(t, m, l, b2, Mechanism{})
 		var line []string
+		changed := false
 		for i, p := range l.Params {
 			x, y := l.Block(g, i), l.Block(g2, i)
 			if norm(x) == 0 {
 				continue
 			}
 			dz := make([]float32, len(x))
-			line = append(line, fmt.Sprintf("%s ‖g‖ %.3g, cos dist after swap %.4f", p.Name, norm(x), 1-cosineGrad(y, x, dz)))
+			dist := 1 - cosineGrad(y, x, dz)
+			if math.IsNaN(dist) || math.IsInf(norm(x), 0) {
+				t.Errorf("public %d, %s: ‖g‖ %v, distance %v, want finite", k, p.Name, norm(x), dist)
+			}
+			changed = changed || dist > 0
+			line = append(line, fmt.Sprintf("%s ‖g‖ %.3g, cos dist after swap %.4f", p.Name, norm(x), dist))
+		}
+		if b.Tokens[0][2] != 50 && !changed {
+			t.Errorf("public %d: replacing prompt token 2 by id 50 changes no released tensor", k)
 		}
 		t.Logf("public %d %q:\n%s", k, words(b.Tokens[0]), strings.Join(line, "\n"))
 	}
@@ -400,6 +420,9 @@ func TestTextGradErrors(t *testing.T) {
 // prompt and, at each prompt position, the two single-token swaps with
 // the lowest distance and the median over all swaps: whether the truth is
 // a strict local minimum of the discrete problem, and how flat it is.
+// It fails when the truth's distance is not 0 up to float32 rounding
+// (10⁻⁴: the update is the truth's) or a swap matches better than the
+// truth.
 func TestTextSwapProbe(t *testing.T) {
 	if *textIters == 0 {
 		t.Skip("set -gia.text-iters")
@@ -449,9 +472,15 @@ func TestTextSwapProbe(t *testing.T) {
 			}
 			copy(emb[i*w:(i+1)*w], orig)
 			slices.SortFunc(cs, func(a, b swap) int { return cmp.Compare(a.d, b.d) })
+			if cs[0].d < d0-1e-9 {
+				t.Errorf("public %d, position %d: swap to %s matches at %v, below the truth's %v", k, p, words([]int{cs[0].id}), cs[0].d, d0)
+			}
 			lines = append(lines, fmt.Sprintf("%s: %s %.4f, %s %.4f, median %.4f", words([]int{s.Tokens[p]}), words([]int{cs[0].id}), cs[0].d, words([]int{cs[1].id}), cs[1].d, cs[len(cs)/2].d))
 		}
 		t.Logf("public %d: truth %.2g\n%s", k, d0, strings.Join(lines, "\n"))
+		if !(math.Abs(d0) < 1e-4) {
+			t.Errorf("public %d: the truth's distance is %v, want 0 up to rounding (< 1e-4)", k, d0)
+		}
 	}
 }
 
@@ -507,6 +536,33 @@ func TestOrderMoves(t *testing.T) {
 // promptCase returns example k of split as a batch of one and as a
 // sequence, with its prompt positions (PromptPositions) and their tokens:
 // a text attack's input and the truth it is scored against.
+// tokenDistance returns the gradient-matching distance (GradientMatch,
+// ℓ₂ or cosine, per block or whole, as RecoverText measures its Match) of
+// update g from s with toks in place at the positions at, their own
+// embeddings.
+func tokenDistance(t testing.TB, m *nn.TinyMLLM, l *nn.Layout, s nn.Sequence, at []int, g []float32, toks []int, l2, perBlock bool) float64 {
+	t.Helper()
+	f, err := TextGrad(m, l, s, at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gm, err := NewGradientMatch(l, f, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gm.L2, gm.PerBlock = l2, perBlock
+	w := m.Config.Width
+	emb := make([]float32, len(at)*w)
+	for i, id := range toks {
+		copy(emb[i*w:(i+1)*w], m.Tok.Data[id*w:(id+1)*w])
+	}
+	d, err := gm.Distance(emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func promptCase(split []datasets.Example, k int) (b Batch, s nn.Sequence, at, want []int) {
 	b = mllmBatch(split, k)
 	s = nn.Sequence{Tokens: b.Tokens[0], Images: b.Images, Loss: b.Loss[0]}

@@ -31,7 +31,9 @@ func pretrainCommand() *cli.Command {
 			"cores smoke takes about 10 s and small about 5 minutes; full is for bigger machines.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size preset: smoke, `small` or full"},
-			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit or fusion"},
+			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn or fusion"},
+			&cli.StringFlag{Name: "image-encoder", Usage: "fusion only: image encoder `mlp` (the default) or cnn"},
+			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "pretraining seed `N`"},
@@ -50,6 +52,12 @@ func pretrainCommand() *cli.Command {
 				Fresh:   c.Bool("fresh"),
 				Seed:    c.Uint64("seed"),
 				DataDir: c.String("data-dir"),
+
+				ImageEncoder: c.String("image-encoder"),
+				FusionMode:   c.String("fusion-mode"),
+			}
+			if (opt.ImageEncoder != "" || opt.FusionMode != "") && opt.Arch != "fusion" {
+				return fmt.Errorf("pretrain: --image-encoder and --fusion-mode shape the fusion base only, not %s", opt.Arch)
 			}
 			if !c.Bool("quiet") {
 				opt.Progress = c.App.ErrWriter

@@ -94,7 +94,7 @@ func basesOf(runs []*runners.Run) [][]string {
 		if !ok {
 			continue
 		}
-		k := r.Config.Scale + " " + m.Arch()
+		k := r.Config.Scale + " " + methods.BaseArch(m, r.Config.Params)
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}

@@ -175,8 +175,8 @@ func LabelAccuracy(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, t
 	return percentTrue(hit), nil
 }
 
-// classifierAccuracy returns the accuracy (%) of a classifier (*nn.ViT or
-// *nn.Fusion) on test: the share of examples whose most probable class is
+// classifierAccuracy returns the accuracy (%) of a classifier (*nn.ViT,
+// *nn.CNN or *nn.Fusion) on test: the share of examples whose most probable class is
 // their label, and each example's prediction row (the class index, and
 // the loss −ln p(label)). Examples are predicted in parallel, each on its
 // own, so the result does not depend on the number of goroutines.
@@ -199,6 +199,8 @@ func classifierAccuracy(ctx context.Context, model nn.Model, test []datasets.Exa
 		var err error
 		switch m := model.(type) {
 		case *nn.ViT:
+			pred, probs, err = m.Predict(ex.Images[0])
+		case *nn.CNN:
 			pred, probs, err = m.Predict(ex.Images[0])
 		case *nn.Fusion:
 			pred, probs, err = m.Predict(ex.Images[0], ex.Prompt)

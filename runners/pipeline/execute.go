@@ -85,6 +85,7 @@ func names() *experiments.Names {
 		Metrics:       slices.Clone(knownMetrics),
 		Metric:        knownMetric,
 		Effective:     effective,
+		Steps:         plannedSteps,
 	}
 }
 
@@ -146,7 +147,7 @@ func Execute(ctx context.Context, run *runners.Run, rec *runners.Recorder) error
 		return fmt.Errorf("pipeline: unknown method %q", cfg.Method)
 	}
 	rec.Stage("base")
-	model, base, err := baseStage(ctx, run, method.Arch())
+	model, base, err := baseStage(ctx, run, methods.BaseArch(method, cfg.Params))
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 	}
 	res, err := method.FineTune(ctx, &methods.Job{
 		Model:   model,
-		Data:    d,
+		Data:    trainingData(cfg, d),
 		Hyper:   h,
 		Epsilon: float64(cfg.Epsilon),
 		Delta:   cfg.Delta,
@@ -278,6 +279,21 @@ func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.
 		rec.Result(k, counts[k])
 	}
 	return res, h, nil
+}
+
+// trainingData returns the dataset the method fine-tunes on: d, or for
+// the chance-level control (cfg.TrainHoldout) a copy of d whose private
+// and holdout splits are swapped, so that the method trains on records it
+// draws like the private ones (the same generator, the same name lists)
+// but on none of them and on no canary, while evaluation and the attacks
+// keep d and target its private split.
+func trainingData(cfg *experiments.Config, d *datasets.Dataset) *datasets.Dataset {
+	if !cfg.TrainHoldout() {
+		return d
+	}
+	c := *d
+	c.Private, c.Holdout = d.Holdout, d.Private
+	return &c
 }
 
 // posed returns d with its test split as pose poses it (d itself when
@@ -373,6 +389,9 @@ func lmResults(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, d *da
 func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, base *nn.TinyMLLM, res *methods.Result, d *datasets.Dataset, dir string, rec *runners.Recorder) error {
 	if len(cfg.Attacks) == 0 {
 		return nil
+	}
+	if _, ok := model.(*nn.Fusion); ok {
+		return fedAttackStage(ctx, cfg, res, d, dir, rec)
 	}
 	m, ok := model.(*nn.TinyMLLM)
 	c, isClassifier := model.(attacks.Classifier)

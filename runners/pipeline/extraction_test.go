@@ -13,6 +13,7 @@ import (
 
 	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/parallel"
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
@@ -172,5 +173,62 @@ func TestExtractionTargetNames(t *testing.T) {
 	}
 	if mentions < len(pii.Records) {
 		t.Errorf("%d mentions in %d records, want at least one each", mentions, len(pii.Records))
+	}
+}
+
+// TestTrainingDataHoldout checks the chance-level control's training data
+// (train_holdout = 1) on smoke records: the method sees the holdout
+// records as its private split, none of them a private record and none a
+// canary, their names tagged from the private lists as the private
+// records' are; the dataset the attacks target is unchanged; and without
+// the param (or at 0) the method sees d itself.
+func TestTrainingDataHoldout(t *testing.T) {
+	t.Parallel()
+	d, err := Data("records", "smoke", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, params := range []map[string]any{nil, {"train_holdout": int64(0)}} {
+		if got := trainingData(&experiments.Config{Params: params}, d); got != d {
+			t.Errorf("params %v: training data is not the dataset itself", params)
+		}
+	}
+	nPriv, nHold := len(d.Private), len(d.Holdout)
+	got := trainingData(&experiments.Config{Params: map[string]any{"train_holdout": int64(1)}}, d)
+	if len(d.Private) != nPriv || len(d.Holdout) != nHold || got == d {
+		t.Fatalf("the dataset changed: %d private, %d holdout, want %d and %d", len(d.Private), len(d.Holdout), nPriv, nHold)
+	}
+	if len(got.Private) != nHold {
+		t.Fatalf("%d training examples, want the %d holdout ones", len(got.Private), nHold)
+	}
+	private := make(map[string]bool)
+	for _, ex := range d.Private {
+		private[ex.Items[0]] = true
+	}
+	target := &attacks.Target{}
+	extractionTarget(target, got, nil) // the tagger of the name lists
+	privF := make(map[int]bool)
+	for _, i := range target.PII.PrivateFirst {
+		privF[i] = true
+	}
+	tg := target.PII.Tagger()
+	names := 0
+	for _, ex := range got.Private {
+		if ex.Canary >= 0 || private[ex.Items[0]] {
+			t.Fatalf("training example %s is a canary or a private record", ex.ID)
+		}
+		toks, _ := ex.Sequence()
+		for _, s := range ex.PII {
+			if s.Type != datasets.PIIName {
+				continue
+			}
+			if n, _, ok := tg.At(toks, s.Start); !ok || !privF[n[0]] {
+				t.Fatalf("%s: name %q is not from the private lists", ex.ID, s.Text)
+			}
+			names++
+		}
+	}
+	if names == 0 {
+		t.Error("no name in the holdout records")
 	}
 }

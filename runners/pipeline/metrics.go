@@ -5,6 +5,7 @@
 package pipeline
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 
@@ -68,6 +69,7 @@ var metricFamily = regexp.MustCompile(`^(` +
 	`|[a-z0-9_]+_(members|nonmembers)` +
 	`|exposure_(extrap_)?rep[0-9]+` +
 	`|gia_b[0-9]+_[a-z_]+` +
+	`|gia_upload_[a-z_]+` +
 	`|(epsilon|sigma|risk|risk_estimate)_[a-z]+_r[0-9]+` +
 	`|epsilon_accounted_[a-z]+` +
 	`|head_group_r[0-9]+` +
@@ -89,9 +91,45 @@ func effective(c *experiments.Config) map[string]string {
 	if !ok {
 		return nil
 	}
-	h, err := methods.ResolveAt(c.Method, c.Scale, float64(c.Epsilon), c.Params)
+	h, err := resolve(c)
 	if err != nil {
 		return nil
 	}
 	return e.Effective(c.Task, c.Scale, h)
+}
+
+// plannedSteps returns the steps run c will take and their cost class
+// where its method knows them before it runs (methods.Stepper), for the
+// runner's ETA; 0 steps otherwise.
+func plannedSteps(c *experiments.Config) (int64, string) {
+	m, ok := methods.Lookup(c.Method)
+	if !ok {
+		return 0, ""
+	}
+	st, ok := m.(methods.Stepper)
+	if !ok {
+		return 0, c.Method
+	}
+	for _, k := range experiments.DataParams {
+		if _, ok := c.Params[k]; ok {
+			return 0, "" // the data differ from the task's at scale
+		}
+	}
+	h, err := resolve(c)
+	if err != nil {
+		return 0, ""
+	}
+	steps, class := st.PlannedSteps(c.Task, c.Scale, h)
+	return int64(steps), class
+}
+
+// resolve returns the hyperparameters of run c, as fineTuneStage resolves
+// them: the variant label and the data params are not among them.
+func resolve(c *experiments.Config) (methods.Hyper, error) {
+	params := maps.Clone(c.Params)
+	delete(params, experiments.VariantParam)
+	for _, k := range experiments.DataParams {
+		delete(params, k)
+	}
+	return methods.ResolveAt(c.Method, c.Scale, float64(c.Epsilon), params)
 }

@@ -89,3 +89,42 @@ func TestCollapsingSweep(t *testing.T) {
 		t.Errorf("fig3 at small: got %q, want no warning", got)
 	}
 }
+
+// TestPlannedSteps checks the steps the runner's ETA predicts before a run
+// (methods.Stepper) against the steps every run of a method that plans
+// them recorded in the checked-in run tables.
+func TestPlannedSteps(t *testing.T) {
+	files, err := filepath.Glob("../../results/baselines/*.parquet")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no baselines: %v", err)
+	}
+	checked := map[string]int{}
+	for _, f := range files {
+		runs, err := results.ReadRuns(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			c := experiments.Config{Method: r.Method, Task: r.Task, Scale: r.Scale, Epsilon: experiments.Epsilon(r.EpsilonTarget), Params: map[string]any{}}
+			for k, v := range r.Params {
+				if v != nil {
+					c.Params[k] = v
+				}
+			}
+			steps, _ := plannedSteps(&c)
+			if steps == 0 || r.Status != results.OK {
+				continue
+			}
+			checked[r.Method]++
+			if steps != r.Steps {
+				t.Errorf("%s: run %s (%s): planned %d steps, ran %d", filepath.Base(f), r.RunID, c.String(), steps, r.Steps)
+			}
+		}
+	}
+	for _, m := range []string{"nonprivate", "dpsgd", "dpzo", "dualpriv", "rapft"} {
+		if checked[m] == 0 {
+			t.Errorf("no run of %s checked", m)
+		}
+	}
+	t.Logf("runs checked by method: %v", checked)
+}

@@ -1,0 +1,171 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// engineShape is a model, its trainable layout and a batch of a
+// benchmark of the engine's inference paths.
+type engineShape struct {
+	name  string
+	m     *TinyMLLM
+	l     *Layout
+	batch []Sequence
+}
+
+// engineShapes returns the shapes of BenchmarkZOStep, BenchmarkEvalPass
+// and BenchmarkLiRAScore: the anchor (anchorBench: width 64, LoRA r = 8
+// on q and v, B = 32) and the small preset with the methods' default
+// LoRA and batch (benchLoRA: every map of the language model, r = 8,
+// B = 64).
+func engineShapes(b *testing.B) []engineShape {
+	m, l, batch := anchorBench(b)
+	sm, sl, sbatch, _ := benchLoRA(b, "small", 9)
+	return []engineShape{{"anchor", m, l, batch}, {"small", sm, sl, sbatch}}
+}
+
+// BenchmarkZOStep measures one DPZO step against one DP-SGD step on the
+// same model and batch, at the anchor's shape and at small. dpzo is what
+// methods.DPZO does each step: draw a direction z ~ N(0, I) over the
+// trainable coordinates, write θ + φz into the parameters, compute every
+// example's mean loss (TinyMLLM.MeanLosses with the visual-token cache the
+// training loop keeps), the same at θ − φz, restore θ, and take an SGD
+// step along z; dpsgd is BenchmarkAnchor's DP-SGD step (per-sample
+// gradients, clipping, noise, SGD) with the same options. Their ratio is
+// the "DPZO step ≤ 0.4× a DP-SGD step".
+func BenchmarkZOStep(b *testing.B) {
+	for _, sh := range engineShapes(b) {
+		m, l, batch := sh.m, sh.l, sh.batch
+		b.Run(sh.name+"/dpzo", func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20)}
+			theta := l.Values()
+			z, v := make([]float32, l.Size), make([]float32, l.Size)
+			lp, lm := make([]float64, len(batch)), make([]float64, len(batch))
+			const phi = 1e-3
+			cpu := startCPU(b)
+			for b.Loop() {
+				for j := range z {
+					z[j] = float32(rng.NormFloat64())
+				}
+				for _, pass := range []struct {
+					f   float32
+					out []float64
+				}{{phi, lp}, {-phi, lm}} {
+					for j, t := range theta {
+						v[j] = t + pass.f*z[j]
+					}
+					l.SetValues(v)
+					if err := m.MeanLosses(l, batch, opts, pass.out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				s := 0.0
+				for i := range lp {
+					s += max(-1, min(1, (lp[i]-lm[i])/(2*phi)))
+				}
+				c := float32(1e-3 * s / float64(len(batch)))
+				for j := range theta {
+					theta[j] -= c * z[j]
+				}
+				l.SetValues(theta)
+			}
+			cpu.stop(b)
+			b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "ex/s")
+		})
+		b.Run(sh.name+"/dpsgd", func(b *testing.B) {
+			anchorDPSGD(b, m, l, len(batch), func() (*Result, error) {
+				return m.PerSample(l, batch, nil, nil, anchorOptions)
+			})
+		})
+	}
+}
+
+// BenchmarkEvalPass measures one evaluation pass over a test set of the
+// shape's batch, as pipeline.Evaluate makes it, one example at a time:
+// greedy decoding of the answer's length from the prompt
+// (TinyMLLM.Generate) and the reference answer's token losses
+// (TinyMLLM.TokenLosses).
+func BenchmarkEvalPass(b *testing.B) {
+	for _, sh := range engineShapes(b) {
+		m, test := sh.m, sh.batch
+		b.Run(sh.name, func(b *testing.B) {
+			cpu := startCPU(b)
+			for b.Loop() {
+				for i := range test {
+					s := &test[i]
+					k := firstLoss(s)
+					p := Sequence{Tokens: s.Tokens[:k], Images: s.Images}
+					if _, err := m.Generate(&p, len(s.Tokens)-k, Sampler{}, nil, nil, nil); err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := m.TokenLosses(s, nil, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			cpu.stop(b)
+			b.ReportMetric(float64(len(test)*b.N)/b.Elapsed().Seconds(), "ex/s")
+		})
+	}
+}
+
+// firstLoss returns the index of the first token s.Loss marks (the
+// answer's start), len(s.Tokens) if none.
+func firstLoss(s *Sequence) int {
+	for i, l := range s.Loss {
+		if l {
+			return i
+		}
+	}
+	return len(s.Tokens)
+}
+
+// BenchmarkLiRAScore measures one LiRA scoring pass over a pool of the
+// shape's batch, as package attacks scores a target: groups of 8
+// consecutive examples on one batched forward pass (ForwardBatch on an
+// inference tape), the
+// logits of every row that predicts a text token, and the
+// log-probability of each true token (its log-softmax).
+func BenchmarkLiRAScore(b *testing.B) {
+	for _, sh := range engineShapes(b) {
+		m, pool := sh.m, sh.batch
+		V := m.Config.Vocab
+		b.Run(sh.name, func(b *testing.B) {
+			cpu := startCPU(b)
+			p := make([]float32, V)
+			for b.Loop() {
+				for from := 0; from < len(pool); from += 8 {
+					group := pool[from:min(from+8, len(pool))]
+					t := NewInferenceTape()
+					hid, off, pos, err := m.ForwardBatch(t, group)
+					if err != nil {
+						b.Fatal(err)
+					}
+					var rows, targets []int
+					for e := range group {
+						for i, id := range group[e].Tokens {
+							if i > 0 && id != TokenImage {
+								rows = append(rows, off[e]+pos[e][i]-1)
+								targets = append(targets, id)
+							}
+						}
+					}
+					z := m.Logits(t, hid, rows).Value
+					for r, tg := range targets {
+						row := z.Data[r*V : (r+1)*V]
+						_ = softmaxRow(row, p) - float64(row[tg])
+					}
+					t.Release()
+				}
+			}
+			cpu.stop(b)
+			b.ReportMetric(float64(len(pool)*b.N)/b.Elapsed().Seconds(), "ex/s")
+		})
+	}
+}
