@@ -56,6 +56,11 @@ func maskedGrad(f GradFunc, mask []float32) GradFunc {
 	}
 }
 
+// pieceLinearStep is GradientMatch's step on a piecewise-linear model
+// (the fusion classifier's encoder is checked at it,
+// TestGradientMatchConvMatch).
+const pieceLinearStep = 1e-5
+
 // headBias returns the classifier head's bias among l's tensors (a
 // one-dimensional tensor of kind head), or nil.
 func headBias(l *nn.Layout) *nn.Param {
@@ -79,7 +84,8 @@ func headBias(l *nn.Layout) *nn.Param {
 // release over the released tensors, minimised over the coordinates of
 // prior when there is one (a ViT's EmbeddingPrior: the part of the image
 // its patch embedding sees), else, for B = 1, over the pixels (Invert,
-// from opt.Init when set). The reconstructions are scored after
+// from opt.Init when set; the finite-difference step of a model other
+// than a ViT is pieceLinearStep, for ReLU networks). The reconstructions are scored after
 // Hungarian matching. The model's parameters are perturbed and restored
 // during the attack, so m must not be used concurrently.
 func AttackClassifier(m attacks.Classifier, l *nn.Layout, g, mask []float32, batch Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
@@ -111,6 +117,12 @@ func AttackClassifier(m attacks.Classifier, l *nn.Layout, g, mask []float32, bat
 	gm, err := NewGradientMatch(l, maskedGrad(f, mask), g)
 	if err != nil {
 		return nil, err
+	}
+	if arch, _ := m.Describe(); arch != "vit" {
+		// A convolutional classifier is piecewise linear (ReLU, max
+		// pooling): the Hessian-vector product's step must cross no
+		// activation switch (GradientMatch.Step).
+		gm.Step = pieceLinearStep
 	}
 	if opt != nil {
 		gm.L2 = opt.L2
