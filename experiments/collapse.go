@@ -22,7 +22,9 @@ func (s *Spec) Collapses() []string {
 	if eff == nil {
 		return nil
 	}
-	type where struct{ method, task, param, setting string }
+	// Values collapse when they give one setting in runs that differ in
+	// nothing else but the seed and ε (a warning per ε would repeat).
+	type where struct{ method, task, param, setting, rest string }
 	values := make(map[where][]string)
 	settings := make(map[string]bool)
 	runs := s.Expand()
@@ -31,7 +33,15 @@ func (s *Spec) Collapses() []string {
 		key := c
 		key.Params = maps.Clone(c.Params)
 		for name, setting := range e {
-			w := where{c.Method, c.Task, name, setting}
+			rest := c
+			rest.Seed, rest.Epsilon = 0, 0
+			rest.Params = maps.Clone(c.Params)
+			delete(rest.Params, name)
+			method := c.Method
+			if v, ok := c.Params[VariantParam]; ok {
+				method = fmt.Sprintf("%s (%v)", c.Method, v)
+			}
+			w := where{method, c.Task, name, setting, rest.String()}
 			if v := fmt.Sprint(c.Params[name]); !slices.Contains(values[w], v) {
 				values[w] = append(values[w], v)
 			}
@@ -41,10 +51,13 @@ func (s *Spec) Collapses() []string {
 	}
 	var out []string
 	for _, w := range slices.SortedFunc(maps.Keys(values), func(a, b where) int {
-		return strings.Compare(a.method+a.task+a.param+a.setting, b.method+b.task+b.param+b.setting)
+		return strings.Compare(a.method+a.task+a.param+a.setting+a.rest, b.method+b.task+b.param+b.setting+b.rest)
 	}) {
 		if vs := values[w]; len(vs) > 1 {
-			out = append(out, fmt.Sprintf("%s on %s at scale %s: %s %s all give %s", w.method, w.task, s.Scale, w.param, strings.Join(vs, ", "), w.setting))
+			line := fmt.Sprintf("%s on %s at scale %s: %s %s all give %s", w.method, w.task, s.Scale, w.param, strings.Join(vs, ", "), w.setting)
+			if !slices.Contains(out, line) {
+				out = append(out, line)
+			}
 		}
 	}
 	if len(out) == 0 {

@@ -101,6 +101,8 @@ func TestParseErrors(t *testing.T) {
 		{"beta range", "seed: [1, 2]", "seed: [1]\n  beta: [1.5]", 15, "sweep.beta: 1.5 is not in [0, 1]"},
 		{"alpha zero", "seed: [1, 2]", "seed: [1]\n  dirichlet_alpha: [0.5, 0]", 15, "sweep.dirichlet_alpha: 0 is not > 0"},
 		{"clients zero", "seed: [1, 2]", "seed: [1]\n  clients: [0]", 15, "sweep.clients"},
+		{"train_holdout two", "seed: [1, 2]", "seed: [1]\n  train_holdout: [0, 2]", 15, "sweep.train_holdout: 2 is not 0 or 1"},
+		{"train_holdout in params", "params: {lr: 0.001, peft: lora}", "params: {train_holdout: 1}", 11, "train_holdout is a data param: sweep it as an axis"},
 		{"data param in params", "params: {lr: 0.001, peft: lora}", "params: {clients: 4}", 11, "clients is a data param: sweep it as an axis"},
 		{"param also axis", "  seed: [1, 2]", "  seed: [1, 2]\n  lr: [0.1]", 11, "lr is both a hyperparameter and a sweep axis"},
 		{"unknown top key late", "attacks: [loss-mia]", "attacks: [loss-mia]\nxx: 1", 16, `unknown key "xx"`},

@@ -99,14 +99,18 @@ func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounti
 		return privacy.SelfComposed{Event: privacy.PoissonGaussian{Q: q, Sigma: s}, Count: steps}
 	}
 	newRDP := func() (privacy.Accountant, error) { return privacy.NewRDP(nil) }
-	newPLD := func() (privacy.Accountant, error) { return privacy.NewPLD(nil) }
+	// The PLD's grid follows the target ε (privacy.PLDInterval), so that
+	// the small σ of a large ε fits it.
+	pldOpts := &privacy.PLDOptions{Interval: privacy.PLDInterval(eps)}
+	newPLD := func() (privacy.Accountant, error) { return privacy.NewPLD(pldOpts) }
 	var a accounting
 	if !math.IsInf(eps, 1) {
-		calib := newRDP
-		if h.Accountant == "pld" {
-			calib = newPLD
+		c, err := privacy.Calibrate(newRDP, family, eps, delta, nil)
+		if err == nil && h.Accountant == "pld" && c.Sigma > 0 {
+			// RDP's ε is never below the PLD's, so its σ brackets the
+			// PLD's from above, within a few percent.
+			c, err = privacy.Calibrate(newPLD, family, eps, delta, &privacy.CalibrateOptions{Initial: c.Sigma, Step: 1.1})
 		}
-		c, err := privacy.Calibrate(calib, family, eps, delta, nil)
 		if errors.Is(err, privacy.ErrGridTooLarge) {
 			return accounting{}, fmt.Errorf("methods: %s: target ε = %v is too large for the PLD accountant's grid: calibrate with accountant rdp, or run at ε = inf for no noise", name, eps)
 		}
@@ -133,7 +137,7 @@ func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounti
 	}
 	a.EpsilonPLD = math.Inf(1)
 	if a.Sigma > 0 {
-		pld, err := privacy.NewPLD(nil)
+		pld, err := privacy.NewPLD(pldOpts)
 		if err != nil {
 			return accounting{}, err
 		}

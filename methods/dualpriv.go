@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/nn"
@@ -151,24 +152,64 @@ var _ Effector = DualPriv{}
 
 // Effective implements Effector: the retention as the patch tokens that
 // Mechanism 1 keeps of an image at scale (nn.TokenPruning.Split of the
-// preset's patches), when tokens are pruned.
+// preset's patches), when tokens are pruned, and the update ratio as the
+// ⌈P_K·J⌉ of the J gradient blocks (the trainable tensors of the
+// preset's model with the run's PEFT) that Mechanism 2 updates, when it
+// prunes blocks; with pruned tokens also the vision block whose [CLS]
+// attention ranks them (cls_attn_layer clamps to the first block).
 func (DualPriv) Effective(task, scale string, h Hyper) map[string]string {
-	mode := h.String("tokens")
-	if mode != tokensPruneFuse && mode != tokensPrune {
-		return nil
-	}
 	cfg, err := nn.Preset(scale, datasets.Vocab().Len())
 	if err != nil {
 		return nil
 	}
-	n := cfg.Patches()
-	tp := tokenPruner{Mode: mode, Retention: h.Float("retention"), Contextual: h.Float("contextual_share")}
-	d, c := tp.pruning().Split(n)
-	layers := cfg.VisionLayers
-	return map[string]string{
-		"retention":      fmt.Sprintf("%d dominant + %d contextual tokens of %d patches", d, c, n),
-		"cls_attn_layer": fmt.Sprintf("vision block %d of %d", max(layers-h.Int("cls_attn_layer"), 0)+1, layers),
+	out := map[string]string{}
+	if mode := h.String("tokens"); mode == tokensPruneFuse || mode == tokensPrune {
+		n := cfg.Patches()
+		tp := tokenPruner{Mode: mode, Retention: h.Float("retention"), Contextual: h.Float("contextual_share")}
+		d, c := tp.pruning().Split(n)
+		out["retention"] = fmt.Sprintf("%d dominant + %d contextual tokens of %d patches", d, c, n)
+		layers := cfg.VisionLayers
+		out["cls_attn_layer"] = fmt.Sprintf("vision block %d of %d", max(layers-h.Int("cls_attn_layer"), 0)+1, layers)
 	}
+	if ratio := h.Float("update_ratio"); ratio < 1 {
+		if j := gradientBlocks(cfg, h); j > 0 {
+			out["update_ratio"] = fmt.Sprintf("%d of %d gradient blocks", len(slices.DeleteFunc(topBlocks(make([]float64, j), ratio), func(b bool) bool { return !b })), j)
+		}
+	}
+	return out
+}
+
+// blockCounts caches gradientBlocks by model configuration and PEFT.
+var blockCounts sync.Map // string → int
+
+// gradientBlocks returns the number of trainable tensors (Mechanism 2's
+// blocks) of a TinyMLLM of configuration cfg with the PEFT of h, as
+// newLoRALoop lays them out; 0 if the model cannot be built.
+func gradientBlocks(cfg nn.Config, h Hyper) int {
+	p := h.peft(0)
+	emb := false
+	if _, ok := h.values["train_embeddings"]; ok {
+		emb = h.Bool("train_embeddings")
+	}
+	key := fmt.Sprintf("%+v %+v %v", cfg, p, emb)
+	if j, ok := blockCounts.Load(key); ok {
+		return j.(int)
+	}
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		return 0
+	}
+	layout, err := m.SetPEFT(p)
+	if err != nil {
+		return 0
+	}
+	if emb {
+		m.Tok.Trainable = true
+		layout = nn.NewLayout(m.Params())
+	}
+	j := len(layout.Params)
+	blockCounts.Store(key, j)
+	return j
 }
 
 func halfOpenFraction(v any) error {

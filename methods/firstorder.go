@@ -281,7 +281,8 @@ const visualCacheBytes = 64 << 20
 
 // stepOptions returns the options of a training run's steps, first-order
 // (PerSample, Gradient) and zeroth-order (MeanLosses) alike: the tapes'
-// memory reused (no hook keeps a tensor; MeanLosses does not use arenas)
+// memory reused (no hook keeps a tensor; MeanLosses reuses its inference
+// tapes' memory whatever Reuse says)
 // and the visual tokens of the training images cached while the vision
 // encoder and the projector are frozen (nn.VisualCache: same bits, no
 // stale token). The cache's bytes count in the run's memory.

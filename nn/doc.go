@@ -28,7 +28,12 @@
 // [VisualCache] there keeps the visual tokens of a frozen encoder across
 // calls. TinyMLLM.MeanLosses computes losses without gradients the same
 // way, and TinyMLLM.LossCached takes a frozen encoder's outputs from the
-// cache on the one-tape path of a visual transform. Because
+// cache on the one-tape path of a visual transform. Forward passes
+// without gradients (MeanLosses, TokenLosses, Generate, and callers'
+// passes on [NewInferenceTape]) run on inference tapes, which record no
+// backward rule, reuse their memory from call to call and fuse maps whose
+// intermediate values nothing reads, with the bits of an ordinary tape.
+// Because
 // the work is split into units fixed by the batch alone and results are
 // reduced in example order, every number the package produces is the same
 // bit for bit whatever GOMAXPROCS is.

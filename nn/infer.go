@@ -4,32 +4,41 @@
 
 package nn
 
+import "sync"
+
 // This file holds the engine's inference path: forward passes without
 // gradients (the losses of zeroth-order training, evaluation, generation
 // and the attacks' scores) on an inference tape. Such a tape makes no
 // parameter trainable, so no operation records a backward rule, and its
-// values come from an arena kept between calls (the pool arenas), so that
+// values come from an arena kept between calls (the pool inferArenas), so that
 // a pass allocates almost nothing. On it the layers also fuse where no
 // backward pass needs the intermediate values and no hook observes them:
 //
-//   - a LoRA product is added into the frozen product's output in place,
-//     y ← (y + 0) + s·z, which is what Tape.Weighted computes from a
-//     zeroed output (0 + 1·y = y + 0, the same bits, −0 included);
+//   - a LoRA product is added into the frozen product's output by the
+//     matrix product itself (β = 1; Tape.addLoRA says why the bits are
+//     those of Tape.Weighted's sum);
 //   - GELU overwrites its input (a bias-added product that nothing else
 //     reads) instead of writing a new tensor;
 //   - the residual addition before a block's second LayerNorm and the
-//     LayerNorm run in one pass over the rows (Tape.addNorm);
-//   - LayerNorm keeps neither the normalised rows nor their statistics.
+//     LayerNorm run in one call, on one output buffer each (Tape.addNorm);
+//   - LayerNorm keeps neither the normalised rows nor their statistics,
+//     and computes the statistics of four rows at once (layerNormRows:
+//     four independent chains of float64 sums, each in its row's order).
 //
 // Every value is computed by the same arithmetic, in the same order, as on
 // an ordinary tape, so an inference tape gives the same bits
 // (TestInferBitwise compares every logit of several shapes with the
 // ordinary tape's).
 
+// inferArenas are the arenas of inference tapes, kept between calls; a
+// pool of their own, so that the slabs of training's arenas (arenas) keep
+// the sizes of training's tapes.
+var inferArenas = sync.Pool{New: func() any { return new(arena) }}
+
 // newInferTape returns an inference tape whose values come from an arena
-// of the pool arenas; Release hands the arena back.
+// of the pool inferArenas; Release hands the arena back.
 func newInferTape() *Tape {
-	a := arenas.Get().(*arena)
+	a := inferArenas.Get().(*arena)
 	a.reset()
 	return &Tape{params: make(map[*Param]*Node), arena: a, infer: true}
 }
@@ -48,7 +57,7 @@ func NewInferenceTape() *Tape { return newInferTape() }
 // not be used. It does nothing on other tapes.
 func (t *Tape) Release() {
 	if t.infer && t.arena != nil {
-		arenas.Put(t.arena)
+		inferArenas.Put(t.arena)
 		t.arena = nil
 	}
 }
@@ -78,17 +87,25 @@ func (t *Tape) geluOf(x *Node, h *Hooks) *Node {
 	return x
 }
 
-// addScaled sets y[i] = (y[i] + 0) + s·z[i]: Tape.Weighted's Σ w_i·x_i
-// with weights 1 and s from a zeroed output, in place.
-func addScaled(y []float32, s float32, z []float32) {
-	z = z[:len(y)]
-	for i, v := range z {
-		y[i] = (y[i] + 0) + s*v
+// addLoRA adds s·(u·bᵀ) to y in place, u of shape [n, r] and b [out, r],
+// y [n, out], with s > 0: one product whose store adds into y (β = 1),
+// each element round(round(s·c) + y) with c the product's chain (gemm.go).
+// That is the bits of Tape.Weighted([1, s], y, Affine(u, b)), which
+// computes (0 + y) + round(s·c) with c stored first: c is never −0 (a
+// chain starts at +0, and an addition that gives ±0 from +0 gives +0), so
+// round(s·c) is never −0 for s > 0, and then −0 and +0 in y give the same
+// sum.
+func (t *Tape) addLoRA(y, u, b *Node, s float32) {
+	out, r := b.Value.Shape[0], b.Value.Cols()
+	n := u.Value.Rows()
+	if u.Value.Cols() != r || len(y.Value.Data) != n*out {
+		panic(errShape)
 	}
+	kernels.Gemm(false, true, n, out, r, s, u.Value.Data, r, b.Value.Data, r, 1, y.Value.Data, out)
 }
 
-// addNorm returns x + o and LayerNorm n of it, in one pass over the rows,
-// on an inference tape (fusable): the bits of Tape.Add and then
+// addNorm returns x + o and LayerNorm n of it in one call, on an
+// inference tape (fusable): the bits of Tape.Add and then
 // LayerNorm.Forward.
 func (t *Tape) addNorm(x, o *Node, n *LayerNorm) (sum, norm *Node) {
 	c := len(n.G.Data)
@@ -98,12 +115,10 @@ func (t *Tape) addNorm(x, o *Node, n *LayerNorm) (sum, norm *Node) {
 	sum = t.nodeOver(x.Value.Shape, x, o)
 	norm = t.nodeOver(x.Value.Shape, x, o)
 	xd, od, sd, nd := x.Value.Data, o.Value.Data, sum.Value.Data, norm.Value.Data
-	for i := 0; i < len(xd)/c; i++ {
-		sr := sd[i*c : (i+1)*c]
-		for j, v := range xd[i*c : (i+1)*c] {
-			sr[j] = v + od[i*c+j]
-		}
-		layerNormRow(nd[i*c:(i+1)*c], nil, sr, n.G.Data, n.B.Data, n.Eps)
+	od = od[:len(xd)]
+	for i, v := range xd {
+		sd[i] = v + od[i]
 	}
+	layerNormRows(nd, sd, c, n.G.Data, n.B.Data, n.Eps)
 	return sum, norm
 }

@@ -75,10 +75,10 @@ func inferBatch(m *TinyMLLM) []Sequence {
 // refLogits returns the reference of the inference path: the logits of
 // every row of s's forward pass on an ordinary tape (Forward, every row
 // through every block, nothing fused), and pos.
-func refLogits(t *testing.T, m *TinyMLLM, s *Sequence) (Tensor, []int) {
+func refLogits(t *testing.T, m *TinyMLLM, s *Sequence, vt VisualTransform) (Tensor, []int) {
 	t.Helper()
 	tp := NewTape(nil, nil)
-	hid, pos, err := m.Forward(tp, s, nil, nil, nil)
+	hid, pos, err := m.Forward(tp, s, nil, nil, vt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,8 @@ func equalBits(a, b []float32) bool {
 // losses of TokenLosses, the mean losses of TinyMLLM.MeanLosses (batched,
 // the last block on the loss rows only, with and without the visual
 // cache), the hidden states of ForwardBatch on an inference tape, and
-// greedy generation's tokens.
+// greedy generation's tokens; and TokenLosses and generation with
+// Dual-Priv's token pruning as the visual transform.
 func TestInferBitwise(t *testing.T) {
 	for name, m := range inferShapes(t) {
 		batch := inferBatch(m)
@@ -115,7 +116,7 @@ func TestInferBitwise(t *testing.T) {
 		want := make([]float64, len(batch))
 		for e := range batch {
 			s := &batch[e]
-			ref, pos := refLogits(t, m, s)
+			ref, pos := refLogits(t, m, s, nil)
 			var rows, targets []int
 			for i, l := range s.Loss {
 				if l {
@@ -126,7 +127,13 @@ func TestInferBitwise(t *testing.T) {
 			for r, row := range rows {
 				copy(refz.Row(r), ref.Row(row))
 			}
-			refLosses := rowLosses(refz, targets)
+			// The reference losses from softmaxRow, the
+			// probabilities' normaliser.
+			refLosses := make([]float64, len(targets))
+			probs := make([]float32, V)
+			for r, tg := range targets {
+				refLosses[r] = softmaxRow(refz.Row(r), probs) - float64(refz.Row(r)[tg])
+			}
 			losses, z, err := m.TokenLosses(s, nil, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -149,7 +156,7 @@ func TestInferBitwise(t *testing.T) {
 			}
 			toks := slices.Clone(p.Tokens)
 			for range got {
-				ref, _ := refLogits(t, m, &Sequence{Tokens: toks, Images: s.Images})
+				ref, _ := refLogits(t, m, &Sequence{Tokens: toks, Images: s.Images}, nil)
 				last := slices.Clone(ref.Row(ref.Rows() - 1))
 				last[TokenImage] = float32(math.Inf(-1))
 				toks = append(toks, Sampler{}.Next(last, nil))
@@ -170,6 +177,43 @@ func TestInferBitwise(t *testing.T) {
 				}
 			}
 		}
+		vt := TokenPruning{Retention: 0.4, Contextual: 0.3}.Transform()
+		for e := range batch {
+			s := &batch[e]
+			ref, pos := refLogits(t, m, s, vt)
+			var rows []int
+			for i, l := range s.Loss {
+				if l {
+					rows = append(rows, pos[i]-1)
+				}
+			}
+			_, z, err := m.TokenLosses(s, nil, vt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r, row := range rows {
+				if !equalBits(z.Row(r), ref.Row(row)) {
+					t.Errorf("%s: sequence %d, pruned: TokenLosses' logits differ from the ordinary tape's", name, e)
+					break
+				}
+			}
+			k := slices.Index(s.Loss, true)
+			p := Sequence{Tokens: s.Tokens[:k], Images: s.Images}
+			got, err := m.Generate(&p, 2, Sampler{}, nil, nil, vt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			toks := slices.Clone(p.Tokens)
+			for range got {
+				ref, _ := refLogits(t, m, &Sequence{Tokens: toks, Images: s.Images}, vt)
+				last := slices.Clone(ref.Row(ref.Rows() - 1))
+				last[TokenImage] = float32(math.Inf(-1))
+				toks = append(toks, Sampler{}.Next(last, nil))
+			}
+			if !slices.Equal(got, toks[k:]) {
+				t.Errorf("%s: sequence %d, pruned: generated %v, the ordinary tape %v", name, e, got, toks[k:])
+			}
+		}
 		tp := NewInferenceTape()
 		hid, off, _, err := m.ForwardBatch(tp, batch)
 		if err != nil {
@@ -184,5 +228,31 @@ func TestInferBitwise(t *testing.T) {
 			t.Errorf("%s: ForwardBatch on an inference tape differs from the ordinary tape's", name)
 		}
 		tp.Release()
+	}
+}
+
+// TestLayerNormRows checks layerNormRows, four rows at a time, against
+// layerNormRow one row at a time, bit for bit, for 1 to 9 rows (whole
+// groups of four and the rest).
+func TestLayerNormRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	const c = 13
+	g, b := make([]float32, c), make([]float32, c)
+	for j := range g {
+		g[j], b[j] = float32(1+rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	for rows := 1; rows <= 9; rows++ {
+		x := make([]float32, rows*c)
+		for i := range x {
+			x[i] = float32(3 * rng.NormFloat64())
+		}
+		got, want := make([]float32, len(x)), make([]float32, len(x))
+		layerNormRows(got, x, c, g, b, 1e-5)
+		for i := range rows {
+			layerNormRow(want[i*c:(i+1)*c], nil, x[i*c:(i+1)*c], g, b, 1e-5)
+		}
+		if !equalBits(got, want) {
+			t.Errorf("%d rows: layerNormRows differs from layerNormRow", rows)
+		}
 	}
 }

@@ -108,11 +108,11 @@ func (l *Linear) Forward(t *Tape, x *Node, h *Hooks) *Node {
 		if h != nil {
 			h.observe(l.Name+".lora", u)
 		}
-		z := t.Affine(u, t.Param(l.LoRAB), nil)
-		if t.fusable(h, y, z) {
-			addScaled(y.Value.Data, l.LoRAScale, z.Value.Data)
+		bp := t.Param(l.LoRAB)
+		if t.fusable(h, y, u, bp) && l.LoRAScale > 0 {
+			t.addLoRA(y, u, bp, l.LoRAScale)
 		} else {
-			y = t.Weighted([]float32{1, l.LoRAScale}, y, z)
+			y = t.Weighted([]float32{1, l.LoRAScale}, y, t.Affine(u, bp, nil))
 		}
 	}
 	if h != nil {

@@ -446,14 +446,15 @@ func (m *TinyMLLM) tokenLosses(s *Sequence, vt VisualTransform) ([]float64, Tens
 }
 
 // rowLosses returns the cross-entropy of every row r of the logits z,
-// [rows, vocab], against the token targets[r]: log Σ exp z_r − z_r[targets[r]].
+// [rows, vocab], against the token targets[r]: log Σ exp z_r − z_r[targets[r]],
+// the log-sum-exp that softmaxRow returns (logSumExp), without the
+// probabilities.
 func rowLosses(z Tensor, targets []int) []float64 {
 	V := z.Cols()
-	p := make([]float32, V)
 	losses := make([]float64, len(targets))
 	for r, tg := range targets {
 		row := z.Data[r*V : (r+1)*V]
-		losses[r] = softmaxRow(row, p) - float64(row[tg])
+		losses[r] = logSumExp(row) - float64(row[tg])
 	}
 	return losses
 }

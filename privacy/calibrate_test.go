@@ -120,3 +120,42 @@ func TestCalibrateAnalyticGaussian(t *testing.T) {
 		t.Errorf("RDP σ = %g, analytic σ = %g", c.Sigma, exact)
 	}
 }
+
+// TestCalibratePLDInterval checks calibration with the PLD accountant on
+// the grid that follows the target ε (PLDInterval) for DP-SGD's sampled
+// Gaussian (q = 0.06, 200 steps, δ = 1e-5) at ε = 1, 8 and 1000: the
+// accounted ε never exceeds the target and is within 1% of it (a grid that
+// cannot hold a small σ's losses settles on a larger σ far below the
+// target), and σ is at most the RDP accountant's σ, an independent upper
+// bound (RDP's ε is never below the PLD's).
+func TestCalibratePLDInterval(t *testing.T) {
+	const q, steps, delta = 0.06, 200, 1e-5
+	family := func(s float64) Event { return SelfComposed{Event: PoissonGaussian{Q: q, Sigma: s}, Count: steps} }
+	newRDP := func() (Accountant, error) { return NewRDP(nil) }
+	for _, eps := range []float64{1, 8, 1000} {
+		rdp, err := Calibrate(newRDP, family, eps, delta, nil)
+		if err != nil {
+			t.Fatalf("ε = %v: RDP: %v", eps, err)
+		}
+		newPLD := func() (Accountant, error) { return NewPLD(&PLDOptions{Interval: PLDInterval(eps)}) }
+		pld, err := Calibrate(newPLD, family, eps, delta, &CalibrateOptions{Initial: rdp.Sigma, Step: 1.1})
+		if err != nil {
+			t.Fatalf("ε = %v: PLD: %v", eps, err)
+		}
+		a, _ := newPLD()
+		if err := a.Compose(family(pld.Sigma), 1); err != nil {
+			t.Fatal(err)
+		}
+		got, err := a.Epsilon(delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != pld.Epsilon || got > eps || got < 0.99*eps {
+			t.Errorf("ε = %v: σ = %v accounts ε = %v (calibration said %v), want in [%v, %v]", eps, pld.Sigma, got, pld.Epsilon, 0.99*eps, eps)
+		}
+		if pld.Sigma > rdp.Sigma {
+			t.Errorf("ε = %v: PLD σ = %v above RDP's %v", eps, pld.Sigma, rdp.Sigma)
+		}
+		t.Logf("ε = %v: h = %v, σ PLD %.5g (ε %.5g, %d evaluations), RDP %.5g", eps, PLDInterval(eps), pld.Sigma, pld.Epsilon, pld.Evaluations, rdp.Sigma)
+	}
+}

@@ -127,6 +127,23 @@ func NewPLD(opts *PLDOptions) (*PLD, error) {
 	return &PLD{h: o.Interval, tau: o.TailMass, rel: o.Relation, dir: [2]pmf{id, id}}, nil
 }
 
+// PLDInterval returns the grid spacing h for a PLD accountant that
+// calibrates σ for, or accounts a run of, target ε: dp_accounting's 1e-4
+// up to ε = 10, and ε·10⁻⁵ above, at most 0.1. A large ε allows a small
+// σ, whose per-step loss spans a range that 2²² points of spacing 1e-4
+// cannot hold (ErrGridTooLarge): calibration then skips the σ it should
+// return and settles on a larger one, safe but far below the target. A
+// spacing in proportion to ε keeps the grid small and the error bound η
+// (see PLD: about h·√(T ln(1/β)/2)) a fixed fraction of ε: at ε = 1000,
+// T = 200 steps and δ = 10⁻⁵, h = 0.01 and η ≈ 0.4.
+func PLDInterval(epsilon float64) float64 {
+	const base = 1e-4
+	if !(epsilon > 10) || math.IsInf(epsilon, 1) {
+		return base
+	}
+	return min(epsilon*1e-5, 0.1)
+}
+
 // same reports whether x and y are the same distribution object (sharing
 // their masses), as the two directions of a symmetric event are. A pmf's
 // masses are never modified once built, so symmetric work is done once.

@@ -203,12 +203,30 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 			continue
 		}
 		g.Cells[r][j].Ref = ref.Value
+		if isBytes(ts.names[j%len(ts.names)]) {
+			g.Cells[r][j].Ref /= mib
+		}
 		if ref.Source != "" && !slices.Contains(g.Sources, ref.Source) {
 			g.Sources = append(g.Sources, ref.Source)
 		}
 	}
 	g.omitRepeats()
 	return g, nil
+}
+
+// isBytes reports whether metric name is a size in bytes (a *_bytes
+// metric), which tables show in mebibytes, as plots do (mibTicks).
+func isBytes(name string) bool { return strings.HasSuffix(name, "_bytes") }
+
+// metricHeader returns the column header of metric name: its label, and
+// for a *_bytes metric without one, the name less "_bytes" with the unit
+// its cells are in ("train_peak (MiB)").
+func metricHeader(overrides map[string]string, name string) string {
+	l := label(overrides, name)
+	if l == name && isBytes(name) {
+		return strings.TrimSuffix(name, "_bytes") + " (MiB)"
+	}
+	return l
 }
 
 // omitRepeats leaves out each column of a metric that repeats, cell for
@@ -366,7 +384,7 @@ func (t *Table) layout(ts *tableSetup, sel selection) (*Grid, *tableLayout) {
 	if g.Title == "" {
 		labels := make([]string, nm)
 		for m, name := range ts.names {
-			labels[m] = label(t.Labels, name)
+			labels[m] = metricHeader(t.Labels, name)
 		}
 		g.Title = strings.Join(labels, ", ")
 	}
@@ -381,7 +399,7 @@ func (t *Table) layout(ts *tableSetup, sel selection) (*Grid, *tableLayout) {
 		h := ts.cols.header(t.Labels, cg.first)
 		for _, name := range ts.names {
 			if nm > 1 {
-				g.Cols = append(g.Cols, append(slices.Clip(h), label(t.Labels, name)))
+				g.Cols = append(g.Cols, append(slices.Clip(h), metricHeader(t.Labels, name)))
 			} else {
 				g.Cols = append(g.Cols, h)
 			}
@@ -421,6 +439,10 @@ func (t *Table) fill(g *Grid, runs *Runs, ts *tableSetup, lay *tableLayout, sel 
 				return fmt.Sprintf("cell (%s; %s)", g.Rows[r], g.colName(j)), "a swept column is neither a row nor a column key"
 			})
 			g.Cells[r][j] = Cell{N: s.N, Mean: s.Mean, Std: s.Std, Ref: math.NaN()}
+			if isBytes(ts.names[j%nm]) {
+				g.Cells[r][j].Mean /= mib
+				g.Cells[r][j].Std /= mib
+			}
 		}
 	}
 	g.Warnings = append(g.Warnings, agg.warnings(ts.minSeeds)...)

@@ -276,8 +276,18 @@ func accountSGM(o accountOptions) (accountResult, error) {
 	if o.accountant == "rdp" && !o.hasTPR {
 		return sgm(o, 0)
 	}
+	intervals := pldIntervals
+	if o.hasEpsilon {
+		// Calibration: the grid follows the target ε, coarser after it
+		// only if the loss range still does not fit.
+		intervals = []float64{privacy.PLDInterval(o.epsilon)}
+		for h := intervals[0]; h*10 <= pldIntervals[len(pldIntervals)-1]; {
+			h *= 10
+			intervals = append(intervals, h)
+		}
+	}
 	var err error
-	for i, h := range pldIntervals {
+	for i, h := range intervals {
 		var r accountResult
 		r, err = sgm(o, h)
 		if !errors.Is(err, privacy.ErrGridTooLarge) {

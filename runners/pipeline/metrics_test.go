@@ -90,6 +90,52 @@ func TestCollapsingSweep(t *testing.T) {
 	}
 }
 
+// TestCollapsingSweepMethods checks the collapse warnings of the methods
+// other than Dual-Priv's retention, each through a spec whose method has
+// a variant (whose label is not a hyperparameter: the warning must still
+// resolve the run's hyperparameters). The counts are worked by hand from
+// the smoke preset: SPARTA's ViT has 32 rows in patch, q, k, v, o and fc2
+// and 128 in fc1, so sparsity 0.1 keeps ⌈3.2⌉ = 4 and ⌈12.8⌉ = 13 rows
+// and 0.101 keeps ⌈3.232⌉ = 4 and ⌈12.928⌉ = 13; Dual-Priv's LoRA at
+// smoke has J = 12 gradient blocks, so update ratios 0.45 and 0.5 both
+// update ⌈5.4⌉ = ⌈6⌉ = 6; DP-MTV's icl episodes have 4 demonstrations at
+// smoke, so shots 0 (every one) and 4 are one setting (the chunks axis
+// takes no 0, and a count above the episodes is an error, so chunks
+// cannot collapse in a sweep).
+func TestCollapsingSweepMethods(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		want       []string
+	}{
+		{"sparta", `tasks: [fashion-cls]
+methods: [{name: sparta, variant: rows, params: {mask: sparta}, sweep: {sparsity: [0.1, 0.101, 0.2]}}]`, []string{
+			"sparta (rows) on fashion-cls at scale smoke: sparsity 0.1, 0.101 all give rows kept per layer: 4 of 32 (patch, q, k, v, o, fc2), 13 of 128 (fc1)",
+			"3 runs give 2 distinct settings; a larger --scale separates them",
+		}},
+		{"dualpriv", `tasks: [fashion-vqa]
+methods: [{name: dualpriv, variant: blocks, params: {tokens: none}, sweep: {update_ratio: [0.45, 0.5, 0.8]}}]`, []string{
+			"dualpriv (blocks) on fashion-vqa at scale smoke: update_ratio 0.45, 0.5 all give 6 of 12 gradient blocks",
+			"3 runs give 2 distinct settings; a larger --scale separates them",
+		}},
+		{"dpmtv", `tasks: [icl]
+methods: [{name: dpmtv, variant: n, sweep: {shots: [0, 2, 4]}}]`, []string{
+			"dpmtv (n) on icl at scale smoke: shots 0, 4 all give N = 4 demonstrations per chunk",
+			"3 runs give 2 distinct settings; a larger --scale separates them",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "name: collapse\ndescription: a collapsing sweep\nscale: smoke\n" + tc.spec + "\nsweep: {epsilon: [1], seed: [1]}\n"
+			s, err := experiments.Parse("collapse.yaml", []byte(src), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, s.Collapses()); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestPlannedSteps checks the steps the runner's ETA predicts before a run
 // (methods.Stepper) against the steps every run of a method that plans
 // them recorded in the checked-in run tables.
