@@ -56,6 +56,11 @@ func maskedGrad(f GradFunc, mask []float32) GradFunc {
 	}
 }
 
+// pieceLinearStep is GradientMatch's step on a piecewise-linear model
+// (the fusion classifier's encoder is checked at it,
+// TestGradientMatchConvMatch).
+const pieceLinearStep = 1e-5
+
 // headBias returns the classifier head's bias among l's tensors (a
 // one-dimensional tensor of kind head), or nil.
 func headBias(l *nn.Layout) *nn.Param {
@@ -79,7 +84,8 @@ func headBias(l *nn.Layout) *nn.Param {
 // release over the released tensors, minimised over the coordinates of
 // prior when there is one (a ViT's EmbeddingPrior: the part of the image
 // its patch embedding sees), else, for B = 1, over the pixels (Invert,
-// from opt.Init when set). The reconstructions are scored after
+// from opt.Init when set; the finite-difference step of a model other
+// than a ViT is pieceLinearStep, for ReLU networks). The reconstructions are scored after
 // Hungarian matching. The model's parameters are perturbed and restored
 // during the attack, so m must not be used concurrently.
 func AttackClassifier(m attacks.Classifier, l *nn.Layout, g, mask []float32, batch Batch, prior *EmbeddingPrior, opt *InvertOptions) (*Outcome, error) {
@@ -112,18 +118,25 @@ func AttackClassifier(m attacks.Classifier, l *nn.Layout, g, mask []float32, bat
 	if err != nil {
 		return nil, err
 	}
+	if arch, _ := m.Describe(); arch != "vit" {
+		// A convolutional classifier is piecewise linear (ReLU, max
+		// pooling): the Hessian-vector product's step must cross no
+		// activation switch (GradientMatch.Step).
+		gm.Step = pieceLinearStep
+	}
 	if opt != nil {
 		gm.L2 = opt.L2
 		if b == 1 {
 			gm.Clip = opt.Clip
 		}
 	}
+	obj := finiteObjective(gm.Objective)
 	var imgs [][]float32
 	if prior != nil {
-		imgs, o.Match, err = InvertPriorBatch(gm.Objective, prior, b, opt)
+		imgs, o.Match, err = InvertPriorBatch(obj, prior, b, opt)
 	} else {
 		var img []float32
-		img, o.Match, err = Invert(gm.Objective, c.Channels, c.ImageSize, c.ImageSize, opt)
+		img, o.Match, err = Invert(obj, c.Channels, c.ImageSize, c.ImageSize, opt)
 		imgs = [][]float32{img}
 	}
 	if err != nil {
@@ -134,6 +147,33 @@ func AttackClassifier(m attacks.Classifier, l *nn.Layout, g, mask []float32, bat
 	}
 	o.Elapsed = time.Since(start)
 	return o, nil
+}
+
+// finiteObjective returns obj with a non-finite value replaced by 2,
+// the largest cosine distance, and its gradient by zero: a candidate
+// whose gradient vanishes (a model so sure of the recovered label that
+// its cross-entropy's gradient underflows, as noisy training can leave
+// it) matches nothing, and the inversion stays where it is instead of
+// turning the image into NaNs.
+func finiteObjective(obj Objective) Objective {
+	return func(x, grad []float32) (float64, error) {
+		v, err := obj(x, grad)
+		if err != nil {
+			return v, err
+		}
+		bad := math.IsNaN(v) || math.IsInf(v, 0)
+		for _, g := range grad {
+			if bad {
+				break
+			}
+			bad = math.IsNaN(float64(g)) || math.IsInf(float64(g), 0)
+		}
+		if bad {
+			clear(grad)
+			return 2, nil
+		}
+		return v, nil
+	}
 }
 
 // runClassifier is Run on a classifier target: for each batch size and
