@@ -62,6 +62,8 @@ func fedParams(step func(string) any) []Param {
 			Default: same(fl.FedAvg), Check: oneOf(list(fl.FedAvg, fl.FedSGD))},
 		{Name: "weighting", Kind: String, Doc: "aggregation weights: size (n_k/n) or uniform (1/m)",
 			Default: same(fl.BySize), Check: oneOf(list(fl.BySize, fl.Uniform))},
+		{Name: "fusion", Kind: String, Doc: "fusion mode of the classifier: late (the head sees both features) or early (the image feature is the text encoder's first token); the pipeline fine-tunes the base pretrained in that mode, and a model of the other mode is an error",
+			Default: same("late"), Check: oneOf(list("late", "early"))},
 		{Name: "diagnostics", Kind: Bool, Doc: "record per-round non-private diagnostics (mean client loss)",
 			Default: same(true), set: func(h *Hyper, v any) { h.Diagnostics = v.(bool) }},
 	}
@@ -121,6 +123,9 @@ func newFedRun(name string, job *Job) (*fedRun, error) {
 	}
 	if err := cfg.Check(sizes); err != nil {
 		return nil, fmt.Errorf("methods: %s: %w", name, err)
+	}
+	if f := h.String("fusion"); f != m.Config.FusionMode {
+		return nil, fmt.Errorf("methods: %s: fusion = %s, but the model is a %s-fusion classifier", name, f, m.Config.FusionMode)
 	}
 	// The checks are done: only now is the model changed.
 	if classes := fusionClasses(m, job.Data); m.Config.Classes != classes {

@@ -312,6 +312,7 @@ func TestFederatedBadInput(t *testing.T) {
 		{"α ≤ 0", 1, nil, func(j *Job) { d := *j.Data; d.Alpha = 0; j.Data = &d }, "Dirichlet α = 0"},
 		{"no public data", 1, nil, func(j *Job) { d := *j.Data; d.Public = nil; j.Data = &d }, "0 valid public examples"},
 		{"bad δ", 1, nil, func(j *Job) { j.Delta = 1 }, "elta"},
+		{"fusion mode of another model", 1, map[string]any{"fusion": "early"}, nil, "fusion = early, but the model is a late-fusion classifier"},
 		{"paper σ above the target under replace-one", 1, map[string]any{"calibrate": "paper", "risk": "uniform"}, nil, "above the target ε = 1 (calibrate = paper)"},
 	} {
 		job := fusionJob(t, "secmmfl", 6, tc.eps, fastSec(tc.params))
@@ -632,5 +633,27 @@ func TestFedUpload(t *testing.T) {
 		case method == "secmmfl" && slices.Equal(g, other):
 			t.Errorf("secmmfl: trials 0 and 1 draw the same noise")
 		}
+	}
+}
+
+// TestFedEarlyFusion checks that fusion = early trains an early-fusion
+// classifier: the run is accepted, the model moves and keeps its mode.
+func TestFedEarlyFusion(t *testing.T) {
+	t.Parallel()
+	job := fusionJob(t, "fedavg", 6, math.Inf(1), map[string]any{"rounds": 1, "local_steps": 1, "fusion": "early"})
+	m := job.Model.(*nn.Fusion)
+	cfg := m.Config
+	cfg.FusionMode = "early"
+	early, err := nn.NewFusion(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.Model = early
+	before := values(job)
+	if _, err := (FedAvg{}).FineTune(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(values(job), before) || job.Model.(*nn.Fusion).Config.FusionMode != "early" {
+		t.Errorf("early-fusion run: model unchanged or mode %q", job.Model.(*nn.Fusion).Config.FusionMode)
 	}
 }

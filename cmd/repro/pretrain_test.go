@@ -74,6 +74,9 @@ func TestPretrainErrors(t *testing.T) {
 		{"pretrain", "--scale", "huge"},
 		{"pretrain", "--arch", "gpt"},
 		{"pretrain", "extra"},
+		{"pretrain", "--arch", "vit", "--image-encoder", "mlp"},
+		{"pretrain", "--arch", "fusion", "--scale", "smoke", "--fusion-mode", "middle"},
+		{"pretrain", "--arch", "fusion", "--scale", "smoke", "--image-encoder", "resnet"},
 	} {
 		if _, _, err := run(t, append(args, "--results", t.TempDir())...); err == nil {
 			t.Errorf("repro %v: no error", args)

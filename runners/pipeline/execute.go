@@ -197,7 +197,10 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, *n
 		}
 		model, shared, hash, checkpoint = m, base.TinyMLLM(), base.Hash, base.Checkpoint
 	} else {
-		base, err := pretrain.Base(ctx, pretrain.Options{Scale: run.Config.Scale, Arch: arch, Dir: dir})
+		// A federated run's fusion mode (methods' hyperparameter fusion)
+		// selects the fusion base.
+		mode, _ := run.Config.Params["fusion"].(string)
+		base, err := pretrain.Base(ctx, pretrain.Options{Scale: run.Config.Scale, Arch: arch, Dir: dir, FusionMode: mode})
 		if err != nil {
 			return nil, nil, err
 		}
