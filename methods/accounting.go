@@ -107,8 +107,9 @@ func calibrate(name string, h Hyper, eps, delta, q float64, steps int) (accounti
 	if !math.IsInf(eps, 1) {
 		c, err := privacy.Calibrate(newRDP, family, eps, delta, nil)
 		if err == nil && h.Accountant == "pld" && c.Sigma > 0 {
-			// RDP's ε is never below the PLD's, so its σ brackets the
-			// PLD's from above, within a few percent.
+			// RDP's σ is a close starting point for the PLD's (usually
+			// a few percent above it); Calibrate brackets in both
+			// directions from there.
 			c, err = privacy.Calibrate(newPLD, family, eps, delta, &privacy.CalibrateOptions{Initial: c.Sigma, Step: 1.1})
 		}
 		if errors.Is(err, privacy.ErrGridTooLarge) {

@@ -6,6 +6,7 @@ package methods
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/repro-dp/repro/nn"
@@ -187,8 +188,12 @@ func (o *zo) step(l *nn.Layout, nb int, losses func(out []float64) error) (s, lo
 }
 
 // saveValues copies the values of l's tensors into theta (len l.Size).
+// l must not gather rows (nn.GatherRows): the offsets are whole tensors'.
 func saveValues(l *nn.Layout, theta []float32) {
 	for i, p := range l.Params {
+		if l.Offsets[i+1]-l.Offsets[i] != len(p.Data) {
+			panic(fmt.Sprintf("methods: dpzo: tensor %s is gathered; the perturbation needs whole tensors", p.Name))
+		}
 		copy(theta[l.Offsets[i]:l.Offsets[i+1]], p.Data)
 	}
 }

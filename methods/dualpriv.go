@@ -143,7 +143,7 @@ func (DualPriv) Params() []Param {
 			}},
 		Param{Name: "dominant", Kind: String, Doc: "how Mechanism 1 chooses the dominant patches: attention ([CLS] attention, the paper) or random (a fixed random choice per image, control)",
 			Default: same(dominantAttention), Check: oneOf(list(dominantAttention, dominantRandom))},
-		Param{Name: "eval_tokens", Kind: String, Doc: "what evaluation and the attacks see: pruned (training's pruning without noise, the paper) or all (every token)",
+		Param{Name: "eval_tokens", Kind: String, Doc: "what evaluation and the attacks see: pruned (training's pruning without noise, the paper) or all (every token; the visual_tokens result still counts training's tokens)",
 			Default: same(evalPruned), Check: oneOf(list(evalPruned, evalAll))},
 	)
 }
@@ -247,7 +247,7 @@ func (DualPriv) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	}
 	// σ·C/B: the per-coordinate standard deviation of the privatised mean
 	// gradient's noise.
-	noiseStd := acc.Sigma * h.Clip / l.expectedBatch()
+	noiseStd := h.noise(acc.Sigma) * h.Clip / l.expectedBatch()
 	if tp.Mode != tokensNone {
 		if tp.Mode != tokensPrune {
 			tp.NoiseStd = h.Float("fusion_noise_scale") * noiseStd
@@ -257,7 +257,7 @@ func (DualPriv) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		}
 	}
 	if ratio := h.Float("update_ratio"); ratio < 1 {
-		bp := blockPruner{Ratio: ratio, Rank: h.String("block_rank"), layout: l.layout, NoiseStd: h.noise(acc.Sigma) * h.Clip / l.expectedBatch(),
+		bp := blockPruner{Ratio: ratio, Rank: h.String("block_rank"), layout: l.layout, NoiseStd: noiseStd,
 			rng: rand.New(rand.NewPCG(job.Seed, privacy.StreamID(StreamBlocks)))}
 		l.mask = bp.mask
 	}

@@ -20,7 +20,7 @@ var (
 
 // Effective implements Effector: the sparsity as the rows (mask sparta)
 // or weights (the element masks) that the mask keeps of each maskable
-// layer of the preset's ViT at scale (keepCount of its rows or
+// layer of the preset's ViT or CNN (the model hyperparameter) at scale (keepCount of its rows or
 // elements), as "rows kept: 2 of 16 (q, k, v, o), 7 of 64 (fc1)".
 // Nothing for the masks that take no sparsity (all, last, dpbitfit).
 func (SPARTA) Effective(task, scale string, h Hyper) map[string]string {
@@ -37,15 +37,25 @@ func (SPARTA) Effective(task, scale string, h Hyper) map[string]string {
 		return nil
 	}
 	cfg.Classes = 2 // the head is not maskable
-	v, err := nn.NewViT(cfg)
-	if err != nil {
-		return nil
+	var params []*nn.Param
+	if h.String("model") == modelCNN {
+		c, err := nn.NewCNN(cfg)
+		if err != nil {
+			return nil
+		}
+		params = c.Params()
+	} else {
+		v, err := nn.NewViT(cfg)
+		if err != nil {
+			return nil
+		}
+		params = v.Params()
 	}
 	s := h.Float("sparsity")
 	type count struct{ kept, of int }
 	var order []count
 	layers := map[count][]string{}
-	for _, p := range maskable(v.Params(), h.List("layers")) {
+	for _, p := range maskable(params, h.List("layers")) {
 		n := len(p.Data)
 		if mask == maskSPARTA {
 			n = p.Rows()

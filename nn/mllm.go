@@ -435,6 +435,9 @@ func (m *TinyMLLM) tokenLosses(s *Sequence, vt VisualTransform) ([]float64, Tens
 	var targets []int
 	for i, l := range s.Loss {
 		if l {
+			if pos[i] < 1 {
+				return nil, Tensor{}, fmt.Errorf("nn: the first token cannot be a target")
+			}
 			keep.rows = append(keep.rows, pos[i]-1)
 			targets = append(targets, s.Tokens[i])
 		}

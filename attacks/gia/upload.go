@@ -95,7 +95,7 @@ func (UploadAttack) Run(context.Context, *attacks.Target) (*attacks.Report, erro
 func (a UploadAttack) RunUploads(ctx context.Context, up *methods.FedUpload, private []datasets.Example, public [][]float32) (*attacks.Report, error) {
 	trials := cmp.Or(a.Trials, 1)
 	if len(private) < trials {
-		return nil, fmt.Errorf("gia: %d upload trials need more than the %d private examples", trials, len(private))
+		return nil, fmt.Errorf("gia: %d upload trials need at least %d private examples, have %d", trials, trials, len(private))
 	}
 	if len(public) == 0 {
 		return nil, fmt.Errorf("gia: no public image for the baseline")

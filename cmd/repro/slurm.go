@@ -95,6 +95,9 @@ func basesOf(runs []*runners.Run) [][]string {
 			continue
 		}
 		k := r.Config.Scale + " " + methods.BaseArch(m, r.Config.Params)
+		if mode, ok := r.Config.Params["fusion"].(string); ok && mode != "" {
+			k += " " + mode // the federated methods' fusion base of that mode
+		}
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
@@ -102,8 +105,12 @@ func basesOf(runs []*runners.Run) [][]string {
 	slices.Sort(keys)
 	var bases [][]string
 	for _, k := range keys {
-		scale, arch, _ := strings.Cut(k, " ")
-		bases = append(bases, []string{"--scale", scale, "--arch", arch})
+		f := strings.Fields(k)
+		base := []string{"--scale", f[0], "--arch", f[1]}
+		if len(f) > 2 {
+			base = append(base, "--fusion-mode", f[2])
+		}
+		bases = append(bases, base)
 	}
 	return bases
 }

@@ -25,10 +25,14 @@ func TestBasesOf(t *testing.T) {
 		run("sparta", "smoke", map[string]any{"mask": "all"}),
 		run("sparta", "smoke", map[string]any{"model": "cnn", "mask": "all"}),
 		run("dpsgd", "small", nil),
+		run("fedavg", "smoke", map[string]any{"fusion": "early"}),
+		run("secmmfl", "smoke", nil),
 	})
 	want := [][]string{
 		{"--scale", "small", "--arch", "tinymllm"},
 		{"--scale", "smoke", "--arch", "cnn"},
+		{"--scale", "smoke", "--arch", "fusion"},
+		{"--scale", "smoke", "--arch", "fusion", "--fusion-mode", "early"},
 		{"--scale", "smoke", "--arch", "vit"},
 	}
 	if !reflect.DeepEqual(got, want) {
