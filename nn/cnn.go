@@ -121,23 +121,9 @@ func (m *CNN) Logits(t *Tape, img []float32, needGrad bool, h *Hooks) (*Node, *N
 
 // Loss returns the cross-entropy of one labelled image.
 func (m *CNN) Loss(t *Tape, img []float32, label int, h *Hooks) (*Node, error) {
-	z, _, err := m.Logits(t, img, false, h)
-	if err != nil {
-		return nil, err
-	}
-	if label < 0 || label >= m.Config.Classes {
-		return nil, fmt.Errorf("nn: label %d out of range [0, %d)", label, m.Config.Classes)
-	}
-	return t.CrossEntropy(z, []int{label}, nil), nil
+	return imageLoss(m, m.Config.Classes, t, img, label, h)
 }
 
 // Predict returns the class probabilities of one image and the most likely
 // class (lowest index on ties), computed without gradients.
-func (m *CNN) Predict(img []float32) (int, []float64, error) {
-	t := NewTape(nil, nil)
-	z, _, err := m.Logits(t, img, false, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	return argmaxProbs(z.Value.Data)
-}
+func (m *CNN) Predict(img []float32) (int, []float64, error) { return imagePredict(m, img) }

@@ -119,26 +119,12 @@ func (m *ViT) Logits(t *Tape, img []float32, needGrad bool, h *Hooks) (*Node, *N
 
 // Loss returns the cross-entropy of one labelled image.
 func (m *ViT) Loss(t *Tape, img []float32, label int, h *Hooks) (*Node, error) {
-	z, _, err := m.Logits(t, img, false, h)
-	if err != nil {
-		return nil, err
-	}
-	if label < 0 || label >= m.Config.Classes {
-		return nil, fmt.Errorf("nn: label %d out of range [0, %d)", label, m.Config.Classes)
-	}
-	return t.CrossEntropy(z, []int{label}, nil), nil
+	return imageLoss(m, m.Config.Classes, t, img, label, h)
 }
 
 // Predict returns the class probabilities of one image and the most likely
 // class (lowest index on ties), computed without gradients.
-func (m *ViT) Predict(img []float32) (int, []float64, error) {
-	t := NewTape(nil, nil)
-	z, _, err := m.Logits(t, img, false, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	return argmaxProbs(z.Value.Data)
-}
+func (m *ViT) Predict(img []float32) (int, []float64, error) { return imagePredict(m, img) }
 
 func argmaxProbs(z []float32) (int, []float64, error) {
 	p := make([]float32, len(z))
@@ -152,4 +138,32 @@ func argmaxProbs(z []float32) (int, []float64, error) {
 		}
 	}
 	return best, out, nil
+}
+
+// An imageClassifier maps one image to its class logits (ViT, CNN).
+type imageClassifier interface {
+	Logits(t *Tape, img []float32, needGrad bool, h *Hooks) (*Node, *Node, error)
+}
+
+// imageLoss returns the cross-entropy of one image of m, labelled label
+// among classes; a label out of range is an error before any work.
+func imageLoss(m imageClassifier, classes int, t *Tape, img []float32, label int, h *Hooks) (*Node, error) {
+	if label < 0 || label >= classes {
+		return nil, fmt.Errorf("nn: label %d out of range [0, %d)", label, classes)
+	}
+	z, _, err := m.Logits(t, img, false, h)
+	if err != nil {
+		return nil, err
+	}
+	return t.CrossEntropy(z, []int{label}, nil), nil
+}
+
+// imagePredict returns the class probabilities of one image of m and the
+// most likely class (lowest index on ties), computed without gradients.
+func imagePredict(m imageClassifier, img []float32) (int, []float64, error) {
+	z, _, err := m.Logits(NewTape(nil, nil), img, false, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	return argmaxProbs(z.Value.Data)
 }
