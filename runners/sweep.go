@@ -53,6 +53,11 @@ type Options struct {
 	// it is one line, updated in place; otherwise a line every
 	// ProgressInterval (0 means 10s) and one per failed run.
 	Progress io.Writer
+	// Device names the hardware the runs train on, recorded in their
+	// manifests (results.Provenance.Device); "" means "cpu". The caller
+	// selects it (internal/device.Use) before the sweep: the sweep only
+	// records it, and it does not enter the run ids.
+	Device string
 	// ProgressInterval is the interval between progress lines when
 	// Progress is not a terminal; 0 means 10 seconds.
 	ProgressInterval time.Duration
@@ -175,6 +180,10 @@ func newSweep(spec *experiments.Spec, opts *Options) *sweep {
 	}
 	prov := results.CurrentProvenance()
 	prov.Jobs = jobs
+	prov.Device = opts.Device
+	if prov.Device == "" {
+		prov.Device = "cpu"
+	}
 	return &sweep{spec: spec, opts: opts, now: now, start: now(), jobs: jobs, prov: prov,
 		sum:    &Summary{Experiment: spec.Name},
 		ran:    map[*Run]*results.Manifest{},

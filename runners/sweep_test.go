@@ -122,7 +122,7 @@ func TestSweep(t *testing.T) {
 		if diff := cmp.Diff([]string{"base", "fine-tune", "attacks"}, stages); diff != "" {
 			t.Errorf("run %s stages (-want +got):\n%s", p.ID, diff)
 		}
-		if m.Provenance.Jobs != 3 || m.Provenance.GoVersion == "" || m.PeakMemoryBytes == 0 || m.Finished.Before(m.Started) {
+		if m.Provenance.Jobs != 3 || m.Provenance.GoVersion == "" || m.Provenance.Device != "cpu" || m.PeakMemoryBytes == 0 || m.Finished.Before(m.Started) {
 			t.Errorf("run %s manifest: provenance %+v, peak memory %d, %v → %v", p.ID, m.Provenance, m.PeakMemoryBytes, m.Started, m.Finished)
 		}
 		scores, err := results.ReadScores(filepath.Join(p.Dir, results.ScoresFile))
@@ -157,6 +157,35 @@ func TestSweep(t *testing.T) {
 	calls.Store(0)
 	if sum, err := Sweep(t.Context(), s, &Options{Root: root, Executor: exec}); err != nil || calls.Load() != 1 || sum.OK != 1 {
 		t.Errorf("Sweep after a killed run: %d calls, %+v, %v; want 1 call", calls.Load(), sum, err)
+	}
+}
+
+// TestDeviceProvenance checks that Options.Device is recorded in the
+// manifest of every run, and that it does not enter the run ids: a run
+// finished on the CPU counts as finished when the sweep asks for cuda.
+func TestDeviceProvenance(t *testing.T) {
+	root := t.TempDir()
+	only := []string{"method=nonprivate,task=fashion-vqa,seed=1"}
+	sum, err := Sweep(t.Context(), parse(t), &Options{Root: root, Executor: fake, Only: only, Device: "cuda"})
+	if err != nil || sum.OK != 1 {
+		t.Fatalf("Sweep on cuda: %+v, %v; want one run ok", sum, err)
+	}
+	cpu, _ := Plan(parse(t), &Options{Root: root})
+	gpu, _ := Plan(parse(t), &Options{Root: root, Device: "cuda"})
+	for i, p := range cpu {
+		if gpu[i].ID != p.ID {
+			t.Errorf("run %d: id %s on cuda, %s on the cpu; want the same", i, gpu[i].ID, p.ID)
+		}
+		if p.Config.Method == "nonprivate" && p.Config.Task == "fashion-vqa" && p.Config.Seed == 1 {
+			m, err := results.ReadManifest(p.Dir)
+			if err != nil || m.Provenance.Device != "cuda" {
+				t.Errorf("manifest of run %s: %+v, %v; want device cuda", p.ID, m, err)
+			}
+		}
+	}
+	sum, err = Sweep(t.Context(), parse(t), &Options{Root: root, Executor: fake, Only: only})
+	if err != nil || sum.Cached != 1 || sum.OK != 0 {
+		t.Errorf("Sweep on the cpu after cuda: %+v, %v; want the run cached", sum, err)
 	}
 }
 

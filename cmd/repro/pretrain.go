@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/repro-dp/repro/internal/device"
 	"github.com/repro-dp/repro/pretrain"
 )
 
@@ -38,6 +39,7 @@ func pretrainCommand() *cli.Command {
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "pretraining seed `N`"},
 			&cli.StringFlag{Name: "data-dir", Usage: "read the full Fashion-MNIST release from `DIR`"},
+			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "train on `device`: cpu, or cuda (an NVIDIA GPU; needs a binary built with make cuda-build); not part of the cache key"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object (checkpoint, hash, metrics, ...)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on standard error"},
 		},
@@ -59,6 +61,10 @@ func pretrainCommand() *cli.Command {
 			if (opt.ImageEncoder != "" || opt.FusionMode != "") && opt.Arch != "fusion" {
 				return fmt.Errorf("pretrain: --image-encoder and --fusion-mode shape the fusion base only, not %s", opt.Arch)
 			}
+			dev := c.String("device")
+			if err := device.Use(dev); err != nil {
+				return fmt.Errorf("pretrain: --device %s: %w", dev, err)
+			}
 			if !c.Bool("quiet") {
 				opt.Progress = c.App.ErrWriter
 			}
@@ -67,7 +73,10 @@ func pretrainCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				return writePretrainJSON(c.App.Writer, r)
+				return writePretrainJSON(c.App.Writer, r, dev)
+			}
+			if !r.Cached {
+				fmt.Fprintf(c.App.Writer, "device %s\n", dev)
 			}
 			return r.WriteText(c.App.Writer)
 		},
@@ -75,8 +84,13 @@ func pretrainCommand() *cli.Command {
 }
 
 // writePretrainJSON prints the result for scripts: at least checkpoint,
-// hash and metrics.
-func writePretrainJSON(w io.Writer, r *pretrain.Result) error {
+// hash and metrics, and the device that trained the base when this call
+// built it (dev; empty for a base from the cache, whose device the cache
+// does not record).
+func writePretrainJSON(w io.Writer, r *pretrain.Result, dev string) error {
+	if r.Cached {
+		dev = ""
+	}
 	m := r.Manifest
 	out := struct {
 		Checkpoint string             `json:"checkpoint"`
@@ -90,7 +104,8 @@ func writePretrainJSON(w io.Writer, r *pretrain.Result) error {
 		Metrics    map[string]float64 `json:"metrics"`
 		Chance     map[string]float64 `json:"chance"`
 		Timings    pretrain.Timings   `json:"timings"`
-	}{r.Checkpoint, r.Hash, r.Cached, m.Key, m.Arch, m.Scale, m.Seed, r.ManifestPath(), m.Metrics, m.Chance, m.Timings}
+		Device     string             `json:"device,omitempty"`
+	}{r.Checkpoint, r.Hash, r.Cached, m.Key, m.Arch, m.Scale, m.Seed, r.ManifestPath(), m.Metrics, m.Chance, m.Timings, dev}
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
 	return e.Encode(out)

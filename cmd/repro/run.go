@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/device"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/runners"
 )
@@ -38,6 +39,7 @@ type runOptions struct {
 	failFast    bool
 	results     string
 	executor    string
+	device      string
 	slurm       slurmOptions
 }
 
@@ -53,6 +55,7 @@ var runFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "fresh", Usage: "run the selected runs again even if they are finished"},
 	&cli.BoolFlag{Name: "fail-fast", Usage: "start no new run after the first failure"},
 	&cli.StringFlag{Name: "results", Value: "results", Usage: "write results under `dir`"},
+	&cli.StringFlag{Name: "device", Value: "cpu", Usage: "train on `device`: cpu, or cuda (an NVIDIA GPU; needs a binary built with make cuda-build). The device is recorded in each run's manifest, not in its id"},
 	&cli.StringFlag{Name: "executor", Value: "local", Usage: "the `kind` of executor: local (a pool of --jobs workers) or slurm (job arrays; see the slurm flags)"},
 	&cli.BoolFlag{Name: "wait", Usage: "slurm: follow the jobs with the progress line, then write the tables and plots"},
 	&cli.StringFlag{Name: "partition", Usage: "slurm: submit to partition `p`"},
@@ -116,6 +119,7 @@ func runFlagOptions(a *cmdArgs) (runOptions, error) {
 		failFast:    a.Bool("fail-fast"),
 		results:     a.String("results"),
 		executor:    a.String("executor"),
+		device:      a.String("device"),
 		slurm: slurmOptions{
 			wait:        a.Bool("wait"),
 			partition:   a.String("partition"),
@@ -139,6 +143,12 @@ func runFlagOptions(a *cmdArgs) (runOptions, error) {
 		return o, errors.New("run: want at least one experiment (repro list shows them)")
 	case o.jobs < 0:
 		return o, errors.New("run: --jobs must be ≥ 0")
+	case device.Check(o.device) != nil:
+		return o, fmt.Errorf("run: --device %s: %w", o.device, device.Check(o.device))
+	case o.device != device.CPU && o.executor == "slurm":
+		// A task's process would train on the CPU: the flag does not
+		// reach the jobs yet.
+		return o, fmt.Errorf("run: --device %s applies only to --executor local", o.device)
 	case o.executor == "slurm":
 		return o, o.slurm.check(a)
 	case o.executor != "local":
@@ -213,7 +223,7 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 	if err != nil {
 		return err
 	}
-	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Only: o.only, Fresh: o.fresh, FailFast: o.failFast, Progress: wErr, Inputs: runInputs}
+	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Device: o.device, Only: o.only, Fresh: o.fresh, FailFast: o.failFast, Progress: wErr, Inputs: runInputs}
 	var specs []*experiments.Spec
 	var plans [][]*runners.Run
 	for _, name := range o.experiments {
@@ -244,6 +254,12 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 	for _, p := range plans {
 		if err := runners.CheckExecutors(runners.Pending(p, ropts), ropts); err != nil {
 			return err
+		}
+	}
+	if o.device != "" {
+		// Opened before the first run: no driver or no GPU fails here.
+		if err := device.Use(o.device); err != nil {
+			return fmt.Errorf("run: --device %s: %w", o.device, err)
 		}
 	}
 	if o.executor == "slurm" && !o.slurm.wait {

@@ -24,6 +24,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/device"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/runners"
@@ -353,6 +354,13 @@ func TestRunScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Files:         files,
 		UpdateScripts: os.Getenv("REPRO_UPDATE_SCRIPTS") != "",
+		// [cuda]: the binary was built with the cuda build tag.
+		Condition: func(cond string) (bool, error) {
+			if cond == "cuda" {
+				return slices.Contains(device.Names(), device.CUDA), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"repro": func(ts *testscript.TestScript, neg bool, args []string) {
 				if !slices.Contains(args, "--results") {

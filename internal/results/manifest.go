@@ -138,6 +138,11 @@ type Provenance struct {
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	// Jobs is the number of runs the runner executed concurrently.
 	Jobs int `json:"jobs"`
+	// Device is the hardware that trained: "cpu", or "cuda" for an
+	// NVIDIA GPU (package internal/device); empty in manifests written
+	// before it was recorded, which all ran on the CPU. It is not part
+	// of the run id.
+	Device string `json:"device,omitempty"`
 }
 
 // CurrentProvenance returns the provenance of this process, with Jobs 0.
