@@ -6,7 +6,7 @@ PKGS    ?= ./...
 # Tests use the smoke preset; the whole suite must stay under 10 minutes on two cores.
 TESTFLAGS ?= -timeout 15m
 
-.PHONY: all build test test-short check fmt-check vet bench run clean nightly baselines
+.PHONY: all build test test-short check fmt-check vet bench run clean nightly baselines cuda-build gpu-check-build gpu-check
 
 all: build
 
@@ -69,6 +69,37 @@ baselines: build
 		cp $(NIGHTLY_RESULTS)/$$e/runs.parquet $(BASELINES)/$$e-smoke.parquet; \
 		echo "updated $(BASELINES)/$$e-smoke.parquet"; \
 	done
+
+# The cuda build tag (docs/gpu.md): the GPU backend, nn/cuda on the CUDA
+# driver API (gorgonia.org/cu). It needs cgo and the CUDA headers and
+# driver library (cuda.h, libcuda.so) where it is built, the NVIDIA driver
+# where it runs; CI does not build it. `make cuda-build` compiles and vets
+# every package with the tag and writes bin/repro-cuda.
+# `make gpu-check-build` writes the test binaries of the device check to
+# bin/gpu-check; `make gpu-check` runs scripts/gpu-check.sh, which needs no
+# Go toolchain on the GPU machine.
+CUDA_MISSING = cuda-build: the CUDA headers (cuda.h) or driver library (libcuda.so) are missing. \
+On Debian bookworm, enable the non-free component and run \
+'apt-get install nvidia-cuda-dev nvidia-cuda-toolkit' as root (CUDA 11.8, with nvcc for go generate); \
+elsewhere install the CUDA toolkit 11.8 or later and set CGO_CFLAGS and CGO_LDFLAGS to its include and lib64 folders.
+cuda-build:
+	@printf '#include <cuda.h>\nint main(void){return cuInit(0);}\n' | \
+		$${CC:-cc} $${CGO_CFLAGS:-} -x c - -o /dev/null $${CGO_LDFLAGS:-} -lcuda 2>/dev/null || { echo "$(CUDA_MISSING)" >&2; exit 1; }
+	$(GO) build -tags cuda ./...
+	$(GO) vet -tags cuda ./nn/cuda/... ./internal/device ./cmd/repro
+	$(GO) build -tags cuda -buildvcs=auto -ldflags '$(LDFLAGS)' -o bin/repro-cuda ./cmd/repro
+
+GPU_CHECK_BIN ?= bin/gpu-check
+gpu-check-build: cuda-build
+	@mkdir -p $(GPU_CHECK_BIN)
+	$(GO) test -c -tags cuda -o $(GPU_CHECK_BIN)/cuda.test ./nn/cuda
+	$(GO) test -c -o $(GPU_CHECK_BIN)/ptx.test ./nn/cuda/ptx
+	@{ echo "revision: $(REVISION)"; $(GO) version; \
+		(nvcc --version 2>/dev/null | tail -1 || echo "nvcc: none"); } > $(GPU_CHECK_BIN)/BUILD
+	@cat $(GPU_CHECK_BIN)/BUILD
+
+gpu-check:
+	OUT=$${OUT:-results/gpu-check} GPU_CHECK_BIN=$(GPU_CHECK_BIN) scripts/gpu-check.sh
 
 clean:
 	rm -rf bin
