@@ -35,7 +35,11 @@ done
 # The binary links libcuda.so.1 (the driver's library), and gorgonia.org/cu
 # ends the process at start-up when the driver finds no GPU: check both
 # first, to fail with a reason instead.
-if ! { ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; } && ! ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/cuda/compat/libcuda.so.1 >/dev/null 2>&1; then
+libcuda=$(ldconfig -p 2>/dev/null | grep -c 'libcuda\.so\.1 ')
+for f in /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1; do
+	[ -e "$f" ] && libcuda=1
+done
+if [ "${libcuda:-0}" = 0 ]; then
 	fail 3 "no NVIDIA driver library (libcuda.so.1): this check needs a machine with an NVIDIA GPU and its driver"
 fi
 if [ ! -e /proc/driver/nvidia/version ] && ! nvidia-smi -L >/dev/null 2>&1; then
