@@ -76,7 +76,7 @@ func pretrainCommand() *cli.Command {
 				return writePretrainJSON(c.App.Writer, r, dev)
 			}
 			if !r.Cached {
-				fmt.Fprintf(c.App.Writer, "device %s\n", dev)
+				fmt.Fprintf(c.App.Writer, "device %s\n", device.Describe())
 			}
 			return r.WriteText(c.App.Writer)
 		},

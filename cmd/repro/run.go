@@ -261,6 +261,9 @@ func runExperiments(ctx context.Context, w, wErr io.Writer, o runOptions) error 
 		if err := device.Use(o.device); err != nil {
 			return fmt.Errorf("run: --device %s: %w", o.device, err)
 		}
+		if o.device != device.CPU {
+			fmt.Fprintf(wErr, "device %s\n", device.Describe())
+		}
 	}
 	if o.executor == "slurm" && !o.slurm.wait {
 		return submitExperiments(ctx, w, wErr, o, specs, plans)

@@ -35,3 +35,6 @@ func useDevice(name string) error {
 	nn.SetBackend(gpu)
 	return nil
 }
+
+// describeGPU names the opened GPU.
+func describeGPU() string { return gpu.String() }

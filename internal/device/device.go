@@ -87,3 +87,14 @@ func Current() string {
 	defer mu.Unlock()
 	return current
 }
+
+// Describe returns the device in use in words: "cpu", or "cuda" with the
+// GPU's name, compute capability and memory.
+func Describe() string {
+	mu.Lock()
+	defer mu.Unlock()
+	if current == CUDA {
+		return CUDA + ": " + describeGPU()
+	}
+	return current
+}

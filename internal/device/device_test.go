@@ -27,6 +27,9 @@ func TestNoCUDA(t *testing.T) {
 	if err := Use(CPU); err != nil {
 		t.Errorf("Use(cpu) = %v", err)
 	}
+	if got := Describe(); got != CPU {
+		t.Errorf("Describe() = %q, want cpu", got)
+	}
 	for _, name := range []string{"", "gpu", "CUDA", "tpu"} {
 		if err := Check(name); err == nil || errors.Is(err, ErrNoCUDA) {
 			t.Errorf("Check(%q) = %v, want an unknown-device error", name, err)

@@ -17,3 +17,7 @@ func useDevice(name string) error {
 	}
 	return nil
 }
+
+// describeGPU is never called without the cuda build: the device cannot
+// be cuda.
+func describeGPU() string { return "" }
