@@ -75,7 +75,7 @@ if command -v nvidia-smi >/dev/null; then
 fi
 abs=$(cd "$bin" && pwd)
 phase "CPU-side kernel checks" 60 nn/cuda/ptx "$abs/ptx.test" -test.v -test.count=1
-phase "device correctness" 180 . "$abs/cuda.test" -test.v -test.count=1 -test.run '^(TestOpen|TestGemmBits|TestOps|TestDPSGDStep|TestDPSGDStepDeterministic)$'
+phase "device correctness" 180 . "$abs/cuda.test" -test.v -test.count=1 -test.run '^(TestOpen|TestGemmBits|TestOps|TestAdamStep|TestDPSGDStep|TestDPSGDStepDeterministic)$'
 phase "DP-SGD step, CPU against GPU" 300 . "$abs/cuda.test" -test.run '^$' -test.bench '^Benchmark(Gemm|Private|DPSGDStep)$' -test.benchtime 2x -test.benchmem
 say ""
 if [ "$status" -eq 0 ]; then

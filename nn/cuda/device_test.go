@@ -21,6 +21,8 @@ import (
 
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/nn/cuda/ptx"
+	"github.com/repro-dp/repro/nn/optim"
 	"github.com/repro-dp/repro/privacy"
 )
 
@@ -173,6 +175,40 @@ func TestOps(t *testing.T) {
 			if got := float64(y[r*cols+j]); math.Abs(got-want) > 1e-5*(1+math.Abs(want)) {
 				t.Errorf("LayerNorm row %d column %d = %v, want %v", r, j, got, want)
 				break
+			}
+		}
+	}
+}
+
+// TestAdamStep checks the device's Adam and AdamW against nn/optim, the
+// reference: the same bits over five steps, with and without weight decay.
+func TestAdamStep(t *testing.T) {
+	d := device(t)
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, name := range []string{"adam", "adamw"} {
+		for _, wd := range []float64{0, 0.01} {
+			const n, lr = 5000, 1e-3
+			theta := make([]float32, n)
+			for j := range theta {
+				theta[j] = float32(rng.NormFloat64())
+			}
+			p := []optim.Param{{Name: "w", Data: slices.Clone(theta), Grad: make([]float32, n)}}
+			o, err := optim.New(name, p, &optim.Settings{WeightDecay: wd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, v := make([]float32, n), make([]float32, n)
+			for step := int64(1); step <= 5; step++ {
+				for j := range p[0].Grad {
+					p[0].Grad[j] = float32(rng.NormFloat64())
+				}
+				if err := d.AdamStep(theta, p[0].Grad, m, v, ptx.NewAdam(lr, 0.9, 0.999, 1e-8, wd, name == "adamw", step)); err != nil {
+					t.Fatal(err)
+				}
+				o.Step(p, lr, nil)
+				if j := firstDiff(theta, p[0].Data); j >= 0 {
+					t.Fatalf("%s, λ = %v, step %d: element %d is %v on the GPU, %v in nn/optim", name, wd, step, j, theta[j], p[0].Data[j])
+				}
 			}
 		}
 	}

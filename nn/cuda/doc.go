@@ -20,13 +20,15 @@
 //     norms, the clipping (nn.Clip's factors and its nudge), the ordered
 //     sum, the noise addition, the normalisation by the expected batch
 //     size, and the SGD update of the parameters;
+//   - Adam and AdamW (AdamStep), with nn/optim's bits;
 //   - GELU, row softmax and LayerNorm forward (GELU, Softmax, LayerNorm),
 //     checked against the CPU but not yet used by the tape.
 //
 // What stays on the CPU: everything else of the forward and backward
 // passes (elementwise maps, attention's softmax, LayerNorm, embeddings,
 // the loss), the Gaussian draws (the host's noise stream, so that the
-// noise is the one the CPU would add), and the optimizers other than SGD.
+// noise is the one the CPU would add), and the methods' optimizer steps
+// (repro run --device cuda offloads the matrix products only).
 //
 // Determinism: no kernel uses atomics; every reduction has one fixed order
 // (per-thread strided partial sums, then a fixed tree in shared memory, or

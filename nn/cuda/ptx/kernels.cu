@@ -270,3 +270,33 @@ extern "C" __global__ void sgd_step(float *__restrict__ theta, const float *__re
 	if (j < p)
 		theta[j] = __fsub_rn(theta[j], __fmul_rn(lr, g[j]));
 }
+
+// adam_step is nn/optim's Adam (and AdamW) update of p elements at one
+// step count, with its float64 arithmetic rounded step by step as the CPU
+// rounds it (the _rn intrinsics, never contracted), so that it gives the
+// CPU's bits: with λ the coupled weight decay l2 and decay the decoupled
+// factor 1 − ηλ,
+//
+//	g ← g + λθ;  θ ← θ·decay
+//	m ← float32(β₁m + (1−β₁)g);  v ← float32(β₂v + ((1−β₂)g)g)
+//	θ ← float32(θ − (step·m)/(√v/bc2 + ε)),  step = η/(1 − β₁ᵗ), bc2 = √(1 − β₂ᵗ).
+extern "C" __global__ void adam_step(float *__restrict__ theta, const float *__restrict__ g,
+                                     float *__restrict__ m, float *__restrict__ v, long long p,
+                                     double b1, double omb1, double b2, double omb2, double eps,
+                                     double l2, double decay, double step, double bc2)
+{
+	const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (j >= p)
+		return;
+	double th = (double)theta[j];
+	double gg = (double)g[j];
+	if (l2 != 0.0)
+		gg = __dadd_rn(gg, __dmul_rn(l2, th));
+	th = __dmul_rn(th, decay);
+	float mj = (float)__dadd_rn(__dmul_rn(b1, (double)m[j]), __dmul_rn(omb1, gg));
+	float vj = (float)__dadd_rn(__dmul_rn(b2, (double)v[j]), __dmul_rn(__dmul_rn(omb2, gg), gg));
+	m[j] = mj;
+	v[j] = vj;
+	double denom = __dadd_rn(__ddiv_rn(__dsqrt_rn((double)vj), bc2), eps);
+	theta[j] = (float)__dsub_rn(th, __ddiv_rn(__dmul_rn(step, (double)mj), denom));
+}

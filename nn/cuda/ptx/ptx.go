@@ -75,6 +75,7 @@ var Kernels = []Kernel{
 	{"scale_rows", []Kind{Ptr, Int, Int, Ptr, Int}},
 	{"sum_noise_scale", []Kind{Ptr, Int, Int, Ptr, F64, Ptr}},
 	{"sgd_step", []Kind{Ptr, Ptr, Int, F32}},
+	{"adam_step", []Kind{Ptr, Ptr, Ptr, Ptr, Int, F64, F64, F64, F64, F64, F64, F64, F64, F64}},
 }
 
 // Lookup returns the kernel called name.
