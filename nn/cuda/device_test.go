@@ -409,7 +409,7 @@ func TestDPSGDStepDeterministic(t *testing.T) {
 // (products of at least DefaultMinGemm multiply-adds on the device,
 // DPSGDStep). It reports the step's peak training state on the host
 // (nn.Stats.PeakBytes, peak-B) and the device memory the package held at
-// its peak (gpu-B).
+// its peak (gpu-B); cuda-all runs every product on the GPU (MinGemm 0).
 func BenchmarkDPSGDStep(b *testing.B) {
 	for _, preset := range []string{"small", "full"} {
 		m, l, batch := testModel(b, preset, 64)
@@ -431,6 +431,18 @@ func BenchmarkDPSGDStep(b *testing.B) {
 			}
 			b.ReportMetric(float64(st.PeakBytes()), "peak-B")
 			b.ReportMetric(float64(d.PeakBytes()), "gpu-B")
+			b.ReportMetric(float64(len(batch))*float64(b.N)/b.Elapsed().Seconds(), "ex/s")
+		})
+		// Every product on the device (MinGemm = 0): what the threshold
+		// saves in transfers of small products.
+		b.Run(preset+"/cuda-all", func(b *testing.B) {
+			d := device(b)
+			saved := d.MinGemm
+			d.MinGemm = 0
+			defer func() { d.MinGemm = saved }()
+			for b.Loop() {
+				gpuStep(b, d, m, l, batch, theta0)
+			}
 			b.ReportMetric(float64(len(batch))*float64(b.N)/b.Elapsed().Seconds(), "ex/s")
 		})
 		l.SetValues(theta0)
