@@ -9,6 +9,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -20,6 +22,8 @@ import (
 
 // DefaultMinGemm is the default of Device.MinGemm: products of fewer
 // multiply-adds stay on the CPU, where they cost less than the transfers.
+// The environment variable REPRO_CUDA_MIN_GEMM (a count of multiply-adds,
+// 0 for every product) replaces it in Open.
 const DefaultMinGemm = 1 << 20
 
 // A Device is one NVIDIA GPU with the kernels loaded. Its methods are safe
@@ -74,6 +78,11 @@ func Open(ordinal int) (d *Device, err error) {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
 	d = &Device{MinGemm: DefaultMinGemm, fns: map[string]cu.Function{}}
+	if v, ok := os.LookupEnv("REPRO_CUDA_MIN_GEMM"); ok {
+		if d.MinGemm, err = strconv.Atoi(v); err != nil || d.MinGemm < 0 {
+			return nil, fmt.Errorf("cuda: REPRO_CUDA_MIN_GEMM=%q: want a count of multiply-adds ≥ 0", v)
+		}
+	}
 	if d.name, err = dev.Name(); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
@@ -126,7 +135,7 @@ func (d *Device) Close() error {
 
 // String names the GPU and its compute capability.
 func (d *Device) String() string {
-	return fmt.Sprintf("%s (compute capability %d.%d, %d MiB)", d.name, d.major, d.minor, d.total>>20)
+	return fmt.Sprintf("%s (compute capability %d.%d, %d MiB; products of ≥ %d multiply-adds on the GPU)", d.name, d.major, d.minor, d.total>>20, d.MinGemm)
 }
 
 // PeakBytes returns the most device memory the package's allocations have
