@@ -143,7 +143,8 @@ type ClaimRow struct {
 	Verdict, Class                  string
 	Required                        bool
 	Reason                          string
-	// Ours and Paper are the two sides' means ("45.3 vs 40.1").
+	// Ours and Paper are the two sides' means ("45.3 vs 40.1"); of an
+	// interaction, the gains a − b at x1 and x2 ("gain 0.57 / 0.18").
 	Ours, Paper string
 	NA, NB      int
 	Effect      string
@@ -636,6 +637,9 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 			Effect: none, Interval: interval(c.Lo, c.Hi), P: num(c.PHolm), Power: num(c.Power),
 			SpecLine: s.FileName,
 		}
+		if c.X1 != "" {
+			row.Ours, row.Paper = c.OursText(), c.PaperText()
+		}
 		if c.Test.Kind != "" {
 			row.Effect = num(c.Test.Effect)
 		}
@@ -661,6 +665,15 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 }
 
 func expectText(c experiments.Claim) string {
+	if c.X1 != nil {
+		switch c.Expect {
+		case "greater":
+			return "A − B larger at x1"
+		case "less":
+			return "A − B smaller at x1"
+		}
+		return fmt.Sprintf("(A − B)|x1 − (A − B)|x2 = %s ± %s", num(c.Value), num(c.Tolerance))
+	}
 	switch c.Expect {
 	case "greater":
 		return "A > B"
