@@ -81,7 +81,7 @@ const (
 // training: accounting and sizes. A claim on one of them with test auto
 // is compared exactly.
 var DeterministicMetrics = []string{"epsilon", "epsilon_rdp", "epsilon_pld", "epsilon_tight", "epsilon_nominal",
-	"sigma_nominal", "sigma_eff", "trainable_params"}
+	"sigma_nominal", "sigma_eff", "trainable_params", "rapft_analysis_peak_bytes"}
 
 // A Check is the result of one test of a claim. Missing numbers are NaN
 // (null in JSON).
