@@ -233,7 +233,10 @@ type VerifyOptions struct {
 // most α and the effect is on the claimed side (inside the tolerance, for
 // a value claim), FAIL when it is at most α and on the other side,
 // INCONCLUSIVE otherwise (with the power it had), and NOT RUN when a side
-// has fewer than MinSeeds runs with the metric. Bootstrap resamples are
+// has fewer than MinSeeds runs with the metric. An interaction claim (X1
+// and X2) tests the difference of the gains A − B at X1 and at X2 in the
+// same way, paired per seed when its four cells share seeds (see
+// interaction.go). Bootstrap resamples are
 // drawn from a stream seeded by the claim's name and the test's values,
 // so a verification is reproducible. It is an error only if a claim is
 // malformed (an unknown Expect or Test).

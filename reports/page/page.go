@@ -657,7 +657,7 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 		p.Claims[i].Span = j - i
 		i = j
 	}
-	for _, vd := range []string{reports.Pass, reports.Fail, reports.Inconclusive, reports.NotRun} {
+	for _, vd := range []string{reports.Pass, reports.Fail, reports.Contradicted, reports.Inconclusive, reports.NotRun} {
 		p.Verdicts = append(p.Verdicts, Count{Name: vd, Class: verdictClass(vd), N: counts[vd]})
 	}
 	p.ClaimsNote = fmt.Sprintf("%d %s of %d %s; p-values adjusted by Holm's method over the %d tests run, family-wise α = %s; intervals are percentile bootstrap intervals at level 1 − α.",
@@ -689,7 +689,7 @@ func verdictClass(v string) string {
 	switch v {
 	case reports.Pass:
 		return "ok"
-	case reports.Fail:
+	case reports.Fail, reports.Contradicted:
 		return "bad"
 	case reports.Inconclusive:
 		return "warn"
