@@ -18,7 +18,9 @@ import (
 //
 //	effect = (mean(a|x1) − mean(b|x1)) − (mean(a|x2) − mean(b|x2)),
 //
-// the interaction contrast of a two-way layout (side × x). Its test uses
+// the interaction contrast of a two-way layout (side × x). Its interval is
+// the percentile bootstrap of the same statistic over seeds, or over seeds
+// and examples where the runs have predictions. Its test uses
 // the pairing the seeds allow: one-sample on the per-seed interaction
 // dᵢ = (a₁ᵢ − b₁ᵢ) − (a₂ᵢ − b₂ᵢ) when the four cells have the same seeds;
 // Welch's test of the paired gains (a₁ᵢ − b₁ᵢ) against (a₂ⱼ − b₂ⱼ) when
@@ -174,6 +176,9 @@ func (ch *Check) evaluateInteraction(runs *Runs, c Claim, cells [4][]int, o Veri
 	ch.Note = "interaction: " + map[bool]string{true: "per-seed (a−b)|x1 − (a−b)|x2", false: "gains at x1 and x2 compared"}[allPaired]
 	if ch.degenerate != nil {
 		ch.Note += fmt.Sprintf("; no variance over the seeds: %s test in place of the t-test", ch.degenerate.kind)
+	}
+	if o.RunDirs != "" {
+		ch.interactionExampleInterval(runs, c, cells, o)
 	}
 	ch.setP(c)
 }

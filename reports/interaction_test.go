@@ -301,3 +301,52 @@ func TestInteractionMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestInteractionExampleInterval: with predictions, the interval of an
+// interaction's accuracy effect resamples each cell's seeds and then its
+// examples, as TestVerifyExampleInterval's does for two sides.
+func TestInteractionExampleInterval(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var rows []Row
+	// Accuracy by cell (of 100 examples): x and y on t1 50% and 40%, on
+	// t2 45% and 45%: every seed's interaction is exactly 10 points.
+	right := map[string]int{"x t1": 50, "y t1": 40, "x t2": 45, "y t2": 45}
+	for s := 1; s <= 3; s++ {
+		for _, m := range []string{"x", "y"} {
+			for _, task := range []string{"t1", "t2"} {
+				hit := make([]int, 100)
+				for i := range right[m+" "+task] {
+					hit[(i+7*s)%100] = 1
+				}
+				id := m + task + string(rune('0'+s))
+				rows = append(rows, Row{"method": m, "task": task, "seed": s, "status": "ok", "run_id": id,
+					"acc": writePredictions(t, dir, id, hit)})
+			}
+		}
+	}
+	runs, err := NewRuns(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interactionClaim()
+	plain, err := Verify(runs, []Claim{c}, &VerifyOptions{Resamples: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Verify(runs, []Claim{c}, &VerifyOptions{Resamples: 2000, RunDirs: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, e := plain.Checks[0], ex.Checks[0]
+	// Over seeds alone the interval is [10, 10]. Over examples the SE of
+	// a sum of four independent proportions near ½ on 3×100 examples each
+	// is about √(4·0.25/300)·100 ≈ 5.8 points: the 95% interval is more
+	// than ten points wide and holds 10.
+	if p.Lo != 10 || p.Hi != 10 || !(e.Lo < 3 && e.Hi > 17 && e.Lo < 10 && 10 < e.Hi) || !strings.Contains(e.Note, "seeds and examples") {
+		t.Errorf("interval over seeds [%v, %v], over examples [%v, %v] (note %q); want [10, 10] and a wide one around 10", p.Lo, p.Hi, e.Lo, e.Hi, e.Note)
+	}
+	if e.P != p.P || e.Test != p.Test {
+		t.Errorf("the predictions changed the test: p %v and %v", p.P, e.P)
+	}
+}
