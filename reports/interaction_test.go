@@ -211,6 +211,19 @@ func TestInteractionVerdicts(t *testing.T) {
 		})
 	}
 
+	// A stated size: the interaction is 5 ± 1 (TOST), and not 8 ± 1.
+	for _, tc := range []struct {
+		value   float64
+		verdict string
+	}{{5, Pass}, {8, Fail}} {
+		c := interactionClaim()
+		c.Expect, c.Value, c.Tolerance = "value", tc.value, 1
+		ch := verifyOne(t, table(clear), c)
+		if ch.Verdict != tc.verdict || ch.Expect != "(a − b | task=t1) − (a − b | task=t2) = "+formatKeyFloat(tc.value)+" ± 1" {
+			t.Errorf("value %v ± 1: verdict %s expect %q, want %s", tc.value, ch.Verdict, ch.Expect, tc.verdict)
+		}
+	}
+
 	// The paper's interaction has the wrong sign: no power, no CONTRADICTED.
 	c := interactionClaim()
 	c.Paper = paper(1, 2)
