@@ -638,7 +638,8 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 			SpecLine: s.FileName,
 		}
 		if c.X1 != "" {
-			row.Ours, row.Paper = c.OursText(), c.PaperText()
+			// An interaction: the gains a − b at x1 and at x2.
+			row.Expect, row.Ours, row.Paper = c.Expect, c.OursText(), c.PaperText()
 		}
 		if c.Test.Kind != "" {
 			row.Effect = num(c.Test.Effect)
@@ -665,15 +666,6 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 }
 
 func expectText(c experiments.Claim) string {
-	if c.X1 != nil {
-		switch c.Expect {
-		case "greater":
-			return "A − B larger at x1"
-		case "less":
-			return "A − B smaller at x1"
-		}
-		return fmt.Sprintf("(A − B)|x1 − (A − B)|x2 = %s ± %s", num(c.Value), num(c.Tolerance))
-	}
 	switch c.Expect {
 	case "greater":
 		return "A > B"
