@@ -35,6 +35,24 @@ import (
 //	    paper:
 //	      - {at: {epsilon_target: 1, task: fashion-vqa}, a: 81.54, b: 23.30}
 //
+// A claim with x1 and x2 is an interaction, a difference of differences:
+// "the gain of a over b is larger at x1 than at x2", the effect
+// (mean(a|x1) − mean(b|x1)) − (mean(a|x2) − mean(b|x2)), paired by seed
+// when the four cells share seeds. Its paper values give a and b at x1
+// and a2 and b2 at x2:
+//
+//	claims:
+//	  - name: gain-larger-on-echr
+//	    metric: ppl
+//	    a: {method: dpsgd}
+//	    b: {method: rapft}
+//	    x1: {task: records-echr}
+//	    x2: {task: records-e2e}
+//	    each: [variant]
+//	    expect: greater
+//	    paper:
+//	      - {at: {variant: lora}, a: 18.15, b: 17.73, a2: 4.54, b2: 4.39}
+//
 // A claim may list metrics (metrics: [m1, m2, …]) in place of metric: it
 // stands for one claim per metric, named <name>-<metric>, with the same
 // sides and settings and no paper values (those are per metric).
@@ -56,6 +74,12 @@ type Claim struct {
 	// (combination) among the runs that A or B selects, each side
 	// restricted to it. Empty means one test.
 	Each []string `json:"each,omitempty"`
+	// X1 and X2, when given (both, and B), make the claim an interaction:
+	// the effect is (mean(A) − mean(B)) over the runs X1 also selects
+	// minus the same over the runs X2 selects. They name the same run
+	// columns, none of them in A, B or Each, and select different runs.
+	X1 map[string]string `json:"x1,omitempty"`
+	X2 map[string]string `json:"x2,omitempty"`
 	// Expect is "greater" (the effect mean(A) − mean(B) is positive),
 	// "less" (negative), or "value": the effect (or the mean of A when B
 	// is nil) lies within Value ± Tolerance.
@@ -96,6 +120,10 @@ type PaperValue struct {
 	// claim without B.
 	A float64 `json:"a"`
 	B float64 `json:"b"`
+	// A2 and B2 are the paper's values at X2 of an interaction claim (A
+	// and B are at X1); NaN for any other claim.
+	A2 float64 `json:"a2"`
+	B2 float64 `json:"b2"`
 }
 
 // MarshalJSON implements json.Marshaler: a NaN B is left out.
@@ -104,9 +132,14 @@ func (p PaperValue) MarshalJSON() ([]byte, error) {
 		At map[string]string `json:"at,omitempty"`
 		A  float64           `json:"a"`
 		B  *float64          `json:"b,omitempty"`
+		A2 *float64          `json:"a2,omitempty"`
+		B2 *float64          `json:"b2,omitempty"`
 	}{At: p.At, A: p.A}
 	if !math.IsNaN(p.B) {
 		out.B = &p.B
+	}
+	if !math.IsNaN(p.A2) {
+		out.A2, out.B2 = &p.A2, &p.B2
 	}
 	return json.Marshal(out)
 }
@@ -164,6 +197,8 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 		"a":      func(v *yaml.Node) (err error) { c.A, err = d.selector(v, "claim a"); return err },
 		"b":      func(v *yaml.Node) (err error) { c.B, err = d.selector(v, "claim b"); return err },
 		"each":   func(v *yaml.Node) (err error) { c.Each, err = d.identList(v, "claim each"); return err },
+		"x1":     func(v *yaml.Node) (err error) { c.X1, err = d.selector(v, "claim x1"); return err },
+		"x2":     func(v *yaml.Node) (err error) { c.X2, err = d.selector(v, "claim x2"); return err },
 		"expect": func(v *yaml.Node) error { expectNode = v; return d.expect(v, &c) },
 		"min_effect": func(v *yaml.Node) (err error) {
 			c.MinEffect, err = d.finite(v, "claim min_effect", 0)
@@ -236,6 +271,25 @@ func (d *decoder) claimShape(n, expectNode *yaml.Node, c *Claim) error {
 		_, inB := c.B[e]
 		if inA || inB {
 			return d.errorf(n, "claim %s: %s is both in each and a selector", c.Name, e)
+		}
+	}
+	switch {
+	case c.X1 == nil && c.X2 == nil:
+		return nil
+	case c.X1 == nil || c.X2 == nil:
+		return d.errorf(n, "claim %s: an interaction needs both x1 and x2", c.Name)
+	case c.B == nil:
+		return d.errorf(n, "claim %s: an interaction compares a with b, and the claim has no b", c.Name)
+	case !slices.Equal(slices.Sorted(maps.Keys(c.X1)), slices.Sorted(maps.Keys(c.X2))):
+		return d.errorf(n, "claim %s: x1 and x2 must name the same columns", c.Name)
+	case maps.Equal(c.X1, c.X2):
+		return d.errorf(n, "claim %s: x1 and x2 select the same runs", c.Name)
+	}
+	for col := range c.X1 {
+		_, inA := c.A[col]
+		_, inB := c.B[col]
+		if inA || inB || slices.Contains(c.Each, col) {
+			return d.errorf(n, "claim %s: %s is both in x1 and in a, b or each", c.Name, col)
 		}
 	}
 	return nil
@@ -312,14 +366,24 @@ func (d *decoder) selector(v *yaml.Node, what string) (map[string]string, error)
 func (d *decoder) paperValues(n *yaml.Node, c *Claim) ([]PaperValue, error) {
 	var out []PaperValue
 	err := d.list(n, "claim paper", func(e *yaml.Node) error {
-		p := PaperValue{B: math.NaN()}
-		var hasB bool
+		p := PaperValue{B: math.NaN(), A2: math.NaN(), B2: math.NaN()}
+		var hasB, hasA2, hasB2 bool
 		err := d.fields(e, "claim paper", map[string]func(*yaml.Node) error{
 			"at": func(v *yaml.Node) (err error) { p.At, err = d.selector(v, "claim paper at"); return err },
 			"a":  func(v *yaml.Node) (err error) { p.A, err = d.finite(v, "claim paper a", math.Inf(-1)); return err },
 			"b": func(v *yaml.Node) (err error) {
 				hasB = true
 				p.B, err = d.finite(v, "claim paper b", math.Inf(-1))
+				return err
+			},
+			"a2": func(v *yaml.Node) (err error) {
+				hasA2 = true
+				p.A2, err = d.finite(v, "claim paper a2", math.Inf(-1))
+				return err
+			},
+			"b2": func(v *yaml.Node) (err error) {
+				hasB2 = true
+				p.B2, err = d.finite(v, "claim paper b2", math.Inf(-1))
 				return err
 			},
 		}, "a")
@@ -329,6 +393,8 @@ func (d *decoder) paperValues(n *yaml.Node, c *Claim) ([]PaperValue, error) {
 		switch {
 		case hasB != (c.B != nil):
 			return d.errorf(e, "claim %s: paper b is given exactly when the claim has b", c.Name)
+		case hasA2 != (c.X1 != nil) || hasB2 != (c.X1 != nil):
+			return d.errorf(e, "claim %s: paper a2 and b2 (the values at x2) are given exactly when the claim has x1 and x2", c.Name)
 		case !slices.Equal(slices.Sorted(maps.Keys(p.At)), slices.Sorted(slices.Values(c.Each))):
 			return d.errorf(e, "claim %s: paper at must name each column of each (%s) and nothing else", c.Name, strings.Join(c.Each, ", "))
 		case slices.ContainsFunc(out, func(o PaperValue) bool { return maps.Equal(o.At, p.At) }):
@@ -379,7 +445,7 @@ func (d *decoder) checkClaims(s *Spec, columns []string, at func(string) *yaml.N
 		if list.Kind == yaml.SequenceNode && i < len(list.Content) {
 			cn = list.Content[i]
 		}
-		cols := slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), c.Each)
+		cols := slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), slices.Collect(maps.Keys(c.X1)), c.Each)
 		for _, col := range cols {
 			if !has(columns, col) {
 				return d.errorf(cn, "claim %s: %q is not a run column (have: %s)", c.Name, col, strings.Join(sortedUnique(columns), ", "))

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestParseClaims(t *testing.T) {
 			A: map[string]string{"method": "dpsgd", "epsilon_target": "8"}, B: map[string]string{"method": "dpsgd", "epsilon_target": "1"},
 			Each: []string{"task"}, Expect: "greater", MinSeeds: 3, Test: "auto", Required: true, Source: "paper Table 1",
 			Line:  21,
-			Paper: []PaperValue{{At: map[string]string{"task": "fashion-vqa"}, A: 82.52, B: 81.54}},
+			Paper: []PaperValue{{At: map[string]string{"task": "fashion-vqa"}, A: 82.52, B: 81.54, A2: math.NaN(), B2: math.NaN()}},
 		},
 		{
 			Name: "dpsgd-level", Metric: "acc", A: map[string]string{"method": "dpsgd", "epsilon_target": "inf"},
@@ -87,6 +88,23 @@ func TestParseClaims(t *testing.T) {
 	acc.Name, img.Name, img.Metric = "dpsgd-level-acc", "dpsgd-level-img", "img"
 	if diff := cmp.Diff([]Claim{want[0], acc, img}, many.Claims, cmpopts.EquateNaNs()); diff != "" {
 		t.Errorf("claim of two metrics (-want +got):\n%s", diff)
+	}
+	// An interaction: x1 and x2, paper values at both.
+	src = strings.Replace(claimsBase, "    each: [task]\n    expect: greater\n", "    x1: {task: fashion-vqa}\n    x2: {task: clevr}\n    expect: greater\n", 1)
+	src = strings.Replace(src, "{at: {task: fashion-vqa}, a: 82.52, b: 81.54}", "{a: 82.52, b: 81.54, a2: 60, b2: 59.5}", 1)
+	inter, err := Parse("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	wantInter := want[0]
+	wantInter.Each = nil
+	wantInter.X1, wantInter.X2 = map[string]string{"task": "fashion-vqa"}, map[string]string{"task": "clevr"}
+	wantInter.Paper = []PaperValue{{A: 82.52, B: 81.54, A2: 60, B2: 59.5}}
+	if diff := cmp.Diff(wantInter, inter.Claims[0], cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("interaction claim (-want +got):\n%s", diff)
+	}
+	if b, err := json.Marshal(inter.Claims[0].Paper); err != nil || string(b) != `[{"a":82.52,"b":81.54,"a2":60,"b2":59.5}]` {
+		t.Errorf("json.Marshal(interaction paper) = %s, %v", b, err)
 	}
 	// The claims marshal to JSON, the NaN left out.
 	b, err := json.Marshal(s.Claims)
@@ -123,6 +141,15 @@ func TestParseClaimErrors(t *testing.T) {
 		{"duplicate", "name: dpsgd-level", "name: dpsgd-rises", 33, `duplicate claim "dpsgd-rises"`},
 		{"column", "a: {method: dpsgd, epsilon_target: 8}", "a: {method: dpsgd, colour: 8}", 21, `claim dpsgd-rises: "colour" is not a run column`},
 		{"selector list", "a: {method: dpsgd, epsilon_target: inf}", "a: [dpsgd]", 35, "claim a must be a mapping"},
+		{"x1 without x2", "    each: [task]\n    expect: greater", "    x1: {task: clevr}\n    expect: greater", 21, "an interaction needs both x1 and x2"},
+		{"x1 keys", "    each: [task]\n    expect: greater", "    x1: {task: clevr}\n    x2: {seed: 1}\n    expect: greater", 21, "x1 and x2 must name the same columns"},
+		{"x1 same", "    each: [task]\n    expect: greater", "    x1: {task: clevr}\n    x2: {task: clevr}\n    expect: greater", 21, "x1 and x2 select the same runs"},
+		{"x1 in a", "    each: [task]\n    expect: greater", "    x1: {method: dpsgd}\n    x2: {method: nonprivate}\n    expect: greater", 21, "method is both in x1 and in a, b or each"},
+		{"x1 in each", "    expect: greater", "    x1: {task: clevr}\n    x2: {task: fashion-vqa}\n    expect: greater", 21, "task is both in x1 and in a, b or each"},
+		{"x1 without b", "test: welch", "x1: {task: clevr}\n    x2: {task: fashion-vqa}", 33, "an interaction compares a with b"},
+		{"paper a2", ", a: 82.52, b: 81.54}", ", a: 82.52, b: 81.54, a2: 1, b2: 2}", 32, "paper a2 and b2 (the values at x2) are given exactly when"},
+		{"x1 column", "    each: [task]\n    expect: greater\n    min_seeds: 3\n    required: true\n    source: \"paper Table 1\"\n    paper:\n      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}",
+			"    x1: {colour: red}\n    x2: {colour: blue}\n    expect: greater\n    source: \"paper Table 1\"\n    paper:\n      - {a: 82.52, b: 81.54, a2: 1, b2: 2}", 21, `"colour" is not a run column`},
 		{"regression better", "better: max", "better: high", 41, "regression better must be max or min"},
 		{"regression twice", "  - {metric: acc, better: max, threshold: 5}\n", "  - {metric: acc, better: max, threshold: 5}\n  - {metric: acc, better: min, threshold: 1}\n", 42, `metric "acc" listed twice`},
 	} {
@@ -179,7 +206,8 @@ func TestEmbeddedClaimsPairUp(t *testing.T) {
 	}
 	selects := func(c *Config, sel map[string]string) bool {
 		for k, v := range sel {
-			if col(c, k) != v {
+			// A run table shows a missing value ("") as "—".
+			if got := col(c, k); got != v && !(got == "" && v == "—") {
 				return false
 			}
 		}
@@ -195,15 +223,37 @@ func TestEmbeddedClaimsPairUp(t *testing.T) {
 			if cl.B == nil {
 				continue
 			}
+			if cl.X1 != nil {
+				// An interaction pairs up at x1 and at x2.
+				for _, x := range []map[string]string{cl.X1, cl.X2} {
+					a, b := maps.Clone(cl.A), maps.Clone(cl.B)
+					maps.Copy(a, x)
+					maps.Copy(b, x)
+					checkPairs(t, s.Name, cl.Name+" at "+fmt.Sprint(x), runs, cl.Each, a, b, col, selects)
+				}
+				continue
+			}
+			checkPairs(t, s.Name, cl.Name, runs, cl.Each, cl.A, cl.B, col, selects)
+		}
+	}
+}
+
+// checkPairs checks that sides a and b of a claim both select runs at
+// each value of its each columns among the runs either selects.
+func checkPairs(t *testing.T, spec, claim string, runs []Config, each []string, ca, cb map[string]string,
+	col func(*Config, string) string, selects func(*Config, map[string]string) bool) {
+	t.Helper()
+	{
+		{
 			sides := map[string][2]int{}
 			for i := range runs {
 				c := &runs[i]
-				a, b := selects(c, cl.A), selects(c, cl.B)
+				a, b := selects(c, ca), selects(c, cb)
 				if !a && !b {
 					continue
 				}
 				var key []string
-				for _, e := range cl.Each {
+				for _, e := range each {
 					key = append(key, e+"="+col(c, e))
 				}
 				k := strings.Join(key, ",")
@@ -217,11 +267,11 @@ func TestEmbeddedClaimsPairUp(t *testing.T) {
 				sides[k] = n
 			}
 			if len(sides) == 0 {
-				t.Errorf("%s: claim %s selects no run", s.Name, cl.Name)
+				t.Errorf("%s: claim %s selects no run", spec, claim)
 			}
 			for k, n := range sides {
 				if n[0] == 0 || n[1] == 0 {
-					t.Errorf("%s: claim %s at %q: %d runs on side a, %d on side b; want both", s.Name, cl.Name, k, n[0], n[1])
+					t.Errorf("%s: claim %s at %q: %d runs on side a, %d on side b; want both", spec, claim, k, n[0], n[1])
 				}
 			}
 		}

@@ -118,6 +118,9 @@ func (RapFT) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	res.VisualTokens = float64(job.Model.(*nn.TinyMLLM).Config.Patches() + 1)
 	res.Values = part.values(job.Hyper.Clip, tight)
 	res.Values["rapft_analysis_seconds"] = analysis.Seconds()
+	if part.analysed {
+		res.Values["rapft_analysis_peak_bytes"] = float64(part.analysisBytes)
+	}
 	if job.Hyper.Diagnostics && part.rs > 0 {
 		res.Metrics = append(res.Metrics, partitionMetrics(reports)...)
 	}
@@ -183,9 +186,12 @@ type rapftPartition struct {
 	// splitErr is the largest LRP conservation error of a split (Eq. 10)
 	// in the analysis.
 	splitErr float64
-	// analysed says whether the relevance was computed (β < 1).
-	analysed bool
-	private  bool
+	// analysed says whether the relevance was computed (β < 1), and
+	// analysisBytes the largest memory one propagation held
+	// (nn.Relevance.Bytes over the analysed examples).
+	analysed      bool
+	analysisBytes int64
+	private       bool
 }
 
 // privatizer returns the clip rule and noise multipliers of the partition
@@ -255,11 +261,11 @@ func rapftMask(ctx context.Context, job *Job, l *loop, train []nn.Sequence) (*ra
 			return nil, fmt.Errorf("methods: rapft: relevance_data=public: task %s has no public examples with answers", job.Data.Task)
 		}
 	}
-	rel, splitErr, err := averageRelevance(ctx, job, m, l.layout, data)
+	rel, splitErr, bytes, err := averageRelevance(ctx, job, m, l.layout, data)
 	if err != nil {
 		return nil, err
 	}
-	p.analysed, p.splitErr = true, splitErr
+	p.analysed, p.splitErr, p.analysisBytes = true, splitErr, bytes
 	normaliseByTensor(rel, l.layout)
 	n := 0
 	thr := threshold(rel, beta)
@@ -303,8 +309,9 @@ func randomMask(p *rapftPartition, beta float64, seed uint64) *rapftPartition {
 // tensors given analysis-only values that are restored afterwards.
 //
 // It also returns the largest conservation error of any split (Eq. 10) over
-// the examples.
-func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layout, data []nn.Sequence) ([]float64, float64, error) {
+// the examples, and the largest memory one propagation held
+// (nn.Relevance.Bytes; job.Workers propagations run at once).
+func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layout, data []nn.Sequence) ([]float64, float64, int64, error) {
 	h := job.Hyper
 	k := min(h.Int("relevance_examples"), len(data))
 	rng := rand.New(rand.NewPCG(job.Seed, privacy.StreamID(StreamRapFTSubset)))
@@ -329,7 +336,7 @@ func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layou
 		}
 	}()
 	o := nn.LRP{Init: h.String("lrp_init"), K: h.Int("lrp_k"), P: h.Float("lrp_p"), Alpha: h.Float("lrp_alpha")}
-	rels, errs := make([][]float64, k), make([]float64, k)
+	rels, errs, bytes := make([][]float64, k), make([]float64, k), make([]int64, k)
 	err := parallel.For(k, job.Workers, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -338,11 +345,11 @@ func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layou
 		if err != nil {
 			return fmt.Errorf("methods: rapft: relevance of example %d: %w", idx[i], err)
 		}
-		rels[i], errs[i] = r.Params, r.SplitError
+		rels[i], errs[i], bytes[i] = r.Params, r.SplitError, r.Bytes
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	mean := make([]float64, l.Size)
 	for _, r := range rels {
@@ -353,7 +360,7 @@ func averageRelevance(ctx context.Context, job *Job, m *nn.TinyMLLM, l *nn.Layou
 	for j := range mean {
 		mean[j] /= float64(k)
 	}
-	return mean, slices.Max(errs), nil
+	return mean, slices.Max(errs), slices.Max(bytes), nil
 }
 
 // normaliseByTensor min-max normalises the relevance of every tensor of l

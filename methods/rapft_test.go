@@ -147,7 +147,7 @@ func TestRapFTPartitionClosedForm(t *testing.T) {
 
 // TestRapFTMask checks the mask: Σ mask / dim θ = ⌈β·n⌉/n up to ties, the
 // analysis leaves the PEFT tensors as they were, ε_tight ≤ ε_nominal, and
-// the run records both.
+// the run records both and the analysis's memory.
 func TestRapFTMask(t *testing.T) {
 	for _, family := range []string{"lora", "adapter", "bitfit"} {
 		job := recordsJob(t, "rapft", 24, 3, map[string]any{"peft": family, "epochs": 1.0, "relevance_examples": int64(8)})
@@ -181,6 +181,11 @@ func TestRapFTMask(t *testing.T) {
 		res, err := RapFT{}.FineTune(context.Background(), recordsJob(t, "rapft", 24, 3, map[string]any{"peft": family, "epochs": 1.0, "relevance_examples": int64(8)}))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The run records the analysis's memory (the same job: the same
+		// examples, so the same bytes as the mask computed above).
+		if b, ok := res.Values["rapft_analysis_peak_bytes"]; !ok || b != float64(part.analysisBytes) || !(b > 0) {
+			t.Errorf("%s: rapft_analysis_peak_bytes %v (recorded %v), want %d > 0", family, b, ok, part.analysisBytes)
 		}
 		if e := res.Values["rapft_lrp_split_error"]; !(e < 1e-9) {
 			t.Errorf("%s: LRP split conservation error %g", family, e)

@@ -71,6 +71,16 @@ type Relevance struct {
 	// products), relative to max(1, |ΣR|): Eq. 10's conservation, which
 	// Eq. 11's normalisation makes exact up to rounding.
 	SplitError float64
+	// Bytes is the memory the propagation holds once the relevance is
+	// initialised, while it propagates through the first layer (the tied
+	// head), as Rap-FT's Table IV measures it: the forward tape, the
+	// forward values it observed (float64), the next-token probabilities
+	// and the initial relevance of the answer positions (answers × vocab
+	// each, stored densely whatever Init keeps), the head's input and its
+	// relevance (answers × width each) and the hidden states' relevance
+	// (positions × width). Counted from the buffers' lengths, as
+	// Stats.PeakBytes counts training state.
+	Bytes int64
 }
 
 // Relevance propagates relevance from the next-token distributions at the
@@ -120,8 +130,12 @@ func (m *TinyMLLM) Relevance(l *Layout, s *Sequence, o LRP) (*Relevance, error) 
 			rows = append(rows, pos[i]-1)
 		}
 	}
+	for _, v := range r.vals {
+		r.bytes += int64(8 * len(v))
+	}
+	r.bytes += t.Bytes()
 	R, init := r.head(to64(hid.Value.Data), rows)
-	out := &Relevance{Init: init}
+	out := &Relevance{Init: init, Bytes: r.bytes}
 	R = r.layerNorm(m.LM.LN, to64(hid.Value.Data), R)
 	for i := len(m.LM.Blocks) - 1; i >= 0; i-- {
 		R = r.block(m.LM.Blocks[i], R)
@@ -145,6 +159,7 @@ type lrpRun struct {
 	vals     map[string][]float64
 	rel      map[*Param][]float64
 	splitErr float64
+	bytes    int64 // see Relevance.Bytes
 }
 
 // val returns the forward value observed at site; it panics if the
@@ -207,6 +222,7 @@ func (r *lrpRun) head(hid []float64, rows []int) ([]float64, float64) {
 	init := initRelevance(probs, r.o)
 	rx := lrpAlphaBeta(x, len(rows), D, tok, V, nil, init, r.o.Alpha)
 	R := make([]float64, r.T*D)
+	r.bytes += int64(8 * (len(rows)*V + len(init) + len(x) + len(rx) + len(R)))
 	for k, row := range rows {
 		add64(R[row*D:(row+1)*D], rx[k*D:(k+1)*D])
 	}

@@ -333,3 +333,43 @@ func BenchmarkRelevance(b *testing.B) {
 		}
 	}
 }
+
+// TestRelevanceBytes checks Relevance.Bytes against the head's buffers
+// counted by hand: two sequences of the same length that differ by one
+// answer position differ by 8·(2·V + 2·D) bytes (one more row of
+// probabilities, initial relevance, head input and its relevance, in
+// float64), and everything else (tape, observed values, the hidden
+// states' relevance) depends on the length alone. The initial relevance
+// is stored densely, so every initialisation holds the same bytes.
+func TestRelevanceBytes(t *testing.T) {
+	t.Parallel()
+	c := smokeConfig(t)
+	c.PEFT = PEFT{Method: "lora", Targets: []string{"q", "v"}, BInitStd: 0.1}
+	m, err := NewTinyMLLM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLayout(m.Params())
+	bytes := func(q, a int, o LRP) int64 {
+		s := textSeq(rand.New(rand.NewPCG(3, 3)), c, q, a)
+		rel, err := m.Relevance(l, &s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rel.Bytes
+	}
+	topp := LRP{Init: "topp", P: 0.9, Alpha: 0.5}
+	three, four := bytes(5, 3, topp), bytes(4, 4, topp)
+	if want := int64(8 * (2*c.Vocab + 2*c.Width)); four-three != want {
+		t.Errorf("one more answer position: %d more bytes, want 8·(2·%d + 2·%d) = %d", four-three, c.Vocab, c.Width, want)
+	}
+	// At least the hidden states' relevance and the answers' rows.
+	if min := int64(8 * (9*c.Width + 3*(2*c.Vocab+2*c.Width))); three <= min {
+		t.Errorf("bytes %d, want more than the head's buffers, %d", three, min)
+	}
+	for _, o := range []LRP{{Init: "naive", Alpha: 0.5}, {Init: "topk", K: 2, Alpha: 0.5}, {Init: "beam", K: 2, Alpha: 0.5}} {
+		if got := bytes(5, 3, o); got != three {
+			t.Errorf("%s: %d bytes, want %d as top-p (dense initial relevance)", o.Init, got, three)
+		}
+	}
+}

@@ -148,6 +148,16 @@ func (ch *Check) exampleInterval(runs *Runs, c Claim, a, b []int, paired bool, o
 // side resampled apart: its seeds with replacement, then the examples of
 // each drawn seed.
 func sideBootstrap(rng *rand.Rand, a, b map[float64]map[string]float64, alpha float64, n int) (lo, hi float64) {
+	if b == nil {
+		return cellBootstrap(rng, []map[float64]map[string]float64{a}, []float64{1}, alpha, n)
+	}
+	return cellBootstrap(rng, []map[float64]map[string]float64{a, b}, []float64{1, -1}, alpha, n)
+}
+
+// cellBootstrap returns the percentile interval at level 1−α of Σ cᵢ·accᵢ
+// (points), the accuracy of each cell resampled apart: its seeds with
+// replacement, then the examples of each drawn seed.
+func cellBootstrap(rng *rand.Rand, cells []map[float64]map[string]float64, coef []float64, alpha float64, n int) (lo, hi float64) {
 	flat := func(m map[float64]map[string]float64) [][]float64 {
 		var out [][]float64
 		for _, s := range slices.Sorted(maps.Keys(m)) {
@@ -171,18 +181,40 @@ func sideBootstrap(rng *rand.Rand, a, b map[float64]map[string]float64, alpha fl
 		}
 		return sum / float64(len(x))
 	}
-	fa := flat(a)
-	var fb [][]float64
-	if b != nil {
-		fb = flat(b)
+	fs := make([][][]float64, len(cells))
+	for i, c := range cells {
+		fs[i] = flat(c)
 	}
 	est := make([]float64, n)
 	for r := range est {
-		est[r] = draw(fa)
-		if b != nil {
-			est[r] -= draw(fb)
+		for i, f := range fs {
+			est[r] += coef[i] * draw(f)
 		}
 	}
 	slices.Sort(est)
 	return quantileSorted(est, alpha/2), quantileSorted(est, 1-alpha/2)
+}
+
+// interactionExampleInterval replaces the interval of the interaction
+// check ch by the two-stage bootstrap over seeds and examples of its four
+// cells (a and b at x1 and x2), each resampled apart: the examples of x1
+// and x2 need not be the same (two tasks), so no pairing is kept, and the
+// interval is the wider for it. It does nothing unless the metric is one
+// of ExampleMetrics and every run of the four cells has predictions.
+func (ch *Check) interactionExampleInterval(runs *Runs, c Claim, cells [4][]int, o VerifyOptions) {
+	split, ok := ExampleMetrics[c.Metric]
+	if !ok {
+		return
+	}
+	var ex []map[float64]map[string]float64
+	for _, cell := range cells {
+		e, err := runExamples(runs, o.RunDirs, c.Metric, split, cell)
+		if err != nil || e == nil {
+			return
+		}
+		ex = append(ex, e)
+	}
+	rng := rand.New(rand.NewPCG(seedOf(c.Name, ch.At), 0x6578616d706c6573))
+	ch.Lo, ch.Hi = cellBootstrap(rng, ex, []float64{1, -1, -1, 1}, o.Alpha, o.Resamples)
+	ch.Note += "; interval over seeds and examples, the four cells resampled apart"
 }

@@ -27,6 +27,12 @@ type Claim struct {
 	// as a table's Where is). B is nil for a claim about A alone.
 	A, B map[string]string
 	Each []string
+	// X1 and X2, when given (both, with B), make the claim an interaction,
+	// a difference of differences: the effect is (mean(A) − mean(B)) over
+	// the runs X1 also selects minus the same over the runs X2 selects
+	// ("the gain of A over B is larger at X1 than at X2"). They name the
+	// same columns, none of them in A, B or Each. See interaction.go.
+	X1, X2 map[string]string
 	// Expect is "greater" (mean(A) − mean(B) > 0), "less", or "value":
 	// the effect (the mean of A when B is nil) lies in Value ± Tolerance.
 	Expect           string
@@ -48,10 +54,13 @@ type Claim struct {
 }
 
 // A PaperValue is the paper's number for the test of a claim at At (values
-// of the claim's Each columns). B is NaN for a claim without B.
+// of the claim's Each columns). B is NaN for a claim without B. A2 and B2
+// are the values at X2 of an interaction claim (A and B are at X1); NaN
+// otherwise.
 type PaperValue struct {
-	At   map[string]string
-	A, B float64
+	At     map[string]string
+	A, B   float64
+	A2, B2 float64
 }
 
 // Verdicts of a check.
@@ -72,7 +81,7 @@ const (
 // training: accounting and sizes. A claim on one of them with test auto
 // is compared exactly.
 var DeterministicMetrics = []string{"epsilon", "epsilon_rdp", "epsilon_pld", "epsilon_tight", "epsilon_nominal",
-	"sigma_nominal", "sigma_eff", "trainable_params"}
+	"sigma_nominal", "sigma_eff", "trainable_params", "rapft_analysis_peak_bytes"}
 
 // A Check is the result of one test of a claim. Missing numbers are NaN
 // (null in JSON).
@@ -91,6 +100,12 @@ type Check struct {
 	// MeanB their means (MeanB NaN without B).
 	NA, NB       int
 	MeanA, MeanB float64
+	// X1 and X2 name the two points of an interaction claim ("" for any
+	// other): then NA, NB, MeanA and MeanB are at X1, and NA2, NB2,
+	// MeanA2 and MeanB2 at X2, and the effect is (a − b)|X1 − (a − b)|X2.
+	X1, X2         string
+	NA2, NB2       int
+	MeanA2, MeanB2 float64
 	// Test is the t-test of the effect; Lo and Hi the percentile
 	// bootstrap interval of the effect at level 1−α.
 	Test   TTest
@@ -112,9 +127,11 @@ type Check struct {
 	// rank, finds the paper's effect (or the claim's MinEffect) in the
 	// claimed direction; NaN when there is none or for value claims.
 	Power float64
-	// PaperA and PaperB are the paper's values (NaN when not given).
-	PaperA, PaperB float64
-	Source         string
+	// PaperA and PaperB are the paper's values (NaN when not given);
+	// PaperA2 and PaperB2 its values at X2 of an interaction.
+	PaperA, PaperB   float64
+	PaperA2, PaperB2 float64
+	Source           string
 
 	pPass, pFail float64
 	effectAt     float64 // the effect the power is computed at (NaN: none)
@@ -130,6 +147,12 @@ func (c Check) MarshalJSON() ([]byte, error) {
 			return nil
 		}
 		return &x
+	}
+	n2 := func(n int) *int {
+		if c.X1 == "" {
+			return nil
+		}
+		return &n
 	}
 	type test struct {
 		Kind   string   `json:"kind"`
@@ -164,9 +187,18 @@ func (c Check) MarshalJSON() ([]byte, error) {
 		PaperA   *float64 `json:"paper_a"`
 		PaperB   *float64 `json:"paper_b"`
 		Source   string   `json:"source"`
+		X1       string   `json:"x1,omitempty"`
+		X2       string   `json:"x2,omitempty"`
+		NA2      *int     `json:"n_a2,omitempty"`
+		NB2      *int     `json:"n_b2,omitempty"`
+		MeanA2   *float64 `json:"mean_a2,omitempty"`
+		MeanB2   *float64 `json:"mean_b2,omitempty"`
+		PaperA2  *float64 `json:"paper_a2,omitempty"`
+		PaperB2  *float64 `json:"paper_b2,omitempty"`
 	}{c.Claim, c.At, c.Metric, c.Expect, c.Verdict, c.Required, c.Reason, c.NA, c.NB,
 		num(c.MeanA), num(c.MeanB), t, num(c.Lo), num(c.Hi), num(c.P), num(c.PHolm),
-		num(c.Power), num(c.PContra), c.Note, num(c.PaperA), num(c.PaperB), c.Source})
+		num(c.Power), num(c.PContra), c.Note, num(c.PaperA), num(c.PaperB), c.Source,
+		c.X1, c.X2, n2(c.NA2), n2(c.NB2), num(c.MeanA2), num(c.MeanB2), num(c.PaperA2), num(c.PaperB2)})
 }
 
 // A Verification is the result of [Verify].
@@ -201,7 +233,10 @@ type VerifyOptions struct {
 // most α and the effect is on the claimed side (inside the tolerance, for
 // a value claim), FAIL when it is at most α and on the other side,
 // INCONCLUSIVE otherwise (with the power it had), and NOT RUN when a side
-// has fewer than MinSeeds runs with the metric. Bootstrap resamples are
+// has fewer than MinSeeds runs with the metric. An interaction claim (X1
+// and X2) tests the difference of the gains A − B at X1 and at X2 in the
+// same way, paired per seed when its four cells share seeds (see
+// interaction.go). Bootstrap resamples are
 // drawn from a stream seeded by the claim's name and the test's values,
 // so a verification is reproducible. It is an error only if a claim is
 // malformed (an unknown Expect or Test).
@@ -287,18 +322,25 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 	if !slices.Contains([]string{"", "auto", "paired", "welch", "exact"}, c.Test) {
 		return nil, fmt.Errorf("reports: claim %s: unknown test %q", c.Name, c.Test)
 	}
+	inter, err := c.interaction()
+	if err != nil {
+		return nil, err
+	}
 	notRun := func(at, reason string) []Check {
 		ch := newCheck(c, at)
 		ch.Verdict, ch.Reason = NotRun, reason
 		return []Check{ch}
 	}
-	for _, col := range slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), c.Each, []string{c.Metric}) {
+	for _, col := range slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), slices.Collect(maps.Keys(c.X1)), c.Each, []string{c.Metric}) {
 		if _, ok := runs.Column(col); !ok {
 			return notRun("", fmt.Sprintf("the run table has no column %s", col)), nil
 		}
 	}
 	if mc, _ := runs.Column(c.Metric); mc.Kind != Float {
 		return notRun("", fmt.Sprintf("column %s is not numeric", c.Metric)), nil
+	}
+	if inter {
+		return interactionChecks(runs, c, o), nil
 	}
 	selA, _ := selectRuns(runs, c.A)
 	var selB []int
@@ -327,7 +369,21 @@ func newCheck(c Claim, at string) Check {
 	ch := Check{Claim: c.Name, At: at, Metric: c.Metric, Required: c.Required, Source: c.Source,
 		MeanA: math.NaN(), MeanB: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(),
 		PHolm: math.NaN(), Power: math.NaN(), PaperA: math.NaN(), PaperB: math.NaN(), effectAt: math.NaN(),
-		PContra: math.NaN(), pContra: math.NaN()}
+		PContra: math.NaN(), pContra: math.NaN(), MeanA2: math.NaN(), MeanB2: math.NaN(),
+		PaperA2: math.NaN(), PaperB2: math.NaN()}
+	if c.X1 != nil {
+		ch.X1, ch.X2 = xText(c.X1), xText(c.X2)
+		gain := func(x string) string { return "(a − b | " + x + ")" }
+		switch c.Expect {
+		case "greater":
+			ch.Expect = gain(ch.X1) + " > " + gain(ch.X2)
+		case "less":
+			ch.Expect = gain(ch.X1) + " < " + gain(ch.X2)
+		default:
+			ch.Expect = fmt.Sprintf("%s − %s = %s ± %s", gain(ch.X1), gain(ch.X2), formatKeyFloat(c.Value), formatKeyFloat(c.Tolerance))
+		}
+		return ch
+	}
 	switch c.Expect {
 	case "greater":
 		ch.Expect = "a > b"
@@ -393,6 +449,12 @@ func (ch *Check) evaluate(runs *Runs, c Claim, a, b []int, o VerifyOptions, seed
 	if ch.degenerate != nil {
 		ch.Note = fmt.Sprintf("no variance over the seeds: %s test in place of the t-test", ch.degenerate.kind)
 	}
+	ch.setP(c)
+}
+
+// setP sets the one-sided p-values of ch for and against its claim c, and
+// the two-sided P, from its test.
+func (ch *Check) setP(c Claim) {
 	switch c.Expect {
 	case "greater":
 		ch.pPass, ch.pFail = ch.pAbove(0), ch.pBelow(0)
@@ -499,6 +561,13 @@ func (ch *Check) compareExact(runs *Runs, c Claim, a, b []int, va, vb []float64,
 			}
 		}
 	}
+	ch.judgeExact(c, d, paired && c.B != nil)
+}
+
+// judgeExact judges the effects d of a deterministic metric (paired: one
+// per seed): PASS when every one holds the claim c, FAIL when none does,
+// INCONCLUSIVE otherwise.
+func (ch *Check) judgeExact(c Claim, d []float64, paired bool) {
 	ch.exact = true
 	ch.Test = TTest{Kind: "exact", SE: math.NaN(), DF: math.NaN()}
 	ch.Test.Effect, _ = meanStd(d)
@@ -512,7 +581,7 @@ func (ch *Check) compareExact(runs *Runs, c Claim, a, b []int, va, vb []float64,
 		}
 	}
 	what := "values"
-	if paired && c.B != nil {
+	if paired {
 		what = "seeds"
 	}
 	switch holds {
@@ -538,6 +607,9 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 		}
 		if match {
 			ch.PaperA, ch.PaperB = p.A, p.B
+			if c.X1 != nil {
+				ch.PaperA2, ch.PaperB2 = p.A2, p.B2
+			}
 			break
 		}
 	}
@@ -554,6 +626,9 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 	switch {
 	case !math.IsNaN(ch.PaperA) && !math.IsNaN(ch.PaperB):
 		ch.effectAt = dir * (ch.PaperA - ch.PaperB)
+		if c.X1 != nil {
+			ch.effectAt = dir * ((ch.PaperA - ch.PaperB) - (ch.PaperA2 - ch.PaperB2))
+		}
 		if !(ch.effectAt > 0) {
 			// The paper's own numbers do not show the claimed direction:
 			// no power at an effect of the wrong sign, nothing to rule out.
@@ -718,8 +793,12 @@ func (v *Verification) WriteText(w io.Writer) error {
 				notes = append(notes, fmt.Sprintf("%s: %s", strings.TrimSpace(c.Claim+" "+c.At), c.Note))
 			}
 		}
+		ours, paper := pair(c.MeanA, c.MeanB), paperText(c.PaperA, c.PaperB)
+		if c.X1 != "" {
+			ours, paper = c.OursText(), c.PaperText()
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Claim, orDash(c.At), c.Metric, c.Expect,
-			pair(c.MeanA, c.MeanB), effect, paperText(c.PaperA, c.PaperB), test, p, ph, power, verdict)
+			ours, effect, paper, test, p, ph, power, verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -733,6 +812,9 @@ func (v *Verification) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "effect: a − b (paired: the mean difference over shared seeds), with its %v%% percentile bootstrap interval (not adjusted).\n", 100*(1-v.Alpha))
 	fmt.Fprintln(w, "power: of an INCONCLUSIVE test, to find the paper's effect (or the claim's min_effect) at the Holm level of its rank.")
 	fmt.Fprintln(w, "CONTRADICTED: not significant either way, but the paper's effect is ruled out: the one-sided test of \"our effect is at least the paper's\" rejects (Holm over those tests; its adjusted p in the power column).")
+	if slices.ContainsFunc(v.Checks, func(c Check) bool { return c.X1 != "" }) {
+		fmt.Fprintln(w, "interaction: ours and paper are the gains a − b at x1 and at x2; the effect is their difference, paired per seed when the four cells share seeds.")
+	}
 	fmt.Fprintln(w, "exact: a deterministic metric (accounting, sizes) compared value by value: no test, no p-value; its interval is the range of the differences.")
 	for _, s := range sources {
 		fmt.Fprintf(w, "source: %s\n", s)
@@ -808,4 +890,20 @@ func testSettings(what string, alpha float64, resamples int) (float64, int, erro
 		return 0, 0, fmt.Errorf("reports: %s: alpha %v must be in (0, 1) and resamples %d at least 100", what, alpha, resamples)
 	}
 	return alpha, resamples, nil
+}
+
+// OursText formats our side of an interaction check: the gains a − b at
+// X1 and at X2 ("gain 0.57 / 0.18").
+func (c Check) OursText() string {
+	return "gain " + fmtNum(c.MeanA-c.MeanB) + " / " + fmtNum(c.MeanA2-c.MeanB2)
+}
+
+// PaperText formats the paper's side of an interaction check: its gains
+// at X1 and at X2 and their difference, or "—".
+func (c Check) PaperText() string {
+	g1, g2 := c.PaperA-c.PaperB, c.PaperA2-c.PaperB2
+	if math.IsNaN(g1) || math.IsNaN(g2) {
+		return "—"
+	}
+	return fmt.Sprintf("gain %s / %s (%s)", fmtNum(g1), fmtNum(g2), fmtSigned(g1-g2))
 }

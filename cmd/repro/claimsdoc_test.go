@@ -63,7 +63,9 @@ after Holm's correction over the spec's tests; CONTRADICTED is neither, but rule
 paper's effect; INCONCLUSIVE is neither, and NOT RUN has too few distinct seeds or lacks a
 column. A deterministic metric (ε, σ, parameter counts, or a claim with ` + "`test: exact`" + `) is
 compared exactly, seed by seed. Intervals are percentile bootstrap intervals of a − b at
-95%, over seeds (the checked-in tables hold no predictions).
+95%, over seeds (the checked-in tables hold no predictions). An interaction claim (its
+expect reads "(a − b | x1) > (a − b | x2)") compares gains: its "ours" and "paper"
+columns are the gains a − b at x1 and at x2, and its effect is their difference.
 
 CONTRADICTED compares our effect with the paper's in the paper's units. Where the scales
 differ (the perplexity of another model on another corpus, a DPZO that collapses in the
@@ -133,8 +135,12 @@ model, not that the paper's direction is wrong; the "paper a / b" column shows b
 						paper += " / " + num(ch.PaperB)
 					}
 				}
+				ours := pairDoc(ch.MeanA, ch.MeanB)
+				if ch.X1 != "" {
+					ours, paper = ch.OursText(), ch.PaperText()
+				}
 				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, text, orDashDoc(ch.At), ch.Metric,
-					cell(ch.Expect), pairDoc(ch.MeanA, ch.MeanB), effect, paper, pDoc(ch.PHolm), cell(verdict))
+					cell(ch.Expect), ours, effect, paper, pDoc(ch.PHolm), cell(verdict))
 				total[ch.Verdict]++
 				text = "〃"
 			}

@@ -40,7 +40,11 @@ func verifyCommand() *cli.Command {
 			"Where the seeds show no variance at all, the exact sign test (paired) or\n" +
 			"permutation test (two samples) replaces the t-test, so three equal values never\n" +
 			"give p = 0. A deterministic metric (ε, σ, parameter counts; or a claim with test:\n" +
-			"exact) is compared value by value, seed by seed, and says so: no p-value.\n\n" +
+			"exact) is compared value by value, seed by seed, and says so: no p-value.\n" +
+			"A claim with x1 and x2 is an interaction, \"the gain of a over b is larger at x1\n" +
+			"than at x2\": its effect (a − b)|x1 − (a − b)|x2 is tested per seed when the four\n" +
+			"cells share seeds, as a Welch test of the paired gains when each x pairs its own\n" +
+			"sides, else as a contrast of four means (Welch–Satterthwaite degrees of freedom).\n\n" +
 			"The p-values of all the tests are adjusted by Holm's method. A test is PASS when\n" +
 			"significant in the claimed direction, FAIL when significant against it,\n" +
 			"CONTRADICTED when neither but the paper's effect is ruled out (the one-sided test\n" +

@@ -143,7 +143,8 @@ type ClaimRow struct {
 	Verdict, Class                  string
 	Required                        bool
 	Reason                          string
-	// Ours and Paper are the two sides' means ("45.3 vs 40.1").
+	// Ours and Paper are the two sides' means ("45.3 vs 40.1"); of an
+	// interaction, the gains a − b at x1 and x2 ("gain 0.57 / 0.18").
 	Ours, Paper string
 	NA, NB      int
 	Effect      string
@@ -636,6 +637,10 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 			Effect: none, Interval: interval(c.Lo, c.Hi), P: num(c.PHolm), Power: num(c.Power),
 			SpecLine: s.FileName,
 		}
+		if c.X1 != "" {
+			// An interaction: the gains a − b at x1 and at x2.
+			row.Expect, row.Ours, row.Paper = c.Expect, c.OursText(), c.PaperText()
+		}
 		if c.Test.Kind != "" {
 			row.Effect = num(c.Test.Effect)
 		}
@@ -653,7 +658,7 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 		p.Claims[i].Span = j - i
 		i = j
 	}
-	for _, vd := range []string{reports.Pass, reports.Fail, reports.Inconclusive, reports.NotRun} {
+	for _, vd := range []string{reports.Pass, reports.Fail, reports.Contradicted, reports.Inconclusive, reports.NotRun} {
 		p.Verdicts = append(p.Verdicts, Count{Name: vd, Class: verdictClass(vd), N: counts[vd]})
 	}
 	p.ClaimsNote = fmt.Sprintf("%d %s of %d %s; p-values adjusted by Holm's method over the %d tests run, family-wise α = %s; intervals are percentile bootstrap intervals at level 1 − α.",
@@ -676,7 +681,7 @@ func verdictClass(v string) string {
 	switch v {
 	case reports.Pass:
 		return "ok"
-	case reports.Fail:
+	case reports.Fail, reports.Contradicted:
 		return "bad"
 	case reports.Inconclusive:
 		return "warn"

@@ -270,7 +270,7 @@ func TestIndex(t *testing.T) {
 		t.Fatalf("got %d experiments, want fixture and other", len(ix.Experiments))
 	}
 	fx, ot := ix.Experiments[0], ix.Experiments[1]
-	if fx.Href != "fixture/report.html" || fx.RunText != "6 ok, 1 failed, 1 damaged, 1 missing" || len(fx.Counts) != 4 {
+	if fx.Href != "fixture/report.html" || fx.RunText != "6 ok, 1 failed, 1 damaged, 1 missing" || len(fx.Counts) != 5 {
 		t.Errorf("fixture: got href %q, runs %q, verdicts %v", fx.Href, fx.RunText, fx.Counts)
 	}
 	if ot.Href != "" || !strings.Contains(ot.Problem, "no report yet") {

@@ -184,7 +184,7 @@ func BuildIndex(root string, opts *Options) (*Index, error) {
 			row.RunText = none
 		}
 		if len(row.Verdicts) > 0 {
-			for _, vd := range []string{"PASS", "FAIL", "INCONCLUSIVE", "NOT RUN"} {
+			for _, vd := range []string{"PASS", "FAIL", "CONTRADICTED", "INCONCLUSIVE", "NOT RUN"} {
 				row.Counts = append(row.Counts, Count{Name: vd, Class: verdictClass(vd), N: row.Summary.Verdicts[vd]})
 			}
 		}

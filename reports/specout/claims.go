@@ -14,12 +14,12 @@ func ClaimsOf(s *experiments.Spec) []reports.Claim {
 	out := make([]reports.Claim, 0, len(s.Claims))
 	for _, c := range s.Claims {
 		rc := reports.Claim{
-			Name: c.Name, Text: c.Text, Metric: c.Metric, A: c.A, B: c.B, Each: c.Each,
+			Name: c.Name, Text: c.Text, Metric: c.Metric, A: c.A, B: c.B, X1: c.X1, X2: c.X2, Each: c.Each,
 			Expect: c.Expect, Value: c.Value, Tolerance: c.Tolerance, MinEffect: c.MinEffect,
 			MinSeeds: c.MinSeeds, Test: c.Test, Required: c.Required, Source: c.Source,
 		}
 		for _, p := range c.Paper {
-			rc.Paper = append(rc.Paper, reports.PaperValue{At: p.At, A: p.A, B: p.B})
+			rc.Paper = append(rc.Paper, reports.PaperValue{At: p.At, A: p.A, B: p.B, A2: p.A2, B2: p.B2})
 		}
 		out = append(out, rc)
 	}

@@ -34,7 +34,7 @@ var knownMetrics = []string{
 	"heldout_acc", "heldout_n", "finetune_base_acc", "finetune_gain",
 	"icl_zero_shot_acc", "icl_few_shot_acc", "icl_nn_acc", "icl_gain", "icl_shots",
 	// methods
-	"rapft_analysis_seconds", "rapft_clip_strong", "rapft_clip_weak", "rapft_lrp_split_error",
+	"rapft_analysis_peak_bytes", "rapft_analysis_seconds", "rapft_clip_strong", "rapft_clip_weak", "rapft_lrp_split_error",
 	"rapft_noise_strong", "rapft_noise_weak", "rapft_weak_share",
 	"sparta_score_steps", "sparta_sparse_step_seconds", "sparta_sparse_steps", "sparta_trainable_fraction", "sparta_warmup_steps",
 	"mtv_chunks", "mtv_clip", "mtv_cosine", "mtv_heads", "mtv_layers", "mtv_noise_norm",
