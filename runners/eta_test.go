@@ -58,14 +58,16 @@ func TestETA(t *testing.T) {
 }
 
 // TestETAPrior predicts a DPZO-heavy plan from a prior: seeds 2 and 3 of
-// table1 at smoke (52 runs, 95% of their time in DPZO's 16), with the
+// table1 at smoke (52 runs, 96% of their 1,467 s in DPZO's 16), with the
 // runs of seed 1 as the runs already recorded under the results folder.
 // Before any run has finished, the prediction of the plan's length is
-// within a factor of 1.35 of the recorded one (the seeds' DPZO runs took
-// 83 ± 34 s and 96 ± 40 s on a loaded machine; the per-step median of
-// seed 1 is the prior), and at every completion within 1.3 (or 15 s)
-// with 1 and 2 workers (1.21 and 1.13). loadPrior reads the same prior
-// from the checked-in tables under the results folder.
+// within a factor of 1.35 of the recorded one (1.07: 1,570 s against
+// 1,467; DPZO's runs of the table took 96 ± 40 s on fashion-vqa and
+// 83 ± 34 s on shapes-vqa on a loaded machine, and the prior is seed 1's
+// per-step median), and at every completion within 1.3 (or 15 s) with 1
+// and 2 workers (1.21 and 1.13). Without the prior (TestETA) there is no
+// estimate at all until the first DPZO run finishes. loadPrior reads the
+// same kind of prior from the checked-in tables under the results folder.
 func TestETAPrior(t *testing.T) {
 	rows, runs, secs, plan := table1Smoke(t)
 	var seen []results.Run
