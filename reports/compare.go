@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -71,8 +72,19 @@ const (
 	Better     = "better"     // significant, for the better (or no direction known)
 	Worse      = "worse"      // significant, for the worse, within the threshold
 	Regression = "REGRESSION" // significant, for the worse, beyond the threshold
-	Missing    = "MISSING"    // in old, not in new (a regression when the metric has a threshold)
-	Added      = "new"        // in new, not in old
+	// Missing: in old, and new has no run of the configuration (not
+	// started yet, or interrupted): not a regression, but the comparison
+	// is partial.
+	Missing = "MISSING"
+	// Running: in old, and new's runs of the configuration are still
+	// running (status running): not a regression; the comparison is
+	// partial.
+	Running = "RUNNING"
+	// Failed: in old, and new has runs of the configuration, none of
+	// which finished with the metric (they failed, or did not record
+	// it): a regression when the metric has a threshold.
+	Failed = "FAILED"
+	Added  = "new" // in new, not in old
 	// Untested: a side has fewer than two runs and no predictions to
 	// test at the example level; a regression when worse beyond the
 	// threshold, since nothing can show the change is noise.
@@ -118,6 +130,19 @@ type Comparison struct {
 	Warnings []error
 }
 
+// Partial returns the changes of configurations that new has not
+// finished: Missing or Running. A comparison with any is partial: it says
+// nothing of those configurations.
+func (c *Comparison) Partial() []Change {
+	var out []Change
+	for _, ch := range c.Changes {
+		if ch.Verdict == Missing || ch.Verdict == Running {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
 // Regressions returns the changes that fail the comparison.
 func (c *Comparison) Regressions() []Change {
 	var out []Change
@@ -145,8 +170,12 @@ func (c *Comparison) Regressions() []Change {
 // else better or worse by the metric's Threshold (better when it has
 // none), and a REGRESSION when worse by the threshold or more. An
 // untested change worse by the threshold or more is a regression too. A
-// configuration in old that has no run with the metric in new is
-// MISSING, a regression when the metric has a threshold.
+// configuration in old that has no run with the metric in new is RUNNING
+// when new has a run of it with status running, MISSING when new has no
+// run of it (or only interrupted ones), neither a regression but both
+// making the comparison partial ([Comparison.Partial]), and FAILED
+// otherwise (its runs failed or lack the metric), a regression when the
+// metric has a threshold.
 func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
 	o := CompareOptions{}
 	if opts != nil {
@@ -174,6 +203,7 @@ func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
+	new = new.withMissing(metrics)
 	cmp := &Comparison{Alpha: o.Alpha, Thresholds: o.Thresholds}
 	oldOK, ws := okRuns(old, allRuns(old))
 	cmp.Warnings = append(cmp.Warnings, prefixed("old: ", ws)...)
@@ -189,9 +219,10 @@ func Compare(old, new *Runs, opts *CompareOptions) (*Comparison, error) {
 	return cmp, nil
 }
 
-// compareMetrics returns the metrics to compare: want, each of which both
-// tables must have as a numeric column, or by default every numeric
-// column of both that is not a key or in notMetrics, sorted by name.
+// compareMetrics returns the metrics to compare: want, each of which old
+// must have as a numeric column and new as one or not at all (its runs
+// have not recorded it), or by default every numeric column of both that
+// is not a key or in notMetrics, sorted by name.
 func compareMetrics(old, new *Runs, keys, want []string) ([]string, error) {
 	numeric := func(r *Runs, name string) bool {
 		c, ok := r.Column(name)
@@ -199,7 +230,10 @@ func compareMetrics(old, new *Runs, keys, want []string) ([]string, error) {
 	}
 	if want != nil {
 		for _, m := range want {
-			if !numeric(old, m) || !numeric(new, m) {
+			_, inNew := new.Column(m)
+			// new may lack a metric old has: its runs have not
+			// recorded it yet (running) or at all (see Compare).
+			if !numeric(old, m) || (inNew && !numeric(new, m)) {
 				return nil, fmt.Errorf("reports: compare: metric %q is not a numeric column of both run tables", m)
 			}
 		}
@@ -215,6 +249,26 @@ func compareMetrics(old, new *Runs, keys, want []string) ([]string, error) {
 		return nil, errors.New("reports: compare: the run tables have no numeric column in common to compare")
 	}
 	return out, nil
+}
+
+// withMissing returns r, or when r lacks a column of names, a copy of r
+// with those columns added, every value missing (NaN).
+func (r *Runs) withMissing(names []string) *Runs {
+	out := r
+	for _, name := range names {
+		if _, ok := out.Column(name); ok {
+			continue
+		}
+		if out == r {
+			out = &Runs{cols: slices.Clone(r.cols), index: maps.Clone(r.index), n: r.n, skipped: r.skipped}
+		}
+		nan := make([]float64, r.n)
+		for i := range nan {
+			nan[i] = math.NaN()
+		}
+		out.addColumn(Column{Name: name, Kind: Float, Floats: nan})
+	}
+	return out
 }
 
 func allRuns(r *Runs) []int {
@@ -253,6 +307,8 @@ func keyedRuns(r *Runs, keys []string, idx []int) ([]string, map[string][]int) {
 func compareMetric(old, new *Runs, keys []string, m string, oldOK, newOK []int, o CompareOptions) ([]Change, error) {
 	oldKeys, oldBy := keyedRuns(old, keys, oldOK)
 	newKeys, newBy := keyedRuns(new, keys, newOK)
+	_, newAllBy := keyedRuns(new, keys, allRuns(new))
+	status, hasStatus := new.Column("status")
 	th, hasTh := o.Thresholds[m]
 	split, byExample := ExampleMetrics[m]
 	byExample = byExample && o.OldRunDirs != "" && o.NewRunDirs != ""
@@ -283,7 +339,20 @@ func compareMetric(old, new *Runs, keys []string, m string, oldOK, newOK []int, 
 		}
 		switch {
 		case len(vn) == 0:
-			ch.Verdict, ch.Regressed = Missing, hasTh
+			ch.Verdict = Missing
+			for _, i := range newAllBy[key] {
+				st := "ok"
+				if hasStatus {
+					st = status.Format(i)
+				}
+				switch {
+				case st == "running":
+					ch.Verdict, ch.Regressed = Running, false
+				case ch.Verdict == Running:
+				case st != "interrupted":
+					ch.Verdict, ch.Regressed = Failed, hasTh
+				}
+			}
 		case len(vo) == 0:
 			ch.Verdict = Added
 		case slices.Equal(vo, vn) && slices.Equal(so, sn) && (pairs == nil || pairs.same()):
@@ -434,10 +503,39 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	for _, r := range regs {
 		fmt.Fprintf(w, "regression: %s %s: %s → %s (%s)\n", r.Metric, r.Key, fmtNum(r.Old), fmtNum(r.New), r.Verdict)
 	}
+	if sum := c.PartialSummary(); sum != "" {
+		fmt.Fprintf(w, "partial: %s\n", sum)
+	}
 	for _, warn := range c.Warnings {
 		fmt.Fprintf(w, "warning: %v\n", warn)
 	}
 	return nil
+}
+
+// PartialSummary says, for a partial comparison, how many configurations
+// new has not finished: "12 of 40 configurations have no finished run in
+// new (4 running, 8 missing): the comparison says nothing of them"; ""
+// when the comparison is complete.
+func (c *Comparison) PartialSummary() string {
+	if len(c.Partial()) == 0 {
+		return ""
+	}
+	all := map[string]bool{}
+	by := map[string]string{} // configuration → Running or Missing
+	for _, ch := range c.Changes {
+		all[ch.Key] = true
+		if ch.Verdict == Running || (ch.Verdict == Missing && by[ch.Key] == "") {
+			by[ch.Key] = ch.Verdict
+		}
+	}
+	running := 0
+	for _, v := range by {
+		if v == Running {
+			running++
+		}
+	}
+	return fmt.Sprintf("%d of %d configurations have no finished run in new (%d running, %d missing): the comparison says nothing of them",
+		len(by), len(all), running, len(by)-running)
 }
 
 func meanN(m, s float64, n int) string {

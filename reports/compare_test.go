@@ -37,6 +37,35 @@ func compareRows(t *testing.T, shift map[string][]float64, drop string) *Runs {
 	return r
 }
 
+// unfinishedRows returns the runs of compareRows with dpzo's replaced by
+// runs of the given statuses (seeds 1, 2, …) without results.
+func unfinishedRows(t *testing.T, statuses ...string) *Runs {
+	t.Helper()
+	var rows []Row
+	base := compareRows(t, nil, "dpzo")
+	for i := range base.Len() {
+		row := Row{}
+		for _, name := range base.Columns() {
+			c, _ := base.Column(name)
+			if c.Kind == Float {
+				row[name] = c.Floats[i]
+			} else {
+				row[name] = c.Strings[i]
+			}
+		}
+		rows = append(rows, row)
+	}
+	for i, st := range statuses {
+		rows = append(rows, Row{"method": "dpzo", "task": "fashion-vqa", "scale": "smoke", "epsilon_target": 1.0, "delta": 1e-5,
+			"seed": i + 1, "status": st, "seconds": 1.0, "run_id": "dpzo" + st + string(rune('a'+i))})
+	}
+	r, err := NewRuns(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	th := map[string]Threshold{"acc": {Better: "max", Threshold: 5}, "mia_auc": {Better: "min", Threshold: 0.05}}
@@ -55,8 +84,15 @@ func TestCompare(t *testing.T) {
 		{"better", compareRows(t, map[string][]float64{"dpsgd": {8.1, 7.9, 8.0}}, ""), map[string]string{"acc/dpsgd": Better}, 0},
 		// Noise: changes that are not significant.
 		{"noise", compareRows(t, map[string][]float64{"dpsgd": {-6, 5, 0.5}}, ""), map[string]string{"acc/dpsgd": NoChange}, 0},
-		// A configuration that disappeared: MISSING for each metric with a threshold.
-		{"missing", compareRows(t, nil, "dpzo"), map[string]string{"acc/dpzo": Missing, "mia_auc/dpzo": Missing, "acc/dpsgd": Identical}, 2},
+		// A configuration not started yet: MISSING for each metric, no
+		// regression, the comparison partial.
+		{"missing", compareRows(t, nil, "dpzo"), map[string]string{"acc/dpzo": Missing, "mia_auc/dpzo": Missing, "acc/dpsgd": Identical}, 0},
+		// Still running in another process: RUNNING, no regression.
+		{"running", unfinishedRows(t, "running", "running", "interrupted"), map[string]string{"acc/dpzo": Running, "mia_auc/dpzo": Running, "acc/dpsgd": Identical}, 0},
+		// Only interrupted runs: not started again yet, MISSING.
+		{"interrupted", unfinishedRows(t, "interrupted"), map[string]string{"acc/dpzo": Missing}, 0},
+		// Runs that failed: FAILED, a regression for each metric with a threshold.
+		{"failed", unfinishedRows(t, "failed", "failed", "failed"), map[string]string{"acc/dpzo": Failed, "mia_auc/dpzo": Failed, "acc/dpsgd": Identical}, 2},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
@@ -78,6 +114,13 @@ func TestCompare(t *testing.T) {
 			}
 			if n := len(c.Regressions()); n != tc.regress {
 				t.Errorf("%d regressions, want %d", n, tc.regress)
+			}
+			partial := tc.desc == "missing" || tc.desc == "running" || tc.desc == "interrupted"
+			if got := len(c.Partial()) > 0; got != partial {
+				t.Errorf("partial %v, want %v", got, partial)
+			}
+			if got := c.PartialSummary(); (got != "") != partial {
+				t.Errorf("PartialSummary() = %q, want one only when partial", got)
 			}
 		})
 	}

@@ -133,7 +133,10 @@ func ParsePlotKind(s string) (PlotKind, error) {
 // share an x, with an error band (±1 sample standard deviation by default);
 // one panel per value of the facet columns, side by side with a shared y
 // axis and one legend. Runs at x = +Inf are drawn as a dotted horizontal
-// reference line per series (see the package documentation). The other kinds (Radar,
+// reference line per series (see the package documentation), and so is a
+// series none of whose runs has an x (a method the swept column does not
+// apply to, as DP-SGD has no token retention), in a Line or Scatter plot.
+// The other kinds (Radar,
 // ROC, Heatmap, ImageGrid) read the fields their documentation names.
 type Plot struct {
 	// X is the Float column on the horizontal axis, for example
@@ -227,6 +230,12 @@ type Series struct {
 	Points []Point
 	// Inf is the point at x = +Inf, or nil if the series has no such runs.
 	Inf *Point
+	// NoX is the point of a series none of whose runs has an x (in a
+	// Line or Scatter plot), or nil: a method the x does not apply to,
+	// such as DP-SGD against Dual-Priv's token retention. It is drawn as
+	// a reference line, as Inf is, for the other series to compare
+	// against.
+	NoX *Point
 
 	style int // the index of the series' colour and marker
 }
@@ -396,8 +405,10 @@ func (p *Plot) bandNote(what string, panels []Panel) string {
 	for _, panel := range panels {
 		for _, s := range panel.Series {
 			pts := s.Points
-			if s.Inf != nil {
-				pts = append(slices.Clip(pts), *s.Inf)
+			for _, ref := range []*Point{s.Inf, s.NoX} {
+				if ref != nil {
+					pts = append(slices.Clip(pts), *ref)
+				}
 			}
 			for _, pt := range pts {
 				nmin, nmax = min(nmin, pt.N), max(nmax, pt.N)
@@ -418,14 +429,18 @@ func (p *Plot) bandNote(what string, panels []Panel) string {
 	return fmt.Sprintf("%s: %s over %s runs (seeds) per point", what, sd, n)
 }
 
-// xyRuns are the runs of an x–y plot that have a value to draw.
-func (p *Plot) xyRuns(sel selection, xcol, ycol *Column) (kept []int, warnings []error) {
+// xyRuns are the runs of an x–y plot that have a value to draw, and, in
+// a Line or Scatter plot, those with a y and no x (noX), which are drawn
+// as references when their whole series has no x.
+func (p *Plot) xyRuns(sel selection, xcol, ycol *Column) (kept, noXRuns []int, warnings []error) {
 	var noY, noX, nonPositive, negInf int
 	for _, i := range sel.ok {
 		x, y := xcol.Floats[i], ycol.Floats[i]
 		switch {
 		case math.IsNaN(y):
 			noY++
+		case math.IsNaN(x) && p.Kind != Bar:
+			noXRuns = append(noXRuns, i)
 		case math.IsNaN(x):
 			noX++
 		case math.IsInf(x, -1):
@@ -445,7 +460,7 @@ func (p *Plot) xyRuns(sel selection, xcol, ycol *Column) (kept []int, warnings [
 	count(noX, "no "+p.X)
 	count(negInf, p.X+" = -∞, left out")
 	count(nonPositive, p.X+" ≤ 0, left out of the log scale")
-	return kept, warnings
+	return kept, noXRuns, warnings
 }
 
 // styles returns the style index of each series key: its place among all
@@ -478,12 +493,13 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	kept, warnings := p.xyRuns(sel, xcol, ycol)
+	kept, noXRuns, warnings := p.xyRuns(sel, xcol, ycol)
 	stylePos := styles(runs, series)
 	agg := newAggregator(runs, p.Scale)
 	fig := &Figure{Title: p.title(""), LegendTitle: p.legendTitle(p.Series)}
 	finite := false
-	facetGroups, _ := facets.groups(kept)
+	noX := 0 // runs without an x in a series that has some
+	facetGroups, _ := facets.groups(slices.Concat(kept, noXRuns))
 	for _, fg := range facetGroups {
 		panel := Panel{Name: facets.key(fg.first).String()}
 		groups, _ := series.groups(fg.runs)
@@ -492,7 +508,17 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 			if len(p.Series) == 0 {
 				s.Name = AxisLabel(p.Labels, p.Y)
 			}
-			for _, pt := range p.points(agg, xcol, ycol, g.runs, panel.Name, s.Name) {
+			withX := slices.DeleteFunc(slices.Clone(g.runs), func(i int) bool { return math.IsNaN(xcol.Floats[i]) })
+			switch {
+			case len(withX) == 0:
+				pt := agg.add(ycol, g.runs, func() (string, string) {
+					return fmt.Sprintf("reference (%s; no %s)", strings.TrimSpace(panel.Name+" "+s.Name), p.X), "a swept column is neither x, a series nor a facet key"
+				})
+				s.NoX = &Point{X: math.NaN(), N: pt.N, Mean: pt.Mean, Std: pt.Std}
+			case len(withX) < len(g.runs):
+				noX += len(g.runs) - len(withX)
+			}
+			for _, pt := range p.points(agg, xcol, ycol, withX, panel.Name, s.Name) {
 				if math.IsInf(pt.X, 1) {
 					s.Inf = &pt
 				} else {
@@ -506,6 +532,9 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 	}
 	if !finite {
 		return nil, fmt.Errorf("reports: no runs with a finite %s and a %s to plot", p.X, p.Y)
+	}
+	if noX > 0 {
+		warnings = append(warnings, fmt.Errorf("%d %s no %s", noX, plural(noX, "run has", "runs have"), p.X))
 	}
 	fig.Warnings = append(slices.Concat(sel.warnings, warnings), agg.warnings(defaultMinSeeds(p.MinSeeds))...)
 	if err := p.drawXY(fig); err != nil {
@@ -523,6 +552,11 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 		return slices.ContainsFunc(pn.Series, func(s Series) bool { return s.Inf != nil })
 	}) {
 		notes = append(notes, fmt.Sprintf("dotted: runs at %s = ∞, mean (± the band's width) in the legend", shortLabel(AxisLabel(p.Labels, p.X))))
+	}
+	if slices.ContainsFunc(fig.Panels, func(pn Panel) bool {
+		return slices.ContainsFunc(pn.Series, func(s Series) bool { return s.NoX != nil })
+	}) {
+		notes = append(notes, fmt.Sprintf("dotted: runs without a %s, for reference, mean (± the band's width) in the legend", shortLabel(AxisLabel(p.Labels, p.X))))
 	}
 	fig.Note = strings.Join(notes, "; ")
 	return fig, nil
@@ -746,6 +780,13 @@ func (p *Plot) draw(series []Series, panel string) (*plot.Plot, []legendEntry, e
 			}
 			infEntries = append(infEntries, e)
 		}
+		if s.NoX != nil {
+			e, err := p.drawRef(plt, s, *s.NoX, "no "+shortLabel(plt.X.Label.Text), panel, xmin, xmax)
+			if err != nil {
+				return nil, nil, err
+			}
+			infEntries = append(infEntries, e)
+		}
 	}
 	if widened {
 		plt.X.Min, plt.X.Max = xmin, xmax
@@ -800,8 +841,13 @@ func (p *Plot) drawSeries(plt *plot.Plot, s Series) (legendEntry, error) {
 // references never cover the data; the legend entry states the mean and
 // the band's half-width instead.
 func (p *Plot) drawInf(plt *plot.Plot, s Series, panel string, xmin, xmax float64) (legendEntry, error) {
+	return p.drawRef(plt, s, *s.Inf, shortLabel(plt.X.Label.Text)+" = ∞", panel, xmin, xmax)
+}
+
+// drawRef adds the reference point pt of series s to plt as drawInf
+// says; at says where it is ("ε = ∞", "no token retention").
+func (p *Plot) drawRef(plt *plot.Plot, s Series, pt Point, at, panel string, xmin, xmax float64) (legendEntry, error) {
 	col := plotutil.Color(s.style)
-	pt := *s.Inf
 	line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: pt.Mean}, {X: xmax, Y: pt.Mean}})
 	if err != nil {
 		return legendEntry{}, fmt.Errorf("reports: %w", err)
@@ -810,11 +856,15 @@ func (p *Plot) drawInf(plt *plot.Plot, s Series, panel string, xmin, xmax float6
 	line.Width = vg.Points(1)
 	line.Dashes = infDashes
 	plt.Add(line)
-	at := shortLabel(plt.X.Label.Text) + " = ∞"
 	if panel != "" {
 		at += ", " + panel // the panels' lines differ
 	}
-	name := fmt.Sprintf("%s (%s): %s", s.Name, at, formatMeanHalf(pt.Mean, p.Band.half(pt)))
+	value := formatMeanHalf(pt.Mean, p.Band.half(pt))
+	if isBytes(p.Y) {
+		// In the axis's unit (mibTicks), not in bytes.
+		value = formatMeanHalf(pt.Mean/mib, p.Band.half(pt)/mib) + " MiB"
+	}
+	name := fmt.Sprintf("%s (%s): %s", s.Name, at, value)
 	return legendEntry{name: name, thumbs: []plot.Thumbnailer{line}, inf: true}, nil
 }
 

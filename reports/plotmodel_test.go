@@ -52,6 +52,25 @@ func gridRuns(t *testing.T) *Runs {
 	return mustRuns(t, rows)
 }
 
+// fig2Runs returns a run table shaped like the fig2 experiment: Dual-Priv
+// at retention 0.1, 0.4 and 1 and DP-SGD, which has no retention, 3 seeds
+// each, step_seconds = retention (Dual-Priv) or 2 (DP-SGD) + (seed−2)/10,
+// train_peak_bytes = 20 + 10·retention MiB (Dual-Priv) or 40 + seed − 2
+// MiB (DP-SGD).
+func fig2Runs(t *testing.T) *Runs {
+	t.Helper()
+	var rows []Row
+	for seed := range 3 {
+		for _, ret := range []float64{0.1, 0.4, 1} {
+			rows = append(rows, Row{"run_id": fmt.Sprintf("d%v-%d", ret, seed), "status": "ok", "method": "dualpriv",
+				"retention": ret, "seed": float64(seed + 1), "step_seconds": ret + float64(seed-1)/10, "train_peak_bytes": (20 + 10*ret) * mib})
+		}
+		rows = append(rows, Row{"run_id": fmt.Sprintf("s%d", seed), "status": "ok", "method": "dpsgd",
+			"seed": float64(seed + 1), "step_seconds": 2 + float64(seed-1)/10, "train_peak_bytes": (40 + float64(seed-1)) * mib})
+	}
+	return mustRuns(t, rows)
+}
+
 // TestFigureText is the golden check of what figures say: titles, axis
 // labels with units (never a raw column name such as update_ratio), legend
 // titles (fig3's legends were bare numbers), what the bands mean, the
@@ -100,6 +119,32 @@ legend: method
   nonprivate (ε = ∞, fashion-vqa): 84.0 ± 1.0
   nonprivate (ε = ∞, shapes-vqa): 91.0 ± 2.0
 note: shaded bands: ±1 std over n = 2–3 runs (seeds) per point; dotted: runs at ε = ∞, mean (± the band's width) in the legend
+`,
+	}, {
+		// fig2: DP-SGD has no token retention (it keeps every token), so
+		// it is drawn as a reference line, its mean 2.0 s over seeds
+		// 1.9, 2.0, 2.1 (sample std 0.1).
+		desc: "fig2: step time against retention, DP-SGD as a reference",
+		plot: &Plot{X: "retention", Y: "step_seconds", Series: []string{"method"}, MinSeeds: -1},
+		runs: fig2Runs,
+		want: `title: Time per step against token retention
+panel "": x "token retention (fraction of visual tokens)", y "time per step (s)"
+legend: method
+  dualpriv
+  dpsgd (no token retention): 2.00 ± 0.10
+note: shaded bands: ±1 std over n = 3 runs (seeds) per point; dotted: runs without a token retention, for reference, mean (± the band's width) in the legend
+`,
+	}, {
+		// DP-SGD's reference in MiB, the axis's unit: 40 ± 1 MiB.
+		desc: "fig2: memory against retention, DP-SGD's reference in MiB",
+		plot: &Plot{X: "retention", Y: "train_peak_bytes", Series: []string{"method"}, MinSeeds: -1},
+		runs: fig2Runs,
+		want: `title: Peak training memory against token retention
+panel "": x "token retention (fraction of visual tokens)", y "peak training memory (MiB)"
+legend: method
+  dualpriv
+  dpsgd (no token retention): 40.0 ± 1.0 MiB
+note: shaded bands: ±1 std over n = 3 runs (seeds) per point; dotted: runs without a token retention, for reference, mean (± the band's width) in the legend
 `,
 	}, {
 		desc: "a spec's title and band none: no band note",

@@ -124,6 +124,14 @@ type Table struct {
 	Labels map[string]string
 	// References are the paper's values, shown beside ours.
 	References []Reference
+	// Partial says that some runs of the table's experiment are not
+	// finished (still running in another process, or not started) and
+	// that the caller has said how many. A paper value whose cell has no
+	// finished run is then not a warning, since its runs may be among the
+	// unfinished ones, and neither are runs whose status is running; a
+	// paper value that cannot match any cell (a metric not in the table,
+	// several cells) still is.
+	Partial bool
 }
 
 // Cell is one aggregated cell of a [Grid].
@@ -189,6 +197,12 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 	}
 	g, lay := t.layout(ts, sel)
 	g.Warnings = sel.warnings
+	if t.Partial {
+		g.Warnings = slices.DeleteFunc(g.Warnings, func(err error) bool {
+			var se *statusError
+			return errors.As(err, &se) && se.status == "running"
+		})
+	}
 	for m, c := range ts.metrics {
 		if w := countMissing(c, sel.ok, ts.names[m]); w != nil {
 			g.Warnings = append(g.Warnings, w)
@@ -199,7 +213,9 @@ func (t *Table) Build(runs *Runs) (*Grid, error) {
 	for _, ref := range t.References {
 		r, j, err := t.findReference(runs, ref, ts.names, ts.rows, lay.rowGroups, ts.cols, lay.colGroups, lay.cellRuns)
 		if err != nil {
-			g.Warnings = append(g.Warnings, fmt.Errorf("paper value %s: %v", describeAt(ref), err))
+			if !t.Partial || !errors.Is(err, errUnmatched) {
+				g.Warnings = append(g.Warnings, fmt.Errorf("paper value %s: %v", describeAt(ref), err))
+			}
 			continue
 		}
 		g.Cells[r][j].Ref = ref.Value
@@ -484,11 +500,11 @@ func (t *Table) findReference(runs *Runs, ref Reference, metrics []string, rows 
 	}
 	r, err = matchGroup(rows, rowGroups, ref.At)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%v among the rows", err)
+		return 0, 0, fmt.Errorf("%w among the rows", err)
 	}
 	c, err := matchGroup(cols, colGroups, ref.At)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%v among the columns", err)
+		return 0, 0, fmt.Errorf("%w among the columns", err)
 	}
 	j = c*len(metrics) + m
 	// Columns that are not keys must match a run of the cell.
@@ -502,7 +518,7 @@ func (t *Table) findReference(runs *Runs, ref Reference, metrics []string, rows 
 			return 0, 0, fmt.Errorf("names column %s, not in the run table", name)
 		}
 		if !slices.ContainsFunc(cellRuns[r][j], func(i int) bool { return matches(col, i, ref.At[name]) }) {
-			return 0, 0, fmt.Errorf("matches no run of its cell in column %s", name)
+			return 0, 0, fmt.Errorf("%w in column %s", errNoRun, name)
 		}
 	}
 	return r, j, nil
@@ -529,9 +545,38 @@ func matchGroup(k *keyer, gs []*group, at map[string]string) (int, error) {
 		found = p
 	}
 	if found < 0 {
-		return 0, errors.New("matches no cell")
+		return 0, errNoCell
 	}
 	return found, nil
+}
+
+// errUnmatched is wrapped by the errors of paper values that match no
+// finished run: no cell (errNoCell), or no run of their cell in a column
+// that is not a key (errNoRun). [Table.Partial] does not warn of them.
+var (
+	errUnmatched = errors.New("reports: paper value matches no finished run")
+	errNoCell    = unmatchedError("matches no cell")
+	errNoRun     = unmatchedError("matches no run of its cell")
+)
+
+// unmatchedError is an error that is errUnmatched for errors.Is.
+type unmatchedError string
+
+func (e unmatchedError) Error() string      { return string(e) }
+func (unmatchedError) Is(target error) bool { return target == errUnmatched }
+
+// statusError is the warning that n runs of a table have a status other
+// than ok.
+type statusError struct {
+	n      int
+	status string
+}
+
+func (e *statusError) Error() string {
+	if e.status == "failed" {
+		return fmt.Sprintf("%d %s failed", e.n, plural(e.n, "run", "runs"))
+	}
+	return fmt.Sprintf("%d %s status %q, excluded", e.n, plural(e.n, "run has", "runs have"), e.status)
 }
 
 // describeAt returns "{k=v, …}" for the At of ref, keys sorted, with its
@@ -627,12 +672,7 @@ func okRuns(runs *Runs, idx []int) (ok []int, warnings []error) {
 		return 0
 	})
 	for _, s := range order {
-		n := counts[s]
-		if s == "failed" {
-			warnings = append(warnings, fmt.Errorf("%d %s failed", n, plural(n, "run", "runs")))
-		} else {
-			warnings = append(warnings, fmt.Errorf("%d %s status %q, excluded", n, plural(n, "run has", "runs have"), s))
-		}
+		warnings = append(warnings, &statusError{n: counts[s], status: s})
 	}
 	return ok, warnings
 }

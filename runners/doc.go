@@ -41,9 +41,13 @@
 //     The progress line's ETA replays the pool over the runs left, each
 //     costed from its planned steps (experiments.Names.Steps) at the
 //     seconds per step that the finished runs of its method and task
-//     took in this invocation (of its method's cost class until one has
-//     finished), so a sweep whose runs differ a hundredfold in length
-//     (table1's DPZO and DP-SGD) is not estimated from its mean run.
+//     took in this invocation; until one has finished, at those of the
+//     runs of the same scale recorded under the results folder (the
+//     checked-in tables included), scaled by how fast this invocation
+//     runs; then of its method's cost class, never another class's. So a
+//     sweep whose runs differ a hundredfold in length (table1's DPZO and
+//     DP-SGD) is not estimated from its mean run, nor a DPZO step from a
+//     DP-SGD one.
 //  4. record: outcomes are counted from the manifests of the runs executed
 //     here, in memory, and runs.parquet is written from the manifests of
 //     every planned run.

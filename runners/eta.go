@@ -6,6 +6,7 @@ package runners
 
 import (
 	"maps"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -17,13 +18,20 @@ import (
 // estimates each run's cost from its method, task and planned steps
 // (experiments.Names.Steps): the seconds per step that the finished runs
 // of the same method and task took in this invocation; until one has
-// finished, those of the finished runs of the method's cost class (the
-// first-order DP-SGD loop, zeroth-order steps, ...), then of every
-// finished run. A run whose steps are not known before it runs costs the
-// mean wall time of the finished runs of its method and task (else of its
-// method, else of every run). It then replays the pool: the running runs
-// hold their workers for what they have left, and the queued ones go, in
-// the order the pool starts them, to the worker that frees first.
+// finished, the prior's (the runs of the same method, task and scale
+// recorded in the run tables under the results folder, the checked-in
+// ones included: see loadPrior), scaled by how much slower or faster this
+// invocation's finished runs were than the prior said; then the finished
+// runs of the method's cost class (the first-order DP-SGD loop,
+// zeroth-order steps, ...), the prior's, and for a method of no known
+// class, every finished run. A step of one class is never costed as a
+// step of another: DPZO's steps cost a hundred times DP-SGD's, so until
+// a zeroth-order step is known, from this invocation or the prior, there
+// is no estimate. A run whose steps are not known before it runs costs
+// the mean wall time of the finished runs of its method and task (else of
+// its method, else of every run). It then replays the pool: the running
+// runs hold their workers for what they have left, and the queued ones
+// go, in the order the pool starts them, to the worker that frees first.
 //
 // The old estimate, elapsed / done × left, assumed that every run costs
 // the same; in table1 at smoke a DPZO run takes a hundred times a DP-SGD
@@ -40,6 +48,88 @@ type eta struct {
 	perStep map[string]*rate
 	perRun  map[string]*rate
 	peak    int // most runs running at once
+	// prior is what runs recorded before this invocation tell, nil for
+	// nothing; speed sums, by cost class, this invocation's finished
+	// runs' seconds and the prior's prediction of them, whose ratio
+	// scales the prior's costs of the class.
+	prior *etaPrior
+	speed map[string]*rate
+}
+
+// etaPrior holds the seconds per step and per run of runs recorded before
+// an invocation, by the keys of eta's rates, as medians: a run table's
+// first run of a method may carry a pretraining, and a loaded machine
+// makes some runs several times slower.
+type etaPrior struct {
+	perStep map[string]float64
+	perRun  map[string]float64
+}
+
+// newPrior returns the prior of rows, the runs.parquet rows of runs of one
+// scale; plan gives a run's cost class. Runs that did not finish ok teach
+// nothing.
+func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
+	step, run := map[string][]float64{}, map[string][]float64{}
+	for _, row := range rows {
+		if row.Status != results.OK || !(row.Seconds > 0) {
+			continue
+		}
+		r := &Run{Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed, Params: row.Params}}
+		_, class := plan(r)
+		mt := row.Method + "/" + row.Task
+		for _, k := range []string{mt, "method:" + row.Method} {
+			run[k] = append(run[k], row.Seconds)
+		}
+		if row.Steps > 0 {
+			for _, k := range []string{mt, "class:" + class} {
+				step[k] = append(step[k], row.Seconds/float64(row.Steps))
+			}
+		}
+	}
+	if len(run) == 0 {
+		return nil
+	}
+	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}}
+	for k, v := range step {
+		p.perStep[k] = median(v)
+	}
+	for k, v := range run {
+		p.perRun[k] = median(v)
+	}
+	return p
+}
+
+// loadPrior returns the prior of the runs at scale recorded under the
+// results folder root: the run tables of its experiments
+// (root/EXP/runs.parquet) and the checked-in ones
+// (root/baselines/EXP-scale.parquet); nil when there are none. Tables
+// that do not read are skipped: the prior only refines an estimate.
+func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
+	names, _ := filepath.Glob(filepath.Join(root, "*", results.RunsFile))
+	base, _ := filepath.Glob(filepath.Join(root, "baselines", "*-"+scale+".parquet"))
+	var rows []results.Run
+	for _, name := range append(names, base...) {
+		rs, err := results.ReadRuns(name)
+		if err != nil {
+			continue
+		}
+		for _, r := range rs {
+			if r.Scale == scale {
+				rows = append(rows, r)
+			}
+		}
+	}
+	return newPrior(rows, plan)
+}
+
+// median returns the median of xs, which it sorts; xs is not empty.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // rate sums seconds over a count (steps or runs).
@@ -54,12 +144,13 @@ func (r *rate) mean() (float64, bool) {
 
 // newETA returns the predictor of the runs pending, which workers run in
 // that order (0 workers: as many as run at once). plan gives a run's
-// planned steps and cost class (nil: the registered names' Steps).
-func newETA(pending []*Run, workers int, plan func(*Run) (int64, string)) *eta {
+// planned steps and cost class (nil: the registered names' Steps); prior
+// is what earlier runs tell (nil: nothing).
+func newETA(pending []*Run, workers int, plan func(*Run) (int64, string), prior *etaPrior) *eta {
 	if plan == nil {
 		plan = registeredPlan()
 	}
-	return &eta{workers: workers, plan: plan, queued: slices.Clone(pending),
+	return &eta{workers: workers, plan: plan, queued: slices.Clone(pending), prior: prior, speed: map[string]*rate{},
 		running: map[*Run]time.Time{}, perStep: map[string]*rate{}, perRun: map[string]*rate{}}
 }
 
@@ -109,6 +200,13 @@ func (e *eta) finish(r *Run, m *results.Manifest) {
 
 func (e *eta) learn(r *Run, secs float64) {
 	steps, class := e.plan(r)
+	if p, ok := e.priorCost(r); ok {
+		if e.speed[class] == nil {
+			e.speed[class] = &rate{}
+		}
+		e.speed[class].seconds += secs
+		e.speed[class].n += p
+	}
 	add := func(m map[string]*rate, k string, n float64) {
 		if m[k] == nil {
 			m[k] = &rate{}
@@ -127,24 +225,73 @@ func (e *eta) learn(r *Run, secs float64) {
 	}
 }
 
-// cost returns the predicted wall time of r in seconds, false when no
-// finished run tells.
+// cost returns the predicted wall time of r in seconds, false when
+// neither a finished run nor the prior tells (see eta).
 func (e *eta) cost(r *Run) (float64, bool) {
 	steps, class := e.plan(r)
 	mt := r.Config.Method + "/" + r.Config.Task
+	speed := 1.0 // how much slower than the prior runs of r's class are
+	if s, ok := e.speed[class].mean(); ok && s > 0 {
+		speed = s
+	}
 	if steps > 0 {
-		for _, k := range []string{mt, "class:" + class, ""} {
-			if s, ok := e.perStep[k].mean(); ok {
+		if s, ok := e.perStep[mt].mean(); ok {
+			return s * float64(steps), true
+		}
+		if s, ok := e.priorStep(mt); ok {
+			return s * speed * float64(steps), true
+		}
+		if class != "" {
+			if s, ok := e.perStep["class:"+class].mean(); ok {
 				return s * float64(steps), true
 			}
+			if s, ok := e.priorStep("class:" + class); ok {
+				return s * speed * float64(steps), true
+			}
+			return 0, false // never a step of another class
+		}
+		if s, ok := e.perStep[""].mean(); ok {
+			return s * float64(steps), true
 		}
 	}
-	for _, k := range []string{mt, "method:" + r.Config.Method, ""} {
+	for _, k := range []string{mt, "method:" + r.Config.Method} {
 		if s, ok := e.perRun[k].mean(); ok {
 			return s, true
 		}
+		if e.prior != nil {
+			if s, ok := e.prior.perRun[k]; ok {
+				return s * speed, true
+			}
+		}
+	}
+	if s, ok := e.perRun[""].mean(); ok {
+		return s, true
 	}
 	return 0, false
+}
+
+// priorStep returns the prior's seconds per step of key k.
+func (e *eta) priorStep(k string) (float64, bool) {
+	if e.prior == nil {
+		return 0, false
+	}
+	s, ok := e.prior.perStep[k]
+	return s, ok
+}
+
+// priorCost returns what the prior alone predicts r costs, at the speed
+// of the runs it was learnt from.
+func (e *eta) priorCost(r *Run) (float64, bool) {
+	if e.prior == nil {
+		return 0, false
+	}
+	steps, _ := e.plan(r)
+	mt := r.Config.Method + "/" + r.Config.Task
+	if s, ok := e.prior.perStep[mt]; ok && steps > 0 {
+		return s * float64(steps), true
+	}
+	s, ok := e.prior.perRun[mt]
+	return s, ok
 }
 
 // left returns the predicted time until every run has finished, false

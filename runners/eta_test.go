@@ -14,41 +14,116 @@ import (
 	"github.com/repro-dp/repro/internal/results"
 )
 
-// TestETA replays the checked-in table1 run table at smoke (its runs'
-// wall times, in the order the pool starts them, which is the table's
-// row order) on a simulated pool of 1 and 2 workers, and checks the
-// estimate at every completion against the true time left (the replay's
-// end less now): within a factor of 2.5. The worst, 2.26, comes at the
-// first two completions, when only the first non-private runs (slowed by
-// the process warming up: 4 s against 1.1–1.5 s later) tell the cost of
-// a step; from the third completion on the estimate is within 1.9. The
-// throughput estimate the progress line used before, elapsed / done ×
-// left, is off by a factor of 29 on this table (DPZO's runs take a
-// hundred times DP-SGD's), which the test logs beside it.
-func TestETA(t *testing.T) {
+// table1Smoke returns the runs of the checked-in table1 run table at
+// smoke, in row order (the order the pool starts them), their recorded
+// wall times, and a plan that gives their recorded steps and the cost
+// classes of methods.Stepper: DPZO's steps are zeroth-order, the others'
+// first-order.
+func table1Smoke(t *testing.T) (rows []results.Run, runs []*Run, secs map[*Run]float64, plan func(*Run) (int64, string)) {
+	t.Helper()
 	rows, err := results.ReadRuns("../results/baselines/table1-smoke.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := make([]*Run, len(rows))
-	secs := map[*Run]float64{}
+	runs = make([]*Run, len(rows))
+	secs = map[*Run]float64{}
 	steps := map[*Run]int64{}
 	for i, row := range rows {
-		runs[i] = &Run{ID: row.RunID, Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale}}
+		runs[i] = &Run{ID: row.RunID, Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed}}
 		secs[runs[i]], steps[runs[i]] = row.Seconds, row.Steps
 	}
-	// The cost classes of methods.Stepper: DPZO's steps are
-	// zeroth-order, the others' first-order.
-	plan := func(r *Run) (int64, string) {
+	plan = func(r *Run) (int64, string) {
 		if r.Config.Method == "dpzo" {
 			return steps[r], "zeroth-order"
 		}
 		return steps[r], "first-order"
 	}
+	return rows, runs, secs, plan
+}
+
+// TestETA replays the checked-in table1 run table at smoke (its runs'
+// wall times, in the order the pool starts them, which is the table's
+// row order) on a simulated pool of 1 and 2 workers, with no prior, and
+// checks the estimate at every completion against the true time left
+// (the replay's end less now): none while DPZO runs are to come and no
+// zeroth-order step has finished (a first-order step's cost is never
+// used for one), then within a factor of 1.9 (or 15 s). The throughput estimate the
+// progress line used before, elapsed / done × left, is off by a factor of
+// 29 on this table (DPZO's runs take a hundred times DP-SGD's), which the
+// test logs beside it.
+func TestETA(t *testing.T) {
+	_, runs, secs, plan := table1Smoke(t)
+	worst := replayETA(t, runs, secs, plan, nil, 1.9)
+	t.Logf("worst factor with no prior: %.2f", worst)
+}
+
+// TestETAPrior predicts a DPZO-heavy plan from a prior: seeds 2 and 3 of
+// table1 at smoke (52 runs, 96% of their 1,467 s in DPZO's 16), with the
+// runs of seed 1 as the runs already recorded under the results folder.
+// Before any run has finished, the prediction of the plan's length is
+// within a factor of 1.35 of the recorded one (1.07: 1,570 s against
+// 1,467; DPZO's runs of the table took 96 ± 40 s on fashion-vqa and
+// 83 ± 34 s on shapes-vqa on a loaded machine, and the prior is seed 1's
+// per-step median), and at every completion within 1.3 (or 15 s) with 1
+// and 2 workers (1.21 and 1.13). Without the prior (TestETA) there is no
+// estimate at all until the first DPZO run finishes. loadPrior reads the
+// same kind of prior from the checked-in tables under the results folder.
+func TestETAPrior(t *testing.T) {
+	rows, runs, secs, plan := table1Smoke(t)
+	var seen []results.Run
+	var pending []*Run
+	for i, r := range runs {
+		if r.Config.Seed == 1 {
+			seen = append(seen, rows[i])
+		} else {
+			pending = append(pending, r)
+		}
+	}
+	prior := newPrior(seen, plan)
+	if prior == nil {
+		t.Fatal("no prior from the runs of seed 1")
+	}
+	if p := loadPrior("../results", "smoke", plan); p == nil || p.perStep["dpzo/fashion-vqa"] <= 0 || p.perStep["class:zeroth-order"] <= 0 {
+		t.Errorf("loadPrior(../results, smoke) = %+v, want DPZO's seconds per step from results/baselines/table1-smoke.parquet", p)
+	}
+	total, zo := 0.0, 0.0
+	for _, r := range pending {
+		total += secs[r]
+		if r.Config.Method == "dpzo" {
+			zo += secs[r]
+		}
+	}
+	e := newETA(pending, 1, plan, prior)
+	got, ok := e.left(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if !ok {
+		t.Fatal("no estimate before any run finished, with a prior")
+	}
+	if f := factor(got.Seconds(), total); f > 1.35 {
+		t.Errorf("before any run finished: estimate %.0f s, recorded %.0f s (factor %.2f), want within 1.35", got.Seconds(), total, f)
+	} else {
+		t.Logf("before any run finished: estimate %.0f s, recorded %.0f s (%.0f s of it DPZO's), factor %.2f", got.Seconds(), total, zo, f)
+	}
+	worst := replayETA(t, pending, secs, plan, prior, 1.3)
+	t.Logf("worst factor with the prior: %.2f", worst)
+}
+
+// slack is the error of an estimate that replayETA accepts whatever the
+// factor: in the last seconds of a sweep (7 s left against 17 s), a
+// factor says nothing a user needs.
+const slack = 15.0
+
+// replayETA replays runs on a simulated pool of 1 and 2 workers and
+// checks the estimate of eta (with prior) at every completion against the
+// true time left: within a factor of tol or slack seconds; with no prior, none while a
+// zeroth-order run is to come and none has finished. It returns the worst
+// factor.
+func replayETA(t *testing.T, runs []*Run, secs map[*Run]float64, plan func(*Run) (int64, string), prior *etaPrior, tol float64) float64 {
+	t.Helper()
+	worstAll := 1.0
 	for _, workers := range []int{1, 2} {
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
-		e := newETA(runs, workers, plan)
+		e := newETA(runs, workers, plan, prior)
 		// The replay: each worker takes the next run when it frees.
 		type end struct {
 			r *Run
@@ -73,13 +148,29 @@ func TestETA(t *testing.T) {
 				next++
 			}
 		}
+		zoDone, zoLeft := 0, 0
+		for _, r := range runs {
+			if _, class := plan(r); class == "zeroth-order" {
+				zoLeft++
+			}
+		}
 		for i, en := range ends {
 			startUpTo(en.t)
 			e.finish(en.r, &results.Manifest{Status: results.OK, Seconds: secs[en.r]})
+			if _, class := plan(en.r); class == "zeroth-order" {
+				zoDone++
+				zoLeft--
+			}
 			// The freed worker starts the next run at once.
 			startUpTo(en.t)
 			truth := total - en.t
 			got, ok := e.left(at(en.t))
+			if prior == nil && zoDone == 0 && zoLeft > 0 {
+				if ok {
+					t.Errorf("%d workers: after %d runs, no zeroth-order one: estimate %v, want none", workers, i+1, got)
+				}
+				continue
+			}
 			if !ok {
 				t.Fatalf("%d workers: no estimate after %d runs finished", workers, i+1)
 			}
@@ -91,14 +182,19 @@ func TestETA(t *testing.T) {
 				continue
 			}
 			f := factor(got.Seconds(), truth)
+			if math.Abs(got.Seconds()-truth) <= slack {
+				f = 1 // the last seconds: a user reads no factor there
+			}
 			worst, worstOld = max(worst, f), max(worstOld, factor(old, truth))
-			if f > 2.5 {
+			if f > tol {
 				t.Errorf("%d workers: after %d runs (%s %s) at %.0f s: estimate %.0f s, truth %.0f s (factor %.2f)",
 					workers, i+1, en.r.Config.Method, en.r.Config.Task, en.t, got.Seconds(), truth, f)
 			}
 		}
 		t.Logf("%d workers: %.0f s in all; worst factor %.2f (throughput estimate: %.1f)", workers, total, worst, worstOld)
+		worstAll = max(worstAll, worst)
 	}
+	return worstAll
 }
 
 func factor(a, b float64) float64 {

@@ -82,11 +82,12 @@ func isTerminal(w io.Writer) bool {
 }
 
 // predict makes the ETA a prediction of the pending runs' costs (see
-// eta), which workers run in the given order (0: as many as run at once).
-func (p *progress) predict(pending []*Run, workers int) {
+// eta), which workers run in the given order (0: as many as run at once);
+// prior is what runs recorded before tell (nil: nothing).
+func (p *progress) predict(pending []*Run, workers int, prior *etaPrior) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.eta = newETA(pending, workers, nil)
+	p.eta = newETA(pending, workers, nil, prior)
 }
 
 // started counts run r as running.

@@ -137,7 +137,11 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	if _, remote := opts.Backend.(Remote); remote {
 		workers = 0 // as many as the backend runs at once
 	}
-	s.prog.predict(s.pending, workers)
+	var prior *etaPrior
+	if len(s.pending) > 0 {
+		prior = loadPrior(opts.root(), spec.Scale, registeredPlan())
+	}
+	s.prog.predict(s.pending, workers, prior)
 	defer s.prog.close()
 	dispatchErr := s.dispatch(ctx)
 	recErr := s.record()

@@ -35,8 +35,10 @@ func newApp(w, wErr io.Writer) *cli.App {
 		Name:        "repro",
 		Usage:       "reproduce and benchmark differentially private fine-tuning of multimodal models",
 		Description: description(),
-		Writer:      w,
-		ErrWriter:   wErr,
+		// urfave/cli prints "repro version " and this for --version (and -v).
+		Version:   version(),
+		Writer:    w,
+		ErrWriter: wErr,
 		// urfave/cli adds its help flag only when there is no help
 		// command; repro has its own (helpCommand).
 		Flags:          []cli.Flag{cli.HelpFlag},

@@ -9,15 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/reports"
 	"github.com/repro-dp/repro/reports/specout"
+	"github.com/repro-dp/repro/runners"
 )
 
 func init() { register(compareCommand) }
@@ -33,9 +37,14 @@ func compareCommand() *cli.Command {
 			"ε, δ and the spec's swept and fixed hyperparameters) it prints the mean ± std over\n" +
 			"seeds of OLD and NEW, the change and its bootstrap interval, a p-value and a verdict\n" +
 			"as benchstat does: identical, ~ (not significant), better, worse, REGRESSION\n" +
-			"(significant, and worse by the spec's threshold for the metric or more), MISSING (a\n" +
-			"configuration of OLD that NEW lacks) or untested (a side with one run and nothing to\n" +
-			"test it by; a regression when worse by the threshold or more).\n\n" +
+			"(significant, and worse by the spec's threshold for the metric or more), untested (a\n" +
+			"side with one run and nothing to test it by; a regression when worse by the threshold\n" +
+			"or more), FAILED (NEW's runs of a configuration of OLD failed or lack the metric; a\n" +
+			"regression), RUNNING (they are still running, in another repro) or MISSING (NEW has\n" +
+			"none yet). RUNNING and MISSING are not regressions, but they make the comparison\n" +
+			"partial: it says nothing of those configurations, and says how many there are. When\n" +
+			"NEW is a RESULTS-DIR, its runs that another repro is running count as RUNNING even\n" +
+			"where its runs.parquet predates them.\n\n" +
 			"How a change is tested:\n" +
 			"  - acc, when both sides are RESULTS-DIRs whose runs have predictions.parquet and\n" +
 			"    share a seed: example by example. McNemar's exact test (two-sided mid-p) on the\n" +
@@ -51,8 +60,11 @@ func compareCommand() *cli.Command {
 			"    percentile bootstrap interval over seeds; a side with fewer than two runs is\n" +
 			"    untested.\n\n" +
 			"The thresholds come from the regression key of the spec that the run tables'\n" +
-			"experiment column names, or --spec. The exit status is non-zero when there is a\n" +
-			"regression.\n\n" +
+			"experiment column names, or --spec.\n\n" +
+			"Exit status: 0 when the comparison is complete and finds no regression; 1 when it\n" +
+			"finds a regression (whether or not it is partial), or on an error; 2 when it finds\n" +
+			"none but is partial (runs of NEW running or missing, as while a run is in progress).\n" +
+			"With --partial a partial comparison without regressions exits 0.\n\n" +
 			"   $ repro compare results/baselines/table1-smoke.parquet results/table1\n" +
 			"   $ repro compare old/table1 new/table1 --metric acc,img --json",
 		Flags: []cli.Flag{
@@ -60,6 +72,7 @@ func compareCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "metric", Usage: "compare only these `columns`, comma-separated (default: every numeric column both have)"},
 			&cli.Float64Flag{Name: "alpha", Value: 0.05, Usage: "significance level `α` of each comparison"},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON"},
+			&cli.BoolFlag{Name: "partial", Usage: "exit 0, not 2, when NEW lacks runs of OLD's configurations (running or missing) and nothing regressed"},
 			&cli.BoolFlag{Name: "mixed", Usage: "compare tables of different experiments or scales (refused otherwise: their configurations cannot pair)"},
 		},
 		SkipFlagParsing: true,
@@ -79,7 +92,7 @@ func compareAction(c *cli.Context, f *cmdArgs) error {
 	var tables [2]*reports.Runs
 	var runDirs [2]string
 	for i, path := range f.Args() {
-		r, err := readRuns(path)
+		r, err := readRunsLive(path)
 		if err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
@@ -116,7 +129,56 @@ func compareAction(c *cli.Context, f *cmdArgs) error {
 	if regs := cmp.Regressions(); len(regs) > 0 {
 		return fmt.Errorf("compare: %d %s", len(regs), plural(len(regs), "regression", "regressions"))
 	}
+	if sum := cmp.PartialSummary(); sum != "" && !f.Bool("partial") {
+		return cli.Exit(fmt.Sprintf("compare: partial, no regression among the rest: %s (exit status 2; --partial accepts it)", sum), 2)
+	}
 	return nil
+}
+
+// readRunsLive reads the run table at path, as readRuns does. When path is
+// a results folder, the runs that another process is running (a manifest
+// that says running, its lock held: runners.State) are added to it, or
+// replace their rows, with status running: its runs.parquet is written at
+// the end of a sweep, so during one it lacks them.
+func readRunsLive(path string) (*reports.Runs, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return readRuns(path)
+	}
+	var live []results.Run
+	dirs, _ := filepath.Glob(filepath.Join(path, "runs", "*"))
+	for _, d := range dirs {
+		if st, _ := runners.State(d); st != string(results.Running) {
+			continue
+		}
+		m, err := results.ReadManifest(d)
+		if err != nil {
+			continue
+		}
+		live = append(live, results.RunOf(m))
+	}
+	file := filepath.Join(path, results.RunsFile)
+	if len(live) == 0 {
+		return readRuns(file)
+	}
+	rows, err := results.ReadRuns(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, r := range live {
+		rows = slices.DeleteFunc(rows, func(x results.Run) bool { return x.RunID == r.RunID })
+		rows = append(rows, r)
+	}
+	tmp, err := os.MkdirTemp("", "repro-compare-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	merged := filepath.Join(tmp, results.RunsFile)
+	if err := results.WriteRuns(merged, rows); err != nil {
+		return nil, err
+	}
+	return reports.ReadRuns(merged)
 }
 
 // compareKeys returns the run columns that identify a configuration of s:
@@ -196,6 +258,7 @@ func writeComparison(w io.Writer, c *reports.Comparison, asJSON bool) error {
 		Alpha       float64          `json:"alpha"`
 		Changes     []reports.Change `json:"changes"`
 		Regressions int              `json:"regressions"`
+		Partial     string           `json:"partial,omitempty"` // PartialSummary
 		Warnings    []string         `json:"warnings"`
-	}{c.Alpha, c.Changes, len(c.Regressions()), warnings})
+	}{c.Alpha, c.Changes, len(c.Regressions()), c.PartialSummary(), warnings})
 }

@@ -6,10 +6,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/urfave/cli/v2"
 )
 
 func main() {
@@ -37,6 +40,12 @@ func main() {
 	}()
 	if err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args); err != nil {
 		fmt.Fprintf(os.Stderr, "repro: %v\n", err)
-		os.Exit(1)
+		// A command documents its exit statuses other than 1 (repro
+		// compare exits 2 on a partial comparison) by an ExitCoder.
+		code := 1
+		if ec, ok := errors.AsType[cli.ExitCoder](err); ok && ec.ExitCode() != 0 {
+			code = ec.ExitCode()
+		}
+		os.Exit(code)
 	}
 }

@@ -26,7 +26,7 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("repro version: %v", err)
 	}
 	if !strings.HasPrefix(out, "repro ") || !strings.Contains(out, "go1.") {
-		t.Errorf("repro version printed %q, want \"repro REV goVERSION OS/ARCH\"", out)
+		t.Errorf("repro version printed %q, want \"repro version VERSION (revision REV, goVERSION OS/ARCH)\"", out)
 	}
 }
 

@@ -107,34 +107,36 @@ func readOnly(err error) bool {
 // it rewrites the experiment's run table from the runs finished so far and
 // warns on wErr how many are missing, or fails if none is. It returns the
 // spec, the results folder to read the run table from and write the
-// outputs to, and the error of the sweep (a failed run), if any: the run
-// table is written even then.
+// outputs to, whether some runs are not finished (with o.noRun: running in
+// another process, interrupted, failed or not started, counted on wErr
+// once), and the error of the sweep (a failed run), if any: the run table
+// is written even then.
 //
 // With o.noRun, a results folder that cannot be written (read-only, or
 // another user's) is still read: the run table goes to a new temporary
 // folder instead, which is returned as root, and wErr says so.
-func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOptions) (s *experiments.Spec, root string, sweepErr error, err error) {
+func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOptions) (s *experiments.Spec, root string, partial bool, sweepErr error, err error) {
 	root = o.results
 	if o.jobs < 0 {
-		return nil, "", nil, fmt.Errorf("%s: --jobs must be ≥ 0", cmd)
+		return nil, "", false, nil, fmt.Errorf("%s: --jobs must be ≥ 0", cmd)
 	}
 	specOpts, err := specOverrides(o.scale, "", o.set)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", false, nil, err
 	}
 	s, err = experiments.Load(o.name, specOpts)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("%s: %w", cmd, err)
+		return nil, "", false, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	warnCollapses(wErr, s)
 	if o.from != "" {
 		root, err := fromRunTable(wErr, cmd, s, o.from)
-		return s, root, nil, err
+		return s, root, false, nil, err
 	}
 	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Progress: wErr, Inputs: runInputs}
 	plan, err := runners.Plan(s, ropts)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", false, nil, err
 	}
 	if o.noRun {
 		finished := 0
@@ -145,38 +147,39 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 		}
 		others := otherScales(o.results, s.Name, s.Scale)
 		if finished == 0 {
-			return nil, "", nil, fmt.Errorf("%s: %s: none of its %d runs at scale %s is finished under %s%s (drop --no-run, or repro run %s)", cmd, s.Name, len(plan), s.Scale, o.results, others, o.name)
+			return nil, "", false, nil, fmt.Errorf("%s: %s: none of its %d runs at scale %s is finished under %s%s (drop --no-run, or repro run %s)", cmd, s.Name, len(plan), s.Scale, o.results, others, o.name)
 		}
-		if missing := len(plan) - finished; missing > 0 {
-			fmt.Fprintf(wErr, "%s: warning: %d of %d runs at scale %s are missing (--no-run); showing the %d finished%s\n", s.Name, missing, len(plan), s.Scale, finished, others)
+		if unfinished := len(plan) - finished; unfinished > 0 {
+			partial = true
+			fmt.Fprintf(wErr, "%s: warning: %d of %d runs at scale %s are not finished (--no-run): %s; showing the %d finished%s\n", s.Name, unfinished, len(plan), s.Scale, unfinishedStates(plan), finished, others)
 		}
 		if err := writeRuns(o.results, s.Name, plan); err != nil {
 			if !readOnly(err) {
-				return nil, "", nil, err
+				return nil, "", false, nil, err
 			}
 			tmp, terr := os.MkdirTemp("", "repro-"+s.Name+"-")
 			if terr != nil {
-				return nil, "", nil, errors.Join(err, terr)
+				return nil, "", false, nil, errors.Join(err, terr)
 			}
 			if werr := os.MkdirAll(filepath.Join(tmp, s.Name), 0o755); werr != nil {
-				return nil, "", nil, werr
+				return nil, "", false, nil, werr
 			}
 			if werr := writeRuns(tmp, s.Name, plan); werr != nil {
-				return nil, "", nil, werr
+				return nil, "", false, nil, werr
 			}
 			fmt.Fprintf(wErr, "%s: warning: %s cannot be written (%v); its finished runs are read, and the run table and outputs go to %s\n", s.Name, o.results, err, tmp)
-			return s, tmp, nil, nil
+			return s, tmp, partial, nil, nil
 		}
-		return s, root, nil, nil
+		return s, root, partial, nil, nil
 	}
 	if err := runners.CheckExecutors(runners.Pending(plan, ropts), ropts); err != nil {
-		return nil, "", nil, err
+		return nil, "", false, nil, err
 	}
 	_, sweepErr = runners.Sweep(ctx, s, ropts)
 	if ctx.Err() != nil {
-		return nil, "", nil, sweepErr
+		return nil, "", false, nil, sweepErr
 	}
-	return s, root, sweepErr, nil
+	return s, root, false, sweepErr, nil
 }
 
 // fromRunTable copies the run table file, which must hold runs of
@@ -217,6 +220,28 @@ func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, file string) 
 	return tmp, nil
 }
 
+// unfinishedStates returns the states of the runs of plan that are not
+// finished, counted: "2 running, 38 missing". A run is running while
+// another process holds it (runners.State), interrupted when the process
+// that ran it is gone, and missing when it was never started.
+func unfinishedStates(plan []*runners.Run) string {
+	count := map[string]int{}
+	for _, r := range plan {
+		st, _ := runners.State(r.Dir)
+		count[st]++
+	}
+	var parts []string
+	for _, st := range []string{string(results.Running), runners.StateInterrupted, string(results.Failed), runners.StateDamaged, runners.StateToRun} {
+		if n := count[st]; n > 0 {
+			if st == runners.StateToRun {
+				st = "missing"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // warnCollapses prints to wErr the warnings of s's sweep whose distinct
 // values give runs one effective setting at its scale
 // (experiments.Spec.Collapses).
@@ -249,8 +274,10 @@ func otherScales(root, exp, scale string) string {
 
 // writeSpecOutputs writes the outputs of s under root, keeping only its
 // tables (tables) or only its plots (!tables), and returns the paths
-// written; warnings go to wErr.
-func writeSpecOutputs(wErr io.Writer, cmd, root string, s *experiments.Spec, tables bool) ([]string, error) {
+// written; warnings go to wErr. With partial (runs not finished, already
+// counted on wErr), tables do not warn of the paper values and running
+// runs those may account for (specout.WritePartial).
+func writeSpecOutputs(wErr io.Writer, cmd, root string, s *experiments.Spec, tables, partial bool) ([]string, error) {
 	only := *s
 	if tables {
 		only.Plots = nil
@@ -263,7 +290,11 @@ func writeSpecOutputs(wErr io.Writer, cmd, root string, s *experiments.Spec, tab
 			return nil, fmt.Errorf("%s: experiment %s has no plots", cmd, s.Name)
 		}
 	}
-	paths, warnings, err := specout.Write(root, &only)
+	write := specout.Write
+	if partial {
+		write = specout.WritePartial
+	}
+	paths, warnings, err := write(root, &only)
 	for _, warn := range warnings {
 		fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, warn)
 	}

@@ -113,14 +113,14 @@ func TestTableExperimentNoRun(t *testing.T) {
 	if n := fakeCalls.Load(); n != 0 {
 		t.Errorf("repro table --no-run ran %d runs", n)
 	}
-	if !strings.Contains(stderr, "fake: warning: 2 of 4 runs at scale smoke are missing") {
+	if !strings.Contains(stderr, "fake: warning: 2 of 4 runs at scale smoke are not finished (--no-run): 2 missing") {
 		t.Errorf("repro table --no-run does not warn of the 2 missing runs; stderr:\n%s", stderr)
 	}
 	if !strings.Contains(out, `\toprule`) {
 		t.Errorf("repro table --no-run --format tex printed:\n%s", out)
 	}
 	out, stderr, err = run(t, "plot", spec, "--no-run", "--results", dir)
-	if err != nil || fakeCalls.Load() != 0 || !strings.Contains(stderr, "2 of 4 runs at scale smoke are missing") || !strings.Contains(out, "f1.png") {
+	if err != nil || fakeCalls.Load() != 0 || !strings.Contains(stderr, "2 of 4 runs at scale smoke are not finished (--no-run): 2 missing") || !strings.Contains(out, "f1.png") {
 		t.Errorf("repro plot --no-run: %v, %d runs, printed:\n%s\nstderr:\n%s", err, fakeCalls.Load(), out, stderr)
 	}
 

@@ -168,11 +168,11 @@ func plotAction(c *cli.Context, f *cmdArgs) error {
 // o.noRun), writes the plots of its spec and prints their paths to w; the
 // warnings go to wErr.
 func writeExperimentPlots(ctx context.Context, w, wErr io.Writer, o expOptions) error {
-	s, root, sweepErr, err := prepareExperiment(ctx, wErr, "plot", o)
+	s, root, partial, sweepErr, err := prepareExperiment(ctx, wErr, "plot", o)
 	if err != nil {
 		return err
 	}
-	paths, err := writeSpecOutputs(wErr, "plot", root, s, false)
+	paths, err := writeSpecOutputs(wErr, "plot", root, s, false, partial)
 	for _, p := range paths {
 		fmt.Fprintln(w, p)
 	}

@@ -172,11 +172,11 @@ func writeTable(w, wErr io.Writer, o tableOptions) error {
 // o.noRun), writes the tables of its spec and prints them to w in format;
 // the paths written and the warnings go to wErr.
 func writeExperimentTables(ctx context.Context, w, wErr io.Writer, o expOptions, format reports.Format) error {
-	s, root, sweepErr, err := prepareExperiment(ctx, wErr, "table", o)
+	s, root, partial, sweepErr, err := prepareExperiment(ctx, wErr, "table", o)
 	if err != nil {
 		return err
 	}
-	paths, err := writeSpecOutputs(wErr, "table", root, s, true)
+	paths, err := writeSpecOutputs(wErr, "table", root, s, true, partial)
 	n := 0
 	for _, p := range paths {
 		fmt.Fprintf(wErr, "wrote %s\n", p)

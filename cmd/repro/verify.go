@@ -90,7 +90,7 @@ func verifyAction(c *cli.Context, f *cmdArgs) error {
 	if experiment {
 		o := expOptions{name: arg, scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
 		var root string
-		s, root, sweepErr, err = prepareExperiment(c.Context, c.App.ErrWriter, "verify", o)
+		s, root, _, sweepErr, err = prepareExperiment(c.Context, c.App.ErrWriter, "verify", o)
 		if err != nil {
 			return err
 		}

@@ -45,6 +45,17 @@ func Revision() (rev string, modified bool) {
 	return rev, modified
 }
 
+// Version returns the module version the Go command recorded in the build
+// (a tag, or a pseudo-version derived from the revision), or "devel" when it
+// recorded none, as in a build of a tree without .git.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" {
+		return "devel"
+	}
+	return info.Main.Version
+}
+
 // String returns Revision as one word: the revision, with "+dirty" appended
 // when the tree had local changes.
 func String() string {

@@ -38,6 +38,19 @@ import (
 // built or written; the paths written until then are returned with the
 // error.
 func Write(root string, s *experiments.Spec) (paths, warnings []string, err error) {
+	return write(root, s, false)
+}
+
+// WritePartial is [Write] for a run table read while some of the
+// experiment's runs are not finished (running in another process, or not
+// started), when the caller has said how many: the tables do not warn of
+// paper values whose cells have no finished run, nor of runs still
+// running (see reports.Table.Partial).
+func WritePartial(root string, s *experiments.Spec) (paths, warnings []string, err error) {
+	return write(root, s, true)
+}
+
+func write(root string, s *experiments.Spec, partial bool) (paths, warnings []string, err error) {
 	if len(s.Tables) == 0 && len(s.Plots) == 0 {
 		return nil, nil, nil
 	}
@@ -51,7 +64,7 @@ func Write(root string, s *experiments.Spec) (paths, warnings []string, err erro
 	// from being written.
 	var errs []error
 	for _, t := range s.Tables {
-		ps, ws, err := writeTable(dir, runs, t)
+		ps, ws, err := writeTable(dir, runs, t, partial)
 		paths = append(paths, ps...)
 		warnings = append(warnings, ws...)
 		errs = append(errs, err)
@@ -80,11 +93,12 @@ func TableOf(t experiments.Table) (*reports.Table, error) {
 
 // writeTable builds table t from runs and writes it under dir; the
 // table's warnings are returned, not written into its files.
-func writeTable(dir string, runs *reports.Runs, t experiments.Table) (paths, warnings []string, err error) {
+func writeTable(dir string, runs *reports.Runs, t experiments.Table, partial bool) (paths, warnings []string, err error) {
 	rt, err := TableOf(t)
 	if err != nil {
 		return nil, nil, err
 	}
+	rt.Partial = partial
 	g, err := rt.Build(runs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("specout: table %s: %w", t.Name, err)
