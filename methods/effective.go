@@ -38,7 +38,7 @@ func (SPARTA) Effective(task, scale string, h Hyper) map[string]string {
 	}
 	cfg.Classes = 2 // the head is not maskable
 	var params []*nn.Param
-	if h.String("model") == modelCNN {
+	if isCNN(h.String("model")) {
 		c, err := nn.NewCNN(cfg)
 		if err != nil {
 			return nil

@@ -160,7 +160,7 @@ func (SPARTA) Params() []Param {
 			Default: same(1.0), Check: positive},
 		Param{Name: "head_lr", Kind: Float, Doc: "learning rate of the classifier head, ≥ 0; 0: lr",
 			Default: same(0.1), Check: nonNegative},
-		Param{Name: "model", Kind: String, Doc: "the classifier fine-tuned, from its own public-pretrained base: " + strings.Join(spartaModels, ", ") + " (the small CNN, the paper's Wide-ResNet stand-in)",
+		Param{Name: "model", Kind: String, Doc: "the classifier fine-tuned, from its own public-pretrained base: " + strings.Join(spartaModels, ", ") + " (cnn: the small CNN, the paper's Wide-ResNet stand-in; cnn-gn: the same with a group norm in each block, as the paper's WRN)",
 			Default: same(modelViT), Check: oneOf(list(spartaModels...))},
 		Param{Name: "sparse_rows", Kind: String, Doc: "how the sparse phase trains a weight's kept rows: " + sparseGathered + " (the rows that hold a kept element in their own matrix: per-example gradients, clipping and noise for them only) or " + sparseMasked + " (every row's per-example gradient multiplied by the mask, noise on every coordinate and the frozen ones' masked away; the same guarantee, more work)",
 			Default: same(sparseGathered), Check: oneOf(list(sparseGathered, sparseMasked))},

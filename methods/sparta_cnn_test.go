@@ -14,12 +14,20 @@ import (
 	"github.com/repro-dp/repro/nn"
 )
 
-// cnnJob is vitJob with a freshly initialised smoke CNN (model = cnn)
-// whose head is for the four public coarse labels.
+// cnnJob is vitJob with a freshly initialised smoke CNN (model = cnn, or
+// cnn-gn where params says so: two groups in each block's norm) whose head
+// is for the four public coarse labels.
 func cnnJob(t testing.TB, n int, eps float64, params map[string]any) *Job {
 	t.Helper()
-	job := classifierJob(t, "sparta", n, eps, with(params, "model", modelCNN))
+	model, _ := params["model"].(string)
+	if model == "" {
+		model = modelCNN
+	}
+	job := classifierJob(t, "sparta", n, eps, with(params, "model", model))
 	_, cfg := job.Model.Describe()
+	if model == modelCNNGN {
+		cfg.ConvGroups = 2
+	}
 	m, err := nn.NewCNN(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -33,82 +41,92 @@ func cnnJob(t testing.TB, n int, eps float64, params map[string]any) *Job {
 // in it only the kept filters (rows) or elements move (every weight for
 // all, none for last and dpbitfit); that SPARTA keeps ⌈s·R⌉ whole filters
 // of each convolution; that the head was replaced for the ten fine labels;
-// and that ε never exceeds the target (oracle: not private).
+// and that ε never exceeds the target (oracle: not private). The CNN with
+// group norms (cnn-gn) runs sparta and all.
 func TestSpartaCNNEveryMask(t *testing.T) {
 	t.Parallel()
 	const s = 0.3
-	for _, mask := range spartaMasks {
-		t.Run(mask, func(t *testing.T) {
-			t.Parallel()
-			eps := 1.0
-			if mask == maskOracle {
-				eps = math.Inf(1)
+	for _, model := range []string{modelCNN, modelCNNGN} {
+		for _, mask := range spartaMasks {
+			if model == modelCNNGN && mask != maskSPARTA && mask != maskAll {
+				continue
 			}
-			job := cnnJob(t, 48, eps, with(tinyRun, "mask", mask, "sparsity", s))
-			r, err := newViTRun(job)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The new head replaced every tensor: r.weights are the
-			// model's from the run's start on.
-			init := map[string][]float32{}
-			for _, p := range maskable(job.Model.Params(), spartaLayers) {
-				init[p.Name] = slices.Clone(p.Data)
-			}
-			if len(init) != 3 {
-				t.Fatalf("%d maskable weights, want the 3 convolutions", len(init))
-			}
-			moved := 0
-			job.Progress = func(done, total int) {
-				for _, p := range r.weights {
-					for j, v := range p.Data {
-						if v == init[p.Name][j] {
-							continue
-						}
-						switch {
-						case done <= r.totalSteps()-r.sched.train:
-							t.Fatalf("step %d of %d: %s element %d moved before the sparse phase", done, total, p.Name, j)
-						case mask == maskAll:
-						case r.keep[p] == nil || !r.keep[p][j]:
-							t.Fatalf("step %d of %d: %s element %d (filter %d) is frozen but moved", done, total, p.Name, j, j/p.RowLen())
-						}
-						moved++
-					}
-				}
-			}
-			res, err := r.run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (moved == 0) != (mask == maskLast || mask == maskBitFit) {
-				t.Errorf("%d convolution weight moves", moved)
-			}
-			cnn := job.Model.(*nn.CNN)
-			if cnn.Config.Classes != 10 || cnn.Head.W.Rows() != 10 {
-				t.Errorf("head for %d classes, want 10", cnn.Head.W.Rows())
-			}
-			if mask == maskSPARTA {
-				for _, p := range r.weights {
-					kept := 0
-					for row := range p.Rows() {
-						k := r.keep[p][row*p.RowLen() : (row+1)*p.RowLen()]
-						if slices.Contains(k, !k[0]) {
-							t.Fatalf("%s filter %d is not kept or dropped whole", p.Name, row)
-						}
-						if k[0] {
-							kept++
-						}
-					}
-					if want := int(math.Ceil(s * float64(p.Rows()))); kept != want {
-						t.Errorf("%s: %d of %d filters kept, want %d", p.Name, kept, p.Rows(), want)
-					}
-				}
-			}
-			if got := float64(res.Privacy.Epsilon); mask != maskOracle && (got > eps || res.EpsilonPLD > eps) {
-				t.Errorf("ε = %v (PLD %v), target %v", got, res.EpsilonPLD, eps)
-			}
-		})
+			testSpartaCNNMask(t, model, mask, s)
+		}
 	}
+}
+
+func testSpartaCNNMask(t *testing.T, model, mask string, s float64) {
+	t.Run(model+"/"+mask, func(t *testing.T) {
+		t.Parallel()
+		eps := 1.0
+		if mask == maskOracle {
+			eps = math.Inf(1)
+		}
+		job := cnnJob(t, 48, eps, with(tinyRun, "mask", mask, "sparsity", s, "model", model))
+		r, err := newViTRun(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The new head replaced every tensor: r.weights are the
+		// model's from the run's start on.
+		init := map[string][]float32{}
+		for _, p := range maskable(job.Model.Params(), spartaLayers) {
+			init[p.Name] = slices.Clone(p.Data)
+		}
+		if len(init) != 3 {
+			t.Fatalf("%d maskable weights, want the 3 convolutions", len(init))
+		}
+		moved := 0
+		job.Progress = func(done, total int) {
+			for _, p := range r.weights {
+				for j, v := range p.Data {
+					if v == init[p.Name][j] {
+						continue
+					}
+					switch {
+					case done <= r.totalSteps()-r.sched.train:
+						t.Fatalf("step %d of %d: %s element %d moved before the sparse phase", done, total, p.Name, j)
+					case mask == maskAll:
+					case r.keep[p] == nil || !r.keep[p][j]:
+						t.Fatalf("step %d of %d: %s element %d (filter %d) is frozen but moved", done, total, p.Name, j, j/p.RowLen())
+					}
+					moved++
+				}
+			}
+		}
+		res, err := r.run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (moved == 0) != (mask == maskLast || mask == maskBitFit) {
+			t.Errorf("%d convolution weight moves", moved)
+		}
+		cnn := job.Model.(*nn.CNN)
+		if cnn.Config.Classes != 10 || cnn.Head.W.Rows() != 10 {
+			t.Errorf("head for %d classes, want 10", cnn.Head.W.Rows())
+		}
+		if mask == maskSPARTA {
+			for _, p := range r.weights {
+				kept := 0
+				for row := range p.Rows() {
+					k := r.keep[p][row*p.RowLen() : (row+1)*p.RowLen()]
+					if slices.Contains(k, !k[0]) {
+						t.Fatalf("%s filter %d is not kept or dropped whole", p.Name, row)
+					}
+					if k[0] {
+						kept++
+					}
+				}
+				if want := int(math.Ceil(s * float64(p.Rows()))); kept != want {
+					t.Errorf("%s: %d of %d filters kept, want %d", p.Name, kept, p.Rows(), want)
+				}
+			}
+		}
+		if got := float64(res.Privacy.Epsilon); mask != maskOracle && (got > eps || res.EpsilonPLD > eps) {
+			t.Errorf("ε = %v (PLD %v), target %v", got, res.EpsilonPLD, eps)
+		}
+	})
 }
 
 // TestSpartaCNNModelMismatch checks that the model hyperparameter must name
@@ -119,7 +137,11 @@ func TestSpartaCNNModelMismatch(t *testing.T) {
 	cnn := cnnJob(t, 48, 1, tinyRun)
 	cnn.Hyper = spartaHyper(t, "smoke", tinyRun)
 	vit := vitJob(t, 48, 1, with(tinyRun, "model", modelCNN))
-	for _, job := range []*Job{cnn, vit} {
+	gn := cnnJob(t, 48, 1, with(tinyRun, "model", modelCNNGN))
+	gn.Hyper = spartaHyper(t, "smoke", with(tinyRun, "model", modelCNN))
+	plain := cnnJob(t, 48, 1, tinyRun)
+	plain.Hyper = spartaHyper(t, "smoke", with(tinyRun, "model", modelCNNGN))
+	for _, job := range []*Job{cnn, vit, gn, plain} {
 		before := nn.NewLayout(nn.SetTrainable(job.Model, func(*nn.Param) bool { return true }).Params).Values()
 		_, err := SPARTA{}.FineTune(context.Background(), job)
 		if err == nil || !strings.Contains(err.Error(), "model = ") {
@@ -132,6 +154,9 @@ func TestSpartaCNNModelMismatch(t *testing.T) {
 	}
 	if got := BaseArch(SPARTA{}, map[string]any{"model": "cnn"}); got != "cnn" {
 		t.Errorf("BaseArch(sparta, model = cnn) = %s", got)
+	}
+	if got := BaseArch(SPARTA{}, map[string]any{"model": "cnn-gn"}); got != "cnn-gn" {
+		t.Errorf("BaseArch(sparta, model = cnn-gn) = %s", got)
 	}
 	if got := BaseArch(SPARTA{}, map[string]any{"mask": "all"}); got != "vit" {
 		t.Errorf("BaseArch(sparta) = %s, want vit", got)

@@ -14,12 +14,17 @@ import (
 // and the small CNN (the paper's Wide-ResNet stand-in), each from its own
 // public-pretrained base.
 const (
-	modelViT = "vit"
-	modelCNN = "cnn"
+	modelViT   = "vit"
+	modelCNN   = "cnn"
+	modelCNNGN = "cnn-gn" // the CNN with a group norm in each block
 )
 
 // spartaModels lists the values of SPARTA's model hyperparameter.
-var spartaModels = []string{modelViT, modelCNN}
+var spartaModels = []string{modelViT, modelCNN, modelCNNGN}
+
+// isCNN reports whether model, a value of SPARTA's model hyperparameter,
+// is one of the CNNs.
+func isCNN(model string) bool { return model == modelCNN || model == modelCNNGN }
 
 // BaseArch returns the architecture of the pretrained base that a run of
 // m with the spec's params starts from: the value of m's model
@@ -51,6 +56,9 @@ func spartaModel(name string, job *Job) (spartaClassifier, nn.Config, error) {
 	}
 	want := job.Hyper.String("model")
 	arch, cfg := job.Model.Describe()
+	if arch == modelCNN && cfg.ConvGroups > 0 {
+		arch = modelCNNGN
+	}
 	m, ok := job.Model.(spartaClassifier)
 	if !ok || arch != want {
 		return nil, cfg, fmt.Errorf("methods: %s fine-tunes a %s (model = %s), not a %s", name, want, want, arch)

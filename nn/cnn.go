@@ -14,18 +14,24 @@ import (
 // Wide-ResNet that SPARTA fine-tunes besides the ViT:
 //
 //   - blocks: for each width of CNNWidths(cfg), a 3×3 Conv2d (padding 1,
-//     with bias), ReLU and 2×2 max pooling;
+//     with bias), a group normalisation of cfg.ConvGroups groups when it
+//     is positive, ReLU and 2×2 max pooling;
 //   - global average pooling over space, a LayerNorm of the pooled
 //     features and a linear head.
 //
 // Every convolution weight [out, in, 3, 3] is one row per output filter,
 // the rows SPARTA scores. Parameter names are cnn.conv<i>.{weight,bias},
+// cnn.gn<i>.{weight,bias} (the block norms, when cfg.ConvGroups > 0),
 // cnn.norm.{weight,bias} and head.{weight,bias}.
 type CNN struct {
 	Config Config
 	Convs  []*Conv
-	Norm   *LayerNorm
-	Head   *Linear
+	// GNs are the blocks' group norms (nil without ConvGroups): each
+	// width's gain and bias, a LayerNorm's tensors applied by
+	// Tape.GroupNorm.
+	GNs  []*LayerNorm
+	Norm *LayerNorm
+	Head *Linear
 }
 
 // CNNWidths returns the output channels of the CNN's convolutions for cfg:
@@ -38,8 +44,8 @@ func CNNWidths(cfg Config) []int {
 }
 
 // NewCNN returns the CNN of cfg with initial values drawn from cfg.Seed
-// and cfg.PEFT applied. It uses ImageSize, Channels, ConvChannels, Classes
-// and Seed.
+// and cfg.PEFT applied. It uses ImageSize, Channels, ConvChannels,
+// ConvGroups, Classes and Seed.
 func NewCNN(cfg Config) (*CNN, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Classes <= 1 {
@@ -47,6 +53,9 @@ func NewCNN(cfg Config) (*CNN, error) {
 	}
 	if cfg.Channels <= 0 {
 		return nil, fmt.Errorf("nn: channels must be positive, got %d", cfg.Channels)
+	}
+	if cfg.ConvGroups < 0 {
+		return nil, fmt.Errorf("nn: conv_groups must not be negative, got %d", cfg.ConvGroups)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
 	m := &CNN{Config: cfg}
@@ -59,6 +68,12 @@ func NewCNN(cfg Config) (*CNN, error) {
 		c := &Conv{W: newParam(name+".weight", KindWeight, out, in, 3, 3), B: newParam(name+".bias", KindBias, out), Stride: 1, Pad: 1}
 		c.W.initNormal(rng, math.Sqrt(2/float64(in*9))) // He et al. 2015
 		m.Convs = append(m.Convs, c)
+		if g := cfg.ConvGroups; g > 0 {
+			if out%g != 0 {
+				return nil, fmt.Errorf("nn: conv_groups %d does not divide the %d channels of convolution %d", g, out, i)
+			}
+			m.GNs = append(m.GNs, newLayerNorm("cnn.gn"+itoa(i), out))
+		}
 		in, side = out, side/2
 	}
 	m.Norm = newLayerNorm("cnn.norm", in)
@@ -72,11 +87,15 @@ func NewCNN(cfg Config) (*CNN, error) {
 // Describe implements Model.
 func (m *CNN) Describe() (string, Config) { return "cnn", m.Config }
 
-// encoderParams returns the tensors of the convolutions and the norm.
+// encoderParams returns the tensors of the convolutions, the block norms
+// and the final norm.
 func (m *CNN) encoderParams() []*Param {
 	var ps []*Param
-	for _, c := range m.Convs {
+	for i, c := range m.Convs {
 		ps = append(ps, c.W, c.B)
+		if m.GNs != nil {
+			ps = append(ps, m.GNs[i].Params()...)
+		}
 	}
 	return append(ps, m.Norm.Params()...)
 }
@@ -101,8 +120,13 @@ func (m *CNN) SetPEFT(p PEFT) (*Layout, error) {
 // Features returns the normalised pooled features [1, width] of the image
 // node x of shape [C, H, W].
 func (m *CNN) Features(t *Tape, x *Node) *Node {
-	for _, c := range m.Convs {
-		x = t.MaxPool(t.ReLU(c.Forward(t, x)), 2)
+	for i, c := range m.Convs {
+		x = c.Forward(t, x)
+		if m.GNs != nil {
+			n := m.GNs[i]
+			x = t.GroupNorm(x, t.Param(n.G), t.Param(n.B), m.Config.ConvGroups, n.Eps)
+		}
+		x = t.MaxPool(t.ReLU(x), 2)
 	}
 	return m.Norm.Forward(t, t.AvgPool(x), nil)
 }

@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,11 +16,22 @@ import (
 // (every tensor trainable) against central finite differences of each
 // example's loss along a random unit direction of each tensor (Richardson
 // extrapolated, as directionalCheckH), and the loss PerSample reports
-// against the loss of a fresh tape.
+// against the loss of a fresh tape, without and with group norms in the
+// blocks.
 func TestCNNPerSampleGradient(t *testing.T) {
 	t.Parallel()
+	for _, groups := range []int{0, 2} {
+		t.Run(fmt.Sprintf("groups=%d", groups), func(t *testing.T) {
+			t.Parallel()
+			testCNNPerSampleGradient(t, groups)
+		})
+	}
+}
+
+func testCNNPerSampleGradient(t *testing.T, groups int) {
 	c := smokeConfig(t)
 	c.Classes = 5
+	c.ConvGroups = groups
 	c.PEFT = PEFT{Method: "full"}
 	m, err := NewCNN(c)
 	if err != nil {
@@ -27,6 +39,9 @@ func TestCNNPerSampleGradient(t *testing.T) {
 	}
 	if got := len(m.Convs); got != 3 {
 		t.Fatalf("%d convolutions, want 3", got)
+	}
+	if want := 10 + 6*min(groups, 1); len(m.Params()) != want {
+		t.Fatalf("%d tensors, want %d", len(m.Params()), want)
 	}
 	l := NewLayout(m.Params())
 	if len(l.Params) != len(m.Params()) {
@@ -128,5 +143,44 @@ func TestCNNShape(t *testing.T) {
 	}
 	if _, _, err := m.Predict(make([]float32, 5)); err == nil {
 		t.Errorf("Predict took an image of 5 values")
+	}
+}
+
+// TestGroupNormValues checks Tape.GroupNorm's output against a slow
+// reference written from the definition (Wu and He, ECCV 2018): each
+// group's mean and biased variance in float64, (x − μ)/√(σ² + ε), then the
+// channel's gain and bias.
+func TestGroupNormValues(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 4))
+	const C, H, W, groups, eps = 6, 3, 2, 3, 1e-5
+	x, g, b := randTensor(rng, 2, C, H, W), randTensor(rng, 1, C), randTensor(rng, 1, C)
+	tp := NewTape(nil, nil)
+	y := tp.GroupNorm(tp.Input(x, false), tp.Input(g, false), tp.Input(b, false), groups, eps)
+	per, hw := C/groups, H*W
+	for k := range groups {
+		vals := x.Data[k*per*hw : (k+1)*per*hw]
+		var m, v float64
+		for _, e := range vals {
+			m += float64(e)
+		}
+		m /= float64(len(vals))
+		for _, e := range vals {
+			v += (float64(e) - m) * (float64(e) - m)
+		}
+		v /= float64(len(vals))
+		for j := range vals {
+			i := k*per*hw + j
+			c := i / hw
+			want := (float64(x.Data[i])-m)/math.Sqrt(v+eps)*float64(g.Data[c]) + float64(b.Data[c])
+			if math.Abs(float64(y.Value.Data[i])-want) > 1e-5 {
+				t.Errorf("element %d: %v, want %v", i, y.Value.Data[i], want)
+			}
+		}
+	}
+	c := smokeConfig(t)
+	c.Classes, c.ConvGroups = 3, 3 // does not divide the first width, 4
+	if _, err := NewCNN(c); err == nil {
+		t.Errorf("NewCNN took conv_groups 3 for widths %v", CNNWidths(c))
 	}
 }

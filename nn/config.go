@@ -88,6 +88,11 @@ type Config struct {
 	// Fusion image encoder (3×3, padding 1, each followed by ReLU and 2×2
 	// max pooling). Default [16, 32].
 	ConvChannels []int `json:"conv_channels,omitempty"`
+	// ConvGroups, when positive, puts a group normalisation with that many
+	// groups (Tape.GroupNorm) between each convolution of the CNN
+	// classifier and its ReLU; it must divide every width of CNNWidths.
+	// Zero (the default) means no norm inside the CNN's blocks.
+	ConvGroups int `json:"conv_groups,omitempty"`
 	// ImageEncoder is the Fusion image encoder: "cnn" (or "": the
 	// convolutions of ConvChannels, then a Linear to Width) or "mlp" (a
 	// Linear from the flattened image to Width, ReLU, and a Linear to

@@ -201,3 +201,102 @@ func (t *Tape) Patchify(x *Node, p int) *Node {
 	})
 	return y
 }
+
+// GroupNorm normalises x of shape [C, H, W] in groups of C/groups
+// consecutive channels, each group to zero mean and unit variance over its
+// channels and positions (statistics in float64, eps added to the
+// variance), then scales and shifts channel c by g[c] and b[c] (b may be
+// nil): the group normalisation of Y. Wu and K. He, "Group Normalization",
+// ECCV 2018, which DP training uses in place of batch normalisation since
+// it keeps each example's computation its own. It panics if groups does not
+// divide C or g or b is not of length C.
+func (t *Tape) GroupNorm(x, g, b *Node, groups int, eps float64) *Node {
+	if len(x.Value.Shape) != 3 || groups <= 0 {
+		panic(errShape)
+	}
+	C := x.Value.Shape[0]
+	if C%groups != 0 || len(g.Value.Data) != C || b != nil && len(b.Value.Data) != C {
+		panic(errShape)
+	}
+	hw := len(x.Value.Data) / C
+	n := C / groups * hw // values in a group
+	y := t.node(x.Value.Shape, x, g, b)
+	xhat := t.floatsOver(len(x.Value.Data))
+	rstd := make([]float64, groups)
+	t.bytes += int64(4*len(xhat) + 8*groups)
+	for k := range groups {
+		xr := x.Value.Data[k*n : (k+1)*n]
+		var m float64
+		for _, v := range xr {
+			m += float64(v)
+		}
+		m /= float64(n)
+		var s float64
+		for _, v := range xr {
+			d := float64(v) - m
+			s += d * d
+		}
+		r := 1 / math.Sqrt(s/float64(n)+eps)
+		rstd[k] = r
+		for j, v := range xr {
+			xhat[k*n+j] = float32((float64(v) - m) * r)
+		}
+	}
+	for c := range C {
+		gc := g.Value.Data[c]
+		var bc float32
+		if b != nil {
+			bc = b.Value.Data[c]
+		}
+		hr, yr := xhat[c*hw:(c+1)*hw], y.Value.Data[c*hw:(c+1)*hw]
+		for j, h := range hr {
+			yr[j] = h*gc + bc
+		}
+	}
+	t.record(y, func(gy []float32) {
+		for c := range C {
+			gr, hr := gy[c*hw:(c+1)*hw], xhat[c*hw:(c+1)*hw]
+			if g.needs {
+				var s float64
+				for j, v := range gr {
+					s += float64(v) * float64(hr[j])
+				}
+				t.g(g)[c] += float32(s)
+			}
+			if b != nil && b.needs {
+				var s float64
+				for _, v := range gr {
+					s += float64(v)
+				}
+				t.g(b)[c] += float32(s)
+			}
+		}
+		if !x.needs {
+			return
+		}
+		gx := t.g(x)
+		per := C / groups
+		for k := range groups {
+			// d = gy·g over the group; gx = rstd·(d − mean(d) − x̂·mean(d·x̂)).
+			var s1, s2 float64
+			for c := k * per; c < (k+1)*per; c++ {
+				gc := float64(g.Value.Data[c])
+				for j := c * hw; j < (c+1)*hw; j++ {
+					d := float64(gy[j]) * gc
+					s1 += d
+					s2 += d * float64(xhat[j])
+				}
+			}
+			s1 /= float64(n)
+			s2 /= float64(n)
+			for c := k * per; c < (k+1)*per; c++ {
+				gc := float64(g.Value.Data[c])
+				for j := c * hw; j < (c+1)*hw; j++ {
+					d := float64(gy[j]) * gc
+					gx[j] += float32(rstd[k] * (d - s1 - float64(xhat[j])*s2))
+				}
+			}
+		}
+	})
+	return y
+}

@@ -43,12 +43,18 @@ var classifierPlans = map[datasets.Scale]ClassifierPlan{
 // (Sec-MMFL), also with the four coarse labels (coarseLabels), so that the
 // federation has the fine labels to learn: the methods fine-tune the base's
 // encoders under a new head.
-var classifierTask = map[string]string{"vit": srcCoarse, "cnn": srcCoarse, "fusion": "fl-mm"}
+var classifierTask = map[string]string{"vit": srcCoarse, "cnn": srcCoarse, "cnn-gn": srcCoarse, "fusion": "fl-mm"}
 
 // coarseLabels marks the classifier bases whose public split carries fine
 // labels that pretraining replaces by their coarse category
 // (datasets.FashionCoarseOf).
 var coarseLabels = map[string]bool{"fusion": true}
+
+// cnnGroups is the number of groups of the group norm in each block of the
+// cnn-gn base (nn.Config.ConvGroups): four, which divides every preset's
+// widths; the group-normalised Wide-ResNets that DP fine-tuning uses have
+// a group norm in place of batch normalisation.
+const cnnGroups = 4
 
 // DefaultImageEncoder is the fusion base's image encoder unless
 // Options.ImageEncoder says otherwise: "mlp", whose first layer is linear
@@ -61,6 +67,9 @@ func classifierConfig(arch string, cfg nn.Config, d *datasets.Dataset, opt Optio
 	cfg.Classes = len(d.PublicClasses)
 	if coarseLabels[arch] {
 		cfg.Classes = len(datasets.FashionCoarse)
+	}
+	if arch == "cnn-gn" {
+		cfg.ConvGroups = cnnGroups
 	}
 	if arch == "fusion" {
 		cfg.ImageEncoder = cmp.Or(opt.ImageEncoder, DefaultImageEncoder)
@@ -136,7 +145,7 @@ func (b *builder) newClassifier() (*classifier, error) {
 		}
 		c.loss = func(t *nn.Tape, e *datasets.Example) (*nn.Node, error) { return v.Loss(t, e.Images[0], e.Label, nil) }
 		c.pred = func(e *datasets.Example) (int, error) { c, _, err := v.Predict(e.Images[0]); return c, err }
-	case "cnn":
+	case "cnn", "cnn-gn":
 		v, err := nn.NewCNN(b.cfg)
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: %w", err)

@@ -21,7 +21,9 @@
 // Options.Arch selects "vit" (an image classifier pretrained on the coarse
 // labels of fashion-cls's public split; ViTFor gives it a new head for the
 // ten fine labels), "cnn" (the small convolutional classifier, nn.CNN,
-// pretrained on the same coarse labels) or "fusion" (the image + caption
+// pretrained on the same coarse labels), "cnn-gn" (the same CNN with a
+// group norm of four groups in each block, nn.Config.ConvGroups) or
+// "fusion" (the image + caption
 // classifier pretrained on the coarse labels of fl-mm's public split; the
 // federated methods give it a new head for the fine labels;
 // Options.ImageEncoder and FusionMode shape it). The command line is

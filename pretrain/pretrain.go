@@ -31,7 +31,7 @@ import (
 const FormatVersion = 2
 
 // Architectures are the base models Base builds.
-var Architectures = []string{"tinymllm", "vit", "cnn", "fusion"}
+var Architectures = []string{"tinymllm", "vit", "cnn", "cnn-gn", "fusion"}
 
 // DefaultDir is the cache directory when Options.Dir is empty: the
 // pretrain folder of the default results directory.
@@ -42,8 +42,9 @@ const DefaultDir = "results/pretrain"
 type Options struct {
 	// Scale is the preset: "smoke", "small" or "full"; "" means small.
 	Scale string
-	// Arch is the base model: "tinymllm" (default), "vit" or "cnn" (the
-	// image classifiers, pretrained on the coarse labels) or "fusion" (the
+	// Arch is the base model: "tinymllm" (default), "vit", "cnn" or
+	// "cnn-gn" (the image classifiers, pretrained on the coarse labels;
+	// cnn-gn is the CNN with a group norm in each block) or "fusion" (the
 	// image + text classifier, pretrained on fl-mm's public split).
 	Arch string
 	// ImageEncoder and FusionMode configure the fusion base (ignored by
@@ -284,7 +285,7 @@ func prepare(opt Options) (*builder, error) {
 		arch = "tinymllm"
 	}
 	if !slices.Contains(Architectures, arch) {
-		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit, cnn or fusion)", arch)
+		return nil, fmt.Errorf("pretrain: unknown architecture %q (want tinymllm, vit, cnn, cnn-gn or fusion)", arch)
 	}
 	seed := opt.Seed
 	if seed == 0 {

@@ -202,7 +202,7 @@ func TestGOMAXPROCS(t *testing.T) {
 func TestClassifierBases(t *testing.T) {
 	cp := classifierPlans[datasets.Smoke]
 	cp.Steps = 60
-	for _, arch := range []string{"vit", "cnn", "fusion"} {
+	for _, arch := range []string{"vit", "cnn", "cnn-gn", "fusion"} {
 		r, err := Base(context.Background(), Options{Scale: "smoke", Arch: arch, Dir: t.TempDir(), cplan: &cp})
 		if err != nil {
 			t.Fatal(err)
@@ -219,6 +219,9 @@ func TestClassifierBases(t *testing.T) {
 			if c := f.Config; c.Classes != 4 || c.ImageEncoder != "mlp" || c.FusionMode != "late" || f.ImgFC == nil || len(f.Convs) != 0 {
 				t.Errorf("fusion base: %d classes, encoder %q, fusion %q, %d convolutions; want 4 coarse classes, a late-fusion mlp", c.Classes, c.ImageEncoder, c.FusionMode, len(f.Convs))
 			}
+		}
+		if c, ok := r.Model.(*nn.CNN); ok && (len(c.GNs) > 0) != (arch == "cnn-gn") {
+			t.Errorf("%s base: %d group norms (conv_groups %d)", arch, len(c.GNs), c.Config.ConvGroups)
 		}
 		if arch != "vit" {
 			continue

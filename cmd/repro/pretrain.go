@@ -32,7 +32,7 @@ func pretrainCommand() *cli.Command {
 			"cores smoke takes about 10 s and small about 5 minutes; full is for bigger machines.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size preset: smoke, `small` or full"},
-			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn or fusion"},
+			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
 			&cli.StringFlag{Name: "image-encoder", Usage: "fusion only: image encoder `mlp` (the default) or cnn"},
 			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
