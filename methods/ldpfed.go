@@ -14,6 +14,13 @@ func init() { Register(LDPFed{}) }
 // budget split uniformly, ε_i = ε/M and δ_i = δ/M (risk=uniform, the only
 // value), and λ = 0.
 //
+// Unit: privacy_unit = example by default, as Sec-MMFL's (LDP-Fed's own
+// guarantee is local DP on a client's parameter update, the client unit;
+// the record-level unit keeps the two methods on the same footing, and
+// privacy_unit = client is LDP-Fed's). The paragraph below is the client
+// unit; under the example unit each client runs DP-SGD on its own data
+// with the same uniform per-modality split (see SecMMFL).
+//
 // Noise placement (decided here; the comparison states none): local DP
 // per client and round, as in Sec-MMFL. Each sampled client clips its
 // round update (the model delta under FedAvg, the gradient under FedSGD)

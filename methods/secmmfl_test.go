@@ -76,7 +76,7 @@ func values(job *Job) []float32 {
 }
 
 func TestSecMMFLRun(t *testing.T) {
-	job := fusionJob(t, "secmmfl", 12, 3, fastSec(nil))
+	job := fusionJob(t, "secmmfl", 12, 3, fastSec(map[string]any{"privacy_unit": "client"}))
 	before := values(job)
 	res, err := SecMMFL{}.FineTune(context.Background(), job)
 	if err != nil {
@@ -124,7 +124,7 @@ func TestSecMMFLRun(t *testing.T) {
 // checks that both ε are recorded.
 func TestSecMMFLPaperCalibration(t *testing.T) {
 	t.Parallel()
-	job := fusionJob(t, "secmmfl", 6, 1, fastSec(map[string]any{"calibrate": "paper", "neighbouring": "add-remove", "rounds": 2}))
+	job := fusionJob(t, "secmmfl", 6, 1, fastSec(map[string]any{"calibrate": "paper", "neighbouring": "add-remove", "rounds": 2, "privacy_unit": "client"}))
 	res, err := SecMMFL{}.FineTune(context.Background(), job)
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +313,8 @@ func TestFederatedBadInput(t *testing.T) {
 		{"no public data", 1, nil, func(j *Job) { d := *j.Data; d.Public = nil; j.Data = &d }, "0 valid public examples"},
 		{"bad δ", 1, nil, func(j *Job) { j.Delta = 1 }, "elta"},
 		{"fusion mode of another model", 1, map[string]any{"fusion": "early"}, nil, "fusion = early, but the model is a late-fusion classifier"},
-		{"paper σ above the target under replace-one", 1, map[string]any{"calibrate": "paper", "risk": "uniform"}, nil, "above the target ε = 1 (calibrate = paper)"},
+		{"paper σ above the target under replace-one", 1, map[string]any{"calibrate": "paper", "risk": "uniform", "privacy_unit": "client"}, nil, "above the target ε = 1 (calibrate = paper)"},
+		{"paper σ at the example unit", 1, map[string]any{"calibrate": "paper", "risk": "uniform"}, nil, "calibrate = paper needs privacy_unit = client"},
 	} {
 		job := fusionJob(t, "secmmfl", 6, tc.eps, fastSec(tc.params))
 		if tc.edit != nil {
