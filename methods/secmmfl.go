@@ -100,9 +100,9 @@ var mmModalities = []string{"image", "text"}
 // Params implements Method: the federated recipe (fedParams) and Sec-MMFL's
 // knobs, at the paper's values where it states them (C = 1, λ = 0.1, the
 // critic's 2000 steps at full; fewer at smoke and small to keep runs
-// short), with the server step of secmmflServerStep.
+// short), with the recipe of secmmflRecipe.
 func (SecMMFL) Params() []Param {
-	return append(secmmflServerStep(fedParams(same(secmmflStep))),
+	return append(secmmflRecipe(fedParams(same(1.0)), secmmflLR),
 		unitParam(),
 		Param{Name: "clip", Kind: Float, Doc: "per-modality ℓ₂ clip norm C of a client's update (privacy_unit = client) or of one example's gradient (example), > 0",
 			Default: same(1.0), Check: positive, set: func(h *Hyper, v any) { h.Clip = v.(float64) }},
@@ -175,37 +175,36 @@ func fineTuneSec(ctx context.Context, name string, job *Job) (*Result, error) {
 	return res, nil
 }
 
-// secmmflStep is the server step η_s of a private Sec-MMFL run where no
-// value was chosen for its scale and ε: smoke's choice at ε = 1, the
-// smaller of the two (so a run errs towards keeping the base model).
+// secmmflStep is the server step η_s of the client-level baselines
+// (ldpfl, fedmm-dp) where no value was chosen for their scale and ε: the
+// client-level Sec-MMFL's choice at smoke, ε = 1, the smaller of the two
+// it had (so a run errs towards keeping the base model).
 const secmmflStep = 1e-4
 
-// secmmflServerStep returns ps with Sec-MMFL's server step: the FedAvg
-// server's step η_s on the mean upload, global += η_s·(mean − global).
+// secmmflRecipe returns ps with Sec-MMFL's recipe under the record-level
+// unit (privacy_unit = example): the FedAvg server step 1 (the mean of the
+// local models, not tuned) and the clients' local learning rate lr, chosen
+// at smoke by ε on public data (experiments tune-secmmfl: fl-mm-tune,
+// local_lr ∈ {0.02, 0.05, 0.1, 0.2}, best validation accuracy, ties to the
+// larger) and marked tuned there; small and full keep 0.05, not tuned.
 //
-// Why it is needed: each client's upload carries noise σ_i·C on every
-// coordinate of modality i (the clip bounds the whole block's norm by C,
-// so the noise dwarfs it: at smoke, ε = 8, σ_i = 7.54 on 13,634 image and
-// head coordinates and 27,456 text ones, a noise norm near 10³ against a
-// clipped delta of norm ≤ 1 per block). The mean over m clients divides
-// it by √m only; with η_s = 1 (plain FedAvg) the model takes σ_i·C/√m ≈
-// 3.8 of noise per coordinate per round at smoke (m = 4) and collapses to
-// one class (4.69% test accuracy at ε = 1 and 8). η_s scales the noise
-// and the signal alike (post-processing, no privacy cost): it trades
-// movement for damage.
-//
-// Chosen on public data (experiments tune-secmmfl, η_s ∈ {1, 0.1, 0.01,
-// 10⁻³, 10⁻⁴}, best validation accuracy): at smoke, ε = 1, on the
-// coarse-label base with a new head (seed 1; the new head has 21.7% on
-// the 60 validation pairs), 10⁻⁴ (21.7%; 13.3% at 0.01 and 10⁻³, 10.0% at
-// 0.1, 8.3% at 1: nothing learns, the step that keeps the new head
-// wins); at ε = 8 the earlier choice on the fine-label base (seeds 1–3),
-// 10⁻³, not re-tuned. Private training does not learn here. ε = ∞
-// (clipping, no noise) keeps plain FedAvg's step 1, not tuned. small and
-// full take secmmflStep, not tuned there.
-func secmmflServerStep(ps []Param) []Param {
-	return tunedServerStep(ps, PerEpsilon{{1, 1e-4}, {8, 1e-3}, {math.Inf(1), 1.0}})
+// Under privacy_unit = client the server step is the knob instead: each
+// client's whole update carries noise σ_i·C on every coordinate, and at
+// smoke (ε = 1: σ_i ≈ 50) plain FedAvg collapses the model; that unit
+// chose η_s = 10⁻⁴ at ε = 1 (the step that keeps the new head: nothing
+// learns), which such runs must set (server_step).
+func secmmflRecipe(ps []Param, lr PerEpsilon) []Param {
+	ps = withTuned(ps, "server_step", same(1.0))
+	ps = withByEpsilon(ps, "local_lr", "smoke", lr)
+	return editParam(ps, "local_lr", func(p *Param) { p.Tuned = []string{"smoke"} })
 }
+
+// secmmflLR is Sec-MMFL's local learning rate by ε at smoke (seed 1; the
+// base's new head has 21.7% on the 60 validation pairs, 13.2 ± 7.4 over
+// seeds 1–3): at ε = 1, 0.05 (28.3%; 0.02 25.0, 0.1 16.7, 0.2 21.7); at
+// ε = 8, 0.2 (35.0%; 0.02 26.7, 0.05 30.0, 0.1 30.0). ε = ∞ (clipping
+// only) keeps 0.05, not tuned.
+var secmmflLR = PerEpsilon{{1, 0.05}, {8, 0.2}, {math.Inf(1), 0.05}}
 
 // tunedServerStep returns ps with the server step chosen at smoke by ε
 // (experiments tune-secmmfl), marked tuned there; small and full keep the

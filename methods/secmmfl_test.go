@@ -499,13 +499,20 @@ func TestFedAvgServerStep(t *testing.T) {
 	if far == 0 {
 		t.Fatal("plain FedAvg did not move the model")
 	}
-	for _, c := range []struct{ eps, want float64 }{{1, 1e-4}, {3, 1e-4}, {8, 1e-3}, {20, 1e-3}, {math.Inf(1), 1}} {
-		h, err := ResolveAt("secmmfl", "smoke", c.eps, nil)
+	// The record-level recipe: server step 1, the local lr chosen by ε.
+	for _, c := range []struct {
+		method  string
+		eps, lr float64
+	}{
+		{"secmmfl", 1, 0.05}, {"secmmfl", 3, 0.05}, {"secmmfl", 8, 0.2}, {"secmmfl", 20, 0.2}, {"secmmfl", math.Inf(1), 0.05},
+		{"ldpfed", 0.5, 0.02}, {"ldpfed", 8, 0.1},
+	} {
+		h, err := ResolveAt(c.method, "smoke", c.eps, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := h.Float("server_step"); got != c.want {
-			t.Errorf("secmmfl at smoke, ε = %v: server_step %v, want %v", c.eps, got, c.want)
+		if s, lr := h.Float("server_step"), h.Float("local_lr"); s != 1 || lr != c.lr {
+			t.Errorf("%s at smoke, ε = %v: server_step %v, local_lr %v; want 1 and %v", c.method, c.eps, s, lr, c.lr)
 		}
 	}
 }
