@@ -92,6 +92,10 @@ type fedRun struct {
 	privatize func(r, k int, u []float32) Report
 	// before, when not nil, runs before each round (fl.Sim.BeforeRound).
 	before func(r int, global []float32) error
+	// example, when not nil, makes the run record-level private
+	// (privacy_unit = example): every client runs DP-SGD on its own data
+	// and privatize is not used.
+	example *exampleDP
 	// download, when not nil, perturbs the round's aggregate agg (the mean
 	// upload) in place before the server steps with it: the server-side
 	// noise of NbAFL and of central DP-FedAvg.
@@ -335,11 +339,15 @@ func streamRNG(seed uint64, purpose string, r, k int) *rand.Rand {
 
 // Update implements fl.Client: E local SGD steps on minibatches (FedAvg,
 // upload the local model) or one gradient (FedSGD, upload it), the update
-// privatised when the run is private.
+// privatised when the run is private; under the record-level unit, E
+// local DP-SGD steps (updateExample).
 func (c *fedClient) Update(r, k int, global, upload []float32) (fl.Info, error) {
 	run := c.run
 	c.layout.SetValues(global)
 	rng := streamRNG(run.job.Seed, StreamLocal, r, k)
+	if run.example != nil {
+		return c.updateExample(r, k, global, upload, rng)
+	}
 	data := run.clients[k]
 	var critic *mi.MINE
 	if run.lambda > 0 && len(data) >= 2 {
@@ -419,6 +427,18 @@ func (run *fedRun) upload(ex *datasets.Example, trial int) ([]float32, error) {
 		return nil, err
 	}
 	r := run.cfg.Rounds + trial
+	if run.example != nil {
+		// Record-level: the client's one-example DP-SGD step clips the
+		// example's gradient and adds the run's noise to it (a sum of
+		// one, normalised by 1); under FedAvg the server divides the
+		// model delta by −η and sees the same vector.
+		p, err := run.example.privatizer(run.job.Seed, r, 0, 1)
+		if err != nil {
+			return nil, err
+		}
+		p.Privatize(g, [][]float32{slices.Clone(g)})
+		return g, nil
+	}
 	if run.cfg.Aggregation == fl.FedSGD {
 		c.privatize(r, 0, g, nil)
 		return g, nil

@@ -28,6 +28,9 @@ func init() { Register(FedMMDP{}) }
 //
 // Decisions (the comparison gives only "FedAvg-style MMFL with basic DP,
 // sensitivity 1.0, δ = 1e-5"; FedMultimodal itself has no DP):
+//   - unit: one client's data only (no privacy_unit): DP-FedAvg's
+//     guarantee is user-level by construction, and central noise on the
+//     aggregate has no record-level form without secure aggregation.
 //   - noise placement: central (server-side) as in DP-FedAvg, the plain
 //     DP of FL benchmarks. The guarantee holds for what the server
 //     releases (the global models), not against the server: the uploads

@@ -154,7 +154,7 @@ func TestFederatedBaselineSteps(t *testing.T) {
 		eps    float64
 		want   float64
 	}{
-		{"nbafl", 1, 1e-4}, {"nbafl", 8, 1e-3}, {"nbafl", math.Inf(1), 1},
+		{"nbafl", 1, 1}, {"nbafl", 8, 1}, {"nbafl", math.Inf(1), 1},
 		{"fedmm-dp", 0.5, 0.01}, {"fedmm-dp", 8, 1e-4},
 		{"ldpfl", 1, 1e-4}, {"ldpfl", 4, 1e-4}, {"ldpfl", 8, 1e-5},
 	} {

@@ -27,6 +27,9 @@ func init() { Register(LDPFL{}) }
 // probabilities lie in [1, e^ε_w]/(e^ε_w + 1)).
 //
 // Decisions (the comparison states none):
+//   - unit: one client's data only (no privacy_unit): LDP-FL's guarantee
+//     is per coordinate of a client's weights, a randomised response that
+//     has no per-example form.
 //   - what is perturbed: the update (model delta under FedAvg, gradient
 //     under FedSGD), centred at c = 0 with radius r = C/√d over its d
 //     coordinates, so its ℓ₂ norm is at most C as for the other

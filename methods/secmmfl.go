@@ -47,8 +47,18 @@ func init() { Register(SecMMFL{}) }
 // to the text modality, and the head to the riskier modality's group (the
 // smaller ε_i, head=riskiest) or a named one.
 //
-// Privacy: the unit is one client's local data, against a server that sees
-// every upload (local DP); any change of it moves a clipped block by at
+// Privacy, privacy_unit = example (the default, see unitParam): the unit
+// is one training example of one client, against a server that sees every
+// upload; each client runs DP-SGD on its own data for its local steps
+// (Poisson sampling at q_k = B/m_k, each example's gradient clipped per
+// modality to C, noise σ_i·C on modality i's sum; exampleDP), σ_i
+// calibrated to (ε_i, δ_i) for the worst client's q_k and steps, and the
+// MINE critic trained on public examples. The rest of this paragraph is
+// privacy_unit = client.
+//
+// Privacy, privacy_unit = client: the unit is one client's local data,
+// against a server that sees every upload (local DP); any change of it
+// moves a clipped block by at
 // most 2C (replace-one; neighbouring=add-remove takes one client's upload
 // against none, sensitivity C, the Δf = C of the paper's σ_i). Client
 // sampling is known to the server, so it
@@ -90,10 +100,11 @@ var mmModalities = []string{"image", "text"}
 // Params implements Method: the federated recipe (fedParams) and Sec-MMFL's
 // knobs, at the paper's values where it states them (C = 1, λ = 0.1, the
 // critic's 2000 steps at full; fewer at smoke and small to keep runs
-// short), with the server step of secmmflServerStep.
+// short), with the recipe of secmmflRecipe.
 func (SecMMFL) Params() []Param {
-	return append(secmmflServerStep(fedParams(same(secmmflStep))),
-		Param{Name: "clip", Kind: Float, Doc: "per-modality ℓ₂ clip norm C of a client's update, > 0",
+	return append(secmmflRecipe(fedParams(same(1.0)), secmmflLR),
+		unitParam(),
+		Param{Name: "clip", Kind: Float, Doc: "per-modality ℓ₂ clip norm C of a client's update (privacy_unit = client) or of one example's gradient (example), > 0",
 			Default: same(1.0), Check: positive, set: func(h *Hyper, v any) { h.Clip = v.(float64) }},
 		Param{Name: "accountant", Kind: String, Doc: "accountant that calibrates σ_i and gives the run's ε: rdp or pld",
 			Default: same("rdp"), Check: oneOf(list("rdp", "pld")), set: func(h *Hyper, v any) { h.Accountant = v.(string) }},
@@ -137,13 +148,20 @@ func fineTuneSec(ctx context.Context, name string, job *Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	h := job.Hyper
+	run.lambda, run.mineSteps = h.Float("lambda"), h.Int("mine_steps")
 	s, err := newSecState(run)
 	if err != nil {
 		return nil, err
 	}
-	h := job.Hyper
-	run.lambda, run.mineSteps = h.Float("lambda"), h.Int("mine_steps")
-	run.before, run.privatize = s.before, s.privatize
+	run.before = s.before
+	if s.example {
+		if run.example, err = newExampleDP(run, s.noise); err != nil {
+			return nil, err
+		}
+	} else {
+		run.privatize = s.privatize
+	}
 	rec, err := run.simulate(ctx)
 	if err != nil {
 		return nil, err
@@ -157,37 +175,36 @@ func fineTuneSec(ctx context.Context, name string, job *Job) (*Result, error) {
 	return res, nil
 }
 
-// secmmflStep is the server step η_s of a private Sec-MMFL run where no
-// value was chosen for its scale and ε: smoke's choice at ε = 1, the
-// smaller of the two (so a run errs towards keeping the base model).
+// secmmflStep is the server step η_s of the client-level baselines
+// (ldpfl, fedmm-dp) where no value was chosen for their scale and ε: the
+// client-level Sec-MMFL's choice at smoke, ε = 1, the smaller of the two
+// it had (so a run errs towards keeping the base model).
 const secmmflStep = 1e-4
 
-// secmmflServerStep returns ps with Sec-MMFL's server step: the FedAvg
-// server's step η_s on the mean upload, global += η_s·(mean − global).
+// secmmflRecipe returns ps with Sec-MMFL's recipe under the record-level
+// unit (privacy_unit = example): the FedAvg server step 1 (the mean of the
+// local models, not tuned) and the clients' local learning rate lr, chosen
+// at smoke by ε on public data (experiments tune-secmmfl: fl-mm-tune,
+// local_lr ∈ {0.02, 0.05, 0.1, 0.2}, best validation accuracy, ties to the
+// larger) and marked tuned there; small and full keep 0.05, not tuned.
 //
-// Why it is needed: each client's upload carries noise σ_i·C on every
-// coordinate of modality i (the clip bounds the whole block's norm by C,
-// so the noise dwarfs it: at smoke, ε = 8, σ_i = 7.54 on 13,634 image and
-// head coordinates and 27,456 text ones, a noise norm near 10³ against a
-// clipped delta of norm ≤ 1 per block). The mean over m clients divides
-// it by √m only; with η_s = 1 (plain FedAvg) the model takes σ_i·C/√m ≈
-// 3.8 of noise per coordinate per round at smoke (m = 4) and collapses to
-// one class (4.69% test accuracy at ε = 1 and 8). η_s scales the noise
-// and the signal alike (post-processing, no privacy cost): it trades
-// movement for damage.
-//
-// Chosen on public data (experiments tune-secmmfl, η_s ∈ {1, 0.1, 0.01,
-// 10⁻³, 10⁻⁴}, best validation accuracy): at smoke, ε = 1, on the
-// coarse-label base with a new head (seed 1; the new head has 21.7% on
-// the 60 validation pairs), 10⁻⁴ (21.7%; 13.3% at 0.01 and 10⁻³, 10.0% at
-// 0.1, 8.3% at 1: nothing learns, the step that keeps the new head
-// wins); at ε = 8 the earlier choice on the fine-label base (seeds 1–3),
-// 10⁻³, not re-tuned. Private training does not learn here. ε = ∞
-// (clipping, no noise) keeps plain FedAvg's step 1, not tuned. small and
-// full take secmmflStep, not tuned there.
-func secmmflServerStep(ps []Param) []Param {
-	return tunedServerStep(ps, PerEpsilon{{1, 1e-4}, {8, 1e-3}, {math.Inf(1), 1.0}})
+// Under privacy_unit = client the server step is the knob instead: each
+// client's whole update carries noise σ_i·C on every coordinate, and at
+// smoke (ε = 1: σ_i ≈ 50) plain FedAvg collapses the model; that unit
+// chose η_s = 10⁻⁴ at ε = 1 (the step that keeps the new head: nothing
+// learns), which such runs must set (server_step).
+func secmmflRecipe(ps []Param, lr PerEpsilon) []Param {
+	ps = withTuned(ps, "server_step", same(1.0))
+	ps = withByEpsilon(ps, "local_lr", "smoke", lr)
+	return editParam(ps, "local_lr", func(p *Param) { p.Tuned = []string{"smoke"} })
 }
+
+// secmmflLR is Sec-MMFL's local learning rate by ε at smoke (seed 1; the
+// base's new head has 21.7% on the 60 validation pairs, 13.2 ± 7.4 over
+// seeds 1–3): at ε = 1, 0.05 (28.3%; 0.02 25.0, 0.1 16.7, 0.2 21.7); at
+// ε = 8, 0.2 (35.0%; 0.02 26.7, 0.05 30.0, 0.1 30.0). ε = ∞ (clipping
+// only) keeps 0.05, not tuned.
+var secmmflLR = PerEpsilon{{1, 0.05}, {8, 0.2}, {math.Inf(1), 0.05}}
 
 // tunedServerStep returns ps with the server step chosen at smoke by ε
 // (experiments tune-secmmfl), marked tuned there; small and full keep the
@@ -210,9 +227,15 @@ type mmSegment struct {
 // A secState is Sec-MMFL's side of a run: the risk segments and the noise
 // of the current one.
 type secState struct {
-	run        *fedRun
-	h          Hyper
-	rel        mmRelation
+	run *fedRun
+	h   Hyper
+	rel mmRelation
+	// example is set under the record-level unit (privacy_unit =
+	// example); steps then holds every client's local DP-SGD steps over
+	// the run, and segSteps those of each segment.
+	example    bool
+	steps      []int
+	segSteps   [][]int
 	starts     []int // first round of each segment
 	partRounds []int // the most rounds a client takes part in, per segment
 	calibrated int   // Σ partRounds: the rounds σ_i is calibrated for
@@ -229,7 +252,14 @@ type secState struct {
 // estimator's data.
 func newSecState(run *fedRun) (*secState, error) {
 	h := run.job.Hyper
-	s := &secState{run: run, h: h, rel: mmRelations[h.String("neighbouring")]}
+	s := &secState{run: run, h: h, rel: mmRelations[h.String("neighbouring")], example: h.String("privacy_unit") == unitExample}
+	if s.example {
+		if h.String("calibrate") == calibratePaper {
+			return nil, fmt.Errorf("methods: %s: calibrate = paper needs privacy_unit = client (the paper's σ_i is for a client's round uploads)", run.name)
+		}
+		s.rel = exampleRelation
+		s.steps = exampleSteps(run, 0, run.cfg.Rounds)
+	}
 	every := h.Int("risk_every")
 	if every == 0 {
 		every = run.cfg.Rounds
@@ -246,6 +276,7 @@ func newSecState(run *fedRun) (*secState, error) {
 		n := slices.Max(fl.Participations(sched[start:end], run.cfg.Clients))
 		s.partRounds = append(s.partRounds, n)
 		s.calibrated += n
+		s.segSteps = append(s.segSteps, exampleSteps(run, start, end))
 	}
 	var bad string
 	s.blocks = run.layout.Parts(func(p *nn.Param) int {
@@ -300,7 +331,13 @@ func (s *secState) before(r int, global []float32) error {
 	}
 	seg := mmSegment{start: r, rounds: s.partRounds[i], raw: raw, risks: risks, eps: eps, deltas: deltas}
 	for g := range eps {
-		sigma, err := modalitySigma(s.h.String("calibrate"), s.h.Accountant, s.rel, eps[g], deltas[g], s.calibrationRounds())
+		var sigma float64
+		var err error
+		if s.example {
+			sigma, err = exampleSigma(s.h.Accountant, eps[g], deltas[g], exampleRates(s.run), s.steps)
+		} else {
+			sigma, err = modalitySigma(s.h.String("calibrate"), s.h.Accountant, s.rel, eps[g], deltas[g], s.calibrationRounds())
+		}
 		if err != nil {
 			return err
 		}
@@ -356,6 +393,29 @@ func (s *secState) privatize(r, k int, u []float32) Report {
 	return p.Privatize(u, [][]float32{slices.Clone(u)})
 }
 
+// noise returns the clip rule and σ_i of the current segment (the
+// record-level mechanism's, exampleDP.noise).
+func (s *secState) noise(int) (nn.ClipRule, []float64) {
+	seg := &s.segs[len(s.segs)-1]
+	return seg.rule, seg.sigma
+}
+
+// clientEvents returns, under the record-level unit, the mechanism of
+// each client over the run: every modality's Poisson-subsampled Gaussian
+// steps in every segment.
+func (s *secState) clientEvents() []privacy.Composed {
+	q := exampleRates(s.run)
+	ev := make([]privacy.Composed, len(q))
+	for k := range ev {
+		for i, seg := range s.segs {
+			for g := range mmModalities {
+				ev[k] = append(ev[k], exampleEvent(q[k], seg.sigma[g], s.segSteps[i][k]))
+			}
+		}
+	}
+	return ev
+}
+
 // events returns the mechanism of one client over the run: every
 // modality's Gaussian releases in every segment.
 func (s *secState) events() privacy.Composed {
@@ -372,6 +432,9 @@ func (s *secState) events() privacy.Composed {
 // under both accountants, never above the target.
 func (s *secState) accounting() (accounting, error) {
 	job, h := s.run.job, s.h
+	if s.example {
+		return s.exampleAccounting()
+	}
 	q := float64(s.run.cfg.PerRound) / float64(s.run.cfg.Clients)
 	if math.IsInf(job.Epsilon, 1) {
 		a, err := nonPrivateAccounting(job.Epsilon, job.Delta, q, s.calibrated)
@@ -412,6 +475,29 @@ func (s *secState) accounting() (accounting, error) {
 		a.Record.EpsilonNominal = &stated
 	}
 	return a, nil
+}
+
+// exampleAccounting is accounting under the record-level unit: the worst
+// client's composed events.
+func (s *secState) exampleAccounting() (accounting, error) {
+	sigma := math.Inf(1)
+	for _, seg := range s.segs {
+		sigma = min(sigma, slices.Min(seg.sigma))
+	}
+	c := []string{"Record.Sigma is the smallest σ_i of the run; the per-modality σ_i are in the run's values"}
+	if len(s.starts) > 1 {
+		c = append(c, "adaptive composition: the risks, and so the σ_i, of each segment depend on earlier releases; Epsilon composes the realised σ_i of the worst client, and each σ_i is calibrated to (ε_i, δ_i) over the whole run, but no filter for adaptively chosen subsampled Gaussian releases is checked")
+	}
+	if s.estimate != nil {
+		c = append(c, "the risks R_i are estimated on public examples at the current global model (a post-processing of the uploads): no privacy cost")
+	}
+	if s.run.lambda > 0 {
+		c = append(c, "the MINE critic is trained on public examples at the global model, and each example's penalty pairs it with public examples only, so its gradient depends on that example alone")
+	}
+	if s.run.job.Hyper.String("neighbouring") != exampleRelation.Name {
+		c = append(c, "the neighbouring hyperparameter applies to the client unit only; the example unit is add-remove of one example")
+	}
+	return exampleAccounting(s.run.name, s.run, s.clientEvents(), sigma, c)
 }
 
 // caveats returns what the privacy record must say about the run.
@@ -457,12 +543,26 @@ func (s *secState) values(v map[string]float64) {
 		return
 	}
 	basic := 0.0
+	deltaI := s.run.job.Delta / float64(len(mmModalities))
 	for g, m := range mmModalities {
-		var ev privacy.Composed
-		for _, seg := range s.segs {
-			ev = append(ev, modalityEvent(s.rel, seg.sigma[g], seg.rounds))
+		var e float64
+		var err error
+		if s.example {
+			q := exampleRates(s.run)
+			evs := make([]privacy.Composed, len(q))
+			for k := range evs {
+				for i, seg := range s.segs {
+					evs[k] = append(evs[k], exampleEvent(q[k], seg.sigma[g], s.segSteps[i][k]))
+				}
+			}
+			e, _, err = worstClient(s.h.Accountant, deltaI, evs)
+		} else {
+			var ev privacy.Composed
+			for _, seg := range s.segs {
+				ev = append(ev, modalityEvent(s.rel, seg.sigma[g], seg.rounds))
+			}
+			e, err = mmEpsilon(s.h.Accountant, s.rel, deltaI, ev)
 		}
-		e, err := mmEpsilon(s.h.Accountant, s.rel, s.run.job.Delta/float64(len(mmModalities)), ev)
 		if err != nil {
 			e = math.NaN()
 		}

@@ -76,7 +76,7 @@ func values(job *Job) []float32 {
 }
 
 func TestSecMMFLRun(t *testing.T) {
-	job := fusionJob(t, "secmmfl", 12, 3, fastSec(nil))
+	job := fusionJob(t, "secmmfl", 12, 3, fastSec(map[string]any{"privacy_unit": "client"}))
 	before := values(job)
 	res, err := SecMMFL{}.FineTune(context.Background(), job)
 	if err != nil {
@@ -124,7 +124,7 @@ func TestSecMMFLRun(t *testing.T) {
 // checks that both ε are recorded.
 func TestSecMMFLPaperCalibration(t *testing.T) {
 	t.Parallel()
-	job := fusionJob(t, "secmmfl", 6, 1, fastSec(map[string]any{"calibrate": "paper", "neighbouring": "add-remove", "rounds": 2}))
+	job := fusionJob(t, "secmmfl", 6, 1, fastSec(map[string]any{"calibrate": "paper", "neighbouring": "add-remove", "rounds": 2, "privacy_unit": "client"}))
 	res, err := SecMMFL{}.FineTune(context.Background(), job)
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +313,8 @@ func TestFederatedBadInput(t *testing.T) {
 		{"no public data", 1, nil, func(j *Job) { d := *j.Data; d.Public = nil; j.Data = &d }, "0 valid public examples"},
 		{"bad δ", 1, nil, func(j *Job) { j.Delta = 1 }, "elta"},
 		{"fusion mode of another model", 1, map[string]any{"fusion": "early"}, nil, "fusion = early, but the model is a late-fusion classifier"},
-		{"paper σ above the target under replace-one", 1, map[string]any{"calibrate": "paper", "risk": "uniform"}, nil, "above the target ε = 1 (calibrate = paper)"},
+		{"paper σ above the target under replace-one", 1, map[string]any{"calibrate": "paper", "risk": "uniform", "privacy_unit": "client"}, nil, "above the target ε = 1 (calibrate = paper)"},
+		{"paper σ at the example unit", 1, map[string]any{"calibrate": "paper", "risk": "uniform"}, nil, "calibrate = paper needs privacy_unit = client"},
 	} {
 		job := fusionJob(t, "secmmfl", 6, tc.eps, fastSec(tc.params))
 		if tc.edit != nil {
@@ -498,13 +499,20 @@ func TestFedAvgServerStep(t *testing.T) {
 	if far == 0 {
 		t.Fatal("plain FedAvg did not move the model")
 	}
-	for _, c := range []struct{ eps, want float64 }{{1, 1e-4}, {3, 1e-4}, {8, 1e-3}, {20, 1e-3}, {math.Inf(1), 1}} {
-		h, err := ResolveAt("secmmfl", "smoke", c.eps, nil)
+	// The record-level recipe: server step 1, the local lr chosen by ε.
+	for _, c := range []struct {
+		method  string
+		eps, lr float64
+	}{
+		{"secmmfl", 1, 0.05}, {"secmmfl", 3, 0.05}, {"secmmfl", 8, 0.2}, {"secmmfl", 20, 0.2}, {"secmmfl", math.Inf(1), 0.05},
+		{"ldpfed", 0.5, 0.02}, {"ldpfed", 8, 0.1},
+	} {
+		h, err := ResolveAt(c.method, "smoke", c.eps, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := h.Float("server_step"); got != c.want {
-			t.Errorf("secmmfl at smoke, ε = %v: server_step %v, want %v", c.eps, got, c.want)
+		if s, lr := h.Float("server_step"), h.Float("local_lr"); s != 1 || lr != c.lr {
+			t.Errorf("%s at smoke, ε = %v: server_step %v, local_lr %v; want 1 and %v", c.method, c.eps, s, lr, c.lr)
 		}
 	}
 }
