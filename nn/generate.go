@@ -73,10 +73,9 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 	// (infer.go), and the language model's last block on the last row
 	// only, the one whose logits are read: the same bits.
 	infer := h == nil && m.Steer == nil
-	scope := newPackScope(nil)
 	tape := func() *Tape {
 		if infer {
-			return newInferTape(scope)
+			return newInferTape(nil)
 		}
 		return NewTape(nil, nil)
 	}
@@ -97,7 +96,7 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 	for len(out) < maxNew && len(toks)+nvis < m.Config.MaxLen {
 		seq := Sequence{Tokens: toks, Images: prompt.Images}
 		if infer {
-			next, err := m.nextToken(&seq, vis, s, rng, scope)
+			next, err := m.nextToken(&seq, vis, s, rng)
 			if err != nil {
 				return nil, err
 			}
@@ -137,10 +136,9 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 
 // nextToken is one step of Generate without hooks or steering: the token s
 // chooses after seq, whose images' visual tokens are vis, from a forward
-// pass on an inference tape whose last block runs on the last row only,
-// with the packed weights of scope (Generate's).
-func (m *TinyMLLM) nextToken(seq *Sequence, vis []*Node, s Sampler, rng *rand.Rand, scope *packScope) (int, error) {
-	t := newInferTape(scope)
+// pass on an inference tape whose last block runs on the last row only.
+func (m *TinyMLLM) nextToken(seq *Sequence, vis []*Node, s Sampler, rng *rand.Rand) (int, error) {
+	t := newInferTape(nil)
 	defer t.Release()
 	x, _, err := m.embed(t, seq, vis, nil)
 	if err != nil {

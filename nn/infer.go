@@ -36,14 +36,12 @@ import "sync"
 var inferArenas = sync.Pool{New: func() any { return new(arena) }}
 
 // newInferTape returns an inference tape whose values come from an arena
-// of the pool inferArenas; Release hands the arena back. Its packed
-// weights are those of scope (packcache.go), nil: a scope of its own.
+// of the pool inferArenas; Release hands the arena back. Its products
+// take the packed weights of scope (packcache.go); nil: each product packs
+// its own.
 func newInferTape(scope *packScope) *Tape {
 	a := inferArenas.Get().(*arena)
 	a.reset()
-	if scope == nil {
-		scope = newPackScope(nil)
-	}
 	return &Tape{params: make(map[*Param]*Node), arena: a, infer: true, packs: scope}
 }
 

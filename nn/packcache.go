@@ -6,25 +6,28 @@ package nn
 
 import "sync"
 
-// This file keeps the packed panels of weight matrices between the forward
-// passes of the inference path. Every product x·Wᵀ of an Affine map packs
-// Wᵀ into the kernel's panels (gemm.go) before it multiplies; a forward
-// pass on a batch of 8 sequences packs every weight of the model once, so
-// a DPZO step at small (16 passes) packed each frozen weight 16 times,
-// about an eighth of the step's time. On an inference tape the panels of a
-// weight come instead from the weight's own cache (Param.pack), packed
-// once from its values and kept while those values do not change.
+// This file keeps the packed panels of frozen weight matrices between the
+// forward passes of zeroth-order training. Every product x·Wᵀ of an Affine
+// map packs Wᵀ into the kernel's panels (gemm.go) before it multiplies;
+// TinyMLLM.MeanLosses runs a batch in groups of 8 sequences, one tape
+// each, so a DPZO step at small (two passes over 64 sequences) packed each
+// weight 16 times. In MeanLosses the panels of a weight that is not in the
+// call's layout come instead from the weight's own cache (Param.pack),
+// packed once and kept while the weight's values do not change.
 //
 // A cached packing can never be stale: it keeps a copy of the values it
-// was packed from, and a pack scope (one per call of the inference path:
-// MeanLosses, TokenLosses, Generate, an inference tape of the attacks)
-// compares them bit for bit with the weight's values the first time the
-// call uses the weight, and packs again on any difference. Within one
-// call the weights do not change (the forward passes read them), so one
-// comparison a call suffices. The tensors of the layout a call is given
-// (the ones DPZO perturbs from pass to pass) are never cached. The panels
-// are the ones the product would have packed, so the results are the same
-// bits with the cache as without it.
+// was packed from, and the call's pack scope compares them bit for bit
+// with the weight's values the first time the call uses the weight, and
+// packs again on any difference. Within one call the weights do not change
+// (the forward passes read them), so one comparison a call suffices. The
+// tensors of the call's layout (the ones DPZO perturbs from pass to pass)
+// are never cached. The panels are the ones the product would have packed,
+// so the results are the same bits with the cache as without it.
+//
+// The other inference passes (TokenLosses and Generate one example at a
+// time, the attacks' tapes) do not use it: there one comparison of every
+// weight per call costs more than the packing it saves (a fifth of an
+// evaluation pass at small against a few per cent).
 
 // packedWeight is a weight matrix W [n, k] packed into the panels of
 // op(B) = Wᵀ for the kernel named kern (width nr), with a copy of the

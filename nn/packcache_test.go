@@ -52,11 +52,12 @@ func randFloats(rng *rand.Rand, n int) []float32 {
 }
 
 // TestPackCacheStale checks that a weight's cached packing never serves
-// values the weight no longer holds: after the inference path has packed
-// the weights (TokenLosses, MeanLosses, Generate), a frozen weight changed
-// in place gives the ordinary tape's losses of the changed model (which
-// packs every product anew), not the old ones; and that MeanLosses leaves
-// the tensors of its layout (DPZO's perturbed ones) uncached.
+// values the weight no longer holds: after MeanLosses has packed the
+// frozen weights, a frozen weight changed in place gives the ordinary
+// tape's losses of the changed model (refLogits, which packs every
+// product anew), in MeanLosses and in TokenLosses, not the old ones; and
+// that MeanLosses leaves the tensors of its layout (DPZO's perturbed ones)
+// uncached.
 func TestPackCacheStale(t *testing.T) {
 	c, err := Preset("smoke", 120)
 	if err != nil {
