@@ -102,12 +102,15 @@ func (s *packScope) get(p *Param, n, k int) *packedWeight {
 	return pw
 }
 
+// packOff turns the cache off (BenchmarkPackCache's comparison).
+var packOff bool
+
 // weightPanels returns the cached panels of Wᵀ for a product x·Wᵀ with
 // the weight node w (an [n, k] matrix) on t, or nil where the product
 // packs them itself: off an inference tape, for a node that is not a
 // parameter or needs a gradient, or for a tensor the tape's scope skips.
 func (t *Tape) weightPanels(w *Node, n, k int) []float32 {
-	if t.packs == nil || w.param == nil || w.needs || w.rows != nil {
+	if t.packs == nil || packOff || w.param == nil || w.needs || w.rows != nil {
 		return nil
 	}
 	if pw := t.packs.get(w.param, n, k); pw != nil {
