@@ -172,3 +172,32 @@ func BenchmarkLiRAScore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackCache measures TinyMLLM.MeanLosses at small (one of a DPZO
+// step's two passes, BenchmarkZOStep's shape) with the packed frozen
+// weights kept between calls (packcache.go) and without (every product
+// packs its panels), alternated in one process: rounds of off and on.
+func BenchmarkPackCache(b *testing.B) {
+	m, l, batch, _ := benchLoRA(b, "small", 9)
+	out := make([]float64, len(batch))
+	opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20)}
+	defer func() { packOff = false }()
+	for range 4 {
+		for _, off := range []bool{true, false} {
+			name := "on"
+			if off {
+				name = "off"
+			}
+			b.Run(name, func(b *testing.B) {
+				packOff = off
+				cpu := startCPU(b)
+				for b.Loop() {
+					if err := m.MeanLosses(l, batch, opts, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu.stop(b)
+			})
+		}
+	}
+}

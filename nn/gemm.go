@@ -228,6 +228,13 @@ type gemmPlan struct {
 // gemm computes C = α·op(A)·op(B) + β·C with kernel kern; the shapes are
 // checked and k ≥ 1, m ≥ 1, n ≥ 1.
 func gemm(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemmWith(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, nil, beta, c, ldc)
+}
+
+// gemmWith is gemm, with the panels of op(B) = Bᵀ taken from pre where
+// it is not nil (tB; pre packed by packWeight for kern from B): the same
+// panels, so the same bits, without packing them again.
+func gemmWith(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pre []float32, beta float32, c []float32, ldc int) {
 	nr := kern.nr
 	p := gemmPlan{kern: kern, m: m, n: n, k: k, a: a, rsA: lda, csA: 1, b: b, ldb: ldb, c: c, ldc: ldc, alpha: alpha, beta: beta}
 	if tA {
@@ -244,7 +251,9 @@ func gemm(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32,
 	nPack := 0
 	p.edge = n
 	if tB {
-		nPack = p.panels
+		if pre == nil {
+			nPack = p.panels
+		}
 	} else if n%nr != 0 {
 		nPack, p.edge = 1, n-n%nr
 	}
@@ -257,6 +266,9 @@ func gemm(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32,
 	p.packed, f = f[:nPack*k*nr], f[nPack*k*nr:]
 	p.apad, p.tiles = f[:nPad], f[nPad:]
 	p.pack(tB)
+	if pre != nil {
+		p.packed = pre
+	}
 	if w <= 1 {
 		for it := range p.rowBlocks * p.panels {
 			p.block(it, p.tiles)

@@ -36,11 +36,13 @@ import "sync"
 var inferArenas = sync.Pool{New: func() any { return new(arena) }}
 
 // newInferTape returns an inference tape whose values come from an arena
-// of the pool inferArenas; Release hands the arena back.
-func newInferTape() *Tape {
+// of the pool inferArenas; Release hands the arena back. Its products
+// take the packed weights of scope (packcache.go); nil: each product packs
+// its own.
+func newInferTape(scope *packScope) *Tape {
 	a := inferArenas.Get().(*arena)
 	a.reset()
-	return &Tape{params: make(map[*Param]*Node), arena: a, infer: true}
+	return &Tape{params: make(map[*Param]*Node), arena: a, infer: true, packs: scope}
 }
 
 // NewInferenceTape returns a tape for forward passes without gradients:
@@ -50,7 +52,7 @@ func newInferTape() *Tape {
 // bits of an ordinary tape's. Inputs that need a gradient
 // (Tape.Input(x, true)) are allowed; the maps that use them are then
 // recorded and not fused.
-func NewInferenceTape() *Tape { return newInferTape() }
+func NewInferenceTape() *Tape { return newInferTape(nil) }
 
 // Release hands the memory of an inference tape (NewInferenceTape) back
 // for reuse: afterwards no value of the tape may be read and the tape may
@@ -101,7 +103,7 @@ func (t *Tape) addLoRA(y, u, b *Node, s float32) {
 	if u.Value.Cols() != r || len(y.Value.Data) != n*out {
 		panic(errShape)
 	}
-	kernels.Gemm(false, true, n, out, r, s, u.Value.Data, r, b.Value.Data, r, 1, y.Value.Data, out)
+	gemmPanels(n, out, r, s, u.Value.Data, r, b.Value.Data, t.weightPanels(b, out, r), 1, y.Value.Data, out)
 }
 
 // addNorm returns x + o and LayerNorm n of it in one call, on an

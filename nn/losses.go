@@ -68,10 +68,13 @@ func (m *TinyMLLM) MeanLosses(l *Layout, batch []Sequence, opt *Options, out []f
 		workers = opt.Workers
 	}
 	vc := m.VisualCacheFor(l, opt)
+	// The groups share the packed weights, checked once a call; the
+	// tensors of l (perturbed from call to call by DPZO) are not cached.
+	scope := newPackScope(l)
 	groups := (len(batch) + lossGroup - 1) / lossGroup
 	err := parallel.For(groups, workers, func(g int) error {
 		from, to := g*lossGroup, min((g+1)*lossGroup, len(batch))
-		return m.meanLossesGroup(batch[from:to], vc, out[from:to])
+		return m.meanLossesGroup(batch[from:to], vc, scope, out[from:to])
 	})
 	if err != nil {
 		return MeanLosses(m, batch, nil, workers, out)
@@ -118,9 +121,10 @@ func meanRows(losses []float64, ends []int, out []float64) {
 	}
 }
 
-// meanLossesGroup writes the mean losses of batch, one batched tape, to
-// out; it fails where an example is invalid or marks no loss token.
-func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []float64) error {
+// meanLossesGroup writes the mean losses of batch, one batched tape with
+// the packed weights of scope, to out; it fails where an example is
+// invalid or marks no loss token.
+func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, scope *packScope, out []float64) error {
 	for i := range batch {
 		if !slices.Contains(batch[i].Loss, true) {
 			return fmt.Errorf("nn: sequence %d marks no loss token", i)
@@ -129,7 +133,7 @@ func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, out []floa
 	if m.Steer != nil {
 		return m.meanLossesSteered(batch, vc, out)
 	}
-	t := newInferTape()
+	t := newInferTape(scope)
 	defer t.Release()
 	hid, _, _, keep, targets, err := m.forwardRows(t, batch, vc, true)
 	if err != nil {

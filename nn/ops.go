@@ -30,7 +30,7 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 	if b != nil {
 		beta = 1
 	}
-	kernels.Gemm(false, true, n, out, in, 1, x.Value.Data, in, w.Value.Data, in, beta, yd, out)
+	gemmPanels(n, out, in, 1, x.Value.Data, in, w.Value.Data, t.weightPanels(w, out, in), beta, yd, out)
 	var rows rowMap
 	if t.batch != nil {
 		rows = t.batch.rows

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"sync/atomic"
 )
 
 // Kind says what role a parameter tensor plays, so methods can select tensors
@@ -43,6 +44,10 @@ type Param struct {
 	Data      []float32
 	Grad      []float32
 	Trainable bool
+
+	// pack is Data packed for the products of the inference path, with
+	// the values it was packed from (packcache.go).
+	pack atomic.Pointer[packedWeight]
 }
 
 func newParam(name string, kind Kind, shape ...int) *Param {

@@ -47,6 +47,9 @@ type Tape struct {
 	// parameter is trainable, and the layers may fuse maps and overwrite
 	// values that nothing else reads (infer.go).
 	infer bool
+	// packs, on an inference tape, holds the packed weights of the call
+	// the tape belongs to (packcache.go).
+	packs *packScope
 
 	// Train turns dropout on. The default, false, is evaluation mode.
 	Train bool

@@ -5,11 +5,13 @@
 package nn
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // VisualCache keeps the projected visual tokens of images across the steps
@@ -131,17 +133,17 @@ func (c *VisualCache) sync(m *TinyMLLM, ps []*Param, scalars []float64) {
 	}
 }
 
-// bitsEqual32 reports whether a and b hold the same bits.
+// bitsEqual32 reports whether a and b hold the same bits: their bytes
+// compared by bytes.Equal (the runtime's vectorised comparison; the
+// packed-weight cache compares every frozen weight once a call).
 func bitsEqual32(a, b []float32) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for i, v := range a {
-		if math.Float32bits(v) != math.Float32bits(b[i]) {
-			return false
-		}
+	if len(a) == 0 {
+		return true
 	}
-	return true
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), 4*len(a)), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 4*len(b)))
 }
 
 // imageKey returns the SHA-256 of the bits of img.
