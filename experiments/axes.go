@@ -41,6 +41,7 @@ var Axes = []AxisKind{
 	{Name: "clients", Int: true, Doc: "federated clients of fl-mm's partition ≥ 1 (a data param)", Check: atLeast(1)},
 	{Name: "dirichlet_alpha", Doc: "Dirichlet concentration α > 0 of fl-mm's label skew across clients (a data param)", Check: positive},
 	{Name: "train_holdout", Int: true, Doc: "control: 1 fine-tunes on the holdout split in place of the private one (no private record, no canary; the attacks still target the private split), 0 on the private split (a data param)", Check: zeroOrOne},
+	{Name: "vision_patch", Int: true, Doc: "side of the vision encoder's patches in pixels, dividing the 28-pixel images: 4 gives 49 patches an image, with a base pretrained for it (a base param; absent: the preset's)", Check: divides(28)},
 	{Name: "server_step", Doc: "FedAvg server step η_s on the mean upload > 0 (1: plain FedAvg)", Check: positive},
 	{Name: "local_lr", Doc: "federated clients' local SGD learning rate > 0", Check: positive},
 	{Name: "noise_scale", Doc: "control: scale of the noise σ against the calibrated σ > 0 (≠ 1 plants an under-noised run)", Check: positive},
@@ -133,4 +134,14 @@ func zeroOrOne(v float64) error {
 		return fmt.Errorf("%v is not 0 or 1", v)
 	}
 	return nil
+}
+
+// divides returns a check that v is a positive divisor of n.
+func divides(n int) func(v float64) error {
+	return func(v float64) error {
+		if v < 1 || n%int(v) != 0 {
+			return fmt.Errorf("%v does not divide %d", v, n)
+		}
+		return nil
+	}
 }

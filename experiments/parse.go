@@ -1045,8 +1045,8 @@ func (d *decoder) checkData(s *Spec, m Method, at func(string) *yaml.Node, mn *y
 		}
 	}
 	for _, name := range sortedUnique(slices.Concat(s.Sweep.names(), m.Sweep.names())) {
-		if name == "epsilon" || name == "seed" || slices.Contains(DataParams, name) {
-			continue // data params reach the data, checked as axes
+		if name == "epsilon" || name == "seed" || InputParam(name) {
+			continue // data and base params reach the inputs, checked as axes
 		}
 		vals, ok := m.Sweep.Lookup(name)
 		n := mn
@@ -1170,6 +1170,9 @@ func (d *decoder) checkParams(n *yaml.Node, method string, params map[string]any
 		if slices.Contains(DataParams, k) {
 			return d.errorf(keyNode(n, k), "%s is a data param: sweep it as an axis", k)
 		}
+		if slices.Contains(BaseParams, k) {
+			return d.errorf(keyNode(n, k), "%s is a base param: sweep it as an axis", k)
+		}
 	}
 	if d.names.CheckParam == nil {
 		return nil
@@ -1190,8 +1193,8 @@ func (d *decoder) checkAxes(n *yaml.Node, s *Spec, m Method) error {
 		return nil
 	}
 	for _, name := range sortedUnique(slices.Concat(s.Sweep.names(), m.Sweep.names())) {
-		if name == "epsilon" || name == "seed" || slices.Contains(DataParams, name) {
-			continue // data params reach the data, checked as axes
+		if name == "epsilon" || name == "seed" || InputParam(name) {
+			continue // data and base params reach the inputs, checked as axes
 		}
 		vals, ok := m.Sweep.Lookup(name)
 		if !ok {

@@ -104,6 +104,8 @@ func TestParseErrors(t *testing.T) {
 		{"train_holdout two", "seed: [1, 2]", "seed: [1]\n  train_holdout: [0, 2]", 15, "sweep.train_holdout: 2 is not 0 or 1"},
 		{"train_holdout in params", "params: {lr: 0.001, peft: lora}", "params: {train_holdout: 1}", 11, "train_holdout is a data param: sweep it as an axis"},
 		{"data param in params", "params: {lr: 0.001, peft: lora}", "params: {clients: 4}", 11, "clients is a data param: sweep it as an axis"},
+		{"base param in params", "params: {lr: 0.001, peft: lora}", "params: {vision_patch: 4}", 11, "vision_patch is a base param: sweep it as an axis"},
+		{"patch not a divisor", "seed: [1, 2]", "seed: [1]\n  vision_patch: [4, 5]", 15, "sweep.vision_patch: 5 does not divide 28"},
 		{"param also axis", "  seed: [1, 2]", "  seed: [1, 2]\n  lr: [0.1]", 11, "lr is both a hyperparameter and a sweep axis"},
 		{"unknown top key late", "attacks: [loss-mia]", "attacks: [loss-mia]\nxx: 1", 16, `unknown key "xx"`},
 		{"param list", "params: {lr: 0.001, peft: lora}", "params: {lr: [1]}", 11, "params.lr must be a single value"},

@@ -69,6 +69,37 @@ const VariantParam = "variant"
 // method's hyperparameters; specs check them as sweep axes only.
 var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout"}
 
+// BaseParams are the run params that select the run's pretrained base
+// rather than the method: vision_patch, the side of the vision encoder's patches
+// in pixels (nn.Config.WithPatch; at small, 4 gives 7×7 = 49 patches an
+// image instead of 16, with a base pretrained for it by the same recipe).
+// The executor builds or reads the base with them and removes them before
+// resolving the method's hyperparameters; specs sweep them as axes, as
+// they do DataParams. A run without them has the preset's base, and the
+// id it had.
+var BaseParams = []string{"vision_patch"}
+
+// InputParam reports whether name is a data or a base param (DataParams,
+// BaseParams): a sweep axis that reaches the run's inputs, not its
+// method.
+func InputParam(name string) bool {
+	return slices.Contains(DataParams, name) || slices.Contains(BaseParams, name)
+}
+
+// Patch returns the vision_patch param of c (BaseParams), 0 when it has none
+// (the preset's patches).
+func (c *Config) Patch() int {
+	switch v := c.Params["vision_patch"].(type) {
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
+}
+
 // TrainHoldout reports whether c's params ask for the chance-level
 // control of the extraction attacks (train_holdout = 1): the method
 // fine-tunes on the task's holdout split, drawn like the private one

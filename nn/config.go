@@ -229,6 +229,35 @@ func Preset(name string, vocab int) (Config, error) {
 	return c, nil
 }
 
+// presetImages is the number of images the presets' longest sequence
+// holds: an 8-demonstration in-context episode and its query.
+const presetImages = 9
+
+// WithPatch returns c with patch side patch, for a preset with more (or
+// fewer) patches an image than its own: the vision encoder sees
+// (ImageSize/patch)² patches, and MaxLen grows by presetImages times the
+// extra visual tokens an image brings (rounded up to a multiple of 64), so
+// that the sequences c holds still fit. Every other field is c's. patch 0,
+// or c's own patch, returns c unchanged. It returns an error when patch
+// does not divide the image size. For example the small preset with patch
+// 4 sees 7×7 = 49 patches an image (instead of 4×4 = 16) and holds 640
+// tokens (instead of 320).
+func (c Config) WithPatch(patch int) (Config, error) {
+	if patch == 0 || patch == c.Patch {
+		return c, nil
+	}
+	size := c.withDefaults().ImageSize
+	if patch < 0 || size%patch != 0 {
+		return Config{}, fmt.Errorf("nn: patch %d does not divide image size %d", patch, size)
+	}
+	old := c.Patches()
+	c.Patch = patch
+	if extra := c.Patches() - old; extra > 0 {
+		c.MaxLen = (c.MaxLen + presetImages*extra + 63) / 64 * 64
+	}
+	return c, nil
+}
+
 // PresetNames lists the presets Preset knows.
 var PresetNames = []string{"smoke", "small", "full"}
 

@@ -829,3 +829,54 @@ func TestInputErrors(t *testing.T) {
 		t.Error("unknown PEFT method accepted")
 	}
 }
+
+// TestWithPatch checks the many-patch variant of a preset: the patch count
+// (ImageSize/patch)² (28/4 = 7, so 49), MaxLen grown by nine images' extra
+// visual tokens (320 + 9·33 = 617, rounded up to 640), every other field
+// kept, a model that builds and runs, and the refusals.
+func TestWithPatch(t *testing.T) {
+	t.Parallel()
+	c, _ := Preset("small", 600)
+	p, err := c.WithPatch(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Patches(); got != 49 {
+		t.Errorf("small with patch 4: %d patches, want 49", got)
+	}
+	if p.MaxLen != 640 {
+		t.Errorf("small with patch 4: max length %d, want 640", p.MaxLen)
+	}
+	if n := 9*(p.Patches()+1) + 9*10; n > p.MaxLen {
+		t.Errorf("small with patch 4: 8-shot episode needs %d positions, max length %d", n, p.MaxLen)
+	}
+	q := p
+	q.Patch, q.MaxLen = c.Patch, c.MaxLen
+	if !reflect.DeepEqual(q, c) {
+		t.Errorf("WithPatch changed more than the patch and the max length:\n%+v\n%+v", q, c)
+	}
+	for _, same := range []int{0, c.Patch} {
+		if got, err := c.WithPatch(same); err != nil || !reflect.DeepEqual(got, c) {
+			t.Errorf("WithPatch(%d) = %+v, %v; want the preset unchanged", same, got, err)
+		}
+	}
+	for _, bad := range []int{-4, 5, 3} {
+		if _, err := c.WithPatch(bad); err == nil {
+			t.Errorf("WithPatch(%d): no error", bad)
+		}
+	}
+	p.PEFT.Method = "lora"
+	m, err := NewTinyMLLM(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(15, 15))
+	s := vqa(rng, p, 10, 2)
+	if _, err := m.Loss(NewTape(nil, nil), &s, nil, nil); err != nil {
+		t.Error(err)
+	}
+	v, _ := m.EncodeImage(NewTape(nil, nil), s.Images[0], 0, false, nil, nil)
+	if got := v.Tokens.Value.Shape[0]; got != 50 {
+		t.Errorf("visual tokens %d, want 49 patches + [CLS]", got)
+	}
+}

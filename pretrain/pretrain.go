@@ -51,8 +51,15 @@ type Options struct {
 	// the others): "mlp" or "cnn" (""; DefaultImageEncoder), "late" or
 	// "early" ("": late).
 	ImageEncoder, FusionMode string
+	// Patch, when positive and not the preset's, is the side of the
+	// vision encoder's patches (nn.Config.WithPatch): the many-patch
+	// variant of a preset, with the preset's recipe (small with patch 4
+	// sees 49 patches an image instead of 16). TinyMLLM only; 0 means the
+	// preset's.
+	Patch int
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
-	// its own folder Dir/<arch>-<scale>-<key>.
+	// its own folder Dir/<arch>-<scale>-<key>, or
+	// Dir/<arch>-<scale>-p<patch>-<key> with a Patch.
 	Dir string
 	// Fresh rebuilds the base even when the cache holds it.
 	Fresh bool
@@ -200,7 +207,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %q %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %d %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -310,6 +317,16 @@ func prepare(opt Options) (*builder, error) {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
 	cfg.Seed = seed
+	name := string(scale)
+	if opt.Patch != 0 && opt.Patch != cfg.Patch {
+		if arch != "tinymllm" {
+			return nil, fmt.Errorf("pretrain: a patch size shapes the tinymllm base only, not %s", arch)
+		}
+		if cfg, err = cfg.WithPatch(opt.Patch); err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		name = fmt.Sprintf("%s-p%d", scale, opt.Patch)
+	}
 	tasks := dataTasks
 	if arch != "tinymllm" {
 		tasks = []string{classifierTask[arch]}
@@ -344,7 +361,7 @@ func prepare(opt Options) (*builder, error) {
 	if dir == "" {
 		dir = DefaultDir
 	}
-	b.dir = filepath.Join(dir, fmt.Sprintf("%s-%s-%.16s", arch, scale, b.k.key()))
+	b.dir = filepath.Join(dir, fmt.Sprintf("%s-%s-%.16s", arch, name, b.k.key()))
 	return b, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -307,5 +308,42 @@ func TestAugmenter(t *testing.T) {
 	p.PruneShare = 0
 	if vts := newAugmenter(&p, 5).transforms(batch); vts != nil {
 		t.Error("PruneShare 0 prunes")
+	}
+}
+
+// TestPreparePatch checks the many-patch variant of a preset: its own cache
+// folder (…-smoke-p7-…) and key, the model of nn.Config.WithPatch (16
+// patches instead of smoke's 4), the preset's recipe, the preset's own
+// folder and key with patch 0 or its own patch, and the refusals.
+func TestPreparePatch(t *testing.T) {
+	dir := t.TempDir()
+	base, err := prepare(Options{Scale: "smoke", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prepare(Options{Scale: "smoke", Dir: dir, Patch: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.cfg.Patches(); got != 16 {
+		t.Errorf("smoke with patch 7: %d patches, want 16", got)
+	}
+	if !strings.HasPrefix(filepath.Base(p.dir), "tinymllm-smoke-p7-") || p.k.key() == base.k.key() {
+		t.Errorf("patch 7 folder %s key %.12s; preset folder %s key %.12s", p.dir, p.k.key(), base.dir, base.k.key())
+	}
+	if !reflect.DeepEqual(p.plan, base.plan) {
+		t.Error("patch 7 changed the recipe")
+	}
+	for _, same := range []int{0, 14} {
+		q, err := prepare(Options{Scale: "smoke", Dir: dir, Patch: same})
+		if err != nil || q.dir != base.dir {
+			t.Errorf("patch %d: folder %v, %v; want the preset's %s", same, q, err, base.dir)
+		}
+	}
+	if _, err := prepare(Options{Scale: "smoke", Dir: dir, Patch: 5}); err == nil {
+		t.Error("patch 5: no error")
+	}
+	if _, err := prepare(Options{Scale: "smoke", Dir: dir, Arch: "vit", Patch: 7}); err == nil {
+		t.Error("vit with patch 7: no error")
 	}
 }

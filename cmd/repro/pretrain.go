@@ -29,12 +29,16 @@ func pretrainCommand() *cli.Command {
 			"its whole configuration. Later calls, and every fine-tuning run, load the cached\n" +
 			"base; --fresh rebuilds it. Rebuilding gives the same checkpoint hash.\n\n" +
 			"Stages (TinyMLLM): vision encoder, in-context episodes, the whole mixture. On two\n" +
-			"cores smoke takes about 10 s and small about 5 minutes; full is for bigger machines.",
+			"cores smoke takes about 10 s and small about 5 minutes; full is for bigger machines.\n\n" +
+			"--patch N builds the many-patch variant of a preset (the preset with N-pixel patches,\n" +
+			"the same recipe), cached as ARCH-SCALE-pN-KEY; a spec selects it with the sweep axis\n" +
+			"vision_patch. Small with --patch 4 sees 49 patches an image instead of 16.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size preset: smoke, `small` or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
 			&cli.StringFlag{Name: "image-encoder", Usage: "fusion only: image encoder `mlp` (the default) or cnn"},
 			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},
+			&cli.IntFlag{Name: "patch", Usage: "tinymllm only: patch side `N` in pixels instead of the preset's (4: 49 patches an image at small)"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "pretraining seed `N`"},
@@ -53,6 +57,7 @@ func pretrainCommand() *cli.Command {
 				Dir:     filepath.Join(c.String("results"), "pretrain"),
 				Fresh:   c.Bool("fresh"),
 				Seed:    c.Uint64("seed"),
+				Patch:   c.Int("patch"),
 				DataDir: c.String("data-dir"),
 
 				ImageEncoder: c.String("image-encoder"),

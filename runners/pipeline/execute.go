@@ -187,7 +187,7 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, *n
 	var shared *nn.TinyMLLM
 	var hash, checkpoint string
 	if arch == "tinymllm" {
-		base, err := Base(ctx, dir, run.Config.Scale)
+		base, err := BaseAt(ctx, dir, run.Config.Scale, run.Config.Patch())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -228,8 +228,8 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, *n
 func fineTuneStage(ctx context.Context, cfg *experiments.Config, method methods.Method, model nn.Model, d *datasets.Dataset, rec *runners.Recorder) (*methods.Result, methods.Hyper, error) {
 	params := maps.Clone(cfg.Params)
 	delete(params, experiments.VariantParam) // a label, not a hyperparameter
-	for _, k := range experiments.DataParams {
-		delete(params, k) // the data's, not the method's (Data)
+	for _, k := range slices.Concat(experiments.DataParams, experiments.BaseParams) {
+		delete(params, k) // the data's and the base's, not the method's (Data, BaseAt)
 	}
 	h, err := methods.ResolveAt(cfg.Method, cfg.Scale, float64(cfg.Epsilon), params)
 	if err != nil {

@@ -88,7 +88,8 @@ func effective(c *experiments.Config) map[string]string {
 		return nil
 	}
 	e, ok := m.(methods.Effector)
-	if !ok {
+	if !ok || c.Patch() != 0 {
+		// Effector reads the preset's patches; a base param changes them.
 		return nil
 	}
 	h, err := resolve(c)
@@ -128,7 +129,7 @@ func plannedSteps(c *experiments.Config) (int64, string) {
 func resolve(c *experiments.Config) (methods.Hyper, error) {
 	params := maps.Clone(c.Params)
 	delete(params, experiments.VariantParam)
-	for _, k := range experiments.DataParams {
+	for _, k := range slices.Concat(experiments.DataParams, experiments.BaseParams) {
 		delete(params, k)
 	}
 	return methods.ResolveAt(c.Method, c.Scale, float64(c.Epsilon), params)

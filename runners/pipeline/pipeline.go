@@ -45,10 +45,18 @@ var cache struct {
 	bases   map[baseKey]*entry[*pretrain.Result]
 	data    map[dataKey]*dataEntry
 	plds    map[string]*entry[*privacy.PLD]
-	baseIDs map[string]*entry[string]
+	baseIDs map[baseIDKey]*entry[string]
 }
 
-type baseKey struct{ dir, scale string }
+type baseKey struct {
+	dir, scale string
+	patch      int
+}
+
+type baseIDKey struct {
+	scale string
+	patch int
+}
 
 type dataKey struct {
 	task, scale string
@@ -88,10 +96,11 @@ func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T,
 	return e.v, e.err
 }
 
-// newBase builds or reads the pretrained base of scale, writing the
-// pretraining's progress lines to progress; tests replace it.
-var newBase = func(ctx context.Context, dir, scale string, progress io.Writer) (*pretrain.Result, error) {
-	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Dir: dir, Progress: progress})
+// newBase builds or reads the pretrained base of scale with patch side
+// patch (0: the preset's), writing the pretraining's progress lines to
+// progress; tests replace it.
+var newBase = func(ctx context.Context, dir, scale string, patch int, progress io.Writer) (*pretrain.Result, error) {
+	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: patch, Dir: dir, Progress: progress})
 }
 
 // Base returns the pretrained base of scale, built in or read from the
@@ -101,15 +110,26 @@ var newBase = func(ctx context.Context, dir, scale string, progress io.Writer) (
 // builds it again. Meanwhile the sweep's progress line says that the base
 // is pretraining (runners.Note).
 func Base(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
-	return memo(&cache.bases, baseKey{dir, scale}, func() (*pretrain.Result, error) {
-		runners.Note(ctx, "preparing the "+scale+" base model")
+	return BaseAt(ctx, dir, scale, 0)
+}
+
+// BaseAt is Base for the many-patch variant of scale with patch side
+// patch (the base param vision_patch, experiments.BaseParams); 0 is the
+// preset's base.
+func BaseAt(ctx context.Context, dir, scale string, patch int) (*pretrain.Result, error) {
+	return memo(&cache.bases, baseKey{dir, scale, patch}, func() (*pretrain.Result, error) {
+		name := scale
+		if patch != 0 {
+			name = fmt.Sprintf("%s (patch %d)", scale, patch)
+		}
+		runners.Note(ctx, "preparing the "+name+" base model")
 		defer runners.Note(ctx, "")
-		r, err := newBase(runners.StopContext(ctx), dir, scale, noteWriter{ctx})
+		r, err := newBase(runners.StopContext(ctx), dir, scale, patch, noteWriter{ctx})
 		if err != nil {
 			return nil, err
 		}
 		if r.TinyMLLM() == nil {
-			return nil, fmt.Errorf("pipeline: the %s base is not a TinyMLLM", scale)
+			return nil, fmt.Errorf("pipeline: the %s base is not a TinyMLLM", name)
 		}
 		return r, nil
 	})
@@ -180,7 +200,7 @@ func Inputs(cfg *experiments.Config) (experiments.Inputs, error) {
 	if err != nil {
 		return experiments.Inputs{}, err
 	}
-	b, err := BaseID(cfg.Scale)
+	b, err := BaseIDAt(cfg.Scale, cfg.Patch())
 	if err != nil {
 		return experiments.Inputs{}, err
 	}
@@ -230,10 +250,17 @@ func DataIDPart(task, scale string, seed int64, part experiments.Partition) (str
 // checkpoint's own hash is written to base.json in the run's folder when
 // the run executes. It is computed once per scale and process.
 func BaseID(scale string) (string, error) {
-	return memo(&cache.baseIDs, scale, func() (string, error) { return baseID(scale) })
+	return BaseIDAt(scale, 0)
 }
 
-func baseID(scale string) (string, error) {
+// BaseIDAt is BaseID for the many-patch variant of scale with patch side
+// patch (0: the preset's, whose identity is BaseID's): the model preset
+// hashed is nn.Config.WithPatch's.
+func BaseIDAt(scale string, patch int) (string, error) {
+	return memo(&cache.baseIDs, baseIDKey{scale, patch}, func() (string, error) { return baseID(scale, patch) })
+}
+
+func baseID(scale string, patch int) (string, error) {
 	sc, err := datasets.ParseScale(scale)
 	if err != nil {
 		return "", err
@@ -245,6 +272,9 @@ func baseID(scale string) (string, error) {
 	v := datasets.Vocab()
 	cfg, err := nn.Preset(scale, v.Len())
 	if err != nil {
+		return "", err
+	}
+	if cfg, err = cfg.WithPatch(patch); err != nil {
 		return "", err
 	}
 	b, err := json.Marshal(struct {

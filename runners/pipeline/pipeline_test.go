@@ -30,9 +30,12 @@ import (
 func freshBase(t *testing.T) {
 	t.Helper()
 	old := newBase
-	newBase = func(ctx context.Context, dir, scale string, _ io.Writer) (*pretrain.Result, error) {
+	newBase = func(ctx context.Context, dir, scale string, patch int, _ io.Writer) (*pretrain.Result, error) {
 		cfg, err := nn.Preset(scale, datasets.Vocab().Len())
 		if err != nil {
+			return nil, err
+		}
+		if cfg, err = cfg.WithPatch(patch); err != nil {
 			return nil, err
 		}
 		m, err := nn.NewTinyMLLM(cfg)
@@ -180,6 +183,22 @@ func TestBaseID(t *testing.T) {
 	}
 	if in.Base != a || len(in.Data) != len("data-")+64 {
 		t.Errorf("Inputs = %+v", in)
+	}
+	// The base param vision_patch selects another base; the preset's own patch
+	// side or none is the preset's base.
+	if p, _ := BaseIDAt("smoke", 0); p != a {
+		t.Errorf("BaseIDAt(smoke, 0) = %q, want BaseID's %q", p, a)
+	}
+	p7, err := BaseIDAt("smoke", 7)
+	if err != nil || p7 == a {
+		t.Errorf("BaseIDAt(smoke, 7) = %q, %v; want another base than %q", p7, err, a)
+	}
+	in, err = Inputs(&experiments.Config{Task: "fashion-vqa", Scale: "smoke", Seed: 1, Params: map[string]any{"vision_patch": int64(7)}})
+	if err != nil || in.Base != p7 {
+		t.Errorf("Inputs with patch 7 = %+v, %v; want base %q", in, err, p7)
+	}
+	if _, err := BaseIDAt("smoke", 5); err == nil {
+		t.Error("BaseIDAt(smoke, 5): no error")
 	}
 }
 
