@@ -77,12 +77,33 @@ func TestTarget(t *testing.T) {
 	}
 }
 
+// atomic matches a PTX atomic or reduction instruction (atom, red), with
+// or without a guard predicate (@%p1, @!%p1), which nvcc puts on the
+// atomics of a short conditional instead of a branch around them.
+var atomic = regexp.MustCompile(`(?m)^\s*(@!?%\w+\s+)?(atom|red)\.`)
+
 // TestNoAtomics checks that no kernel uses an atomic or reduction
 // instruction (atom, red): every reduction has one fixed order, so a
-// kernel gives the same bits run after run.
+// kernel gives the same bits run after run. It first checks that the
+// pattern finds such instructions, guarded or not.
 func TestNoAtomics(t *testing.T) {
-	re := regexp.MustCompile(`(?m)^\s*(atom|red)\.`)
-	if m := re.FindString(Source); m != "" {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{"\tatom.global.add.f32 \t%f1, [%rd1], %f2;", true},
+		{"\t@%p1 atom.global.add.f32 \t%f1, [%rd1], %f2;", true},
+		{"\t@!%p2 red.global.add.f32 \t[%rd1], %f2;", true},
+		{"\tatom.shared.cas.b32 \t%r1, [%r2], %r3, %r4;", true},
+		{"\t@%p3 bra \t$L__BB0_2;", false},
+		{"\tst.shared.f32 \t[%r8], %f463;", false},
+		{"\tadd.rn.f64 \t%fd1, %fd2, %fd3; // red.global", false},
+	} {
+		if got := atomic.MatchString(tc.line); got != tc.want {
+			t.Errorf("atomic.MatchString(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+	if m := atomic.FindString(Source); m != "" {
 		t.Errorf("the PTX has an atomic instruction: %q", strings.TrimSpace(m))
 	}
 }
