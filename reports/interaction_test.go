@@ -363,3 +363,28 @@ func TestInteractionExampleInterval(t *testing.T) {
 		t.Errorf("the predictions changed the test: p %v and %v", p.P, e.P)
 	}
 }
+
+// TestInteractionPaperAtX2Missing: an interaction whose paper values lack
+// the gain at x2 (A2 or B2 NaN) has no paper interaction: its power comes
+// from min_effect, as for a claim without paper values, and it is not
+// said to go against the claim.
+func TestInteractionPaperAtX2Missing(t *testing.T) {
+	t.Parallel()
+	seeds := []int{1, 2, 3, 4, 5}
+	runs := cellRuns(t, "acc",
+		cell{"x", "t1", seeds, []float64{45, 65, 50, 60, 55}}, cell{"y", "t1", seeds, []float64{50, 50, 50, 50, 50}},
+		cell{"x", "t2", seeds, []float64{40, 41, 42, 43, 44}}, cell{"y", "t2", seeds, []float64{40, 41, 42, 43, 44}})
+	c := interactionClaim()
+	c.MinEffect = 5
+	c.Paper = []PaperValue{{A: 55, B: 50, A2: math.NaN(), B2: math.NaN()}}
+	ch := verifyOne(t, runs, c)
+	if ch.Verdict != Inconclusive {
+		t.Fatalf("verdict %s, want INCONCLUSIVE (%+v)", ch.Verdict, ch)
+	}
+	if want := ch.Test.power(5, 0.05); ch.Power != want || strings.Contains(ch.Note, "do not show the claimed direction") || !math.IsNaN(ch.PContra) {
+		t.Errorf("power %v (want %v at min_effect 5), p contra %v (want NaN), note %q", ch.Power, want, ch.PContra, ch.Note)
+	}
+	if got := ch.PaperText(); got != "—" {
+		t.Errorf("paper text %q, want —", got)
+	}
+}

@@ -623,8 +623,11 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 	case "value":
 		return
 	}
+	// An interaction's paper effect needs the gains at both x1 and x2.
+	paperEffect := !math.IsNaN(ch.PaperA) && !math.IsNaN(ch.PaperB) &&
+		(c.X1 == nil || !math.IsNaN(ch.PaperA2) && !math.IsNaN(ch.PaperB2))
 	switch {
-	case !math.IsNaN(ch.PaperA) && !math.IsNaN(ch.PaperB):
+	case paperEffect:
 		ch.effectAt = dir * (ch.PaperA - ch.PaperB)
 		if c.X1 != nil {
 			ch.effectAt = dir * ((ch.PaperA - ch.PaperB) - (ch.PaperA2 - ch.PaperB2))
