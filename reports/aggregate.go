@@ -64,6 +64,23 @@ func newAggregator(runs *Runs, scale float64) *aggregator {
 	return a
 }
 
+// repeatsSeed reports whether two of the runs idx share a seed; false
+// when the run table has no seed column.
+func (a *aggregator) repeatsSeed(idx []int) bool {
+	if a.seed == nil {
+		return false
+	}
+	seen := make(map[float64]bool, len(idx))
+	for _, i := range idx {
+		s := a.seed.Floats[i]
+		if seen[s] {
+			return true
+		}
+		seen[s] = true
+	}
+	return false
+}
+
 // sample is one aggregated group.
 type sample struct {
 	// N is the number of runs with a value; Mean and Std are the mean and

@@ -510,12 +510,15 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 			}
 			withX := slices.DeleteFunc(slices.Clone(g.runs), func(i int) bool { return math.IsNaN(xcol.Floats[i]) })
 			switch {
-			case len(withX) == 0:
+			case len(withX) == 0 && !agg.repeatsSeed(g.runs):
 				pt := agg.add(ycol, g.runs, func() (string, string) {
 					return fmt.Sprintf("reference (%s; no %s)", strings.TrimSpace(panel.Name+" "+s.Name), p.X), "a swept column is neither x, a series nor a facet key"
 				})
 				s.NoX = &Point{X: math.NaN(), N: pt.N, Mean: pt.Mean, Std: pt.Std}
 			case len(withX) < len(g.runs):
+				// Runs without an x beside runs with one, or several
+				// runs of a seed without one (they differ in a swept
+				// column the plot does not show): no single reference.
 				noX += len(g.runs) - len(withX)
 			}
 			for _, pt := range p.points(agg, xcol, ycol, withX, panel.Name, s.Name) {
@@ -556,7 +559,7 @@ func (p *Plot) buildXY(runs *Runs) (*Figure, error) {
 	if slices.ContainsFunc(fig.Panels, func(pn Panel) bool {
 		return slices.ContainsFunc(pn.Series, func(s Series) bool { return s.NoX != nil })
 	}) {
-		notes = append(notes, fmt.Sprintf("dotted: runs without a %s, for reference, mean (± the band's width) in the legend", shortLabel(AxisLabel(p.Labels, p.X))))
+		notes = append(notes, fmt.Sprintf("dotted: runs without a %s, mean (± the band) in the legend", shortLabel(AxisLabel(p.Labels, p.X))))
 	}
 	fig.Note = strings.Join(notes, "; ")
 	return fig, nil

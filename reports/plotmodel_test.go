@@ -132,7 +132,7 @@ panel "": x "token retention (fraction of visual tokens)", y "time per step (s)"
 legend: method
   dualpriv
   dpsgd (no token retention): 2.00 ± 0.10
-note: shaded bands: ±1 std over n = 3 runs (seeds) per point; dotted: runs without a token retention, for reference, mean (± the band's width) in the legend
+note: shaded bands: ±1 std over n = 3 runs (seeds) per point; dotted: runs without a token retention, mean (± the band) in the legend
 `,
 	}, {
 		// DP-SGD's reference in MiB, the axis's unit: 40 ± 1 MiB.
@@ -144,7 +144,7 @@ panel "": x "token retention (fraction of visual tokens)", y "peak training memo
 legend: method
   dualpriv
   dpsgd (no token retention): 40.0 ± 1.0 MiB
-note: shaded bands: ±1 std over n = 3 runs (seeds) per point; dotted: runs without a token retention, for reference, mean (± the band's width) in the legend
+note: shaded bands: ±1 std over n = 3 runs (seeds) per point; dotted: runs without a token retention, mean (± the band) in the legend
 `,
 	}, {
 		desc: "a spec's title and band none: no band note",
@@ -205,5 +205,35 @@ func TestAxisLabel(t *testing.T) {
 		if got := AxisLabel(tc.overrides, tc.name); got != tc.want {
 			t.Errorf("AxisLabel(%v, %q) = %q, want %q", tc.overrides, tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestNoXReferenceOneRunPerSeed checks that a series without an x is drawn
+// as a reference only when it holds one run per seed: DP-SGD at two
+// learning rates (a swept column the plot does not show) is left out and
+// counted, not averaged into one line.
+func TestNoXReferenceOneRunPerSeed(t *testing.T) {
+	rows := []Row{}
+	for seed := range 3 {
+		rows = append(rows, Row{"run_id": fmt.Sprintf("d%d", seed), "status": "ok", "method": "dualpriv",
+			"retention": 0.4, "seed": float64(seed + 1), "step_seconds": 0.4})
+		for _, lr := range []float64{0.01, 0.02} {
+			rows = append(rows, Row{"run_id": fmt.Sprintf("s%v-%d", lr, seed), "status": "ok", "method": "dpsgd",
+				"lr": lr, "seed": float64(seed + 1), "step_seconds": 2})
+		}
+	}
+	fig, err := (&Plot{X: "retention", Y: "step_seconds", Series: []string{"method"}, MinSeeds: -1}).Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(fig.Entries, "; "), "dualpriv"; got != want {
+		t.Errorf("legend %q, want %q (no reference from runs that differ in lr)", got, want)
+	}
+	var warned bool
+	for _, w := range fig.Warnings {
+		warned = warned || w.Error() == "6 runs have no retention"
+	}
+	if !warned {
+		t.Errorf("warnings %v, want \"6 runs have no retention\"", fig.Warnings)
 	}
 }

@@ -28,8 +28,9 @@ import (
 // step of another: DPZO's steps cost a hundred times DP-SGD's, so until
 // a zeroth-order step is known, from this invocation or the prior, there
 // is no estimate. A run whose steps are not known before it runs costs
-// the mean wall time of the finished runs of its method and task (else of
-// its method, else of every run). It then replays the pool: the running
+// the mean wall time of the finished runs of its method and task (else
+// the prior's, else this invocation's runs of its method, else of every
+// run). It then replays the pool: the running
 // runs hold their workers for what they have left, and the queued ones
 // go, in the order the pool starts them, to the worker that frees first.
 //
@@ -77,9 +78,7 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 		r := &Run{Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed, Params: row.Params}}
 		_, class := plan(r)
 		mt := row.Method + "/" + row.Task
-		for _, k := range []string{mt, "method:" + row.Method} {
-			run[k] = append(run[k], row.Seconds)
-		}
+		run[mt] = append(run[mt], row.Seconds)
 		if row.Steps > 0 {
 			for _, k := range []string{mt, "class:" + class} {
 				step[k] = append(step[k], row.Seconds/float64(row.Steps))
@@ -254,18 +253,23 @@ func (e *eta) cost(r *Run) (float64, bool) {
 			return s * float64(steps), true
 		}
 	}
-	for _, k := range []string{mt, "method:" + r.Config.Method} {
+	// A run whose steps are not known: a whole run's time, which only
+	// runs of the same method and task tell before any of this
+	// invocation has finished (a method's runs on other tasks and in
+	// other experiments take from seconds to minutes: table1's DPZO runs
+	// 4,000 steps, mia's 300).
+	if s, ok := e.perRun[mt].mean(); ok {
+		return s, true
+	}
+	if e.prior != nil {
+		if s, ok := e.prior.perRun[mt]; ok {
+			return s * speed, true
+		}
+	}
+	for _, k := range []string{"method:" + r.Config.Method, ""} {
 		if s, ok := e.perRun[k].mean(); ok {
 			return s, true
 		}
-		if e.prior != nil {
-			if s, ok := e.prior.perRun[k]; ok {
-				return s * speed, true
-			}
-		}
-	}
-	if s, ok := e.perRun[""].mean(); ok {
-		return s, true
 	}
 	return 0, false
 }

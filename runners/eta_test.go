@@ -213,3 +213,31 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
+
+// TestETAPriorUnknownSteps checks the cost of runs whose steps are not
+// known before they run (mia's -lira tasks draw their member sets): the
+// prior's runs of the same method and task tell it, and a method's runs
+// on another task do not (table1's DPZO runs take 90 s at smoke, mia's
+// 3–9 s), so with only those there is no estimate until a run finishes.
+func TestETAPriorUnknownSteps(t *testing.T) {
+	plan := func(r *Run) (int64, string) {
+		if r.Config.Task == "shapes-vqa-lira" {
+			return 0, "zeroth-order"
+		}
+		return 4000, "zeroth-order"
+	}
+	seen := []results.Run{
+		{Status: results.OK, Method: "dpzo", Task: "fashion-vqa", Scale: "smoke", Seconds: 90, Steps: 4000},
+		{Status: results.OK, Method: "dpzo", Task: "fashion-vqa", Scale: "smoke", Seconds: 96, Steps: 4000},
+	}
+	lira := &Run{Config: experiments.Config{Method: "dpzo", Task: "shapes-vqa-lira", Scale: "smoke"}}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got, ok := newETA([]*Run{lira}, 1, plan, newPrior(seen, plan)).left(now); ok {
+		t.Errorf("a run of unknown steps, prior of its method on another task only: estimate %v, want none", got)
+	}
+	seen = append(seen, results.Run{Status: results.OK, Method: "dpzo", Task: "shapes-vqa-lira", Scale: "smoke", Seconds: 6})
+	got, ok := newETA([]*Run{lira, lira}, 1, plan, newPrior(seen, plan)).left(now)
+	if !ok || got != 12*time.Second {
+		t.Errorf("two runs of unknown steps, prior of 6 s for their method and task: estimate %v (%v), want 12s", got, ok)
+	}
+}
