@@ -420,7 +420,7 @@ func (m *TinyMLLM) tokenLosses(s *Sequence, vt VisualTransform) ([]float64, Tens
 	if err := m.Check(s); err != nil {
 		return nil, Tensor{}, err
 	}
-	t := newInferTape(nil)
+	t := newInferTape(m.packPeriod())
 	defer t.Release()
 	vis := make([]*Node, len(s.Images))
 	for i, img := range s.Images {
