@@ -257,6 +257,7 @@ func clsRows(probs Tensor) Tensor {
 // does not encode the images again. It returns an error if s is invalid or
 // the expanded sequence is longer than MaxLen.
 func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt VisualTransform) (*Node, []int, error) {
+	m.joinPeriod(t)
 	return m.forward(t, s, nil, vis, h, vt)
 }
 

@@ -24,11 +24,12 @@ import "sync"
 // are never cached. The panels are the ones the product would have packed,
 // so the results are the same bits with the cache as without it.
 //
-// TokenLosses and Generate, which take one example at a time, use it only
-// within a period of TinyMLLM.PackWeights (an evaluation pass), whose
-// scope spans every call of the period: one comparison per call would cost
-// about what the packing saves (a fifth of an evaluation pass at small
-// against a third). The attacks' tapes do not use it.
+// TokenLosses and Generate, which take one example at a time, and Forward
+// and ForwardBatch on an inference tape (the attacks' passes) use it only
+// within a period of TinyMLLM.PackWeights (an evaluation pass, a set of
+// attack scores), whose scope spans every call of the period: one
+// comparison per call would cost about what the packing saves (a fifth of
+// an evaluation pass at small against a third).
 
 // packedWeight is a weight matrix W [n, k] packed into the panels of
 // op(B) = Wᵀ for the kernel named kern (width nr), with a copy of the
@@ -173,4 +174,12 @@ func (m *TinyMLLM) packPeriod() *packScope {
 		return s.(*packScope)
 	}
 	return nil
+}
+
+// joinPeriod gives the inference tape t, when it has no packed weights of
+// its own, those of m's PackWeights period, if one holds.
+func (m *TinyMLLM) joinPeriod(t *Tape) {
+	if t.infer && t.packs == nil {
+		t.packs = m.packPeriod()
+	}
 }

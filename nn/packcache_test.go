@@ -181,9 +181,10 @@ func TestBitsEqual32(t *testing.T) {
 	}
 }
 
-// TestPackWeights checks a PackWeights period: TokenLosses and Generate
-// inside it give the bits they give outside it (themselves checked
-// against the ordinary tape by TestInferBitwise); a nested period's end
+// TestPackWeights checks a PackWeights period: TokenLosses, Generate, and
+// Forward and ForwardBatch on inference tapes inside it give the bits they
+// give outside it (themselves checked against the ordinary tape by
+// TestInferBitwise); a nested period's end
 // does not end the outer one; and the end panics when a weight changed
 // within the period.
 func TestPackWeights(t *testing.T) {
@@ -192,6 +193,7 @@ func TestPackWeights(t *testing.T) {
 		type out struct {
 			losses []float64
 			gen    []int
+			hid    []float32 // Forward on an inference tape
 		}
 		run := func() []out {
 			var o []out
@@ -206,9 +208,21 @@ func TestPackWeights(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				o = append(o, out{losses, gen})
+				tp := NewInferenceTape()
+				hid, _, err := m.Forward(tp, s, nil, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o = append(o, out{losses, gen, slices.Clone(hid.Value.Data)})
+				tp.Release()
 			}
-			return o
+			tp := NewInferenceTape()
+			defer tp.Release()
+			hid, _, _, err := m.ForwardBatch(tp, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append(o, out{hid: slices.Clone(hid.Value.Data)})
 		}
 		want := run()
 		end := m.PackWeights()
@@ -225,7 +239,7 @@ func TestPackWeights(t *testing.T) {
 			t.Fatalf("%s: the period did not end", name)
 		}
 		for e := range got {
-			if !slices.Equal(got[e].losses, want[e].losses) || !slices.Equal(got[e].gen, want[e].gen) {
+			if !slices.Equal(got[e].losses, want[e].losses) || !slices.Equal(got[e].gen, want[e].gen) || !equalBits(got[e].hid, want[e].hid) {
 				t.Errorf("%s: sequence %d: the passes in a PackWeights period differ", name, e)
 			}
 		}
