@@ -315,6 +315,11 @@ func targetPasses(ctx context.Context, m *nn.TinyMLLM, c Classifier, vt nn.Visua
 	workers = max(1, min(workers, groups))
 	out := make([]*pass, len(exs))
 	errs := make([]error, len(exs))
+	if m != nil {
+		// The weights do not change during the passes: pack them once
+		// for all of them (the same bits).
+		defer m.PackWeights()()
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

@@ -507,6 +507,7 @@ func (m *TinyMLLM) encodeImages(t *Tape, imgs [][]float32, first []int) []*Node 
 // the top of this file), so callers may batch inference freely without
 // changing a result. It returns the error of the first invalid sequence.
 func (m *TinyMLLM) ForwardBatch(t *Tape, batch []Sequence) (hid *Node, off []int, pos [][]int, err error) {
+	m.joinPeriod(t)
 	return m.forwardBatch(t, batch, nil)
 }
 

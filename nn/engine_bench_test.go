@@ -93,13 +93,14 @@ func BenchmarkZOStep(b *testing.B) {
 // shape's batch, as pipeline.Evaluate makes it, one example at a time:
 // greedy decoding of the answer's length from the prompt
 // (TinyMLLM.Generate) and the reference answer's token losses
-// (TinyMLLM.TokenLosses).
+// (TinyMLLM.TokenLosses), in one PackWeights period a pass.
 func BenchmarkEvalPass(b *testing.B) {
 	for _, sh := range engineShapes(b) {
 		m, test := sh.m, sh.batch
 		b.Run(sh.name, func(b *testing.B) {
 			cpu := startCPU(b)
 			for b.Loop() {
+				end := m.PackWeights() // as pipeline.Evaluate: one period a pass
 				for i := range test {
 					s := &test[i]
 					k := firstLoss(s)
@@ -111,6 +112,7 @@ func BenchmarkEvalPass(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				end()
 			}
 			cpu.stop(b)
 			b.ReportMetric(float64(len(test)*b.N)/b.Elapsed().Seconds(), "ex/s")

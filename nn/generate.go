@@ -75,7 +75,7 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 	infer := h == nil && m.Steer == nil
 	tape := func() *Tape {
 		if infer {
-			return newInferTape(nil)
+			return newInferTape(m.packPeriod())
 		}
 		return NewTape(nil, nil)
 	}
@@ -138,7 +138,7 @@ func (m *TinyMLLM) Generate(prompt *Sequence, maxNew int, s Sampler, rng *rand.R
 // chooses after seq, whose images' visual tokens are vis, from a forward
 // pass on an inference tape whose last block runs on the last row only.
 func (m *TinyMLLM) nextToken(seq *Sequence, vis []*Node, s Sampler, rng *rand.Rand) (int, error) {
-	t := newInferTape(nil)
+	t := newInferTape(m.packPeriod())
 	defer t.Release()
 	x, _, err := m.embed(t, seq, vis, nil)
 	if err != nil {

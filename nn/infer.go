@@ -51,7 +51,9 @@ func newInferTape(scope *packScope) *Tape {
 // back with Release once it has read them. Its forward passes give the
 // bits of an ordinary tape's. Inputs that need a gradient
 // (Tape.Input(x, true)) are allowed; the maps that use them are then
-// recorded and not fused.
+// recorded and not fused. Within a PackWeights period of a model, that
+// model's Forward and ForwardBatch on the tape take the period's packed
+// weights (the same bits).
 func NewInferenceTape() *Tape { return newInferTape(nil) }
 
 // Release hands the memory of an inference tape (NewInferenceTape) back

@@ -257,6 +257,7 @@ func clsRows(probs Tensor) Tensor {
 // does not encode the images again. It returns an error if s is invalid or
 // the expanded sequence is longer than MaxLen.
 func (m *TinyMLLM) Forward(t *Tape, s *Sequence, vis []*Node, h *Hooks, vt VisualTransform) (*Node, []int, error) {
+	m.joinPeriod(t)
 	return m.forward(t, s, nil, vis, h, vt)
 }
 
@@ -420,7 +421,7 @@ func (m *TinyMLLM) tokenLosses(s *Sequence, vt VisualTransform) ([]float64, Tens
 	if err := m.Check(s); err != nil {
 		return nil, Tensor{}, err
 	}
-	t := newInferTape(nil)
+	t := newInferTape(m.packPeriod())
 	defer t.Release()
 	vis := make([]*Node, len(s.Images))
 	for i, img := range s.Images {

@@ -24,10 +24,12 @@ import "sync"
 // are never cached. The panels are the ones the product would have packed,
 // so the results are the same bits with the cache as without it.
 //
-// The other inference passes (TokenLosses and Generate one example at a
-// time, the attacks' tapes) do not use it: there one comparison of every
-// weight per call costs more than the packing it saves (a fifth of an
-// evaluation pass at small against a few per cent).
+// TokenLosses and Generate, which take one example at a time, and Forward
+// and ForwardBatch on an inference tape (the attacks' passes) use it only
+// within a period of TinyMLLM.PackWeights (an evaluation pass, a set of
+// attack scores), whose scope spans every call of the period: one
+// comparison per call would cost about what the packing saves (a fifth of
+// an evaluation pass at small against a third).
 
 // packedWeight is a weight matrix W [n, k] packed into the panels of
 // op(B) = Wᵀ for the kernel named kern (width nr), with a copy of the
@@ -131,4 +133,53 @@ func gemmPanels(m, n, k int, alpha float32, a []float32, lda int, b []float32, p
 	checkMatrix("A", m, k, a, lda)
 	checkMatrix("B", n, k, b, k)
 	gemmWith(gemmUse, false, true, m, n, k, alpha, a, lda, b, k, pre, beta, c, ldc)
+}
+
+// PackWeights starts a period in which TokenLosses and Generate on m share
+// the packed panels of m's weights (see the top of this file): each weight
+// is packed, or its cached packing checked against its values, once in the
+// period instead of at every forward pass. The caller promises that no
+// tensor of m changes until it calls the returned function, which ends the
+// period; that function panics if one did (it compares every weight used
+// against the values it was packed from once more), since the passes of
+// the period may then have read stale panels. The results are the same
+// bits inside a period as outside. A period started while another holds
+// does nothing: its end function is a no-op. It is safe for concurrent use
+// with the period's passes.
+func (m *TinyMLLM) PackWeights() (end func()) {
+	s := newPackScope(nil)
+	if _, held := packPeriods.LoadOrStore(m, s); held {
+		return func() {}
+	}
+	return func() {
+		packPeriods.Delete(m)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for p, pw := range s.seen {
+			if pw != nil && !bitsEqual32(pw.src, p.Data[:len(pw.src)]) {
+				panic("nn: " + p.Name + " changed within a PackWeights period")
+			}
+		}
+	}
+}
+
+// packPeriods holds the scope of each model in a PackWeights period, by
+// the model's address (a shallow copy of a model, such as a steered one,
+// is not in its original's period).
+var packPeriods sync.Map
+
+// packPeriod returns the scope of m's PackWeights period, nil outside one.
+func (m *TinyMLLM) packPeriod() *packScope {
+	if s, ok := packPeriods.Load(m); ok {
+		return s.(*packScope)
+	}
+	return nil
+}
+
+// joinPeriod gives the inference tape t, when it has no packed weights of
+// its own, those of m's PackWeights period, if one holds.
+func (m *TinyMLLM) joinPeriod(t *Tape) {
+	if t.infer && t.packs == nil {
+		t.packs = m.packPeriod()
+	}
 }

@@ -180,3 +180,80 @@ func TestBitsEqual32(t *testing.T) {
 		t.Error("bitsEqual32 of two empty slices is false")
 	}
 }
+
+// TestPackWeights checks a PackWeights period: TokenLosses, Generate, and
+// Forward and ForwardBatch on inference tapes inside it give the bits they
+// give outside it (themselves checked against the ordinary tape by
+// TestInferBitwise); a nested period's end
+// does not end the outer one; and the end panics when a weight changed
+// within the period.
+func TestPackWeights(t *testing.T) {
+	for name, m := range inferShapes(t) {
+		batch := inferBatch(m)
+		type out struct {
+			losses []float64
+			gen    []int
+			hid    []float32 // Forward on an inference tape
+		}
+		run := func() []out {
+			var o []out
+			for e := range batch {
+				s := &batch[e]
+				losses, _, err := m.TokenLosses(s, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := slices.Index(s.Loss, true)
+				gen, err := m.Generate(&Sequence{Tokens: s.Tokens[:k], Images: s.Images}, 3, Sampler{}, nil, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tp := NewInferenceTape()
+				hid, _, err := m.Forward(tp, s, nil, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o = append(o, out{losses, gen, slices.Clone(hid.Value.Data)})
+				tp.Release()
+			}
+			tp := NewInferenceTape()
+			defer tp.Release()
+			hid, _, _, err := m.ForwardBatch(tp, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append(o, out{hid: slices.Clone(hid.Value.Data)})
+		}
+		want := run()
+		end := m.PackWeights()
+		m.PackWeights()() // nested: a no-op
+		if m.packPeriod() == nil {
+			t.Fatalf("%s: a nested period ended the outer one", name)
+		}
+		got := run()
+		if m.Tok.pack.Load() == nil {
+			t.Errorf("%s: the passes of the period packed no weight ahead", name)
+		}
+		end()
+		if m.packPeriod() != nil {
+			t.Fatalf("%s: the period did not end", name)
+		}
+		for e := range got {
+			if !slices.Equal(got[e].losses, want[e].losses) || !slices.Equal(got[e].gen, want[e].gen) || !equalBits(got[e].hid, want[e].hid) {
+				t.Errorf("%s: sequence %d: the passes in a PackWeights period differ", name, e)
+			}
+		}
+	}
+	m := inferShapes(t)["anchor"]
+	end := m.PackWeights()
+	if _, _, err := m.TokenLosses(&inferBatch(m)[0], nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.Tok.Data[7] += 1
+	defer func() {
+		if recover() == nil {
+			t.Error("ending a period after a weight changed did not panic")
+		}
+	}()
+	end()
+}

@@ -55,6 +55,9 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test, 
 	ok := make([]bool, len(test))
 	preds := make([]results.Prediction, len(test))
 	voc := datasets.Vocab()
+	// The weights do not change during the pass: pack them once for all
+	// its forward passes (the same bits).
+	defer m.PackWeights()()
 	err := parallel.For(len(test), workers, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -148,6 +151,7 @@ func LabelAccuracy(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, t
 		words[k] = id
 	}
 	hit := make([]bool, len(test))
+	defer m.PackWeights()()
 	err := parallel.For(len(test), 0, func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -21,6 +21,9 @@ git -C "$root" archive "$before" | tar -x -C "$tmp/src"
 # (the cache's own switch); code from before the inference tapes (no
 # nn/infer.go) runs the LiRA pass on an ordinary tape, as the attacks did.
 sed -e '/^\/\/ BenchmarkPackCache/,$d' "$root/nn/engine_bench_test.go" > "$tmp/src/nn/engine_bench_test.go"
+if ! grep -q 'PackWeights()' "$tmp/src/nn/packcache.go" 2>/dev/null; then
+  sed -i -e '/PackWeights()/d' -e '/^\t*end()$/d' "$tmp/src/nn/engine_bench_test.go"
+fi
 if [ ! -f "$tmp/src/nn/infer.go" ]; then
   sed -i -e 's/NewInferenceTape()/NewTape(nil, nil)/' -e '/t\.Release()/d' "$tmp/src/nn/engine_bench_test.go"
 fi
