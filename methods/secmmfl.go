@@ -196,7 +196,10 @@ const secmmflStep = 1e-4
 func secmmflRecipe(ps []Param, lr PerEpsilon) []Param {
 	ps = withTuned(ps, "server_step", same(1.0))
 	ps = withByEpsilon(ps, "local_lr", "smoke", lr)
-	return editParam(ps, "local_lr", func(p *Param) { p.Tuned = []string{"smoke"} })
+	return editParam(ps, "local_lr", func(p *Param) {
+		// The default at smoke is the value at the reference budget.
+		p.Default, p.Tuned = byScale(lr.At(ReferenceEpsilon), 0.05, 0.05), []string{"smoke"}
+	})
 }
 
 // secmmflLR is Sec-MMFL's local learning rate by ε at smoke (seed 1; the
