@@ -79,6 +79,10 @@ func TestCompare(t *testing.T) {
 		{"identical", compareRows(t, nil, ""), map[string]string{"acc/dpsgd": Identical, "acc/dpzo": Identical, "mia_auc/dpsgd": Identical}, 0},
 		// A planted regression: dpsgd's acc 8 points worse on every seed.
 		{"regression", compareRows(t, map[string][]float64{"dpsgd": {-8.1, -7.9, -8.0}}, ""), map[string]string{"acc/dpsgd": Regression, "acc/dpzo": Identical}, 1},
+		// A constant shift of exactly the threshold (zero variance of
+		// the differences, an effect that may round to just under 5):
+		// a regression, not merely worse.
+		{"threshold", compareRows(t, map[string][]float64{"dpsgd": {-5, -5, -5}}, ""), map[string]string{"acc/dpsgd": Regression}, 1},
 		// Worse but within the threshold.
 		{"worse", compareRows(t, map[string][]float64{"dpsgd": {-2.1, -1.9, -2.0}}, ""), map[string]string{"acc/dpsgd": Worse}, 0},
 		{"better", compareRows(t, map[string][]float64{"dpsgd": {8.1, 7.9, 8.0}}, ""), map[string]string{"acc/dpsgd": Better}, 0},

@@ -37,10 +37,19 @@ func baselineOf(name string) string {
 	return ""
 }
 
+// A verifyRow is one row of EXPERIMENTS.md's verify table: a spec, the
+// run table its claims are verified on, and its tests by verdict.
+type verifyRow struct {
+	spec, table string
+	counts      map[string]int
+}
+
 // claimsDoc returns docs/claims.md: every claim of every embedded spec,
-// with its verdicts on the spec's checked-in run table.
-func claimsDoc(t *testing.T) []byte {
+// with its verdicts on the spec's checked-in run table; and the rows of
+// EXPERIMENTS.md's verify table, one per spec with claims and a table.
+func claimsDoc(t *testing.T) ([]byte, []verifyRow) {
 	t.Helper()
+	var rows []verifyRow
 	infos, err := experiments.List(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +107,11 @@ model, not that the paper's direction is wrong; the "paper a / b" column shows b
 			}
 			fmt.Fprintf(&b, "Run table `%s` (%d runs), %d tests in the Holm family.\n\n",
 				strings.TrimPrefix(filepath.ToSlash(table), "../../"), runs.Len(), v.Tests)
+			row := verifyRow{spec: s.Name, table: filepath.Base(table), counts: map[string]int{}}
+			for _, ch := range v.Checks {
+				row.counts[ch.Verdict]++
+			}
+			rows = append(rows, row)
 		}
 		b.WriteString("| claim | what it says | at | metric | expect | ours a / b | effect [95% CI] | paper a / b | p Holm | verdict |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
@@ -149,7 +163,56 @@ model, not that the paper's direction is wrong; the "paper a / b" column shows b
 	}
 	fmt.Fprintf(&b, "In all: %d PASS, %d FAIL, %d CONTRADICTED, %d INCONCLUSIVE, %d NOT RUN; %d claims without a checked-in table.\n",
 		total[reports.Pass], total[reports.Fail], total[reports.Contradicted], total[reports.Inconclusive], total[reports.NotRun], total["no table"])
-	return b.Bytes()
+	return b.Bytes(), rows
+}
+
+// experimentsPath is the user's index, whose verify section holds the
+// table of verdicts by spec.
+var experimentsPath = filepath.Join("..", "..", "EXPERIMENTS.md")
+
+// verifyTableHead is the header line of EXPERIMENTS.md's verify table.
+const verifyTableHead = "| spec | run table | PASS | FAIL | CONTRADICTED | INCONCLUSIVE | NOT RUN |"
+
+// verifyTable returns EXPERIMENTS.md's verify table of rows, from its
+// header line to its "all" row, each line ending in a newline.
+func verifyTable(rows []verifyRow) string {
+	var b strings.Builder
+	b.WriteString(verifyTableHead + "\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	verdicts := []string{reports.Pass, reports.Fail, reports.Contradicted, reports.Inconclusive, reports.NotRun}
+	total := map[string]int{}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| `%s` | `%s` |", r.spec, r.table)
+		for _, vd := range verdicts {
+			fmt.Fprintf(&b, " %d |", r.counts[vd])
+			total[vd] += r.counts[vd]
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| all | |")
+	for _, vd := range verdicts {
+		fmt.Fprintf(&b, " **%d** |", total[vd])
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// replaceVerifyTable returns the text of EXPERIMENTS.md with its verify
+// table replaced by table, or an error if it has no such table.
+func replaceVerifyTable(doc, table string) (string, error) {
+	i := strings.Index(doc, verifyTableHead+"\n")
+	if i < 0 {
+		return "", fmt.Errorf("no line %q", verifyTableHead)
+	}
+	j := strings.Index(doc[i:], "\n| all | |")
+	if j < 0 {
+		return "", fmt.Errorf("no \"| all | |\" row after %q", verifyTableHead)
+	}
+	j += i + 1
+	k := strings.IndexByte(doc[j:], '\n')
+	if k < 0 {
+		return "", fmt.Errorf("the \"| all | |\" row does not end in a newline")
+	}
+	return doc[:i] + table + doc[j+k+1:], nil
 }
 
 func num(x float64) string {
@@ -189,7 +252,15 @@ func TestClaimsDoc(t *testing.T) {
 	if testing.Short() && !*updateClaims {
 		t.Skip("verifies every checked-in table")
 	}
-	got := claimsDoc(t)
+	got, rows := claimsDoc(t)
+	index, err := os.ReadFile(experimentsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newIndex, err := replaceVerifyTable(string(index), verifyTable(rows))
+	if err != nil {
+		t.Fatalf("%s: %v", experimentsPath, err)
+	}
 	if *updateClaims {
 		if err := os.MkdirAll(filepath.Dir(claimsDocPath), 0o755); err != nil {
 			t.Fatal(err)
@@ -197,7 +268,15 @@ func TestClaimsDoc(t *testing.T) {
 		if err := os.WriteFile(claimsDocPath, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.WriteFile(experimentsPath, []byte(newIndex), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return
+	}
+	// The verify table of EXPERIMENTS.md holds the verdicts of the
+	// checked-in tables as they are.
+	if newIndex != string(index) {
+		t.Errorf("the verify table of %s differs from the verdicts on the checked-in tables; regenerate it: go test ./cmd/repro -run TestClaimsDoc -update-claims\nwant:\n%s", experimentsPath, verifyTable(rows))
 	}
 	have, err := os.ReadFile(claimsDocPath)
 	if err != nil {

@@ -115,3 +115,38 @@ func TestVerifyRequired(t *testing.T) {
 		t.Errorf("--spec with an experiment: got %v, want an error naming --spec", err)
 	}
 }
+
+// TestVerifySmallTables runs repro verify on two checked-in small tables
+// and finds the verdicts that go beyond a t-test: on Rap-FT's Table I,
+// where the paper's perplexities (another model, another corpus) differ
+// from ours by a factor of four, the paper's effect is ruled out
+// (CONTRADICTED, with the p of reaching it); on the β sweep, ε_tight is a
+// deterministic metric compared exactly (no t-test, no p-value).
+func TestVerifySmallTables(t *testing.T) {
+	for _, tc := range []struct {
+		table, claim string
+		want         []string
+	}{
+		{"rapft-table1-small.parquet", "rapft-beats-dpsgd", []string{"p≥paper", "CONTRADICTED"}},
+		{"rapft-beta-small.parquet", "tight-epsilon-grows-with-beta", []string{"exact n=3", "PASS"}},
+	} {
+		out, _, err := run(t, "verify", filepath.Join("..", "..", "results", "baselines", tc.table))
+		if err != nil {
+			t.Fatalf("repro verify %s: %v\n%s", tc.table, err, out)
+		}
+		found := false
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(l, tc.claim+" ") {
+				continue
+			}
+			has := true
+			for _, w := range tc.want {
+				has = has && strings.Contains(l, w)
+			}
+			found = found || has
+		}
+		if !found {
+			t.Errorf("repro verify %s: no line of %s with %q:\n%s", tc.table, tc.claim, tc.want, out)
+		}
+	}
+}

@@ -146,12 +146,19 @@ type ClaimRow struct {
 	// Ours and Paper are the two sides' means ("45.3 vs 40.1"); of an
 	// interaction, the gains a − b at x1 and x2 ("gain 0.57 / 0.18").
 	Ours, Paper string
-	NA, NB      int
-	Effect      string
-	Interval    string
-	P, Power    string
-	Test        string
-	Source      string
+	// OursCells and PaperCells are, of an interaction, its four cells:
+	// the means a vs b at x1 and at x2 ("task=a: 45.3 vs 40.1; task=b:
+	// 30.2 vs 29.6"); "" for any other claim.
+	OursCells, PaperCells string
+	NA, NB                int
+	// NA2 and NB2 are the sides' run counts at x2 of an interaction (NA
+	// and NB are at x1); 0 for any other claim.
+	NA2, NB2 int
+	Effect   string
+	Interval string
+	P, Power string
+	Test     string
+	Source   string
 	// SpecLine is file:line of the claim in its spec.
 	SpecLine string
 	// Span is the number of consecutive rows of the claim that start at
@@ -640,6 +647,11 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 		if c.X1 != "" {
 			// An interaction: the gains a − b at x1 and at x2.
 			row.Expect, row.Ours, row.Paper = c.Expect, c.OursText(), c.PaperText()
+			row.NA2, row.NB2 = c.NA2, c.NB2
+			row.OursCells = cells(c.X1, c.MeanA, c.MeanB, c.X2, c.MeanA2, c.MeanB2)
+			if row.Paper != none {
+				row.PaperCells = cells(c.X1, c.PaperA, c.PaperB, c.X2, c.PaperA2, c.PaperB2)
+			}
 		}
 		if c.Test.Kind != "" {
 			row.Effect = num(c.Test.Effect)
@@ -687,6 +699,12 @@ func verdictClass(v string) string {
 		return "warn"
 	}
 	return "none"
+}
+
+// cells returns the four cells of an interaction, "x1: a vs b; x2: a2 vs
+// b2", each side "—" where it has no value.
+func cells(x1 string, a, b float64, x2 string, a2, b2 float64) string {
+	return fmt.Sprintf("%s: %s vs %s; %s: %s vs %s", x1, num(a), num(b), x2, num(a2), num(b2))
 }
 
 // sides returns "a vs b", "a" when b is NaN, or "—" when a is NaN too.

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,24 +161,31 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("outline: %v", err)
 			}
-			golden := filepath.Join("testdata", tc.name+".outline")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to write it)", err)
-			}
-			if got != string(want) {
-				gotFile := filepath.Join("testdata", tc.name+".got-outline")
-				os.WriteFile(gotFile, []byte(got), 0o644)
-				diff, _ := exec.Command("diff", "-u", golden, gotFile).CombinedOutput()
-				t.Errorf("outline of %s differs from %s (got in %s; -update rewrites it):\n%s", tc.name, golden, gotFile, diff)
-			}
+			checkGolden(t, tc.name, got)
 		})
+	}
+}
+
+// checkGolden compares the outline got with testdata/<name>.outline, or
+// rewrites that file under -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name+".outline")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if got != string(want) {
+		gotFile := filepath.Join("testdata", name+".got-outline")
+		os.WriteFile(gotFile, []byte(got), 0o644)
+		diff, _ := exec.Command("diff", "-u", golden, gotFile).CombinedOutput()
+		t.Errorf("outline of %s differs from %s (got in %s; -update rewrites it):\n%s", name, golden, gotFile, diff)
 	}
 }
 
@@ -441,4 +449,77 @@ func TestComparisonFirst(t *testing.T) {
 	if s := p.Summary(); s.Regressions != 2 {
 		t.Errorf("summary: got %d regressions, want 2", s.Regressions)
 	}
+}
+
+// TestInteractionClaim checks the claim rows of an interaction claim: the
+// four cells (the means of a and b at x1 and at x2) of ours and of the
+// paper, the gains, the effect (their difference), the Holm-adjusted p
+// and the verdict, and compares the claims section's outline with
+// testdata/interaction.outline (-update rewrites it).
+func TestInteractionClaim(t *testing.T) {
+	dir := t.TempDir()
+	root, s := writeInteractionFixture(t, dir)
+	p, err := Build(root, s, &Options{Now: fixtureNow})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if len(p.Claims) != 2 {
+		t.Fatalf("got %d claim rows, want 2", len(p.Claims))
+	}
+	// The cells, by hand from writeInteractionFixture: DP-SGD 61, 62,
+	// 63 (mean 62) at ε = 1 and 65, 66, 67 (66) at ε = 8; Dual-Priv
+	// 67.3, 67.8, 69.5 (68.2) and 66.9, 68.4, 69 (68.1). Gains 6.2 and
+	// 2.1; the per-seed differences of gains 4.4, 3.4, 4.5, mean 4.1,
+	// sample sd √0.37, so t = 4.1/√(0.37/3) with 2 degrees of freedom,
+	// whose upper tail has the closed form ½(1 − t/√(t² + 2)). The
+	// p-value is two-sided, the same for both claims, and Holm over the
+	// two tests doubles it.
+	tt := 4.1 / math.Sqrt(0.37/3)
+	pHolm := 2 * 2 * 0.5 * (1 - tt/math.Sqrt(tt*tt+2))
+	for i, want := range []ClaimRow{
+		{Claim: "gain-larger-at-eps1", Verdict: reports.Pass, Class: "ok",
+			Expect: "(a − b | epsilon_target=1) > (a − b | epsilon_target=8)",
+			Ours:   "gain 6.20 / 2.10", OursCells: "epsilon_target=1: 68.2 vs 62; epsilon_target=8: 68.1 vs 66",
+			Paper: "gain 6.00 / 1.00 (+5.00)", PaperCells: "epsilon_target=1: 70 vs 64; epsilon_target=8: 72 vs 71",
+			NA: 3, NB: 3, NA2: 3, NB2: 3, Effect: "4.1", P: num(pHolm), Test: "paired"},
+		{Claim: "gain-smaller-at-eps1", Verdict: reports.Fail, Class: "bad",
+			Expect: "(a − b | epsilon_target=1) < (a − b | epsilon_target=8)",
+			Ours:   "gain 6.20 / 2.10", OursCells: "epsilon_target=1: 68.2 vs 62; epsilon_target=8: 68.1 vs 66",
+			Paper: none, PaperCells: "",
+			NA: 3, NB: 3, NA2: 3, NB2: 3, Effect: "4.1", P: num(pHolm), Test: "paired"},
+	} {
+		got := p.Claims[i]
+		if got.Claim != want.Claim || got.Verdict != want.Verdict || got.Class != want.Class || got.Expect != want.Expect ||
+			got.Ours != want.Ours || got.OursCells != want.OursCells || got.Paper != want.Paper || got.PaperCells != want.PaperCells ||
+			got.NA != want.NA || got.NB != want.NB || got.NA2 != want.NA2 || got.NB2 != want.NB2 ||
+			got.Effect != want.Effect || got.P != want.P || got.Test != want.Test {
+			t.Errorf("claim row %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+
+	path, err := Write(root, s, &Options{Now: fixtureNow})
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := outline(bytes.NewReader(b), dir)
+	if err != nil {
+		t.Fatalf("outline: %v", err)
+	}
+	// The claims section: from its opening line to the next line as
+	// little indented.
+	lines := strings.Split(all, "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `section id="claims"`) })
+	if start < 0 {
+		t.Fatalf("the page has no claims section:\n%s", all)
+	}
+	indent := len(lines[start]) - len(strings.TrimLeft(lines[start], " "))
+	end := start + 1
+	for end < len(lines) && len(lines[end])-len(strings.TrimLeft(lines[end], " ")) > indent {
+		end++
+	}
+	checkGolden(t, "interaction", strings.Join(lines[start:end], "\n")+"\n")
 }
