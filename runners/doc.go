@@ -47,7 +47,10 @@
 //     runs; then of its method's cost class, never another class's. So a
 //     sweep whose runs differ a hundredfold in length (table1's DPZO and
 //     DP-SGD) is not estimated from its mean run, nor a DPZO step from a
-//     DP-SGD one.
+//     DP-SGD one. The first line, printed before any run starts, carries
+//     the recorded runs' estimate already ("ETA ?" only where none tells,
+//     or where a remote backend has not yet shown how many runs it runs
+//     at once).
 //  4. record: outcomes are counted from the manifests of the runs executed
 //     here, in memory, and runs.parquet is written from the manifests of
 //     every planned run.

@@ -299,11 +299,15 @@ func (e *eta) priorCost(r *Run) (float64, bool) {
 }
 
 // left returns the predicted time until every run has finished, false
-// when it cannot tell yet (no run has finished).
+// when it cannot tell yet: no run has finished and the prior does not
+// tell, or the workers are as many as run at once and none has started.
 func (e *eta) left(now time.Time) (time.Duration, bool) {
 	w := e.workers
 	if w <= 0 {
-		w = max(e.peak, 1)
+		if e.peak == 0 {
+			return 0, false
+		}
+		w = e.peak
 	}
 	free := make([]float64, w) // seconds from now until each worker is free
 	i := 0

@@ -39,8 +39,12 @@ type progress struct {
 	wg       sync.WaitGroup
 }
 
-func newProgress(w io.Writer, interval time.Duration, exp string, total, cached int, now func() time.Time) *progress {
-	p := &progress{w: w, exp: exp, total: total, cached: cached, now: now, start: now()}
+// newProgress starts the report of a sweep of total pending runs, whose
+// ETA e predicts (nil: the throughput of the runs so far, which tells
+// nothing before one has finished). The prediction is made before the
+// first line, which then carries what a prior alone tells.
+func newProgress(w io.Writer, interval time.Duration, exp string, total, cached int, now func() time.Time, e *eta) *progress {
+	p := &progress{w: w, exp: exp, total: total, cached: cached, now: now, start: now(), eta: e}
 	if w == nil || total == 0 {
 		return p // nothing to run: only the summary
 	}
@@ -79,15 +83,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// predict makes the ETA a prediction of the pending runs' costs (see
-// eta), which workers run in the given order (0: as many as run at once);
-// prior is what runs recorded before tell (nil: nothing).
-func (p *progress) predict(pending []*Run, workers int, prior *etaPrior) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.eta = newETA(pending, workers, nil, prior)
 }
 
 // started counts run r as running.

@@ -123,7 +123,7 @@ func TestTrackerRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	prog := newProgress(nil, 0, "exp", 1, 0, time.Now)
+	prog := newProgress(nil, 0, "exp", 1, 0, time.Now, nil)
 	tr := &Tracker{prog: prog, since: since}
 	write := func(status results.Status, started time.Time) {
 		t.Helper()

@@ -132,7 +132,9 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	if err := s.prepare(); err != nil {
 		return nil, err
 	}
-	s.prog = newProgress(opts.Progress, opts.ProgressInterval, spec.Name, len(s.pending), s.sum.Cached, s.now)
+	// The ETA predicts the pending runs' costs (see eta), which the
+	// workers run in order; the prior (what runs recorded before tell)
+	// gives the first progress line an estimate.
 	workers := s.jobs
 	if _, remote := opts.Backend.(Remote); remote {
 		workers = 0 // as many as the backend runs at once
@@ -141,7 +143,8 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	if len(s.pending) > 0 {
 		prior = loadPrior(opts.root(), spec.Scale, registeredPlan())
 	}
-	s.prog.predict(s.pending, workers, prior)
+	s.prog = newProgress(opts.Progress, opts.ProgressInterval, spec.Name, len(s.pending), s.sum.Cached, s.now,
+		newETA(s.pending, workers, nil, prior))
 	defer s.prog.close()
 	dispatchErr := s.dispatch(ctx)
 	recErr := s.record()

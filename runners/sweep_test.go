@@ -531,7 +531,7 @@ func TestProgressLine(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	var b bytes.Buffer
-	p := newProgress(&b, time.Hour, "exp", 10, 2, now)
+	p := newProgress(&b, time.Hour, "exp", 10, 2, now, nil)
 	defer p.close()
 	p.started(nil)
 	clock = clock.Add(30 * time.Second)
@@ -547,6 +547,45 @@ func TestProgressLine(t *testing.T) {
 	}
 	if first := strings.Split(b.String(), "\n")[0]; first != "exp: 0/10 runs done (0 failed, 0 running, 2 cached), 0s elapsed, ETA ?" {
 		t.Errorf("first progress line %q", first)
+	}
+}
+
+// TestProgressFirstLinePrior checks that the first progress line of a
+// sweep carries the estimate of the prior (the runs recorded before under
+// the same results folder), not "ETA ?", which it shows only without one.
+func TestProgressFirstLinePrior(t *testing.T) {
+	root := t.TempDir()
+	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
+		rec.Stage("fine-tune")
+		time.Sleep(time.Millisecond) // a run's recorded seconds must be > 0 to teach the prior
+		rec.Result("acc", 0.5)
+		return nil
+	}
+	first := func(name string, seeds string) string {
+		t.Helper()
+		spec, err := experiments.Parse(name+".yaml", []byte("name: "+name+`
+description: a test
+tasks: [fashion-vqa]
+methods: [{name: nonprivate}]
+sweep: {seed: [`+seeds+`]}
+`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if _, err := Sweep(context.Background(), spec, &Options{Root: root, Jobs: 1, Executor: exec, Progress: &b, ProgressInterval: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(b.String(), "\n")[0]
+	}
+	// Nothing recorded yet: no prior, nothing to tell.
+	if l := first("a", "1, 2"); !strings.HasPrefix(l, "a: 0/2 runs done") || !strings.HasSuffix(l, ", ETA ?") {
+		t.Errorf("first line without a prior: %q, want 0/2 runs done and ETA ?", l)
+	}
+	// The runs of a: a prior for nonprivate/fashion-vqa.
+	l := first("b", "3, 4")
+	if !strings.HasPrefix(l, "b: 0/2 runs done") || !strings.Contains(l, ", ETA ") || strings.HasSuffix(l, "ETA ?") {
+		t.Errorf("first line with a prior: %q, want 0/2 runs done and an ETA", l)
 	}
 }
 
