@@ -107,15 +107,20 @@ func TaskSizes(task string, scale Scale) (Sizes, error) {
 
 // PrivateSize returns the number of examples of task's private split at
 // scale, canary copies included, and true; false for an unknown task or
-// scale, and for the -lira and -mia tasks, whose private split is drawn
-// from a pool or cut to a member set.
+// scale, for the -lira and -mia tasks, whose private split is drawn from a
+// pool or cut to a member set, and for fl-mm-tune, whose private split is
+// as large as fl-mm's public split. The other -tune tasks train on
+// tuneSizes' Train examples and have no canaries.
 func PrivateSize(task string, scale Scale) (int, bool) {
-	if strings.HasSuffix(task, "-lira") || strings.HasSuffix(task, "-mia") {
+	if strings.HasSuffix(task, "-lira") || strings.HasSuffix(task, "-mia") || task == "fl-mm"+TuneSuffix {
 		return 0, false
 	}
 	sz, err := TaskSizes(task, scale)
 	if err != nil {
 		return 0, false
+	}
+	if strings.HasSuffix(task, TuneSuffix) {
+		return tuneSizes[scale].Train, true
 	}
 	n := sz.Private
 	for _, r := range CanaryRepetitions {

@@ -162,3 +162,26 @@ func TestTuneTooSmall(t *testing.T) {
 		t.Errorf("got error %v, want one about too few held-out public images", err)
 	}
 }
+
+// TestPrivateSizeTune checks PrivateSize against the private split that
+// Build makes for every -tune task at smoke (the runners' step forecast
+// rests on it): Train examples and no canaries, and no size claimed for
+// fl-mm-tune.
+func TestPrivateSizeTune(t *testing.T) {
+	for _, task := range Tasks() {
+		if !strings.HasSuffix(task, TuneSuffix) {
+			continue
+		}
+		n, ok := PrivateSize(task, Smoke)
+		if task == "fl-mm"+TuneSuffix {
+			if ok {
+				t.Errorf("%s: PrivateSize claims %d", task, n)
+			}
+			continue
+		}
+		d := smoke(t, task, 0)
+		if !ok || n != len(d.Private) {
+			t.Errorf("%s: PrivateSize = %d, %v; Build made %d private examples", task, n, ok, len(d.Private))
+		}
+	}
+}
