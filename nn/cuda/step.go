@@ -44,7 +44,9 @@ type DPSGD struct {
 //  4. theta ← theta − LR·g, in float32.
 //
 // It updates theta in place and returns g and the norms before clipping.
-// grads is not modified. Every gradient must have len(theta) elements.
+// grads is not modified. Every gradient must have len(theta) elements,
+// and there are at most 65535 of them (one grid row per example: the
+// driver's limit on grid.y); a larger batch is an error, not a launch.
 // The norms differ from nn.Norms in the last bits (another summation
 // order), which can move a clip factor by an ulp: the result agrees with
 // the CPU's to float32 rounding, not bit for bit.

@@ -4,7 +4,10 @@
 
 package ptx
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Adam holds the coefficients of one adam_step launch: one parameter
 // tensor's Adam (or AdamW) update at step count t, computed on the host
@@ -20,8 +23,12 @@ type Adam struct {
 
 // NewAdam returns the coefficients of step t ≥ 1 with learning rate lr
 // (the parameter's LRScale applied), β₁, β₂, ε and weight decay wd,
-// decoupled for AdamW.
+// decoupled for AdamW. It panics for t < 1, where the bias corrections
+// divide by zero.
 func NewAdam(lr, beta1, beta2, eps, wd float64, decoupled bool, t int64) Adam {
+	if t < 1 {
+		panic(fmt.Sprintf("ptx: Adam step %d, want ≥ 1", t))
+	}
 	c := Adam{B1: beta1, OneMinusB1: 1 - beta1, B2: beta2, OneMinusB2: 1 - beta2, Eps: eps, Decay: 1}
 	if decoupled {
 		c.Decay = 1 - lr*wd

@@ -66,3 +66,18 @@ func TestAdamMatchesCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestNewAdamStepZero: step 0 would make the bias correction 1/(1 − β₁⁰)
+// infinite, so NewAdam refuses it.
+func TestNewAdamStepZero(t *testing.T) {
+	for _, step := range []int64{0, -1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("NewAdam(step %d) did not panic", step)
+				}
+			}()
+			NewAdam(0.01, 0.9, 0.999, 1e-8, 0, false, step)
+		}()
+	}
+}
