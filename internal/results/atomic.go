@@ -22,7 +22,17 @@ import (
 // and the error is returned. The folder must exist. The file gets mode 0644.
 // Temporary files of name that a dead writer left (older than StaleTemp)
 // are removed after a successful write.
+//
+// A name that exists and is not a regular file (a device such as
+// /dev/null or /dev/stdout, a named pipe) is written in place: renaming
+// over it would replace the device with a file. A folder is an error.
 func Write(name string, write func(w io.Writer) error) (err error) {
+	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return fmt.Errorf("results: %s is a folder, not a file", name)
+		}
+		return writeInPlace(name, write)
+	}
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
@@ -120,5 +130,27 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	d.Sync()
+	return nil
+}
+
+// writeInPlace writes to the existing non-regular file name (a device or
+// a named pipe) directly, with no temporary file and no rename.
+func writeInPlace(name string, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		f.Close()
+		return fmt.Errorf("results: writing %s: %w", name, err)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
 	return nil
 }
