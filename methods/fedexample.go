@@ -236,18 +236,6 @@ func exampleAccounting(name string, run *fedRun, events []privacy.Composed, sigm
 	return a, nil
 }
 
-// poissonBatch returns the examples of data that a Poisson sample at rate
-// q includes (one uniform draw per example, in data order).
-func poissonBatch(rng *rand.Rand, data []*datasets.Example, q float64) []*datasets.Example {
-	var out []*datasets.Example
-	for _, e := range data {
-		if rng.Float64() < q {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // privatizer returns the Privatizer of client k in round r: the round's
 // rule and σ, normalising by batch, noise from the client's stream of
 // (round, client).
@@ -278,8 +266,17 @@ func (c *fedClient) updateExample(r, k int, global, upload []float32, rng *rand.
 	}
 	info := fl.Info{Steps: run.cfg.LocalSteps}
 	var opt optim.Optimizer
+	// DP-SGD's sampler on the client's stream: one uniform draw per
+	// example per step, in data order.
+	sampler := &Poisson{N: len(data), Q: q, rng: rng}
+	var idx []int
+	var batch []*datasets.Example
 	for range run.cfg.LocalSteps {
-		batch := poissonBatch(rng, data, q)
+		idx = sampler.Next(idx[:0])
+		batch = batch[:0]
+		for _, i := range idx {
+			batch = append(batch, data[i])
+		}
 		loss, err := c.exampleGradient(batch, critic, p, c.grad)
 		if err != nil {
 			return fl.Info{}, err
