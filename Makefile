@@ -71,23 +71,26 @@ baselines: build
 	done
 
 # The cuda build tag (docs/gpu.md): the GPU backend, nn/cuda on the CUDA
-# driver API (gorgonia.org/cu). It needs cgo and the CUDA headers and
-# driver library (cuda.h, libcuda.so) where it is built, the NVIDIA driver
-# where it runs; CI does not build it. `make cuda-build` compiles and vets
-# every package with the tag and writes bin/repro-cuda.
+# driver API. It needs cgo and the CUDA headers (cuda.h) where it is built;
+# the driver's library (libcuda.so.1) is loaded at first use of the GPU, so
+# the binary starts, and runs on the CPU, on a machine without the driver.
+# CI does not build it. `make cuda-build` compiles and vets every package
+# with the tag, writes bin/repro-cuda and checks that it starts here
+# (scripts/cuda-start-check.sh).
 # `make gpu-check-build` writes the test binaries of the device check to
 # bin/gpu-check; `make gpu-check` runs scripts/gpu-check.sh, which needs no
 # Go toolchain on the GPU machine.
-CUDA_MISSING = cuda-build: the CUDA headers (cuda.h) or driver library (libcuda.so) are missing. \
+CUDA_MISSING = cuda-build: the CUDA headers (cuda.h) are missing. \
 On Debian bookworm, enable the non-free component and run \
 'apt-get install nvidia-cuda-dev nvidia-cuda-toolkit' as root (CUDA 11.8, with nvcc for go generate); \
-elsewhere install the CUDA toolkit 11.8 or later and set CGO_CFLAGS and CGO_LDFLAGS to its include and lib64 folders.
+elsewhere install the CUDA toolkit 11.8 or later and set CGO_CFLAGS to its include folder.
 cuda-build:
-	@printf '#include <cuda.h>\nint main(void){return cuInit(0);}\n' | \
-		$${CC:-cc} $${CGO_CFLAGS:-} -x c - -o /dev/null $${CGO_LDFLAGS:-} -lcuda 2>/dev/null || { echo "$(CUDA_MISSING)" >&2; exit 1; }
+	@printf '#include <cuda.h>\nCUresult (*f)(unsigned int) = cuInit;\n' | \
+		$${CC:-cc} $${CGO_CFLAGS:-} -I/usr/local/cuda/include -fsyntax-only -x c - 2>/dev/null || { echo "$(CUDA_MISSING)" >&2; exit 1; }
 	$(GO) build -tags cuda ./...
 	$(GO) vet -tags cuda ./nn/cuda/... ./internal/device ./cmd/repro
 	$(GO) build -tags cuda -buildvcs=auto -ldflags '$(LDFLAGS)' -o bin/repro-cuda ./cmd/repro
+	scripts/cuda-start-check.sh bin/repro-cuda
 
 GPU_CHECK_BIN ?= bin/gpu-check
 gpu-check-build: cuda-build

@@ -32,9 +32,9 @@ fail() { # fail STATUS MESSAGE: say why nothing ran, and exit
 for f in cuda.test ptx.test; do
 	[ -x "$bin/$f" ] || fail 2 "$bin/$f is missing: build the test binaries with \`make gpu-check-build\` on a machine with Go and the CUDA toolkit, and carry $bin here"
 done
-# The binary links libcuda.so.1 (the driver's library), and gorgonia.org/cu
-# ends the process at start-up when the driver finds no GPU: check both
-# first, to fail with a reason instead.
+# The test binary loads libcuda.so.1 (the driver's library) at its first
+# use of the GPU; check for the driver and a GPU first, to stop with a
+# reason before running anything.
 libcuda=$(ldconfig -p 2>/dev/null | grep -c 'libcuda\.so\.1 ')
 for f in /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1; do
 	[ -e "$f" ] && libcuda=1
@@ -75,6 +75,9 @@ if command -v nvidia-smi >/dev/null; then
 fi
 abs=$(cd "$bin" && pwd)
 phase "CPU-side kernel checks" 60 nn/cuda/ptx "$abs/ptx.test" -test.v -test.count=1
+# REPRO_GPU_REQUIRED=1: the device tests fail, not skip, if the GPU cannot
+# be opened.
+export REPRO_GPU_REQUIRED=1
 phase "device correctness" 180 . "$abs/cuda.test" -test.v -test.count=1 -test.run '^(TestOpen|TestGemmBits|TestOps|TestAdamStep|TestDPSGDStep|TestDPSGDStepDeterministic)$'
 phase "DP-SGD step, CPU against GPU" 300 . "$abs/cuda.test" -test.run '^$' -test.bench '^Benchmark(Gemm|Private|DPSGDStep)$' -test.benchtime 2x -test.benchmem
 say ""

@@ -344,8 +344,8 @@ func TestRunSignals(t *testing.T) {
 // TestRunScripts runs the txtar scripts of repro run, list, show, report and
 // version in testdata/script, with repro as an in-process command. Scripts
 // must give --results (the command runs in this folder, not in $WORK),
-// except to repro version, repro --version and repro --help, which read no
-// results. Set REPRO_UPDATE_SCRIPTS=1 to rewrite the scripts' cmp files.
+// except to repro version, repro --version, repro --help and repro account,
+// which read no results. Set REPRO_UPDATE_SCRIPTS=1 to rewrite the scripts' cmp files.
 func TestRunScripts(t *testing.T) {
 	var files []string
 	for _, pat := range []string{"run_*.txtar", "list_*.txtar", "show_*.txtar", "report_*.txtar", "version_*.txtar"} {
@@ -355,16 +355,24 @@ func TestRunScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Files:         files,
 		UpdateScripts: os.Getenv("REPRO_UPDATE_SCRIPTS") != "",
-		// [cuda]: the binary was built with the cuda build tag.
+		// [cuda]: the binary was built with the cuda build tag; [gpu]: and
+		// it can open a GPU here.
 		Condition: func(cond string) (bool, error) {
-			if cond == "cuda" {
+			switch cond {
+			case "cuda":
 				return slices.Contains(device.Names(), device.CUDA), nil
+			case "gpu":
+				if !slices.Contains(device.Names(), device.CUDA) || device.Use(device.CUDA) != nil {
+					return false, nil
+				}
+				return true, device.Use(device.CPU)
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"repro": func(ts *testscript.TestScript, neg bool, args []string) {
-				readsNone := len(args) == 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-v" || args[0] == "--help")
+				readsNone := len(args) == 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-v" || args[0] == "--help") ||
+					len(args) > 0 && args[0] == "account"
 				if !readsNone && !slices.Contains(args, "--results") {
 					ts.Fatalf("repro in a script needs --results (it runs in the source folder)")
 				}

@@ -7,8 +7,9 @@
 //
 // The default build has no CUDA code and no cgo: asking it for the cuda
 // device is an error ([ErrNoCUDA]) returned before anything runs. The
-// cuda build (go build -tags cuda, make cuda-build) links the CUDA driver
-// API (gorgonia.org/cu) and package nn/cuda; see docs/gpu.md.
+// cuda build (go build -tags cuda, make cuda-build) adds package nn/cuda,
+// which loads the CUDA driver at first use: that binary starts and runs on
+// the CPU without a driver, and Use(CUDA) fails there; see docs/gpu.md.
 //
 // The device is provenance, not configuration: it is recorded in a run's
 // manifest but does not enter the run id, so a run finished on one device

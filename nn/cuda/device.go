@@ -14,8 +14,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/nn/cuda/ptx"
 )
@@ -35,9 +33,9 @@ type Device struct {
 	MinGemm int
 
 	mu    sync.Mutex
-	ctx   *cu.Ctx
-	mod   cu.Module
-	fns   map[string]cu.Function
+	ctx   *cuContext
+	mod   module
+	fns   map[string]function
 	name  string
 	major int
 	minor int
@@ -52,58 +50,54 @@ var _ nn.Backend = (*Device)(nil)
 
 // A buffer is a device allocation of bytes bytes.
 type buffer struct {
-	ptr   cu.DevicePtr
+	ptr   devicePtr
 	bytes int64
 }
 
 // Open opens GPU ordinal (0 for the first), creates a context on it and
-// loads the kernels. It returns an error when there is no such GPU or its
-// compute capability is below 8.0 (the PTX targets compute_80).
-func Open(ordinal int) (d *Device, err error) {
-	defer func() {
-		// cu.NewContext panics when the context cannot be created.
-		if v := recover(); v != nil {
-			d, err = nil, fmt.Errorf("cuda: %v", v)
-		}
-	}()
-	n, err := cu.NumDevices()
+// loads the kernels. The first Open loads the driver (driver.go). It
+// returns an error wrapping ErrNoDriver on a machine without the NVIDIA
+// driver, ErrNoDevice where the driver finds no GPU, and an error when
+// there is no such GPU or its compute capability is below 8.0 (the PTX
+// targets compute_80).
+func Open(ordinal int) (*Device, error) {
+	if err := loadDriver(); err != nil {
+		return nil, err
+	}
+	n, err := deviceCount()
 	if err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
+		return nil, fmt.Errorf("%w: counting the GPUs: %w", ErrNoDevice, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the driver sees none; check nvidia-smi, or use --device cpu", ErrNoDevice)
 	}
 	if ordinal < 0 || ordinal >= n {
 		return nil, fmt.Errorf("cuda: no GPU %d (the driver sees %d)", ordinal, n)
 	}
-	dev, err := cu.GetDevice(ordinal)
+	g, err := deviceInfo(ordinal)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
+		return nil, fmt.Errorf("cuda: GPU %d: %w", ordinal, err)
 	}
-	d = &Device{MinGemm: DefaultMinGemm, fns: map[string]cu.Function{}}
+	d := &Device{MinGemm: DefaultMinGemm, fns: map[string]function{}, name: g.name, major: g.major, minor: g.minor, total: g.total}
 	if v, ok := os.LookupEnv("REPRO_CUDA_MIN_GEMM"); ok {
 		if d.MinGemm, err = strconv.Atoi(v); err != nil || d.MinGemm < 0 {
 			return nil, fmt.Errorf("cuda: REPRO_CUDA_MIN_GEMM=%q: want a count of multiply-adds ≥ 0", v)
 		}
 	}
-	if d.name, err = dev.Name(); err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
-	}
-	if d.major, d.minor, err = dev.ComputeCapability(); err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
-	}
 	if d.major < 8 {
 		return nil, fmt.Errorf("cuda: %s has compute capability %d.%d; the kernels need 8.0 or later", d.name, d.major, d.minor)
 	}
-	if d.total, err = dev.TotalMem(); err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
+	if d.ctx, err = newContext(g.dev); err != nil {
+		return nil, fmt.Errorf("cuda: creating a context on %s: %w", d.name, err)
 	}
-	d.ctx = cu.NewContext(dev, cu.SchedBlockingSync)
-	err = d.ctx.Do(func() error {
-		mod, err := cu.LoadData(ptx.Source)
+	err = d.ctx.do(func() error {
+		mod, err := loadModule(ptx.Source)
 		if err != nil {
 			return fmt.Errorf("loading the PTX: %w", err)
 		}
 		d.mod = mod
 		for _, k := range ptx.Kernels {
-			fn, err := mod.Function(k.Name)
+			fn, err := mod.function(k.Name)
 			if err != nil {
 				return fmt.Errorf("kernel %s: %w", k.Name, err)
 			}
@@ -112,7 +106,7 @@ func Open(ordinal int) (d *Device, err error) {
 		return nil
 	})
 	if err != nil {
-		d.ctx.Close()
+		d.ctx.destroy()
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
 	return d, nil
@@ -123,19 +117,19 @@ func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error
-	errs = append(errs, d.ctx.Do(func() error {
+	errs = append(errs, d.ctx.do(func() error {
 		for i := range d.gemm {
 			d.free(&d.gemm[i])
 		}
-		return d.mod.Unload()
+		return d.mod.unload()
 	}))
-	errs = append(errs, d.ctx.Close())
+	errs = append(errs, d.ctx.destroy())
 	return errors.Join(errs...)
 }
 
 // String names the GPU and its compute capability.
 func (d *Device) String() string {
-	return fmt.Sprintf("%s (compute capability %d.%d, %d MiB; products of ≥ %d multiply-adds on the GPU)", d.name, d.major, d.minor, d.total>>20, d.MinGemm)
+	return fmt.Sprintf("%s (compute capability %d.%d, %d MiB, driver for CUDA %s; products of ≥ %d multiply-adds on the GPU)", d.name, d.major, d.minor, d.total>>20, driverVersion(), d.MinGemm)
 }
 
 // PeakBytes returns the most device memory the package's allocations have
@@ -159,7 +153,7 @@ func (d *Device) ResetPeak() {
 // alloc returns a device buffer of n bytes (at least 1).
 func (d *Device) alloc(n int64) (buffer, error) {
 	n = max(n, 4)
-	p, err := cu.MemAlloc(n)
+	p, err := memAlloc(n)
 	if err != nil {
 		return buffer{}, fmt.Errorf("allocating %d bytes: %w", n, err)
 	}
@@ -185,26 +179,26 @@ func (d *Device) grow(b *buffer, n int64) error {
 // free releases b.
 func (d *Device) free(b *buffer) {
 	if b.ptr != 0 {
-		cu.MemFree(b.ptr)
+		memFree(b.ptr)
 		d.bytes -= b.bytes
 	}
 	*b = buffer{}
 }
 
 // put copies x to the device at p.
-func put[T float32 | float64](p cu.DevicePtr, x []T) error {
+func put[T float32 | float64](p devicePtr, x []T) error {
 	if len(x) == 0 {
 		return nil
 	}
-	return cu.MemcpyHtoD(p, unsafe.Pointer(&x[0]), int64(len(x))*int64(unsafe.Sizeof(x[0])))
+	return memcpyHtoD(p, unsafe.Pointer(&x[0]), int64(len(x))*int64(unsafe.Sizeof(x[0])))
 }
 
 // get copies len(x) elements from the device at p to x.
-func get[T float32 | float64](x []T, p cu.DevicePtr) error {
+func get[T float32 | float64](x []T, p devicePtr) error {
 	if len(x) == 0 {
 		return nil
 	}
-	return cu.MemcpyDtoH(unsafe.Pointer(&x[0]), p, int64(len(x))*int64(unsafe.Sizeof(x[0])))
+	return memcpyDtoH(unsafe.Pointer(&x[0]), p, int64(len(x))*int64(unsafe.Sizeof(x[0])))
 }
 
 // launch runs kernel name with shape l and args, and waits for it.
@@ -217,15 +211,11 @@ func (d *Device) launch(name string, l ptx.Launch, args ...ptx.Arg) error {
 	if err != nil {
 		return err
 	}
-	params := make([]unsafe.Pointer, len(words))
-	for i := range words {
-		params[i] = unsafe.Pointer(&words[i])
-	}
 	fn := d.fns[name]
-	if err := fn.Launch(l.Grid.X, l.Grid.Y, l.Grid.Z, l.Block.X, l.Block.Y, l.Block.Z, 0, cu.Stream{}, params); err != nil {
+	if err := fn.launch(l.Grid.X, l.Grid.Y, l.Grid.Z, l.Block.X, l.Block.Y, l.Block.Z, words); err != nil {
 		return fmt.Errorf("launching %s: %w", name, err)
 	}
-	if err := cu.Synchronize(); err != nil {
+	if err := synchronize(); err != nil {
 		return fmt.Errorf("running %s: %w", name, err)
 	}
 	return nil
@@ -235,7 +225,7 @@ func (d *Device) launch(name string, l ptx.Launch, args ...ptx.Arg) error {
 func (d *Device) do(f func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.ctx.Do(f)
+	return d.ctx.do(f)
 }
 
 // p returns the pointer argument of b.

@@ -5,8 +5,7 @@
 //go:build cuda
 
 // Package cuda provides the GPU backend of package nn on NVIDIA GPUs,
-// through the CUDA driver API (gorgonia.org/cu) and the kernels of package
-// nn/cuda/ptx. It is built only with the cuda build tag: the default build
+// through the CUDA driver API and the kernels of package nn/cuda/ptx. It is built only with the cuda build tag: the default build
 // of repro has no cgo and no CUDA.
 //
 // What runs on the GPU:
@@ -35,7 +34,9 @@
 // a sequential loop), so the same inputs give the same bits on the same
 // GPU and build.
 //
-// The package's init (gorgonia.org/cu's) initialises the driver and exits
-// the process where there is none: only binaries that need a GPU may
-// import it. See docs/gpu.md.
+// The driver's library (libcuda.so.1) is not linked: the first Open loads
+// it with dlopen and initialises the driver (driver.go), so a binary that
+// imports the package starts, and runs on the CPU, on a machine without
+// the driver or a GPU; there Open returns an error wrapping ErrNoDriver or
+// ErrNoDevice. See docs/gpu.md.
 package cuda

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"math"
 
-	"gorgonia.org/cu"
-
 	"github.com/repro-dp/repro/nn/cuda/ptx"
 )
 
@@ -89,7 +87,7 @@ func (d *Device) DPSGDStep(theta []float32, grads [][]float32, s DPSGD) (g []flo
 			return err
 		}
 		for i, gi := range grads {
-			if err := put(G.ptr+cu.DevicePtr(4*i*P), gi); err != nil {
+			if err := put(G.ptr+devicePtr(4*i*P), gi); err != nil {
 				return err
 			}
 		}

@@ -111,8 +111,8 @@ func D(f float64) Arg { return Arg{F64, math.Float64bits(f)} }
 var ErrArgs = errors.New("ptx: arguments do not match the kernel's parameters")
 
 // Pack returns the argument words of a launch of k: one 64-bit word per
-// parameter, as gorgonia.org/cu's Function.Launch copies them (8 bytes
-// from each pointer in its kernelParams) and cuLaunchKernel then reads
+// parameter, as package nn/cuda's launch copies them (one word behind
+// each pointer of its kernelParams array) and cuLaunchKernel then reads
 // them (the parameter's size from the word's address, so the low bytes on
 // a little-endian host): a pointer or a long long as its 64 bits, a float
 // as its 32 bits in the low half and zeros above, a double as its 64 bits.
