@@ -53,13 +53,13 @@ func accountCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "accountant", Value: "rdp", Usage: "`accountant`: rdp (Rényi DP, Balle et al. 2020 conversion) or pld (tight privacy loss distribution)"},
 			&cli.StringFlag{Name: "mechanism", Value: "sgm", Usage: "`mechanism`: sgm (Poisson-subsampled Gaussian, DP-SGD) or agm (one analytic Gaussian release)"},
-			&cli.Float64Flag{Name: "sigma", Usage: "noise multiplier `σ` (noise std / sensitivity for sgm, noise std for agm); prints ε"},
-			&cli.Float64Flag{Name: "epsilon", Usage: "target `ε`; prints the calibrated σ"},
-			&cli.Float64Flag{Name: "sample-rate", Usage: "Poisson sampling rate `q` in [0, 1] (sgm)"},
-			&cli.IntFlag{Name: "steps", Usage: "number of `steps` ≥ 0 (sgm)"},
+			&cli.Float64Flag{Name: "sigma", Usage: "noise multiplier `σ` (noise std / sensitivity for sgm, noise std for agm); prints ε", DefaultText: "none; give --sigma or --epsilon"},
+			&cli.Float64Flag{Name: "epsilon", Usage: "target `ε`; prints the calibrated σ", DefaultText: "none"},
+			&cli.Float64Flag{Name: "sample-rate", Usage: "Poisson sampling rate `q` in [0, 1] (sgm)", DefaultText: "none; required for sgm"},
+			&cli.IntFlag{Name: "steps", Usage: "number of `steps` ≥ 0 (sgm)", DefaultText: "none; required for sgm"},
 			&cli.Float64Flag{Name: "delta", Value: 1e-5, Usage: "`δ` in [0, 1)"},
 			&cli.Float64Flag{Name: "sensitivity", Value: 1, Usage: "ℓ2 `sensitivity` of the released function (agm)"},
-			&cli.Float64Flag{Name: "tpr-at-fpr", Usage: "also print the tight upper bound on any membership attack's true-positive rate at false-positive rate `fpr` (sgm)"},
+			&cli.Float64Flag{Name: "tpr-at-fpr", Usage: "also print the tight upper bound on any membership attack's true-positive rate at false-positive rate `fpr` (sgm)", DefaultText: "none"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

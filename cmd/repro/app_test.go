@@ -5,9 +5,13 @@
 package main
 
 import (
+	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/methods"
@@ -44,5 +48,60 @@ func TestHelpSaysWhatExists(t *testing.T) {
 	}
 	if strings.Contains(out, "five") {
 		t.Errorf("repro --help still counts methods:\n%s", out)
+	}
+}
+
+// TestHelpExamplesUseRealFlags checks every example in a command's help
+// (a "$ repro CMD ..." line of its description): the command exists, and
+// every flag the example gives is one of that command's flags.
+func TestHelpExamplesUseRealFlags(t *testing.T) {
+	app := newApp(io.Discard, io.Discard)
+	var cmds []*cli.Command
+	var walk func([]*cli.Command)
+	walk = func(cs []*cli.Command) {
+		for _, c := range cs {
+			cmds = append(cmds, c)
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
+	flagRe := regexp.MustCompile(`(?:^|\s)--?([a-z][a-z0-9-]*)`)
+	examples := 0
+	for _, c := range cmds {
+		for _, line := range strings.Split(c.Description, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "$ repro ") {
+				continue
+			}
+			examples++
+			fields := strings.Fields(strings.TrimPrefix(line, "$ repro "))
+			// The command the example runs: the longest run of command names.
+			var target *cli.Command
+			list := app.Commands
+			for _, f := range fields {
+				i := slices.IndexFunc(list, func(x *cli.Command) bool { return x.Name == f })
+				if i < 0 {
+					break
+				}
+				target, list = list[i], list[i].Subcommands
+			}
+			if target == nil {
+				t.Errorf("%s: example %q runs no command", c.Name, line)
+				continue
+			}
+			args, _, _ := strings.Cut(strings.Join(fields, " "), "#")
+			for _, m := range flagRe.FindAllStringSubmatch(args, -1) {
+				name := m[1]
+				if name == "help" || name == "h" {
+					continue
+				}
+				if !slices.ContainsFunc(target.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
+					t.Errorf("%s: example %q gives --%s, which repro %s does not have", c.Name, line, name, target.Name)
+				}
+			}
+		}
+	}
+	if examples < 20 {
+		t.Errorf("found %d examples in the commands' help, want the 20 or more there are", examples)
 	}
 }

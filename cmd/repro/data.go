@@ -21,17 +21,23 @@ func dataCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "data",
 		Usage: "inspect the tasks' data",
+		Description: "repro data info TASK prints what a task's runs train and are tested on.\n\n" +
+			"   $ repro data info fashion-vqa --scale smoke",
 		Subcommands: []*cli.Command{{
 			Name:      "info",
 			Usage:     "print a task's split sizes, vocabulary, class balance, canaries and fingerprint",
 			ArgsUsage: "TASK",
 			Description: "TASK is one of " + strings.Join(datasets.Tasks(), ", ") + ".\n" +
 				"The default data is embedded in the binary; --data-dir reads the full Fashion-MNIST\n" +
-				"release (Debian package dataset-fashion-mnist installs it in " + datasets.DefaultFashionDir + ").",
+				"release (Debian package dataset-fashion-mnist installs it in " + datasets.DefaultFashionDir + ").\n" +
+				"A task's splits depend on the seed: the runs of seed N train on the data of --seed N.\n\n" +
+				"   $ repro data info fashion-vqa --scale smoke\n" +
+				"   $ repro data info records --seed 2 --examples 1 --scale smoke\n" +
+				"   $ repro data info fashion-cls --json",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "scale", Value: string(datasets.Small), Usage: "size preset: `smoke`, small or full"},
+				&cli.StringFlag{Name: "scale", Value: string(datasets.Small), Usage: "size `preset`: smoke, small or full"},
 				&cli.StringFlag{Name: "data-dir", Usage: "read the full Fashion-MNIST release from `DIR`"},
-				&cli.Uint64Flag{Name: "seed", Usage: "data seed `N`"},
+				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "data seed `N`: the run seed whose splits, generated content and canaries to show (runs of seed N train on it)"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.IntFlag{Name: "examples", Usage: "also print the first `N` examples of each split, decoded (not with --json)"},
 			},

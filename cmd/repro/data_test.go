@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/runners/pipeline"
 )
 
 func TestDataInfoJSON(t *testing.T) {
@@ -31,7 +33,7 @@ func TestDataInfoJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("repro data info %s --json: %v in %q", task, err, out)
 		}
-		d, err := datasets.Build(task, &datasets.Options{Scale: datasets.Smoke})
+		d, err := datasets.Build(task, &datasets.Options{Scale: datasets.Smoke, Seed: 1}) // the default --seed, the first run seed
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,5 +135,35 @@ func TestDataInfoRelease(t *testing.T) {
 	f, err := datasets.LoadFashion(datasets.DefaultFashionDir)
 	if err != nil || f.Len() != 70000 {
 		t.Fatalf("release: %v images, error %v; want all 70000", f.Len(), err)
+	}
+}
+
+// TestDataInfoSeedIsRunSeed checks what repro data info --help says of
+// --seed: the data it shows for --seed N is the data the runs of seed N
+// train on, as the run pipeline builds it (pipeline.Data, the reference).
+func TestDataInfoSeedIsRunSeed(t *testing.T) {
+	seen := map[string]int64{}
+	for _, seed := range []int64{1, 2} {
+		out, _, err := run(t, "data", "info", "records", "--scale", "smoke", "--json", "--seed", strconv.FormatInt(seed, 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Fingerprint string `json:"fingerprint"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		d, err := pipeline.Data("records", "smoke", seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Fingerprint != d.Fingerprint() {
+			t.Errorf("repro data info records --seed %d: fingerprint %s, the runs of seed %d train on %s", seed, got.Fingerprint, seed, d.Fingerprint())
+		}
+		if s, ok := seen[got.Fingerprint]; ok {
+			t.Errorf("seeds %d and %d give the same data: the test cannot tell them apart", s, seed)
+		}
+		seen[got.Fingerprint] = seed
 	}
 }

@@ -34,7 +34,7 @@ func pretrainCommand() *cli.Command {
 			"the same recipe), cached as ARCH-SCALE-pN-KEY; a spec selects it with the sweep axis\n" +
 			"vision_patch. Small with --patch 4 sees 49 patches an image instead of 16.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size preset: smoke, `small` or full"},
+			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
 			&cli.StringFlag{Name: "image-encoder", Usage: "fusion only: image encoder `mlp` (the default) or cnn"},
 			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},

@@ -48,7 +48,7 @@ type runOptions struct {
 var runFlags = []cli.Flag{
 	&cli.StringFlag{Name: "scale", Usage: "run at preset `scale` (smoke, small or full) instead of the spec's"},
 	&cli.IntFlag{Name: "jobs", Usage: "execute `n` runs at once", DefaultText: "the number of CPUs"},
-	&cli.StringFlag{Name: "seeds", Usage: "seeds: `n` for 1…n, or a comma-separated list (7, for seed 7 alone)"},
+	&cli.StringFlag{Name: "seeds", Usage: "seeds: `n` for 1…n, or a comma-separated list (a trailing comma for one seed: 7, is seed 7 alone)"},
 	stringsFlag{&cli.StringSliceFlag{Name: "set", Usage: "override a spec value: `key=value`, a dotted path and a YAML value; repeatable"}},
 	stringsFlag{&cli.StringSliceFlag{Name: "only", Usage: "run only the runs matching `filter`: an id prefix or key=value conditions joined by commas; repeatable"}},
 	&cli.BoolFlag{Name: "dry-run", Usage: "print the runs with their ids and whether they are finished; run nothing"},

@@ -344,7 +344,7 @@ func TestRunSignals(t *testing.T) {
 // TestRunScripts runs the txtar scripts of repro run, list, show, report and
 // version in testdata/script, with repro as an in-process command. Scripts
 // must give --results (the command runs in this folder, not in $WORK),
-// except to repro version, repro --version, repro --help and repro account,
+// except to repro version, repro --version, repro account and any --help,
 // which read no results. Set REPRO_UPDATE_SCRIPTS=1 to rewrite the scripts' cmp files.
 func TestRunScripts(t *testing.T) {
 	var files []string
@@ -371,8 +371,8 @@ func TestRunScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"repro": func(ts *testscript.TestScript, neg bool, args []string) {
-				readsNone := len(args) == 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-v" || args[0] == "--help") ||
-					len(args) > 0 && args[0] == "account"
+				readsNone := len(args) == 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-v") ||
+					len(args) > 0 && (args[0] == "account" || args[len(args)-1] == "--help")
 				if !readsNone && !slices.Contains(args, "--results") {
 					ts.Fatalf("repro in a script needs --results (it runs in the source folder)")
 				}
