@@ -273,6 +273,9 @@ func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool
 		h.observe(b.Name+".in", x)
 	}
 	a := b.LN1.Forward(t, x, h)
+	if keep != nil && !b.Rotary && t.fusable(h, x) {
+		return b.forwardKept(t, x, a, segs, keep, causal), Tensor{}
+	}
 	q, k := b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
 	if b.Rotary {
 		q, k = t.rotary(q, b.Heads, segs), t.rotary(k, b.Heads, segs)
@@ -310,6 +313,34 @@ func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool
 		m = b.Adapter2.Forward(t, m, h)
 	}
 	return t.Add(x, m), probs
+}
+
+// forwardKept is forward with keep on an inference tape (fusable,
+// without hooks) and without rotary positions, given the first
+// LayerNorm's output a: the queries, and attention, run on the kept rows
+// only (Tape.attentionRows), since nothing reads attention's output at the
+// other rows; keys and values still run on every row. The bits are
+// forward's.
+func (b *Block) forwardKept(t *Tape, x, a *Node, segs []int, keep *rowKeep, causal bool) *Node {
+	k := b.K.Forward(t, a, nil)
+	if b.Smear != nil {
+		k = t.smearKeys(k, t.Param(b.Smear), b.Heads, segs)
+	}
+	v := b.V.Forward(t, a, nil)
+	q := b.Q.Forward(t, t.Gather(a, keep.rows), nil)
+	heads := t.attentionRows(q, k, v, keep.rows, b.Heads, causal, segs)
+	x = t.Gather(x, keep.rows)
+	t.setRows(keep.off, 0)
+	o := t.Dropout(b.O.Forward(t, heads, nil), b.Dropout)
+	if b.Adapter1 != nil {
+		o = b.Adapter1.Forward(t, o, nil)
+	}
+	x, n := t.addNorm(x, o, b.LN2)
+	m := t.Dropout(b.MLP.Forward(t, n, nil), b.Dropout)
+	if b.Adapter2 != nil {
+		m = b.Adapter2.Forward(t, m, nil)
+	}
+	return t.Add(x, m)
 }
 
 // Stack is a sequence of transformer blocks followed by a final LayerNorm.
