@@ -80,8 +80,12 @@ func TestDriverShimOnFake(t *testing.T) {
 	if cc == "" {
 		cc = "cc"
 	}
+	src := filepath.Join("testdata", "fakecuda.c")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("the stand-in's source: %v (the test runs in its package's folder)", err)
+	}
 	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
-	args := []string{"-shared", "-fPIC", "-o", lib, filepath.Join("testdata", "fakecuda.c")}
+	args := []string{"-shared", "-fPIC", "-o", lib, src}
 	args = append(args, strings.Fields(os.Getenv("CGO_CFLAGS"))...)
 	args = append(args, "-I/usr/local/cuda/include")
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
