@@ -594,8 +594,8 @@ func (m *TinyMLLM) forwardRows(t *Tape, batch []Sequence, vc *VisualCache, loss 
 	if sh := t.share; sh != nil && keep != nil {
 		g := sh.g
 		keepOrCopy(true, &g.x, x.Value.Data)
-		g.off, g.pos, g.targets = slices.Clone(off), slices.Clone(pos), slices.Clone(targets)
-		g.keep = rowKeep{rows: slices.Clone(keep.rows), off: slices.Clone(keep.off)}
+		g.off, g.pos, g.targets = append(g.off[:0], off...), append(g.pos[:0], pos...), append(g.targets[:0], targets...)
+		g.keep.rows, g.keep.off = append(g.keep.rows[:0], keep.rows...), append(g.keep.off[:0], keep.off...)
 	}
 	hid, _ = m.LM.forward(t, x, off, keep, -1, h)
 	return hid, off, pos, keep, targets, nil
