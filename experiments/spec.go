@@ -53,6 +53,18 @@ type Method struct {
 	// Sweep replaces the spec's sweep axes of the same name for this
 	// method (for example `epsilon: [inf]` for the non-private baseline).
 	Sweep Sweep `json:"sweep,omitzero"`
+	// Tasks replaces the spec's tasks for this method when not nil (a
+	// model that a spec poses another task than the others).
+	Tasks []string `json:"tasks,omitempty"`
+}
+
+// TasksOf returns the tasks that s runs method m on: m's own when it
+// lists any, the spec's otherwise.
+func (s *Spec) TasksOf(m Method) []string {
+	if m.Tasks != nil {
+		return m.Tasks
+	}
+	return s.Tasks
 }
 
 // VariantParam is the run column, and the key in Config.Params, of a
