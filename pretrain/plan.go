@@ -34,9 +34,10 @@ type Plan struct {
 	// its colour and shape (datasets.SceneObjectClasses more classes after
 	// the ten fashion classes). Without it the encoder sees only
 	// grey-scale Fashion-MNIST items, is frozen after stage 1, and the
-	// scenes' colours and shapes barely reach the language model (a
-	// fine-tuned base answers shapes-vqa's colour, shape and counting by
-	// colour or shape questions at their majority answer; docs/dualpriv.md).
+	// scenes' colours and shapes barely reach the language model (fine-tuned
+	// on shapes-vqa, the small base answers its colour questions and its
+	// counts by colour or shape with their majority answers, while it
+	// counts objects correctly; docs/dualpriv.md).
 	// LLaVA's encoder, CLIP, was trained on images of every kind. Options.Scenes
 	// sets it to half of VisionBatch; the presets leave it 0.
 	VisionScenes int `json:"vision_scenes,omitempty"`
