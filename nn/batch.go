@@ -527,19 +527,21 @@ func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid
 // after attention on those rows only, as lossBatch does. With loss, a
 // sequence that marks its first token is an error.
 func (m *TinyMLLM) forwardRows(t *Tape, batch []Sequence, vc *VisualCache, loss bool) (hid *Node, off []int, pos [][]int, keep *rowKeep, targets []int, err error) {
-	if sh := t.share; sh != nil {
-		// A tape of MeanLosses with a PassShare (passshare.go): the
-		// language model's first block reads t.share, nothing after it.
-		defer func() { t.share = nil }()
-		if !sh.fill {
-			g := sh.g
-			rows := g.off[len(g.off)-1]
-			x := t.nodeOver([]int{rows, len(g.x) / rows})
-			keepOrCopy(false, &g.x, x.Value.Data)
-			t.setRows(g.off, 0)
-			hid, _ = m.LM.forward(t, x, g.off, &g.keep, -1, nil)
-			return hid, g.off, g.pos, &g.keep, g.targets, nil
-		}
+	// On a tape of MeanLosses with a PassShare (passshare.go), only the
+	// language model's first block may read t.share: it is set during
+	// m.LM.forward alone (not while the vision encoder runs).
+	sh := t.share
+	t.share = nil
+	if sh != nil && !sh.fill {
+		g := sh.g
+		rows := g.off[len(g.off)-1]
+		x := t.nodeOver([]int{rows, len(g.x) / rows})
+		keepOrCopy(false, &g.x, x.Value.Data)
+		t.setRows(g.off, 0)
+		t.share = sh
+		hid, _ = m.LM.forward(t, x, g.off, &g.keep, -1, nil)
+		t.share = nil
+		return hid, g.off, g.pos, &g.keep, g.targets, nil
 	}
 	for i := range batch {
 		if err := m.Check(&batch[i]); err != nil {
@@ -591,12 +593,14 @@ func (m *TinyMLLM) forwardRows(t *Tape, batch []Sequence, vc *VisualCache, loss 
 		h = m.steerHooks(nil, from, end)
 	}
 	x := t.Concat(xs...)
-	if sh := t.share; sh != nil && keep != nil {
+	if sh != nil && keep != nil {
 		g := sh.g
 		keepOrCopy(true, &g.x, x.Value.Data)
 		g.off, g.pos, g.targets = append(g.off[:0], off...), append(g.pos[:0], pos...), append(g.targets[:0], targets...)
 		g.keep.rows, g.keep.off = append(g.keep.rows[:0], keep.rows...), append(g.keep.off[:0], keep.off...)
+		t.share = sh
 	}
 	hid, _ = m.LM.forward(t, x, off, keep, -1, h)
+	t.share = nil
 	return hid, off, pos, keep, targets, nil
 }
