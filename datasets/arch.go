@@ -9,14 +9,15 @@ package datasets
 // federated image + caption classification to the fusion classifier. A
 // test ties it to the task registry and to each task's Generative flag.
 var taskArch = map[string]string{
-	"fashion-vqa":  "tinymllm",
-	"shapes-vqa":   "tinymllm",
-	"records":      "tinymllm",
-	"records-e2e":  "tinymllm",
-	"records-echr": "tinymllm",
-	"icl":          "tinymllm",
-	"fashion-cls":  "vit",
-	"fl-mm":        "fusion",
+	"fashion-vqa":   "tinymllm",
+	"shapes-vqa":    "tinymllm",
+	"records":       "tinymllm",
+	"records-e2e":   "tinymllm",
+	"records-echr":  "tinymllm",
+	"icl":           "tinymllm",
+	"fashion-cls":   "vit",
+	"fashion-upper": "vit",
+	"fl-mm":         "fusion",
 }
 
 // Arch returns the architecture of the model that task is posed to

@@ -214,14 +214,15 @@ func (b *buildCtx) rng(task, purpose string) *rand.Rand {
 }
 
 var tasks = map[string]builder{
-	"fashion-vqa":  buildFashionVQA,
-	"fashion-cls":  buildFashionCls,
-	"shapes-vqa":   buildShapesVQA,
-	"records":      buildRecords,
-	"records-e2e":  buildRecordsKind("e2e"),
-	"records-echr": buildRecordsKind("echr"),
-	"icl":          buildICL,
-	"fl-mm":        buildFLMM,
+	"fashion-vqa":   buildFashionVQA,
+	"fashion-cls":   buildFashionCls,
+	"fashion-upper": buildFashionUpper,
+	"shapes-vqa":    buildShapesVQA,
+	"records":       buildRecords,
+	"records-e2e":   buildRecordsKind("e2e"),
+	"records-echr":  buildRecordsKind("echr"),
+	"icl":           buildICL,
+	"fl-mm":         buildFLMM,
 }
 
 // Tasks returns the task names, sorted.

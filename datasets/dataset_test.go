@@ -714,7 +714,7 @@ func TestBuildErrors(t *testing.T) {
 		opt  *Options
 		want string
 	}{
-		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-cls-lira, fashion-cls-tune, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fashion-vqa-tune-lira, fl-mm, fl-mm-tune, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune, shapes-vqa-tune-lira`},
+		{"nope", nil, `unknown task "nope": want one of fashion-cls, fashion-cls-lira, fashion-cls-tune, fashion-upper, fashion-upper-tune, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fashion-vqa-tune-lira, fl-mm, fl-mm-tune, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune, shapes-vqa-tune-lira`},
 		{"records", &Options{Scale: "huge"}, `unknown scale "huge": want one of smoke, small, full`},
 		{"fl-mm", &Options{Alpha: -1}, "alpha is -1"},
 		{"fl-mm", &Options{Alpha: math.Inf(1)}, "alpha is +Inf"},
@@ -778,7 +778,7 @@ func TestFullRelease(t *testing.T) {
 // public data is another seed's private data.
 func TestPublicRoles(t *testing.T) {
 	t.Parallel()
-	for _, task := range []string{"fashion-vqa", "fashion-cls", "icl", "fl-mm", "shapes-vqa"} {
+	for _, task := range []string{"fashion-vqa", "fashion-cls", "fashion-upper", "icl", "fl-mm", "shapes-vqa"} {
 		d := smoke(t, task, 0)
 		for _, split := range SplitNames {
 			for _, ex := range d.Split(split) {

@@ -29,6 +29,9 @@
 //     (colour, shape, count, position), a GQA stand-in.
 //   - fashion-cls: fine-label classification; the public split has coarse
 //     labels (SPARTA's public pretraining → private fine-tuning).
+//   - fashion-upper: the fine label among the four upper-body garments,
+//     which the public coarse labels merge into one (SPARTA's second
+//     fine-tuning task; fashion-cls's public split).
 //   - records: Echr-like case sentences and E2E-like data-to-text pairs with
 //     exact PII spans (Rap-FT's perplexity, extraction and reconstruction).
 //     Names come from private lists disjoint from the public ones the base

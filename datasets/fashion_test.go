@@ -9,6 +9,7 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -214,5 +215,69 @@ func TestShade(t *testing.T) {
 	img[1] = 45 // (255+45)/2/255 ≈ 0.588 < 0.59
 	if got := Shade(img); got != "dark" {
 		t.Errorf("ink mean 0.588: got %s, want dark", got)
+	}
+}
+
+// TestFashionUpper checks fashion-upper against fashion-cls, built
+// independently: its public split is fashion-cls's (the same images and
+// coarse labels, so the same base pretraining); its private, holdout and
+// test examples are private-side images of the four upper-body garments,
+// each labelled with its fine label's position in FashionUpper (the
+// label read back from the pool), all in the one coarse category; the
+// splits have upperSizes' sizes at smoke and small (the embedded subset's
+// 1947 private-side upper-body images bound small); canary labels are
+// among the four classes.
+func TestFashionUpper(t *testing.T) {
+	t.Parallel()
+	f, err := LoadFashion("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := make(map[string]uint8, f.Len())
+	for i := range f.Len() {
+		label[fashionItem(f, i)] = f.Labels[i]
+	}
+	d, cls := smoke(t, "fashion-upper", 0), smoke(t, "fashion-cls", 0)
+	if want := []string{"tshirt", "pullover", "coat", "shirt"}; !slices.Equal(d.Classes, want) || !slices.Equal(d.PublicClasses, FashionCoarse) {
+		t.Fatalf("classes %v, public classes %v; want %v and %v", d.Classes, d.PublicClasses, want, FashionCoarse)
+	}
+	if len(d.Public) != len(cls.Public) {
+		t.Fatalf("public split has %d examples, fashion-cls's %d", len(d.Public), len(cls.Public))
+	}
+	for i, ex := range d.Public {
+		if c := cls.Public[i]; !slices.Equal(ex.Items, c.Items) || ex.Label != c.Label {
+			t.Fatalf("public %d: %v label %d, fashion-cls has %v label %d", i, ex.Items, ex.Label, c.Items, c.Label)
+		}
+	}
+	sz := upperSizes[Smoke]
+	if len(d.Holdout) != sz.Holdout || len(d.Test) != sz.Test {
+		t.Fatalf("holdout, test have %d, %d examples, want %d, %d", len(d.Holdout), len(d.Test), sz.Holdout, sz.Test)
+	}
+	regular := 0
+	for _, split := range privateSide {
+		for _, ex := range d.Split(split) {
+			if ex.Canary >= 0 {
+				if ex.Label < 0 || ex.Label >= 4 {
+					t.Fatalf("%s: canary label %d", ex.ID, ex.Label)
+				}
+				continue
+			}
+			if split == "private" {
+				regular++
+			}
+			fine, ok := label[ex.Items[0]]
+			if !ok {
+				t.Fatalf("%s: item %s not in the pool", ex.ID, ex.Items[0])
+			}
+			if ex.Label < 0 || ex.Label >= 4 || FashionUpper[ex.Label] != int(fine) || FashionCoarseOf[fine] != 0 {
+				t.Fatalf("%s: label %d for fine label %d (%s)", ex.ID, ex.Label, fine, FashionClasses[fine])
+			}
+		}
+	}
+	if regular != sz.Private {
+		t.Errorf("private split has %d regular examples, want %d", regular, sz.Private)
+	}
+	if _, err := Build("fashion-upper", &Options{Scale: Small}); err != nil {
+		t.Errorf("small: %v", err)
 	}
 }

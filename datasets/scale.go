@@ -101,6 +101,8 @@ func TaskSizes(task string, scale Scale) (Sizes, error) {
 		return recordSizes[scale], nil
 	case "icl":
 		return episodeSizes[scale], nil
+	case "fashion-upper":
+		return upperSizes[scale], nil
 	}
 	return imageSizes[scale], nil
 }
@@ -120,7 +122,7 @@ func PrivateSize(task string, scale Scale) (int, bool) {
 		return 0, false
 	}
 	if strings.HasSuffix(task, TuneSuffix) {
-		return tuneSizes[scale].Train, true
+		return tuneSizeOf(task, scale).Train, true
 	}
 	n := sz.Private
 	for _, r := range CanaryRepetitions {

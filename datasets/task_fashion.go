@@ -6,6 +6,7 @@ package datasets
 
 import (
 	"math/rand/v2"
+	"slices"
 )
 
 // ShadeThreshold separates "light" from "dark" Fashion-MNIST items: the mean
@@ -154,6 +155,72 @@ func buildFashionCls(d *Dataset, b *buildCtx) error {
 		return err
 	}
 	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) { return labelCanary(rng, len(FashionClasses)), nil })
+	return nil
+}
+
+// FashionUpper are the fine labels of fashion-upper, in its label order:
+// the four upper-body garments (T-shirt, pullover, coat, shirt), which
+// the public coarse labels merge into one category ("upper").
+var FashionUpper = []int{0, 2, 4, 6}
+
+// fashionUpperIndex returns the position in FashionUpper of fine label l,
+// or -1 when l is not an upper-body garment.
+func fashionUpperIndex(l uint8) int { return slices.Index(FashionUpper, int(l)) }
+
+// upperSizes are the split sizes of fashion-upper: the public split is
+// fashion-cls's; private, holdout and test hold private-side images of
+// the four upper-body garments only, about 40% of the private side (1947
+// images in the embedded subset, which bounds small).
+var upperSizes = map[Scale]Sizes{
+	Smoke: {512, 512, 256, 256, 1},
+	Small: {2000, 1000, 400, 400, 4},
+	Full:  {20000, 8000, 4000, 4000, 16},
+}
+
+// buildFashionUpper builds fashion-upper, the second fine-tuning task of
+// SPARTA's transfer setting: the fine label among the four upper-body
+// garments (FashionUpper; label i is FashionUpper[i]), after public
+// pretraining on the coarse labels that put all four in one category. Its
+// public split is fashion-cls's (the same images, order and coarse
+// labels: the base models are pretrained on that split), so the public
+// features cannot separate its classes, unlike fashion-cls's, whose ten
+// fine labels the coarse categories already split in part. The private
+// side is fashion-cls's random order with the other garments left out.
+// Canaries are noise images with random labels among the four.
+func buildFashionUpper(d *Dataset, b *buildCtx) error {
+	const base = "fashion-cls"
+	b.sizes = upperSizes[d.Scale]
+	f, err := b.fashionPool(d.Task)
+	if err != nil {
+		return err
+	}
+	d.Source, d.PoolImages = f.Source, f.Len()
+	d.Classes, d.PublicClasses = make([]string, len(FashionUpper)), FashionCoarse
+	for i, l := range FashionUpper {
+		d.Classes[i] = FashionClasses[l]
+	}
+	pub, all := fashionRoles(f, b.rng(base, "split"))
+	var priv []int
+	for _, idx := range all {
+		if fashionUpperIndex(f.Labels[idx]) >= 0 {
+			priv = append(priv, idx)
+		}
+	}
+	err = b.buildPoolSplits(d, d.Task, f, pub, priv, func(split string, i, idx int) Example {
+		ex := newExample(exampleID(d.Task, split, i))
+		ex.Items = []string{fashionItem(f, idx)}
+		ex.Images = [][]float32{b.image(f, idx)}
+		ex.Label = fashionUpperIndex(f.Labels[idx])
+		if split == "public" {
+			ex.Label = FashionCoarseOf[f.Labels[idx]]
+		}
+		ex.Kind = "image"
+		return ex
+	})
+	if err != nil {
+		return err
+	}
+	b.addCanaries(d, func(rng *rand.Rand) (Example, []int) { return labelCanary(rng, len(FashionUpper)), nil })
 	return nil
 }
 

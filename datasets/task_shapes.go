@@ -7,6 +7,7 @@ package datasets
 import (
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
 
@@ -238,4 +239,52 @@ func isPublicKey(key string) bool {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	return h.Sum64()%5 < 2
+}
+
+// SceneObjectClasses is the number of object classes SceneCells reports:
+// one per colour and shape.
+var SceneObjectClasses = len(shapeColours) * len(shapeKinds)
+
+// SceneCells parses the item key of a shapes-vqa scene ("shapes:" and the
+// four cells' contents, as Example.Items holds it) into the object class
+// of each cell, colour·(number of shapes) + shape, -1 for an empty cell.
+// ok is false when key is not a scene key.
+func SceneCells(key string) (cells [4]int, ok bool) {
+	rest, found := strings.CutPrefix(key, "shapes:")
+	parts := strings.Split(rest, ",")
+	if !found || len(parts) != len(cells) {
+		return cells, false
+	}
+	for i, p := range parts {
+		cells[i] = -1
+		if p == "-" {
+			continue
+		}
+		col, kin, found := strings.Cut(p, ".")
+		c, k := slices.Index(shapeColours, col), slices.Index(shapeKinds, kin)
+		if !found || c < 0 || k < 0 {
+			return cells, false
+		}
+		cells[i] = c*len(shapeKinds) + k
+	}
+	return cells, true
+}
+
+// CellImage returns a copy of the rendered scene img with every pixel
+// outside cell (0 top left … 3 bottom right, the 14×14 quadrants of the
+// image) set to the background: the scene's object in that cell alone.
+// Objects lie inside their cells (centres within 1.5 pixels of the cell's
+// centre, radius at most 5.5), so the copy is the scene rendered with that
+// object only.
+func CellImage(img []float32, cell int) []float32 {
+	const plane, half = ImageSize * ImageSize, ImageSize / 2
+	out := make([]float32, len(img))
+	x0, y0 := (cell%2)*half, (cell/2)*half
+	for c := range len(img) / plane {
+		for y := y0; y < y0+half; y++ {
+			i := c*plane + y*ImageSize
+			copy(out[i+x0:i+x0+half], img[i+x0:i+x0+half])
+		}
+	}
+	return out
 }

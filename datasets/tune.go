@@ -39,21 +39,44 @@ const TuneSuffix = "-tune"
 // as many steps), Holdout non-members and Validation examples in the test
 // split. At smoke and small the embedded Fashion-MNIST subset has 3233
 // public images, 404 of them held out of pretraining.
-var tuneSizes = map[Scale]struct{ Train, Holdout, Validation int }{
+var tuneSizes = map[Scale]tuneSize{
 	Smoke: {256, 256, 256},
 	Small: {2000, 500, 400},
 	Full:  {20000, 4000, 3000},
 }
 
+// tuneSize are the split sizes of a -tune variant.
+type tuneSize struct{ Train, Holdout, Validation int }
+
+// upperTuneSizes are fashion-upper-tune's: the embedded subset has 1253
+// public images of upper-body garments, 149 of them held out of
+// pretraining, which bound smoke and small; Train is fashion-upper's
+// private size at small, so an epoch takes as many steps.
+var upperTuneSizes = map[Scale]tuneSize{
+	Smoke: {512, 128, 128},
+	Small: {1000, 100, 140},
+	Full:  {8000, 1500, 1200},
+}
+
+// tuneSizeOf returns the split sizes of the -tune task at scale.
+func tuneSizeOf(task string, scale Scale) tuneSize {
+	if task == "fashion-upper"+TuneSuffix {
+		return upperTuneSizes[scale]
+	}
+	return tuneSizes[scale]
+}
+
 // The tuning variants: fashion-vqa-tune and shapes-vqa-tune pose the
 // private task's questions about public items only, and fashion-cls-tune
-// asks for the fine labels of public images, so hyperparameters are chosen
+// and fashion-upper-tune ask for the fine labels of public images, so hyperparameters are chosen
 // on public data (no privacy cost, and the test split is never looked at).
 func init() {
 	tasks["fashion-vqa"+TuneSuffix] = tuneBuilder("fashion-vqa", tuneFashion)
 	tasks["shapes-vqa"+TuneSuffix] = tuneBuilder("shapes-vqa", tuneShapes)
 	tasks["fashion-cls"+TuneSuffix] = tuneBuilder("fashion-cls", tuneFashionCls)
 	taskArch["fashion-cls"+TuneSuffix] = taskArch["fashion-cls"]
+	tasks["fashion-upper"+TuneSuffix] = tuneBuilder("fashion-upper", tuneFashionUpper)
+	taskArch["fashion-upper"+TuneSuffix] = taskArch["fashion-upper"]
 	for _, base := range []string{"fashion-vqa", "shapes-vqa"} {
 		tune := base + TuneSuffix
 		taskArch[tune] = taskArch[base]
@@ -112,7 +135,7 @@ func tuneBuilder(base string, pose tunePoser) builder {
 // held-out status heldOut goes to, given the numbers of examples built so
 // far, or "" when its split is full.
 func tuneSplit(d *Dataset, heldOut bool) string {
-	sz := tuneSizes[d.Scale]
+	sz := tuneSizeOf(d.Task, d.Scale)
 	switch {
 	case heldOut && len(d.Test) < sz.Validation:
 		return "test"
@@ -128,7 +151,7 @@ func tuneSplit(d *Dataset, heldOut bool) string {
 
 // tuneFull reports whether every -tune split of d is full.
 func tuneFull(d *Dataset) bool {
-	sz := tuneSizes[d.Scale]
+	sz := tuneSizeOf(d.Task, d.Scale)
 	return len(d.Test) == sz.Validation && len(d.Private) == sz.Train && len(d.Holdout) == sz.Holdout
 }
 
@@ -170,16 +193,36 @@ func tuneFashionCls(d *Dataset, b *buildCtx, task string) error {
 	})
 }
 
+// tuneFashionUpper poses fashion-upper's private task, the fine label
+// among the four upper-body garments, about the public Fashion-MNIST
+// images of those garments (the base trained on them with the one coarse
+// label "upper"), taken in a random order.
+func tuneFashionUpper(d *Dataset, b *buildCtx, task string) error {
+	return tuneFashionImagesOf(d, b, task, func(l uint8) bool { return fashionUpperIndex(l) >= 0 }, func(ex *Example, f *Fashion, idx int) {
+		ex.Label = fashionUpperIndex(f.Labels[idx])
+		ex.Kind = "image"
+	})
+}
+
 // tuneFashionImages fills the -tune splits of d with the public
 // Fashion-MNIST images of the pool, in the base task's random public
 // order, each example's image set and the rest posed by pose.
 func tuneFashionImages(d *Dataset, b *buildCtx, task string, pose func(ex *Example, f *Fashion, idx int)) error {
+	return tuneFashionImagesOf(d, b, task, func(uint8) bool { return true }, pose)
+}
+
+// tuneFashionImagesOf is tuneFashionImages over the public images whose
+// fine label keep accepts.
+func tuneFashionImagesOf(d *Dataset, b *buildCtx, task string, keep func(label uint8) bool, pose func(ex *Example, f *Fashion, idx int)) error {
 	f, err := b.fashionPool(task)
 	if err != nil {
 		return err
 	}
 	pub, _ := fashionRoles(f, b.rng(task, "split"))
 	for _, idx := range pub {
+		if !keep(f.Labels[idx]) {
+			continue
+		}
 		if tuneAdd(d, task, fashionItem(f, idx), func(ex *Example) {
 			ex.Images = [][]float32{b.image(f, idx)}
 			pose(ex, f, idx)
@@ -187,7 +230,7 @@ func tuneFashionImages(d *Dataset, b *buildCtx, task string, pose func(ex *Examp
 			return nil
 		}
 	}
-	sz := tuneSizes[d.Scale]
+	sz := tuneSizeOf(task, d.Scale)
 	return fmt.Errorf("datasets: %s at scale %s needs %d public Fashion-MNIST images held out of pretraining and %d others, the %s pool has too few (%d validation, %d train, %d holdout built)%s",
 		task, d.Scale, sz.Validation, sz.Train+sz.Holdout, f.Source, len(d.Test), len(d.Private), len(d.Holdout), fullHint(f))
 }

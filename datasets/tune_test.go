@@ -82,14 +82,14 @@ func publicItem(t *testing.T, it string) bool {
 // of pretraining and the others are not; the three splits share no item,
 // and none with the base task's private, holdout or test splits at any of
 // three seeds; the questions are the private task's (every kind of the
-// base's private split appears); sizes are tuneSizes'; there are no
+// base's private split appears); sizes are tuneSizeOf's; there are no
 // canaries; and the public split is the base's.
 func TestTuneVariant(t *testing.T) {
 	t.Parallel()
-	for _, base := range []string{"fashion-vqa", "shapes-vqa", "fashion-cls"} {
+	for _, base := range []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "fashion-upper"} {
 		task := base + TuneSuffix
 		d := smoke(t, task, 0)
-		sz := tuneSizes[Smoke]
+		sz := tuneSizeOf(task, Smoke)
 		if got := []int{len(d.Private), len(d.Holdout), len(d.Test), len(d.Canaries)}; !slices.Equal(got, []int{sz.Train, sz.Holdout, sz.Validation, 0}) {
 			t.Fatalf("%s: private, holdout, test, canaries %v, want %v and no canaries", task, got, sz)
 		}

@@ -29,6 +29,7 @@ import (
 //	    expect: greater                  # greater, less, or {value: V, tolerance: T}
 //	    min_seeds: 3                     # default 2
 //	    test: auto                       # auto (paired when the seeds match), paired, welch or exact
+//	    scale: log                       # compare log(metric): the effect is log(a/b), a ratio
 //	    min_effect: 1                    # the effect the power is computed at, without paper values
 //	    required: true                   # a FAIL makes repro verify exit non-zero
 //	    source: "Dual-Priv Table 1"
@@ -100,6 +101,12 @@ type Claim struct {
 	// compared as they are, seed by seed, for a metric that does not
 	// depend on training noise). Default auto.
 	Test string `json:"test"`
+	// Scale is "" (the metric as it is) or "log": the claim compares the
+	// natural log of the metric, so the effect mean(log A) − mean(log B)
+	// is the log of a ratio (paired: the mean of log(a/b) over seeds),
+	// and the paper's values give the paper's ratio A/B. For a metric
+	// whose changes are relative, such as a time.
+	Scale string `json:"scale,omitempty"`
 	// Required claims make repro verify fail when they FAIL.
 	Required bool `json:"required,omitempty"`
 	// Source names where the paper makes the claim (section, table).
@@ -218,6 +225,15 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 			}
 			if !has(claimTests, c.Test) {
 				return d.errorf(v, "claim test must be one of %s, not %q", strings.Join(claimTests, ", "), c.Test)
+			}
+			return nil
+		},
+		"scale": func(v *yaml.Node) error {
+			if err := d.str(v, "claim scale", &c.Scale); err != nil {
+				return err
+			}
+			if c.Scale != "log" {
+				return d.errorf(v, "claim scale must be log (or left out), not %q", c.Scale)
 			}
 			return nil
 		},

@@ -106,6 +106,15 @@ func TestParseClaims(t *testing.T) {
 	if b, err := json.Marshal(inter.Claims[0].Paper); err != nil || string(b) != `[{"a":82.52,"b":81.54,"a2":60,"b2":59.5}]` {
 		t.Errorf("json.Marshal(interaction paper) = %s, %v", b, err)
 	}
+	// scale: log is kept.
+	logSrc := strings.Replace(claimsBase, "    test: welch\n", "    test: welch\n    scale: log\n", 1)
+	logSpec, err := Parse("t.yaml", []byte(logSrc), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if got := logSpec.Claims[1].Scale; got != "log" {
+		t.Errorf("scale %q, want log", got)
+	}
 	// The claims marshal to JSON, the NaN left out.
 	b, err := json.Marshal(s.Claims)
 	if err != nil || !strings.Contains(string(b), `"paper":[{"a":81}]`) {
@@ -130,6 +139,7 @@ func TestParseClaimErrors(t *testing.T) {
 		{"min seeds", "min_seeds: 3", "min_seeds: 1", 28, "min_seeds must be an integer in [2, 1000]"},
 		{"test", "test: welch", "test: wilcoxon", 37, "claim test must be one of"},
 		{"paired without b", "test: welch", "test: paired", 33, "a paired test needs b"},
+		{"scale", "test: welch", "test: welch\n    scale: ln", 38, "claim scale must be log"},
 		{"each in selector", "each: [task]", "each: [method]", 21, "method is both in each and a selector"},
 		{"paper at", "{at: {task: fashion-vqa}, a: 82.52", "{at: {method: dpsgd}, a: 82.52", 32, "paper at must name each column"},
 		{"paper b", ", a: 82.52, b: 81.54}", ", a: 82.52}", 32, "paper b is given exactly when the claim has b"},

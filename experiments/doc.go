@@ -16,8 +16,8 @@
 //     unknown key, a value of the wrong type or out of range is a
 //     [*SyntaxError] naming the file and line.
 //  2. [Spec.Expand] turns the spec into the fully resolved [Config] of
-//     every run: methods × tasks × the sweep's cartesian product (with
-//     `zip` groups for paired values).
+//     every run: methods × tasks (a method's own, else the spec's) × the
+//     sweep's cartesian product (with `zip` groups for paired values).
 //  3. [Config.ID] hashes a config together with the run's [Inputs] (the
 //     data fingerprint and base checkpoint hash) into the run id.
 //
@@ -36,6 +36,9 @@
 //	  - name: dpsgd                   # the same method again needs a variant:
 //	    variant: rank-4               # a label, the run column variant
 //	    params: {lora_rank: 4}
+//	  - name: dpsgd
+//	    variant: shapes-only
+//	    tasks: [shapes-vqa]           # replaces the spec's tasks for this method
 //	params: {lr: 0.001}               # fixed hyperparameters of every method
 //	sweep:                            # cartesian product over the axes
 //	  epsilon: [1, 3, 8, inf]         # ε > 0 or inf; default [inf]

@@ -133,7 +133,7 @@ func (c *Config) String() string {
 }
 
 // Expand returns the config of every run of s: for each method (in spec
-// order) and task, the cartesian product of the sweep's axes (in [Axes]
+// order) and task (the method's own, else the spec's), the cartesian product of the sweep's axes (in [Axes]
 // order, the last varying fastest) and zip groups (in spec order, after
 // the axes). An axis the spec does not sweep takes its default: epsilon
 // [inf], seed [1].
@@ -141,7 +141,7 @@ func (s *Spec) Expand() []Config {
 	var out []Config
 	for _, m := range s.Methods {
 		dims := s.dims(m)
-		for _, task := range s.Tasks {
+		for _, task := range s.TasksOf(m) {
 			idx := make([]int, len(dims))
 			for {
 				c := Config{
@@ -212,7 +212,7 @@ const MaxRuns = 100_000
 func (s *Spec) count() int {
 	n := 0
 	for _, m := range s.Methods {
-		per := len(s.Tasks)
+		per := len(s.TasksOf(m))
 		for _, d := range s.dims(m) {
 			per *= len(d)
 			if per > MaxRuns {

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,5 +245,41 @@ func TestMembershipViews(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMethodTasks checks a method's own tasks: its runs are on those
+// tasks only, the other methods' on the spec's, the count agrees with
+// Expand, an unknown task is an error at its line, and a task of another
+// architecture is an error at the method's entry.
+func TestMethodTasks(t *testing.T) {
+	src := strings.Replace(base, "    params: {lora_rank: 8}\n", "    params: {lora_rank: 8}\n    tasks: [shapes-vqa, records]\n", 1)
+	s, err := Parse("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range s.Expand() {
+		if !slices.Contains(got[c.Method], c.Task) {
+			got[c.Method] = append(got[c.Method], c.Task)
+		}
+	}
+	want := map[string][]string{"nonprivate": {"fashion-vqa"}, "dpsgd": {"shapes-vqa", "records"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tasks by method (-want +got):\n%s", diff)
+	}
+	// nonprivate: 1 task × 2 seeds; dpsgd: 2 tasks × 3 ε × 2 seeds.
+	if n := len(s.Expand()); n != 2+12 || s.count() != n {
+		t.Errorf("Expand gives %d runs, count %d, want 14", n, s.count())
+	}
+	bad := strings.Replace(src, "tasks: [shapes-vqa, records]", "tasks: [shapes-vqa, cifar]", 1)
+	if _, err := Parse("t.yaml", []byte(bad), nil); err == nil || !strings.HasPrefix(err.Error(), `t.yaml:11: unknown task "cifar"`) {
+		t.Errorf("unknown method task: got %v", err)
+	}
+	names := withParams(map[string][]string{"dpsgd": {"lr", "peft", "lora_rank"}, "nonprivate": {"lr", "peft"}, "dpzo": {"lr", "peft", "lora_rank"}})
+	mixed := strings.Replace(src, "  - name: dpsgd\n", "  - name: dpzo\n", 1)
+	mixed = strings.Replace(mixed, "tasks: [shapes-vqa, records]", "tasks: [fashion-cls]", 1)
+	if _, err := Parse("t.yaml", []byte(mixed), &Options{Names: names}); err == nil || !strings.HasPrefix(err.Error(), "t.yaml:9: method dpzo fine-tunes a tinymllm") {
+		t.Errorf("method task of another architecture: got %v", err)
 	}
 }

@@ -20,7 +20,7 @@ func init() {
 	RegisterNames(func() *Names {
 		return &Names{
 			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv", "rapft", "dpmtv", "mtv", "zeroshot", "fewshot", "fedavg", "secmmfl", "ldpfed", "nbafl", "ldpfl", "fedmm-dp", "sparta"},
-			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm", "fl-mm-tune", "fashion-cls-tune", "fashion-cls-lira", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira", "shapes-vqa-tune", "fashion-vqa-tune", "shapes-vqa-tune-lira", "fashion-vqa-tune-lira"},
+			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm", "fl-mm-tune", "fashion-cls-tune", "fashion-cls-lira", "fashion-upper", "fashion-upper-tune", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira", "shapes-vqa-tune", "fashion-vqa-tune", "shapes-vqa-tune-lira", "fashion-vqa-tune-lira"},
 			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia", "exposure", "pii-extraction", "pii-reconstruction", "gia", "gia-upload", "mean-audit"},
 			Scales:  []string{"smoke", "small", "full"},
 			// The options of maxrenyi-mia and mink-mia as package

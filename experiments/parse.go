@@ -757,6 +757,10 @@ func (d *decoder) method(n *yaml.Node, s *Spec) (Method, error) {
 			}
 			return err
 		},
+		"tasks": func(v *yaml.Node) (err error) {
+			m.Tasks, err = d.nameList(v, "task", d.names.Tasks, false)
+			return err
+		},
 	}, "name")
 	if err != nil {
 		return m, err
@@ -1003,9 +1007,13 @@ func (d *decoder) checkMethods(s *Spec, at func(string) *yaml.Node) error {
 			return err
 		}
 		if d.names.Compatible != nil {
-			for _, t := range s.Tasks {
+			where := at("tasks")
+			if m.Tasks != nil {
+				where = at(fmt.Sprint("methods.", i))
+			}
+			for _, t := range s.TasksOf(m) {
 				if err := d.names.Compatible(m.Name, t); err != nil {
-					return d.errorf(at("tasks"), "%v", err)
+					return d.errorf(where, "%v", err)
 				}
 			}
 		}
@@ -1025,7 +1033,7 @@ func (d *decoder) checkData(s *Spec, m Method, at func(string) *yaml.Node, mn *y
 		return nil
 	}
 	check := func(n *yaml.Node, name string, v any) error {
-		for _, t := range s.Tasks {
+		for _, t := range s.TasksOf(m) {
 			if err := d.names.CheckData(m.Name, t, s.Scale, name, v); err != nil {
 				return d.errorf(n, "task %s at %s scale: %s: %v", t, s.Scale, name, err)
 			}

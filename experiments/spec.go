@@ -53,6 +53,18 @@ type Method struct {
 	// Sweep replaces the spec's sweep axes of the same name for this
 	// method (for example `epsilon: [inf]` for the non-private baseline).
 	Sweep Sweep `json:"sweep,omitzero"`
+	// Tasks replaces the spec's tasks for this method when not nil (a
+	// model that a spec poses another task than the others).
+	Tasks []string `json:"tasks,omitempty"`
+}
+
+// TasksOf returns the tasks that s runs method m on: m's own when it
+// lists any, the spec's otherwise.
+func (s *Spec) TasksOf(m Method) []string {
+	if m.Tasks != nil {
+		return m.Tasks
+	}
+	return s.Tasks
 }
 
 // VariantParam is the run column, and the key in Config.Params, of a
@@ -77,7 +89,11 @@ var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout"}
 // resolving the method's hyperparameters; specs sweep them as axes, as
 // they do DataParams. A run without them has the preset's base, and the
 // id it had.
-var BaseParams = []string{"vision_patch"}
+//
+// vision_scenes (1) selects the scenes variant of the preset's base, whose
+// vision encoder also learnt the colours and shapes of public shapes-vqa
+// scene objects (pretrain.Options.Scenes); 0 or absent, the preset's.
+var BaseParams = []string{"vision_patch", "vision_scenes"}
 
 // InputParam reports whether name is a data or a base param (DataParams,
 // BaseParams): a sweep axis that reaches the run's inputs, not its
@@ -98,6 +114,27 @@ func (c *Config) Patch() int {
 		return v
 	}
 	return 0
+}
+
+// BaseChoice is the pretrained base a run asks for with its base params
+// (BaseParams); the zero value is the preset's base.
+type BaseChoice struct {
+	Patch  int  // vision_patch (Config.Patch)
+	Scenes bool // vision_scenes = 1
+}
+
+// BaseChoice returns the base c's base params (BaseParams) select.
+func (c *Config) BaseChoice() BaseChoice {
+	s := false
+	switch v := c.Params["vision_scenes"].(type) {
+	case int64:
+		s = v == 1
+	case float64:
+		s = v == 1
+	case int:
+		s = v == 1
+	}
+	return BaseChoice{Patch: c.Patch(), Scenes: s}
 }
 
 // TrainHoldout reports whether c's params ask for the chance-level

@@ -258,12 +258,16 @@ func dpzoLoop(job *Job) (*loop, accounting, *ZORelease, error) {
 	var batch []nn.Sequence
 	// The losses run on the batched engine, with the visual tokens of the
 	// training images cached while the encoder and projector are frozen
-	// (no LoRA there): the same bits as one tape per example.
+	// (no LoRA there), and the two passes of a step share what comes
+	// before the first perturbed tensor (nn.PassShare, emptied every
+	// step): the same bits as one tape per example.
 	opts := stepOptions(job)
+	opts.Share = new(nn.PassShare)
 	losses := func(out []float64) error { return m.MeanLosses(l.layout, batch, opts, out) }
 	l.buffers, l.cache = 3, opts.Visual
 	l.update = func(step int, idx []int, g []float32) (stepInfo, error) {
 		batch = gather(batch[:0], train, idx)
+		opts.Share.Reset()
 		s, loss, rep, err := est.step(l.layout, len(batch), losses)
 		if err != nil {
 			return stepInfo{}, err

@@ -79,7 +79,7 @@ func (FedMMDP) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	h := job.Hyper
 	rel := mmRelations["replace-one"]
 	L := run.maxParticipations()
-	sigma, err := modalitySigma(calibrateAccountant, h.Accountant, rel, job.Epsilon, job.Delta, L)
+	sigma, err := modalitySigma(calibrateSplit, h.Accountant, rel, job.Epsilon, job.Delta, L)
 	if err != nil {
 		return nil, err
 	}

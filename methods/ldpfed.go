@@ -73,7 +73,9 @@ func (LDPFed) FineTune(ctx context.Context, job *Job) (*Result, error) {
 // ldpfedLR is LDP-Fed's local learning rate by ε at smoke under the
 // record-level unit, chosen on public data (experiments tune-secmmfl,
 // local_lr ∈ {0.02, 0.05, 0.1, 0.2}, best mean validation accuracy over
-// seeds 1–3; the base's new head 13.2 ± 7.4): at ε = 1, 0.02 (26.2 ± 4.2;
-// 0.05 26.1, 0.1 21.4, 0.2 18.6); at ε = 8, 0.1 (42.7 ± 11.2; 0.02 30.4,
-// 0.05 41.0, 0.2 40.4). ε = ∞ keeps 0.05, not tuned.
-var ldpfedLR = PerEpsilon{{1, 0.02}, {8, 0.1}, {math.Inf(1), 0.05}}
+// seeds 1–3; the base's new head 13.2 ± 7.4): at ε = 1, with the joint
+// calibration (calibrate = joint), 0.05 (29.7 ± 6.3; 0.02 27.4, 0.1 29.6,
+// 0.2 22.6); at ε = 8, 0.1 (42.7 ± 11.2; 0.02 30.4, 0.05 41.0, 0.2 40.4;
+// chosen under calibrate = split, not re-tuned). ε = ∞ keeps 0.05, not
+// tuned.
+var ldpfedLR = PerEpsilon{{1, 0.05}, {8, 0.1}, {math.Inf(1), 0.05}}

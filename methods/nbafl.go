@@ -103,7 +103,7 @@ func (NbAFL) FineTune(ctx context.Context, job *Job) (*Result, error) {
 	}
 	rel := mmRelations["replace-one"]
 	L := run.maxParticipations()
-	sigmaU, err := modalitySigma(calibrateAccountant, h.Accountant, rel, job.Epsilon, job.Delta, L)
+	sigmaU, err := modalitySigma(calibrateSplit, h.Accountant, rel, job.Epsilon, job.Delta, L)
 	if err != nil {
 		return nil, err
 	}

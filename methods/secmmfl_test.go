@@ -108,8 +108,17 @@ func TestSecMMFLRun(t *testing.T) {
 	if _, ok := v["risk_image_r1"]; ok {
 		t.Error("a risk estimate at round 1 with risk_every = 2")
 	}
-	if b := v["epsilon_basic"]; !(b <= 3*(1+1e-9)) || !(b >= float64(p.Epsilon)) {
-		t.Errorf("basic-composition ε %v, want between the composed ε %v and the target 3", b, p.Epsilon)
+	// calibrate = joint: the composition meets the target within 1%,
+	// each modality's ε alone is below it, and the record lists every
+	// modality's σ of every segment.
+	if !(float64(p.Epsilon) >= 0.99*3) || !(p.SigmaScale > 0 && p.SigmaScale < 1) || len(p.Components) != 4 {
+		t.Errorf("record: ε %v, factor %v, %d components; want ε in [2.97, 3], a factor in (0, 1) and 4 components", p.Epsilon, p.SigmaScale, len(p.Components))
+	}
+	for i, c := range p.Components {
+		r, m := []string{"r0", "r2"}[i/2], mmModalities[i%2]
+		if c.Name != m+"@"+r || c.Sigma != v["sigma_"+m+"_"+r] || !(c.Epsilon < p.Epsilon) {
+			t.Errorf("component %d: %+v; want %s@%s, σ %v, ε alone below the composed %v", i, c, m, r, v["sigma_"+m+"_"+r], p.Epsilon)
+		}
 	}
 	if res.Steps != 3 || v["upload_floats"] != 3*4*float64(len(before)) {
 		t.Errorf("%d rounds, %v floats uploaded; want 3 and %d", res.Steps, v["upload_floats"], 3*4*len(before))

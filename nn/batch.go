@@ -527,6 +527,20 @@ func (m *TinyMLLM) forwardBatch(t *Tape, batch []Sequence, vc *VisualCache) (hid
 // after attention on those rows only, as lossBatch does. With loss, a
 // sequence that marks its first token is an error.
 func (m *TinyMLLM) forwardRows(t *Tape, batch []Sequence, vc *VisualCache, loss bool) (hid *Node, off []int, pos [][]int, keep *rowKeep, targets []int, err error) {
+	if sh := t.share; sh != nil {
+		// A tape of MeanLosses with a PassShare (passshare.go): the
+		// language model's first block reads t.share, nothing after it.
+		defer func() { t.share = nil }()
+		if !sh.fill {
+			g := sh.g
+			rows := g.off[len(g.off)-1]
+			x := t.nodeOver([]int{rows, len(g.x) / rows})
+			keepOrCopy(false, &g.x, x.Value.Data)
+			t.setRows(g.off, 0)
+			hid, _ = m.LM.forward(t, x, g.off, &g.keep, -1, nil)
+			return hid, g.off, g.pos, &g.keep, g.targets, nil
+		}
+	}
 	for i := range batch {
 		if err := m.Check(&batch[i]); err != nil {
 			return nil, nil, nil, nil, nil, fmt.Errorf("sequence %d: %w", i, err)
@@ -576,6 +590,13 @@ func (m *TinyMLLM) forwardRows(t *Tape, batch []Sequence, vc *VisualCache, loss 
 		}
 		h = m.steerHooks(nil, from, end)
 	}
-	hid, _ = m.LM.forward(t, t.Concat(xs...), off, keep, -1, h)
+	x := t.Concat(xs...)
+	if sh := t.share; sh != nil && keep != nil {
+		g := sh.g
+		keepOrCopy(true, &g.x, x.Value.Data)
+		g.off, g.pos, g.targets = append(g.off[:0], off...), append(g.pos[:0], pos...), append(g.targets[:0], targets...)
+		g.keep.rows, g.keep.off = append(g.keep.rows[:0], keep.rows...), append(g.keep.off[:0], keep.off...)
+	}
+	hid, _ = m.LM.forward(t, x, off, keep, -1, h)
 	return hid, off, pos, keep, targets, nil
 }

@@ -34,8 +34,8 @@ func engineShapes(b *testing.B) []engineShape {
 // methods.DPZO does each step: draw a direction z ~ N(0, I) over the
 // trainable coordinates, write θ + φz into the parameters, compute every
 // example's mean loss (TinyMLLM.MeanLosses with the visual-token cache the
-// training loop keeps), the same at θ − φz, restore θ, and take an SGD
-// step along z; dpsgd is BenchmarkAnchor's DP-SGD step (per-sample
+// training loop keeps, and the PassShare it empties every step), the same
+// at θ − φz, restore θ, and take an SGD step along z; dpsgd is BenchmarkAnchor's DP-SGD step (per-sample
 // gradients, clipping, noise, SGD) with the same options as the methods'
 // training loops give both (memory reused, the visual-token cache). The
 // ratio of their CPU times is the goal "a DPZO step ≤ 0.4× a DP-SGD step
@@ -45,7 +45,7 @@ func BenchmarkZOStep(b *testing.B) {
 		m, l, batch := sh.m, sh.l, sh.batch
 		b.Run(sh.name+"/dpzo", func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 3))
-			opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20)}
+			opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20), Share: new(PassShare)}
 			theta := l.Values()
 			z, v := make([]float32, l.Size), make([]float32, l.Size)
 			lp, lm := make([]float64, len(batch)), make([]float64, len(batch))
@@ -55,6 +55,7 @@ func BenchmarkZOStep(b *testing.B) {
 				for j := range z {
 					z[j] = float32(rng.NormFloat64())
 				}
+				opts.Share.Reset()
 				for _, pass := range []struct {
 					f   float32
 					out []float64

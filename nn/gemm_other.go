@@ -16,3 +16,6 @@ func gemmPackT8([]float32, int, []float32, int, int) bool { return false }
 // expShiftVec and geluVec leave all the work to the Go loops here.
 func expShiftVec(dst, src []float32, shift float32) int { return 0 }
 func geluVec(y, d, x []float32) int                     { return 0 }
+
+// expDiffsVec leaves expDiffs to math.Exp.
+func expDiffsVec(dst []float64, src []float32, shift float64) int { return 0 }

@@ -4,7 +4,10 @@
 
 package nn
 
-import "sync"
+import (
+	"math"
+	"sync"
+)
 
 // This file holds the engine's inference path: forward passes without
 // gradients (the losses of zeroth-order training, evaluation, generation
@@ -125,4 +128,84 @@ func (t *Tape) addNorm(x, o *Node, n *LayerNorm) (sum, norm *Node) {
 	}
 	layerNormRows(nd, sd, c, n.G.Data, n.B.Data, n.Eps)
 	return sum, norm
+}
+
+// attentionRows is attention's output at the rows of q, k and v that
+// rows names (absolute rows of the stacked sequences segs, as
+// Tape.attention takes them), on an inference tape: q holds those rows'
+// queries only (len(rows) rows, in the order of rows), k and v every row.
+// Row r of the output is row rows[r] of attention's output, bit for bit
+// (attendRows says why). It returns no probabilities.
+func (t *Tape) attentionRows(q, k, v *Node, rows []int, heads int, causal bool, segs []int) *Node {
+	T, D := k.Value.Rows(), k.Value.Cols()
+	if q.Value.Rows() != len(rows) || q.Value.Cols() != D || v.Value.Rows() != T || v.Value.Cols() != D {
+		panic(errShape)
+	}
+	if heads <= 0 || D%heads != 0 {
+		panic(errHeads)
+	}
+	if segs == nil {
+		segs = []int{0, T}
+	}
+	if segs[len(segs)-1] != T {
+		panic(errShape)
+	}
+	out := t.nodeOver([]int{len(rows), D}, q, k, v)
+	long := 0
+	for s := range len(segs) - 1 {
+		long = max(long, segs[s+1]-segs[s])
+	}
+	p := t.floatsOver(len(rows) * long)
+	qd, kd, vd, od := q.Value.Data, k.Value.Data, v.Value.Data, out.Value.Data
+	// Runs of consecutive kept rows in one sequence share the sequence's
+	// keys and values.
+	s := 0
+	for from := 0; from < len(rows); {
+		r := rows[from]
+		if r < 0 || r >= T {
+			panic(errIndex)
+		}
+		for r < segs[s] || r >= segs[s+1] {
+			s = (s + 1) % (len(segs) - 1)
+		}
+		to := from + 1
+		for to < len(rows) && rows[to] >= segs[s] && rows[to] < segs[s+1] {
+			to++
+		}
+		lo, n := segs[s], segs[s+1]-segs[s]
+		attendRows(qd[from*D:], kd[lo*D:], vd[lo*D:], od[from*D:], p[:(to-from)*n], rows[from:to], lo, n, D, heads, causal)
+		from = to
+	}
+	return out
+}
+
+// attendRows is attendForward at some rows of one sequence of n rows
+// (row stride D): qd holds the queries of rows (absolute rows, the
+// sequence's first at lo) one after the other, and row i of od gets
+// attendForward's output at row rows[i]; p is len(rows)·n scratch.
+//
+// The bits are attendForward's. Each score is the product's chain over
+// the dh columns of one query and one key, which does not depend on the
+// other rows of the product; each row's softmax reads its own scores;
+// and the product with the values runs over all n rows of the sequence,
+// the masked ones zero, as attendForward's does.
+func attendRows(qd, kd, vd, od, p []float32, rows []int, lo, n, D, heads int, causal bool) {
+	nq := len(rows)
+	dh := D / heads
+	sc := float32(1 / math.Sqrt(float64(dh)))
+	for h := 0; h < heads; h++ {
+		kernels.Gemm(false, true, nq, n, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, n)
+		for i, r := range rows {
+			row := p[i*n : (i+1)*n]
+			m := n
+			if causal {
+				m = r - lo + 1
+			}
+			softmaxRow32(row[:m])
+			for j := m; j < n; j++ {
+				row[j] = 0
+			}
+		}
+		kernels.Gemm(false, false, nq, dh, n, 1, p, n, vd[h*dh:], D, 0, od[h*dh:], D)
+	}
 }

@@ -98,11 +98,22 @@ func (l *Linear) Forward(t *Tape, x *Node, h *Hooks) *Node {
 	if h != nil {
 		h.observe(l.Name+".in", x)
 	}
+	return l.addLoRA(t, x, l.frozen(t, x), h)
+}
+
+// frozen returns the frozen part of l on the rows of x: x·Wᵀ + b.
+func (l *Linear) frozen(t *Tape, x *Node) *Node {
 	var b *Node
 	if l.B != nil {
 		b = t.Param(l.B)
 	}
-	y := t.Affine(x, t.Param(l.W), b)
+	return t.Affine(x, t.Param(l.W), b)
+}
+
+// addLoRA returns l's output on the rows of x given its frozen part y
+// (Linear.frozen): y plus the scaled LoRA product, when l has LoRA, in
+// place on an inference tape.
+func (l *Linear) addLoRA(t *Tape, x, y *Node, h *Hooks) *Node {
 	if l.LoRAA != nil {
 		u := t.Affine(x, t.Param(l.LoRAA), nil)
 		if h != nil {
@@ -272,15 +283,37 @@ func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool
 	if h != nil {
 		h.observe(b.Name+".in", x)
 	}
-	a := b.LN1.Forward(t, x, h)
-	q, k := b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
+	// The first block of the language model on a tape of MeanLosses with
+	// a PassShare keeps or reads its shared values (t.share; passshare.go).
+	share := t.share != nil && layer == 0
+	var a *Node
+	if share {
+		a = t.shareNorm1(b, x)
+	} else {
+		a = b.LN1.Forward(t, x, h)
+	}
+	if keep != nil && !b.Rotary && t.fusable(h, x) {
+		return b.forwardKept(t, x, a, segs, keep, causal, share), Tensor{}
+	}
+	var q, k *Node
+	if share {
+		q, k = t.shareLinear(b.Q, a, 0), t.shareLinear(b.K, a, 1)
+	} else {
+		q, k = b.Q.Forward(t, a, h), b.K.Forward(t, a, h)
+	}
 	if b.Rotary {
 		q, k = t.rotary(q, b.Heads, segs), t.rotary(k, b.Heads, segs)
 	}
 	if b.Smear != nil {
 		k = t.smearKeys(k, t.Param(b.Smear), b.Heads, segs)
 	}
-	heads, probs := t.attention(q, k, b.V.Forward(t, a, h), b.Heads, causal, segs)
+	var v *Node
+	if share {
+		v = t.shareLinear(b.V, a, 2)
+	} else {
+		v = b.V.Forward(t, a, h)
+	}
+	heads, probs := t.attention(q, k, v, b.Heads, causal, segs)
 	if h != nil && h.Observe != nil {
 		h.Observe(b.Name+".attn.probs", probs)
 		h.Observe(b.Name+".attn.heads", heads.Value)
@@ -310,6 +343,39 @@ func (b *Block) forward(t *Tape, x *Node, segs []int, keep *rowKeep, causal bool
 		m = b.Adapter2.Forward(t, m, h)
 	}
 	return t.Add(x, m), probs
+}
+
+// forwardKept is forward with keep on an inference tape (fusable,
+// without hooks) and without rotary positions, given the first
+// LayerNorm's output a: the queries, and attention, run on the kept rows
+// only (Tape.attentionRows), since nothing reads attention's output at the
+// other rows; keys and values still run on every row. With share, the
+// keys and values are those of a PassShare (Tape.shareLinear). The bits
+// are forward's.
+func (b *Block) forwardKept(t *Tape, x, a *Node, segs []int, keep *rowKeep, causal, share bool) *Node {
+	var k, v *Node
+	if share {
+		k, v = t.shareLinear(b.K, a, 1), t.shareLinear(b.V, a, 2)
+	} else {
+		k, v = b.K.Forward(t, a, nil), b.V.Forward(t, a, nil)
+	}
+	if b.Smear != nil {
+		k = t.smearKeys(k, t.Param(b.Smear), b.Heads, segs)
+	}
+	q := b.Q.Forward(t, t.Gather(a, keep.rows), nil)
+	heads := t.attentionRows(q, k, v, keep.rows, b.Heads, causal, segs)
+	x = t.Gather(x, keep.rows)
+	t.setRows(keep.off, 0)
+	o := t.Dropout(b.O.Forward(t, heads, nil), b.Dropout)
+	if b.Adapter1 != nil {
+		o = b.Adapter1.Forward(t, o, nil)
+	}
+	x, n := t.addNorm(x, o, b.LN2)
+	m := t.Dropout(b.MLP.Forward(t, n, nil), b.Dropout)
+	if b.Adapter2 != nil {
+		m = b.Adapter2.Forward(t, m, nil)
+	}
+	return t.Add(x, m)
 }
 
 // Stack is a sequence of transformer blocks followed by a final LayerNorm.

@@ -72,12 +72,33 @@ func (m *TinyMLLM) MeanLosses(l *Layout, batch []Sequence, opt *Options, out []f
 	// tensors of l (perturbed from call to call by DPZO) are not cached.
 	scope := newPackScope(l)
 	groups := (len(batch) + lossGroup - 1) / lossGroup
+	// With a PassShare, the groups keep (the first call since its Reset)
+	// or read the values that l leaves shared.
+	var sh *PassShare
+	var lv shareLevels
+	fill := false
+	if opt != nil && opt.Share != nil && m.Steer == nil {
+		if lv = m.shareLevels(l); lv.embed {
+			sh = opt.Share
+			fill = sh.begin(m, l, batch, groups)
+		}
+	}
 	err := parallel.For(groups, workers, func(g int) error {
 		from, to := g*lossGroup, min((g+1)*lossGroup, len(batch))
-		return m.meanLossesGroup(batch[from:to], vc, scope, out[from:to])
+		var ts *tapeShare
+		if sh != nil {
+			ts = &tapeShare{g: &sh.groups[g], lv: lv, fill: fill}
+		}
+		return m.meanLossesGroup(batch[from:to], vc, scope, ts, out[from:to])
 	})
 	if err != nil {
+		if sh != nil {
+			sh.Reset()
+		}
 		return MeanLosses(m, batch, nil, workers, out)
+	}
+	if fill {
+		sh.filled = true
 	}
 	return nil
 }
@@ -122,9 +143,10 @@ func meanRows(losses []float64, ends []int, out []float64) {
 }
 
 // meanLossesGroup writes the mean losses of batch, one batched tape with
-// the packed weights of scope, to out; it fails where an example is
-// invalid or marks no loss token.
-func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, scope *packScope, out []float64) error {
+// the packed weights of scope and the group's part of a PassShare (ts,
+// nil without one), to out; it fails where an example is invalid or marks
+// no loss token.
+func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, scope *packScope, ts *tapeShare, out []float64) error {
 	for i := range batch {
 		if !slices.Contains(batch[i].Loss, true) {
 			return fmt.Errorf("nn: sequence %d marks no loss token", i)
@@ -135,6 +157,7 @@ func (m *TinyMLLM) meanLossesGroup(batch []Sequence, vc *VisualCache, scope *pac
 	}
 	t := newInferTape(scope)
 	defer t.Release()
+	t.share = ts
 	hid, _, _, keep, targets, err := m.forwardRows(t, batch, vc, true)
 	if err != nil {
 		return err

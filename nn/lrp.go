@@ -5,7 +5,6 @@
 package nn
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -71,15 +70,22 @@ type Relevance struct {
 	// products), relative to max(1, |ΣR|): Eq. 10's conservation, which
 	// Eq. 11's normalisation makes exact up to rounding.
 	SplitError float64
+	// Kept is the number of (answer position, token) entries of the
+	// initial relevance that Init retains: answers × vocab for naive.
+	Kept int
 	// Bytes is the memory the propagation holds once the relevance is
 	// initialised, while it propagates through the first layer (the tied
 	// head), as Rap-FT's Table IV measures it: the forward tape, the
 	// forward values it observed (float64), the next-token probabilities
-	// and the initial relevance of the answer positions (answers × vocab
-	// each, stored densely whatever Init keeps), the head's input and its
-	// relevance (answers × width each) and the hidden states' relevance
-	// (positions × width). Counted from the buffers' lengths, as
-	// Stats.PeakBytes counts training state.
+	// of one answer position (vocab; the positions are initialised one at
+	// a time), the initial relevance (naive: answers × vocab, dense; the
+	// others: 12 bytes a kept entry and 8 a position, sparse) with the
+	// buffers that selected it (the sort order, vocab; the beam's
+	// candidates, 16 bytes each), the head's input and its relevance
+	// (answers × width each) and the hidden states' relevance (positions
+	// × width). Counted from the buffers' lengths, as Stats.PeakBytes
+	// counts training state; the transient buffers are included, so it is
+	// an upper bound of the peak.
 	Bytes int64
 }
 
@@ -135,7 +141,7 @@ func (m *TinyMLLM) Relevance(l *Layout, s *Sequence, o LRP) (*Relevance, error) 
 	}
 	r.bytes += t.Bytes()
 	R, init := r.head(to64(hid.Value.Data), rows)
-	out := &Relevance{Init: init, Bytes: r.bytes}
+	out := &Relevance{Init: init.sum(), Kept: init.kept(), Bytes: r.bytes}
 	R = r.layerNorm(m.LM.LN, to64(hid.Value.Data), R)
 	for i := len(m.LM.Blocks) - 1; i >= 0; i-- {
 		R = r.block(m.LM.Blocks[i], R)
@@ -198,35 +204,54 @@ func (r *lrpRun) splitAdd(x, y, R []float64) (rx, ry []float64) {
 
 // head initialises the relevance at the logits of rows (Init) and
 // propagates it through the tied head to the final hidden states: it
-// returns their relevance [T, D] and the total initial relevance.
-func (r *lrpRun) head(hid []float64, rows []int) ([]float64, float64) {
+// returns their relevance [T, D] and the initial relevance. The
+// next-token distribution of one answer position at a time is held (in
+// one reused buffer); only the initial relevance is kept (see initRel).
+func (r *lrpRun) head(hid []float64, rows []int) ([]float64, *initRel) {
 	V, D := r.m.Config.Vocab, r.D
 	tok := to64(r.m.Tok.Data)
 	x := make([]float64, len(rows)*D)
 	for k, row := range rows {
 		copy(x[k*D:(k+1)*D], hid[row*D:(row+1)*D])
 	}
-	probs := make([][]float64, len(rows))
+	init := newInitRel(r.o, len(rows), V)
+	p := make([]float64, V)
 	for k := range rows {
-		z := make([]float64, V)
 		xk := x[k*D : (k+1)*D]
 		for v := range V {
 			s := 0.0
 			for d, xd := range xk {
 				s += xd * tok[v*D+d]
 			}
-			z[v] = s
+			p[v] = s
 		}
-		probs[k] = softmax64(z)
+		softmaxInPlace(p)
+		init.add(k, p)
 	}
-	init := initRelevance(probs, r.o)
-	rx := lrpAlphaBeta(x, len(rows), D, tok, V, nil, init, r.o.Alpha)
+	init.finish()
+	rx := headAlphaBeta(x, D, tok, init, r.o.Alpha)
 	R := make([]float64, r.T*D)
-	r.bytes += int64(8 * (len(rows)*V + len(init) + len(x) + len(rx) + len(R)))
+	r.bytes += int64(8*(len(p)+len(x)+len(rx)+len(R))) + init.bytes()
 	for k, row := range rows {
 		add64(R[row*D:(row+1)*D], rx[k*D:(k+1)*D])
 	}
-	return R, sum64(init)
+	return R, init
+}
+
+// headAlphaBeta propagates the initial relevance init of the tied head's
+// outputs (the logits) to its inputs x ([init.rows, d]) by the α-β rule,
+// visiting the retained entries only: for a dense init it is
+// lrpAlphaBeta(x, init.rows, d, tok, vocab, nil, init.dense, alpha),
+// which skips the zero entries in the same order.
+func headAlphaBeta(x []float64, d int, tok []float64, init *initRel, alpha float64) []float64 {
+	rx := make([]float64, init.rows*d)
+	for k := range init.rows {
+		xk, rt := x[k*d:(k+1)*d], rx[k*d:(k+1)*d]
+		init.each(k, func(v int, rv float64) {
+			alphaBetaOutput(xk, tok[v*d:(v+1)*d], 0, 0, rv, alpha, rt)
+		})
+	}
+	return rx
 }
 
 // layerNorm passes R through the LayerNorm n (output y) unchanged and
@@ -473,94 +498,15 @@ func transpose(x []float64, rows, cols int) []float64 {
 	return out
 }
 
-// softmax64 returns the softmax of z.
-func softmax64(z []float64) []float64 {
+// softmaxInPlace replaces z by its softmax.
+func softmaxInPlace(z []float64) {
 	m := slices.Max(z)
-	p := make([]float64, len(z))
 	s := 0.0
 	for i, v := range z {
-		p[i] = math.Exp(v - m)
-		s += p[i]
+		z[i] = math.Exp(v - m)
+		s += z[i]
 	}
-	for i := range p {
-		p[i] /= s
+	for i := range z {
+		z[i] /= s
 	}
-	return p
-}
-
-// initRelevance returns the initial relevance [len(probs), V] of the
-// answer positions' next-token distributions under o.Init.
-func initRelevance(probs [][]float64, o LRP) []float64 {
-	V := len(probs[0])
-	R := make([]float64, len(probs)*V)
-	keep := func(k, v int) { R[k*V+v] = probs[k][v] }
-	switch o.Init {
-	case "naive":
-		for k := range probs {
-			for v := range V {
-				keep(k, v)
-			}
-		}
-	case "topk", "topp":
-		for k, p := range probs {
-			order := descending(p)
-			cum := 0.0
-			for n, v := range order {
-				if (o.Init == "topk" && n >= o.K) || (o.Init == "topp" && cum >= o.P) {
-					break
-				}
-				keep(k, v)
-				cum += p[v]
-			}
-		}
-	case "beam":
-		for k, toks := range beams(probs, o.K) {
-			for _, v := range toks {
-				keep(k, v)
-			}
-		}
-	}
-	return R
-}
-
-// descending returns the indices of p by decreasing value, ties by index.
-func descending(p []float64) []int {
-	order := make([]int, len(p))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p[b], p[a]) })
-	return order
-}
-
-// beams runs a beam search of width b over independent per-position
-// distributions (each beam is extended by the b most probable tokens of
-// the next position; the b beams of largest log-probability survive) and
-// returns, per position, the distinct tokens on the final beams.
-func beams(probs [][]float64, b int) [][]int {
-	type beam struct {
-		score float64
-		toks  []int
-	}
-	cur := []beam{{}}
-	for _, p := range probs {
-		top := descending(p)[:min(b, len(p))]
-		var next []beam
-		for _, bm := range cur {
-			for _, v := range top {
-				next = append(next, beam{bm.score + math.Log(p[v]), append(slices.Clone(bm.toks), v)})
-			}
-		}
-		slices.SortStableFunc(next, func(x, y beam) int { return cmp.Compare(y.score, x.score) })
-		cur = next[:min(b, len(next))]
-	}
-	out := make([][]int, len(probs))
-	for _, bm := range cur {
-		for k, v := range bm.toks {
-			if !slices.Contains(out[k], v) {
-				out[k] = append(out[k], v)
-			}
-		}
-	}
-	return out
 }

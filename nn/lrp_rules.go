@@ -53,29 +53,36 @@ func lrpAlphaBeta(x []float64, rows, in int, w []float64, out int, b, r []float6
 			if ri == 0 {
 				continue
 			}
-			wi := w[i*in : (i+1)*in]
 			zp, zn := 0.0, 0.0
 			if b != nil {
 				zp, zn = max(b[i], 0), min(b[i], 0)
 			}
-			// Branch-free: the signs of x·w are random, so branches on them
-			// mispredict; adding the zero of the other side leaves both
-			// sums, and every share, exactly as with branches.
-			wi = wi[:len(xt)]
-			for j, xj := range xt {
-				z := xj * wi[j]
-				zp += max(z, 0)
-				zn += min(z, 0)
-			}
-			a := alphaFor(alpha, zp, zn)
-			cp, cn := safeDiv(a*ri, zp), safeDiv((1-a)*ri, zn)
-			for j, xj := range xt {
-				z := xj * wi[j]
-				rt[j] += max(z, 0)*cp + min(z, 0)*cn
-			}
+			alphaBetaOutput(xt, w[i*in:(i+1)*in], zp, zn, ri, alpha, rt)
 		}
 	}
 	return rx
+}
+
+// alphaBetaOutput adds to rt (len(xt)) the α-β shares of the relevance ri
+// of one output z = Σ_j x_j w_j + b, whose bias gives the totals their
+// starting values zp = b⁺ and zn = b⁻ (lrpAlphaBeta's rule for one output
+// i).
+func alphaBetaOutput(xt, wi []float64, zp, zn, ri, alpha float64, rt []float64) {
+	// Branch-free: the signs of x·w are random, so branches on them
+	// mispredict; adding the zero of the other side leaves both sums,
+	// and every share, exactly as with branches.
+	wi = wi[:len(xt)]
+	for j, xj := range xt {
+		z := xj * wi[j]
+		zp += max(z, 0)
+		zn += min(z, 0)
+	}
+	a := alphaFor(alpha, zp, zn)
+	cp, cn := safeDiv(a*ri, zp), safeDiv((1-a)*ri, zn)
+	for j, xj := range xt {
+		z := xj * wi[j]
+		rt[j] += max(z, 0)*cp + min(z, 0)*cn
+	}
 }
 
 // alphaFor returns the weight of the positive side of the α-β rule for an

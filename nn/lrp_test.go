@@ -203,6 +203,7 @@ func TestLRPSplits(t *testing.T) {
 // position (independent distributions).
 func TestRelevanceInit(t *testing.T) {
 	probs := [][]float64{{0.5, 0.3, 0.15, 0.05}, {0.1, 0.2, 0.6, 0.1}}
+	initDense := func(probs [][]float64, o LRP) []float64 { return sparseInit(probs, o).toDense() }
 	count := func(R []float64, k int) (n int, s float64) {
 		for _, v := range R[k*4 : (k+1)*4] {
 			if v != 0 {
@@ -212,28 +213,28 @@ func TestRelevanceInit(t *testing.T) {
 		}
 		return n, s
 	}
-	if n, s := count(initRelevance(probs, LRP{Init: "naive"}), 0); n != 4 || math.Abs(s-1) > 1e-15 {
+	if n, s := count(initDense(probs, LRP{Init: "naive"}), 0); n != 4 || math.Abs(s-1) > 1e-15 {
 		t.Errorf("naive: %d kept, Σ %v", n, s)
 	}
-	R := initRelevance(probs, LRP{Init: "topk", K: 2})
+	R := initDense(probs, LRP{Init: "topk", K: 2})
 	if !close64(R, []float64{0.5, 0.3, 0, 0, 0, 0.2, 0.6, 0}, 0) {
 		t.Errorf("top-2: %v", R)
 	}
-	R = initRelevance(probs, LRP{Init: "topp", P: 0.8})
+	R = initDense(probs, LRP{Init: "topp", P: 0.8})
 	if !close64(R, []float64{0.5, 0.3, 0, 0, 0, 0.2, 0.6, 0}, 0) {
 		t.Errorf("top-p 0.8: %v", R)
 	}
-	R = initRelevance(probs, LRP{Init: "topp", P: 0.9})
+	R = initDense(probs, LRP{Init: "topp", P: 0.9})
 	if !close64(R, []float64{0.5, 0.3, 0.15, 0, 0.1, 0.2, 0.6, 0}, 0) {
 		t.Errorf("top-p 0.9: %v", R)
 	}
-	R = initRelevance(probs, LRP{Init: "beam", K: 1})
+	R = initDense(probs, LRP{Init: "beam", K: 1})
 	if !close64(R, []float64{0.5, 0, 0, 0, 0, 0, 0.6, 0}, 0) {
 		t.Errorf("beam 1: %v", R)
 	}
 	// Beam 2: the best two of {0.5·0.6, 0.3·0.6, 0.5·0.2, 0.3·0.2} are
 	// (0, 2) and (1, 2).
-	R = initRelevance(probs, LRP{Init: "beam", K: 2})
+	R = initDense(probs, LRP{Init: "beam", K: 2})
 	if !close64(R, []float64{0.5, 0.3, 0, 0, 0, 0, 0.6, 0}, 0) {
 		t.Errorf("beam 2: %v", R)
 	}
@@ -335,12 +336,15 @@ func BenchmarkRelevance(b *testing.B) {
 }
 
 // TestRelevanceBytes checks Relevance.Bytes against the head's buffers
-// counted by hand: two sequences of the same length that differ by one
-// answer position differ by 8·(2·V + 2·D) bytes (one more row of
-// probabilities, initial relevance, head input and its relevance, in
-// float64), and everything else (tape, observed values, the hidden
-// states' relevance) depends on the length alone. The initial relevance
-// is stored densely, so every initialisation holds the same bytes.
+// counted by hand: with the naive initialisation, two sequences of the
+// same length that differ by one answer position differ by 8·(V + 2·D)
+// bytes (one more dense row of initial relevance, of head input and of
+// its relevance, in float64), everything else (tape, observed values,
+// the hidden states' relevance, the one probability row) depending on the
+// length alone. On one sequence with a answer positions a sparse
+// initialisation saves 8·a·V − 8·V (its sort order) − 8·(a + 1) (its row
+// starts) − 12·kept (token and value) − 16·a·b (a beam's candidates)
+// against naive.
 func TestRelevanceBytes(t *testing.T) {
 	t.Parallel()
 	c := smokeConfig(t)
@@ -350,26 +354,44 @@ func TestRelevanceBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := NewLayout(m.Params())
-	bytes := func(q, a int, o LRP) int64 {
+	rel := func(q, a int, o LRP) *Relevance {
 		s := textSeq(rand.New(rand.NewPCG(3, 3)), c, q, a)
 		rel, err := m.Relevance(l, &s, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rel.Bytes
+		return rel
 	}
-	topp := LRP{Init: "topp", P: 0.9, Alpha: 0.5}
-	three, four := bytes(5, 3, topp), bytes(4, 4, topp)
-	if want := int64(8 * (2*c.Vocab + 2*c.Width)); four-three != want {
-		t.Errorf("one more answer position: %d more bytes, want 8·(2·%d + 2·%d) = %d", four-three, c.Vocab, c.Width, want)
+	naive := LRP{Init: "naive", Alpha: 0.5}
+	three, four := rel(5, 3, naive), rel(4, 4, naive)
+	if want := int64(8 * (c.Vocab + 2*c.Width)); four.Bytes-three.Bytes != want {
+		t.Errorf("one more answer position: %d more bytes, want 8·(%d + 2·%d) = %d", four.Bytes-three.Bytes, c.Vocab, c.Width, want)
 	}
 	// At least the hidden states' relevance and the answers' rows.
-	if min := int64(8 * (9*c.Width + 3*(2*c.Vocab+2*c.Width))); three <= min {
-		t.Errorf("bytes %d, want more than the head's buffers, %d", three, min)
+	if min := int64(8 * (9*c.Width + 3*(c.Vocab+2*c.Width))); three.Bytes <= min {
+		t.Errorf("bytes %d, want more than the head's buffers, %d", three.Bytes, min)
 	}
-	for _, o := range []LRP{{Init: "naive", Alpha: 0.5}, {Init: "topk", K: 2, Alpha: 0.5}, {Init: "beam", K: 2, Alpha: 0.5}} {
-		if got := bytes(5, 3, o); got != three {
-			t.Errorf("%s: %d bytes, want %d as top-p (dense initial relevance)", o.Init, got, three)
+	if three.Kept != 3*c.Vocab {
+		t.Errorf("naive kept %d, want 3·%d", three.Kept, c.Vocab)
+	}
+	const a = 3
+	V := int64(c.Vocab)
+	for _, tc := range []struct {
+		o          LRP
+		cands      int64
+		minK, maxK int
+	}{
+		{LRP{Init: "topk", K: 2, Alpha: 0.5}, 0, 2 * a, 2 * a},
+		{LRP{Init: "topp", P: 0.9, Alpha: 0.5}, 0, a, a * c.Vocab},
+		{LRP{Init: "beam", K: 2, Alpha: 0.5}, 2 * a, a, 2 * a},
+	} {
+		got := rel(5, a, tc.o)
+		if got.Kept < tc.minK || got.Kept > tc.maxK {
+			t.Errorf("%s: kept %d, want in [%d, %d]", tc.o.Init, got.Kept, tc.minK, tc.maxK)
+		}
+		want := 8*a*V - 8*V - 8*(a+1) - 12*int64(got.Kept) - 16*tc.cands
+		if save := three.Bytes - got.Bytes; save != want {
+			t.Errorf("%s: saves %d bytes against naive, want %d", tc.o.Init, save, want)
 		}
 	}
 }

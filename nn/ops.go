@@ -624,10 +624,15 @@ func softmaxRow(z, p []float32) float64 {
 		}
 	}
 	var s float64
-	for j, v := range z {
-		e := math.Exp(float64(v) - m)
-		p[j] = float32(e)
-		s += e
+	var buf [expChunk]float64
+	for from := 0; from < len(z); from += expChunk {
+		e := buf[:min(expChunk, len(z)-from)]
+		expDiffs(e, z[from:], m) // math.Exp(float64(z[j]) − m)
+		pr := p[from : from+len(e)]
+		for j, v := range e {
+			pr[j] = float32(v)
+			s += v
+		}
 	}
 	inv := 1 / s
 	for j := range p {
@@ -647,11 +652,20 @@ func logSumExp(z []float32) float64 {
 		}
 	}
 	var s float64
-	for _, v := range z {
-		s += math.Exp(float64(v) - m)
+	var buf [expChunk]float64
+	for from := 0; from < len(z); from += expChunk {
+		e := buf[:min(expChunk, len(z)-from)]
+		expDiffs(e, z[from:], m) // math.Exp(float64(z[j]) − m)
+		for _, v := range e {
+			s += v
+		}
 	}
 	return m + math.Log(s)
 }
+
+// expChunk is how many exponentials softmaxRow and logSumExp take from
+// expDiffs at a time (a buffer on the stack); they add them in order.
+const expChunk = 128
 
 // Sum returns the sum of all elements of x as a scalar, accumulated in
 // float64.

@@ -49,6 +49,11 @@ type Options struct {
 	// path of a visual transform). The results are the same bits either
 	// way.
 	Visual *VisualCache
+	// Share, when not nil, carries the values of a batch's forward pass
+	// that do not depend on the layout's tensors from one
+	// TinyMLLM.MeanLosses call to the next (see PassShare). The results
+	// are the same bits either way. Other functions ignore it.
+	Share *PassShare
 }
 
 // Stats describes the cost of one batch: wall time and the bytes of

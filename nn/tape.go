@@ -50,6 +50,10 @@ type Tape struct {
 	// packs, on an inference tape, holds the packed weights of the call
 	// the tape belongs to (packcache.go).
 	packs *packScope
+	// share, on an inference tape of MeanLosses with a PassShare, is
+	// what the language model's first block keeps or reads there; nil
+	// elsewhere.
+	share *tapeShare
 
 	// Train turns dropout on. The default, false, is evaluation mode.
 	Train bool

@@ -10,6 +10,9 @@ package nn
 func expShiftAVX2(dst, src *float32, n8 int, shift float32, c *[vcN][8]float32)
 
 //go:noescape
+func expDiffsAVX2(dst *float64, src *float32, n4 int, shift float64, c *[veN][4]float64) int
+
+//go:noescape
 func geluAVX2(y, d, x *float32, n8 int, c *[vcN][8]float32)
 
 // vmathAVX2 says whether the AVX2 kernels of vmath_amd64.s run: where the
@@ -66,4 +69,16 @@ func geluVec(y, d, x []float32) int {
 		}
 	}
 	return len(y)
+}
+
+// expDiffsVec computes elements of expDiffs in assembly from the first
+// on, in groups of four, and returns how many it computed: it stops before
+// a group with a lane that math.Exp takes through a special case, and
+// before the last len(dst) mod 4 elements.
+func expDiffsVec(dst []float64, src []float32, shift float64) int {
+	n4 := len(dst) / 4
+	if !vmathAVX2 || n4 == 0 {
+		return 0
+	}
+	return 4 * expDiffsAVX2(&dst[0], &src[0], n4, shift, &ve64)
 }

@@ -342,3 +342,31 @@ func (m *mixer) batch() []nn.Sequence {
 	}
 	return b
 }
+
+// sceneObjects returns stage 1's scene images (Plan.VisionScenes): every
+// object of every public shapes-vqa scene that pretraining trains on (not
+// held out), alone in its image (datasets.CellImage), with the class
+// first plus its colour and shape class (datasets.SceneCells).
+func (c *corpus) sceneObjects(first int) ([]image, error) {
+	var objs []image
+	seen := map[string]bool{}
+	for _, e := range c.data[srcShapes].Public {
+		if heldOut(e.Items) || seen[e.Items[0]] {
+			continue
+		}
+		seen[e.Items[0]] = true
+		cells, ok := datasets.SceneCells(e.Items[0])
+		if !ok || len(e.Images) != 1 {
+			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
+		}
+		for cell, class := range cells {
+			if class >= 0 {
+				objs = append(objs, image{px: datasets.CellImage(e.Images[0], cell), class: first + class})
+			}
+		}
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("pretrain: no public scene objects for the vision stage")
+	}
+	return objs, nil
+}

@@ -28,6 +28,19 @@ type Plan struct {
 	VisionSteps int     `json:"vision_steps"`
 	VisionBatch int     `json:"vision_batch"`
 	VisionLR    float64 `json:"vision_lr"`
+	// VisionScenes, when positive, adds that many images of public
+	// shapes-vqa scenes to every stage-1 batch, each one object of a
+	// public training scene alone (datasets.CellImage), classified into
+	// its colour and shape (datasets.SceneObjectClasses more classes after
+	// the ten fashion classes). Without it the encoder sees only
+	// grey-scale Fashion-MNIST items, is frozen after stage 1, and the
+	// scenes' colours and shapes barely reach the language model (fine-tuned
+	// on shapes-vqa, the small base answers its colour questions and its
+	// counts by colour or shape with their majority answers, while it
+	// counts objects correctly; docs/dualpriv.md).
+	// LLaVA's encoder, CLIP, was trained on images of every kind. Options.Scenes
+	// sets it to half of VisionBatch; the presets leave it 0.
+	VisionScenes int `json:"vision_scenes,omitempty"`
 	// ICLSteps is the length of stage 2, the in-context stage: the
 	// projector and the language model learn from ICLBatch in-context
 	// episodes per step (AdamW at ICLLR), each image entering as its [CLS]
@@ -155,6 +168,13 @@ var plans = map[datasets.Scale]Plan{
 		Eval:     1000,
 		FineTune: FineTune{Steps: 500, Batch: 32, LR: 2e-3, Targets: []string{"q", "v", "fc1", "fc2"}},
 	},
+}
+
+// WithScenes returns p with VisionScenes set to half of VisionBatch: the
+// recipe of the scenes variant of a preset (Options.Scenes).
+func (p Plan) WithScenes() Plan {
+	p.VisionScenes = p.VisionBatch / 2
+	return p
 }
 
 // PlanFor returns the recipe of a scale.

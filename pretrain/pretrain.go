@@ -57,9 +57,15 @@ type Options struct {
 	// sees 49 patches an image instead of 16). TinyMLLM only; 0 means the
 	// preset's.
 	Patch int
+	// Scenes trains the vision encoder on public shapes-vqa scene objects
+	// as well as on Fashion-MNIST items (Plan.VisionScenes, half of the
+	// preset's VisionBatch): the scenes variant of a preset, with the
+	// preset's recipe otherwise. TinyMLLM only.
+	Scenes bool
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
 	// its own folder Dir/<arch>-<scale>-<key>, or
-	// Dir/<arch>-<scale>-p<patch>-<key> with a Patch.
+	// Dir/<arch>-<scale>-p<patch>-<key> with a Patch, with "-scenes"
+	// after the scale or the patch with Scenes.
 	Dir string
 	// Fresh rebuilds the base even when the cache holds it.
 	Fresh bool
@@ -207,7 +213,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %q %d %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %d %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -326,6 +332,14 @@ func prepare(opt Options) (*builder, error) {
 			return nil, fmt.Errorf("pretrain: %w", err)
 		}
 		name = fmt.Sprintf("%s-p%d", scale, opt.Patch)
+	}
+	if opt.Scenes {
+		if arch != "tinymllm" {
+			return nil, fmt.Errorf("pretrain: the scenes variant is of the tinymllm base only, not %s", arch)
+		}
+		plan = plan.WithScenes()
+		b.plan = plan
+		name += "-scenes"
 	}
 	tasks := dataTasks
 	if arch != "tinymllm" {

@@ -6,6 +6,7 @@ package pretrain
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -345,5 +346,95 @@ func TestPreparePatch(t *testing.T) {
 	}
 	if _, err := prepare(Options{Scale: "smoke", Dir: dir, Arch: "vit", Patch: 7}); err == nil {
 		t.Error("vit with patch 7: no error")
+	}
+}
+
+// TestPrepareScenes checks the scenes variant: its own folder and key, the
+// preset's recipe but for VisionScenes (half of VisionBatch), and the
+// preset's key unchanged by the field (omitted from the key at 0).
+func TestPrepareScenes(t *testing.T) {
+	dir := t.TempDir()
+	base, err := prepare(Options{Scale: "smoke", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := prepare(Options{Scale: "smoke", Dir: dir, Scenes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(s.dir), "tinymllm-smoke-scenes-") || s.k.key() == base.k.key() {
+		t.Errorf("scenes folder %s key %.12s; preset folder %s key %.12s", s.dir, s.k.key(), base.dir, base.k.key())
+	}
+	if base.plan.VisionScenes != 0 || s.plan.VisionScenes != base.plan.VisionBatch/2 || s.plan.VisionScenes == 0 {
+		t.Errorf("VisionScenes: preset %d, scenes %d; want 0 and %d", base.plan.VisionScenes, s.plan.VisionScenes, base.plan.VisionBatch/2)
+	}
+	want := base.plan
+	want.VisionScenes = s.plan.VisionScenes
+	if !reflect.DeepEqual(s.plan, want) {
+		t.Error("scenes changed the recipe beyond VisionScenes")
+	}
+	if b, _ := json.Marshal(base.plan); strings.Contains(string(b), "vision_scenes") {
+		t.Errorf("the preset's plan names vision_scenes in its key: %s", b)
+	}
+	p, err := prepare(Options{Scale: "smoke", Dir: dir, Scenes: true, Patch: 7})
+	if err != nil || !strings.HasPrefix(filepath.Base(p.dir), "tinymllm-smoke-p7-scenes-") || p.k.key() == s.k.key() {
+		t.Errorf("patch 7 with scenes: %v, %v", p, err)
+	}
+	if _, err := prepare(Options{Scale: "smoke", Dir: dir, Arch: "vit", Scenes: true}); err == nil {
+		t.Error("vit with scenes: no error")
+	}
+}
+
+// TestSceneObjects checks stage 1's scene images against the public
+// shapes-vqa split: one image per object of every scene pretraining
+// trains on (counted from the scene keys' non-empty cells), each with
+// pixels in its object's cell only and the class after the fashion
+// classes that names the object's colour and shape in the key.
+func TestSceneObjects(t *testing.T) {
+	b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.loadData(); err != nil {
+		t.Fatal(err)
+	}
+	const first = 10
+	objs, err := b.corpus.sceneObjects(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	colours := []string{"red", "green", "blue", "yellow", "purple", "cyan"}
+	kinds := []string{"circle", "square", "triangle"}
+	var want []int // classes, in order
+	for _, e := range b.data[srcShapes].Public {
+		if heldOut(e.Items) {
+			continue
+		}
+		for _, c := range strings.Split(strings.TrimPrefix(e.Items[0], "shapes:"), ",") {
+			if c == "-" {
+				continue
+			}
+			col, kin, _ := strings.Cut(c, ".")
+			want = append(want, first+slices.Index(colours, col)*len(kinds)+slices.Index(kinds, kin))
+		}
+	}
+	if len(objs) != len(want) || len(objs) == 0 {
+		t.Fatalf("%d scene objects, want %d", len(objs), len(want))
+	}
+	const side = datasets.ImageSize
+	for i, o := range objs {
+		if o.class != want[i] {
+			t.Fatalf("object %d: class %d, want %d", i, o.class, want[i])
+		}
+		cells := map[int]bool{}
+		for j, v := range o.px {
+			if v != 0 {
+				y, x := (j%(side*side))/side, j%side
+				cells[2*(y/(side/2))+x/(side/2)] = true
+			}
+		}
+		if len(cells) != 1 {
+			t.Fatalf("object %d has pixels in cells %v, want one cell", i, cells)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/nn/optim"
 )
@@ -26,6 +27,7 @@ const (
 	streamVision   = 104 // stage 1 image order
 	streamICL      = 105 // stage 2 episodes
 	streamPrune    = 106 // stage 3 token-dropping augmentation
+	streamScenes   = 107 // stage 1 scene object order (Plan.VisionScenes)
 )
 
 // trainer runs AdamW with a cosine schedule and global-norm clipping over a
@@ -213,7 +215,9 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 }
 
 // visionStage trains m's vision encoder as an image classifier of the
-// public training images' fine classes (stage 1, see Plan.VisionSteps).
+// public training images' fine classes (stage 1, see Plan.VisionSteps),
+// and with Plan.VisionScenes of the public scenes' objects' colours and
+// shapes.
 func (b *builder) visionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	p := b.plan
 	if p.VisionSteps == 0 {
@@ -221,6 +225,14 @@ func (b *builder) visionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	}
 	vc := b.cfg
 	vc.Classes = len(b.corpus.iclTrain)
+	var objs []image
+	if p.VisionScenes > 0 {
+		var err error
+		if objs, err = b.corpus.sceneObjects(vc.Classes); err != nil {
+			return err
+		}
+		vc.Classes += datasets.SceneObjectClasses
+	}
 	vc.PEFT.Method, vc.PEFT.Parts = "full", nil
 	v, err := nn.NewViT(vc)
 	if err != nil {
@@ -243,17 +255,26 @@ func (b *builder) visionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	rng := rand.New(rand.NewPCG(b.seed, streamVision))
 	var order []int
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: vision", b.arch, b.scale), p.VisionSteps)
-	batch := make([]image, p.VisionBatch)
+	srng := rand.New(rand.NewPCG(b.seed, streamScenes))
+	var sorder []int
+	batch := make([]image, p.VisionBatch+p.VisionScenes)
 	for step := range p.VisionSteps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for i := range batch {
+		for i := range p.VisionBatch {
 			if len(order) == 0 {
 				order = rng.Perm(len(imgs))
 			}
 			batch[i] = imgs[order[0]]
 			order = order[1:]
+		}
+		for i := p.VisionBatch; i < len(batch); i++ {
+			if len(sorder) == 0 {
+				sorder = srng.Perm(len(objs))
+			}
+			batch[i] = objs[sorder[0]]
+			sorder = sorder[1:]
 		}
 		g, losses, _, err := nn.Gradient(layout, len(batch), func(t *nn.Tape, i int) (*nn.Node, error) {
 			return v.Loss(t, batch[i].px, batch[i].class, nil)

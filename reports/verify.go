@@ -47,7 +47,12 @@ type Claim struct {
 	// paired by seed when both sides have the same seeds, else Welch),
 	// "paired", "welch" or "exact" (the values compared as they are,
 	// seed by seed: a deterministic metric); "" means auto.
-	Test     string
+	Test string
+	// Scale is "" (the metric as it is) or "log": the claim compares the
+	// natural log of the metric (a non-positive value is missing), so
+	// the effect is the log of the ratio A/B and the paper's values give
+	// the paper's ratio.
+	Scale    string
 	Required bool
 	Source   string
 	Paper    []PaperValue
@@ -322,6 +327,9 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 	if !slices.Contains([]string{"", "auto", "paired", "welch", "exact"}, c.Test) {
 		return nil, fmt.Errorf("reports: claim %s: unknown test %q", c.Name, c.Test)
 	}
+	if c.Scale != "" && c.Scale != "log" {
+		return nil, fmt.Errorf("reports: claim %s: unknown scale %q", c.Name, c.Scale)
+	}
 	inter, err := c.interaction()
 	if err != nil {
 		return nil, err
@@ -338,6 +346,9 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 	}
 	if mc, _ := runs.Column(c.Metric); mc.Kind != Float {
 		return notRun("", fmt.Sprintf("column %s is not numeric", c.Metric)), nil
+	}
+	if c.Scale == "log" {
+		runs = runs.withLog(c.Metric)
 	}
 	if inter {
 		return interactionChecks(runs, c, o), nil
@@ -360,6 +371,13 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 		in := func(sel []int) []int { return intersect(sel, g.runs) }
 		ch.evaluate(runs, c, in(selA), in(selB), o, seedOf(c.Name, at))
 		ch.paper(runs, k, g.first, c)
+		if c.Scale == "log" && c.B != nil && !math.IsNaN(ch.MeanA-ch.MeanB) {
+			ratio := fmt.Sprintf("log scale: ratio a/b %s", fmtNum(math.Exp(ch.MeanA-ch.MeanB)))
+			if r := math.Exp(ch.PaperA - ch.PaperB); !math.IsNaN(r) {
+				ratio += ", the paper's " + fmtNum(r)
+			}
+			ch.Note = strings.TrimPrefix(ch.Note+"; "+ratio, "; ")
+		}
 		out = append(out, ch)
 	}
 	return out, nil
@@ -384,15 +402,19 @@ func newCheck(c Claim, at string) Check {
 		}
 		return ch
 	}
+	a, b := "a", "b"
+	if c.Scale == "log" {
+		a, b = "log a", "log b"
+	}
 	switch c.Expect {
 	case "greater":
-		ch.Expect = "a > b"
+		ch.Expect = a + " > " + b
 	case "less":
-		ch.Expect = "a < b"
+		ch.Expect = a + " < " + b
 	default:
-		what := "a"
+		what := a
 		if c.B != nil {
-			what = "a − b"
+			what = a + " − " + b
 		}
 		ch.Expect = fmt.Sprintf("%s = %s ± %s", what, formatKeyFloat(c.Value), formatKeyFloat(c.Tolerance))
 	}
@@ -606,9 +628,9 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 			}
 		}
 		if match {
-			ch.PaperA, ch.PaperB = p.A, p.B
+			ch.PaperA, ch.PaperB = scaled(c, p.A), scaled(c, p.B)
 			if c.X1 != nil {
-				ch.PaperA2, ch.PaperB2 = p.A2, p.B2
+				ch.PaperA2, ch.PaperB2 = scaled(c, p.A2), scaled(c, p.B2)
 			}
 			break
 		}
@@ -650,6 +672,36 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 	case c.MinEffect != 0:
 		ch.effectAt = math.Abs(c.MinEffect)
 	}
+}
+
+// withLog returns a copy of r whose column metric (numeric) holds the
+// natural log of its values, a non-positive value becoming missing (NaN);
+// r is not changed.
+func (r *Runs) withLog(metric string) *Runs {
+	out := *r
+	out.cols = slices.Clone(r.cols)
+	c := &out.cols[r.index[metric]]
+	c.Floats = slices.Clone(c.Floats)
+	for i, v := range c.Floats {
+		if v > 0 {
+			c.Floats[i] = math.Log(v)
+		} else {
+			c.Floats[i] = math.NaN()
+		}
+	}
+	return &out
+}
+
+// scaled returns the paper value x on the claim's scale: log(x) (NaN
+// for x ≤ 0) for a log-scale claim, else x.
+func scaled(c Claim, x float64) float64 {
+	if c.Scale != "log" {
+		return x
+	}
+	if !(x > 0) {
+		return math.NaN()
+	}
+	return math.Log(x)
 }
 
 // values returns the values of metric over the runs idx that are ok and

@@ -105,7 +105,7 @@ func TestDataInfoErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"data", "info", "fashion-vqa", "--scale", "huge"}, `data info: --scale "huge": want one of smoke, small, full`},
-		{[]string{"data", "info", "cifar"}, `data info: unknown TASK "cifar": want one of fashion-cls, fashion-cls-lira, fashion-cls-tune, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fashion-vqa-tune-lira, fl-mm, fl-mm-tune, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune, shapes-vqa-tune-lira`},
+		{[]string{"data", "info", "cifar"}, `data info: unknown TASK "cifar": want one of fashion-cls, fashion-cls-lira, fashion-cls-tune, fashion-upper, fashion-upper-tune, fashion-vqa, fashion-vqa-lira, fashion-vqa-mia, fashion-vqa-tune, fashion-vqa-tune-lira, fl-mm, fl-mm-tune, icl, records, records-e2e, records-echr, shapes-vqa, shapes-vqa-lira, shapes-vqa-mia, shapes-vqa-tune, shapes-vqa-tune-lira`},
 		{[]string{"data", "info"}, "want one TASK argument"},
 		{[]string{"data", "info", "records", "--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"data", "info", "records", "--examples", "-1"}, "--examples -1: want N ≥ 0"},

@@ -32,13 +32,17 @@ func pretrainCommand() *cli.Command {
 			"cores smoke takes about 10 s and small about 5 minutes; full is for bigger machines.\n\n" +
 			"--patch N builds the many-patch variant of a preset (the preset with N-pixel patches,\n" +
 			"the same recipe), cached as ARCH-SCALE-pN-KEY; a spec selects it with the sweep axis\n" +
-			"vision_patch. Small with --patch 4 sees 49 patches an image instead of 16.",
+			"vision_patch. Small with --patch 4 sees 49 patches an image instead of 16.\n\n" +
+			"--scenes builds the scenes variant (the vision encoder also learns the colours and\n" +
+			"shapes of public shapes-vqa scene objects), cached as ARCH-SCALE-scenes-KEY; a spec\n" +
+			"selects it with the sweep axis vision_scenes.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
 			&cli.StringFlag{Name: "image-encoder", Usage: "fusion only: image encoder `mlp` (the default) or cnn"},
 			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},
 			&cli.IntFlag{Name: "patch", Usage: "tinymllm only: patch side `N` in pixels instead of the preset's (4: 49 patches an image at small)"},
+			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "pretraining seed `N`"},
@@ -58,6 +62,7 @@ func pretrainCommand() *cli.Command {
 				Fresh:   c.Bool("fresh"),
 				Seed:    c.Uint64("seed"),
 				Patch:   c.Int("patch"),
+				Scenes:  c.Bool("scenes"),
 				DataDir: c.String("data-dir"),
 
 				ImageEncoder: c.String("image-encoder"),

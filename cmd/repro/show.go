@@ -178,6 +178,12 @@ func printManifest(w io.Writer, m *results.Manifest, state string) {
 		row("privacy.steps", "%d", pr.Steps)
 		row("privacy.clip_norm", "%g", pr.ClipNorm)
 		row("privacy.neighbouring", "%s", pr.Neighbouring)
+		for _, c := range pr.Components {
+			row("privacy.component", "%s: σ %g, ε %s alone", c.Name, c.Sigma, experiments.FormatFloat(float64(c.Epsilon)))
+		}
+		if pr.SigmaScale > 0 {
+			row("privacy.sigma_scale", "%g", pr.SigmaScale)
+		}
 		for _, cv := range pr.Caveats {
 			row("privacy.caveat", "%s", cv)
 		}

@@ -193,6 +193,29 @@ type Privacy struct {
 	// Caveats lists what the accountant does not charge (for example a
 	// data-dependent mask computed on private data).
 	Caveats []string `json:"caveats,omitempty"`
+	// Components are the blocks of a mechanism that releases several
+	// noisy blocks of one update together (Sec-MMFL's modalities), each
+	// with its noise multiplier and its ε at Delta on its own; Epsilon is
+	// their composition. Nil for a mechanism of one block.
+	Components []PrivacyComponent `json:"components,omitempty"`
+	// SigmaScale is the common factor by which a joint calibration scaled
+	// the components' noise multipliers from those of their separate
+	// budgets, so that their composition meets the target; 0 when no
+	// joint calibration was made.
+	SigmaScale float64 `json:"sigma_scale,omitempty"`
+}
+
+// A PrivacyComponent is one block of a mechanism that releases several
+// (Privacy.Components).
+type PrivacyComponent struct {
+	// Name names the block (a modality, with the first round of its
+	// noise when the noise changes during the run: "image@r10").
+	Name string `json:"name"`
+	// Sigma is the block's noise multiplier (noise std / its clip norm).
+	Sigma float64 `json:"sigma"`
+	// Epsilon is the ε at the record's Delta of the block's releases
+	// alone, as if the others were not released.
+	Epsilon Float `json:"epsilon"`
 }
 
 // Float is a float64 that JSON-encodes NaN and ±Inf as the strings "nan",

@@ -187,7 +187,7 @@ func baseStage(ctx context.Context, run *runners.Run, arch string) (nn.Model, *n
 	var shared *nn.TinyMLLM
 	var hash, checkpoint string
 	if arch == "tinymllm" {
-		base, err := BaseAt(ctx, dir, run.Config.Scale, run.Config.Patch())
+		base, err := BaseAt(ctx, dir, run.Config.Scale, run.Config.BaseChoice())
 		if err != nil {
 			return nil, nil, err
 		}

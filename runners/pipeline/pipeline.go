@@ -50,12 +50,12 @@ var cache struct {
 
 type baseKey struct {
 	dir, scale string
-	patch      int
+	choice     experiments.BaseChoice
 }
 
 type baseIDKey struct {
-	scale string
-	patch int
+	scale  string
+	choice experiments.BaseChoice
 }
 
 type dataKey struct {
@@ -96,11 +96,11 @@ func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T,
 	return e.v, e.err
 }
 
-// newBase builds or reads the pretrained base of scale with patch side
-// patch (0: the preset's), writing the pretraining's progress lines to
-// progress; tests replace it.
-var newBase = func(ctx context.Context, dir, scale string, patch int, progress io.Writer) (*pretrain.Result, error) {
-	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: patch, Dir: dir, Progress: progress})
+// newBase builds or reads the pretrained base of scale that b selects
+// (the zero choice: the preset's), writing the pretraining's progress
+// lines to progress; tests replace it.
+var newBase = func(ctx context.Context, dir, scale string, b experiments.BaseChoice, progress io.Writer) (*pretrain.Result, error) {
+	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, Dir: dir, Progress: progress})
 }
 
 // Base returns the pretrained base of scale, built in or read from the
@@ -110,21 +110,24 @@ var newBase = func(ctx context.Context, dir, scale string, patch int, progress i
 // builds it again. Meanwhile the sweep's progress line says that the base
 // is pretraining (runners.Note).
 func Base(ctx context.Context, dir, scale string) (*pretrain.Result, error) {
-	return BaseAt(ctx, dir, scale, 0)
+	return BaseAt(ctx, dir, scale, experiments.BaseChoice{})
 }
 
-// BaseAt is Base for the many-patch variant of scale with patch side
-// patch (the base param vision_patch, experiments.BaseParams); 0 is the
-// preset's base.
-func BaseAt(ctx context.Context, dir, scale string, patch int) (*pretrain.Result, error) {
-	return memo(&cache.bases, baseKey{dir, scale, patch}, func() (*pretrain.Result, error) {
+// BaseAt is Base for the variant of scale that b selects (the base params
+// vision_patch and vision_scenes, experiments.BaseParams); the zero
+// choice is the preset's base.
+func BaseAt(ctx context.Context, dir, scale string, b experiments.BaseChoice) (*pretrain.Result, error) {
+	return memo(&cache.bases, baseKey{dir, scale, b}, func() (*pretrain.Result, error) {
 		name := scale
-		if patch != 0 {
-			name = fmt.Sprintf("%s (patch %d)", scale, patch)
+		if b.Patch != 0 {
+			name = fmt.Sprintf("%s (patch %d)", scale, b.Patch)
+		}
+		if b.Scenes {
+			name += " (scenes)"
 		}
 		runners.Note(ctx, "preparing the "+name+" base model")
 		defer runners.Note(ctx, "")
-		r, err := newBase(runners.StopContext(ctx), dir, scale, patch, noteWriter{ctx})
+		r, err := newBase(runners.StopContext(ctx), dir, scale, b, noteWriter{ctx})
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +203,7 @@ func Inputs(cfg *experiments.Config) (experiments.Inputs, error) {
 	if err != nil {
 		return experiments.Inputs{}, err
 	}
-	b, err := BaseIDAt(cfg.Scale, cfg.Patch())
+	b, err := BaseIDAt(cfg.Scale, cfg.BaseChoice())
 	if err != nil {
 		return experiments.Inputs{}, err
 	}
@@ -250,17 +253,18 @@ func DataIDPart(task, scale string, seed int64, part experiments.Partition) (str
 // checkpoint's own hash is written to base.json in the run's folder when
 // the run executes. It is computed once per scale and process.
 func BaseID(scale string) (string, error) {
-	return BaseIDAt(scale, 0)
+	return BaseIDAt(scale, experiments.BaseChoice{})
 }
 
-// BaseIDAt is BaseID for the many-patch variant of scale with patch side
-// patch (0: the preset's, whose identity is BaseID's): the model preset
-// hashed is nn.Config.WithPatch's.
-func BaseIDAt(scale string, patch int) (string, error) {
-	return memo(&cache.baseIDs, baseIDKey{scale, patch}, func() (string, error) { return baseID(scale, patch) })
+// BaseIDAt is BaseID for the variant of scale that b selects (the zero
+// choice: the preset's, whose identity is BaseID's): with a patch side
+// the model preset hashed is nn.Config.WithPatch's, with scenes the plan
+// is pretrain.Plan.WithScenes.
+func BaseIDAt(scale string, b experiments.BaseChoice) (string, error) {
+	return memo(&cache.baseIDs, baseIDKey{scale, b}, func() (string, error) { return baseID(scale, b) })
 }
 
-func baseID(scale string, patch int) (string, error) {
+func baseID(scale string, bc experiments.BaseChoice) (string, error) {
 	sc, err := datasets.ParseScale(scale)
 	if err != nil {
 		return "", err
@@ -274,8 +278,11 @@ func baseID(scale string, patch int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if cfg, err = cfg.WithPatch(patch); err != nil {
+	if cfg, err = cfg.WithPatch(bc.Patch); err != nil {
 		return "", err
+	}
+	if bc.Scenes {
+		plan = plan.WithScenes()
 	}
 	b, err := json.Marshal(struct {
 		Format int           `json:"format"`

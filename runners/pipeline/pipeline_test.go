@@ -30,12 +30,12 @@ import (
 func freshBase(t *testing.T) {
 	t.Helper()
 	old := newBase
-	newBase = func(ctx context.Context, dir, scale string, patch int, _ io.Writer) (*pretrain.Result, error) {
+	newBase = func(ctx context.Context, dir, scale string, b experiments.BaseChoice, _ io.Writer) (*pretrain.Result, error) {
 		cfg, err := nn.Preset(scale, datasets.Vocab().Len())
 		if err != nil {
 			return nil, err
 		}
-		if cfg, err = cfg.WithPatch(patch); err != nil {
+		if cfg, err = cfg.WithPatch(b.Patch); err != nil {
 			return nil, err
 		}
 		m, err := nn.NewTinyMLLM(cfg)
@@ -186,10 +186,10 @@ func TestBaseID(t *testing.T) {
 	}
 	// The base param vision_patch selects another base; the preset's own patch
 	// side or none is the preset's base.
-	if p, _ := BaseIDAt("smoke", 0); p != a {
+	if p, _ := BaseIDAt("smoke", experiments.BaseChoice{}); p != a {
 		t.Errorf("BaseIDAt(smoke, 0) = %q, want BaseID's %q", p, a)
 	}
-	p7, err := BaseIDAt("smoke", 7)
+	p7, err := BaseIDAt("smoke", experiments.BaseChoice{Patch: 7})
 	if err != nil || p7 == a {
 		t.Errorf("BaseIDAt(smoke, 7) = %q, %v; want another base than %q", p7, err, a)
 	}
@@ -197,8 +197,23 @@ func TestBaseID(t *testing.T) {
 	if err != nil || in.Base != p7 {
 		t.Errorf("Inputs with patch 7 = %+v, %v; want base %q", in, err, p7)
 	}
-	if _, err := BaseIDAt("smoke", 5); err == nil {
+	if _, err := BaseIDAt("smoke", experiments.BaseChoice{Patch: 5}); err == nil {
 		t.Error("BaseIDAt(smoke, 5): no error")
+	}
+	// vision_scenes 1 selects the scenes base (another plan), 0 the
+	// preset's; with a patch side, a fourth base.
+	sc, err := BaseIDAt("smoke", experiments.BaseChoice{Scenes: true})
+	if err != nil || sc == a || sc == p7 {
+		t.Errorf("BaseIDAt(smoke, scenes) = %q, %v; want another base than %q and %q", sc, err, a, p7)
+	}
+	for v, want := range map[int64]string{0: a, 1: sc} {
+		in, err = Inputs(&experiments.Config{Task: "shapes-vqa", Scale: "smoke", Seed: 1, Params: map[string]any{"vision_scenes": v}})
+		if err != nil || in.Base != want {
+			t.Errorf("Inputs with vision_scenes %d = %+v, %v; want base %q", v, in, err, want)
+		}
+	}
+	if sp, err := BaseIDAt("smoke", experiments.BaseChoice{Patch: 7, Scenes: true}); err != nil || sp == sc || sp == p7 {
+		t.Errorf("BaseIDAt(smoke, patch 7, scenes) = %q, %v; want a base of its own", sp, err)
 	}
 }
 

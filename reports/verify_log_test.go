@@ -1,0 +1,88 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+)
+
+// TestVerifyLogScale checks a claim on the log scale against values worked
+// by hand: b = 1, 2, 4 and a = b·e^d with d = −0.3, −0.2, −0.4 on seeds
+// 1–3, so the per-seed log ratios are d: mean −0.3, sd 0.1, SE 0.1/√3,
+// t = −3√3 on 2 degrees of freedom, two-sided p = 2·F₂(−3√3) = 1 − 3√3/√29
+// (F₂ the closed-form t CDF, tCDF2). The paper's ratio 0.85 gives the
+// effect log 0.85 against which CONTRADICTED would be judged; the
+// note states both ratios. On the linear scale the same runs give another
+// effect, mean(a − b).
+func TestVerifyLogScale(t *testing.T) {
+	t.Parallel()
+	b := []float64{1, 2, 4}
+	d := []float64{-0.3, -0.2, -0.4}
+	a := make([]float64, 3)
+	for i := range a {
+		a[i] = b[i] * math.Exp(d[i])
+	}
+	runs := cellRuns(t, "step_seconds",
+		cell{"x", "t", []int{1, 2, 3}, a}, cell{"y", "t", []int{1, 2, 3}, b})
+	c := Claim{Name: "faster", Metric: "step_seconds", A: sideX, B: sideY, Expect: "less", Scale: "log",
+		Paper: []PaperValue{{A: 0.85, B: 1, A2: math.NaN(), B2: math.NaN()}}}
+	v, err := Verify(runs, []Claim{c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := v.Checks[0]
+	tStat := -3 * math.Sqrt(3)
+	if ch.Test.Kind != "paired" || !scalar.EqualWithinAbs(ch.Test.Effect, -0.3, 1e-12) || !scalar.EqualWithinAbs(ch.Test.SE, 0.1/math.Sqrt(3), 1e-12) {
+		t.Errorf("test %s, effect %v, SE %v; want paired, −0.3, %v", ch.Test.Kind, ch.Test.Effect, ch.Test.SE, 0.1/math.Sqrt(3))
+	}
+	if want := 2 * tCDF2(tStat); !scalar.EqualWithinAbs(ch.P, want, 1e-9) {
+		t.Errorf("p = %v, want %v", ch.P, want)
+	}
+	if ch.Verdict != Pass {
+		t.Errorf("verdict %s, want PASS (one-sided p %v)", ch.Verdict, tCDF2(tStat))
+	}
+	if !scalar.EqualWithinAbs(ch.PaperA, math.Log(0.85), 1e-15) || ch.PaperB != 0 || ch.Expect != "log a < log b" {
+		t.Errorf("paper %v / %v, expect %q; want log 0.85 / 0, \"log a < log b\"", ch.PaperA, ch.PaperB, ch.Expect)
+	}
+	if !strings.Contains(ch.Note, "ratio a/b 0.74,") || !strings.Contains(ch.Note, "the paper's 0.85") {
+		t.Errorf("note %q, want the ratios e^−0.3 ≈ 0.74 and 0.85", ch.Note)
+	}
+	c.Scale = ""
+	lin, err := Verify(runs, []Claim{c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0.0
+	for i := range a {
+		want += (a[i] - b[i]) / 3
+	}
+	if got := lin.Checks[0].Test.Effect; !scalar.EqualWithinAbs(got, want, 1e-12) {
+		t.Errorf("linear effect %v, want %v", got, want)
+	}
+	c.Scale = "sqrt"
+	if _, err := Verify(runs, []Claim{c}, nil); err == nil {
+		t.Error("unknown scale accepted")
+	}
+}
+
+// TestRunsWithLog checks that withLog leaves the table alone and makes a
+// non-positive value missing.
+func TestRunsWithLog(t *testing.T) {
+	t.Parallel()
+	runs := cellRuns(t, "m", cell{"x", "t", []int{1, 2, 3}, []float64{math.E, 0, -1}})
+	l := runs.withLog("m")
+	got, _ := l.Column("m")
+	orig, _ := runs.Column("m")
+	if got.Floats[0] != 1 || !math.IsNaN(got.Floats[1]) || !math.IsNaN(got.Floats[2]) {
+		t.Errorf("log column %v, want [1 NaN NaN]", got.Floats)
+	}
+	if orig.Floats[0] != math.E || orig.Floats[1] != 0 || orig.Floats[2] != -1 {
+		t.Errorf("original changed: %v", orig.Floats)
+	}
+}
