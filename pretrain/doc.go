@@ -51,7 +51,9 @@
 //     (the class names are public: fashion-vqa's public captions state
 //     them). Gradients through the language model reach the encoder far
 //     more slowly; without this stage the base barely looks at its images.
-//     The encoder is frozen from here on, as LLaVA's is.
+//     The scenes variant (Options.Scenes, Plan.VisionScenes) also
+//     classifies the objects of public shapes-vqa scenes by colour and
+//     shape. The encoder is frozen from here on, as LLaVA's is.
 //  2. In context (Plan.ICLSteps): the projector and the language model
 //     learn from in-context episodes alone, each image entering as its
 //     [CLS] token only (a demonstration is 3 tokens instead of 19).
