@@ -105,7 +105,8 @@ type Claim struct {
 	// natural log of the metric, so the effect mean(log A) − mean(log B)
 	// is the log of a ratio (paired: the mean of log(a/b) over seeds),
 	// and the paper's values give the paper's ratio A/B. For a metric
-	// whose changes are relative, such as a time.
+	// whose changes are relative, such as a time. A value ≤ 0 counts as
+	// missing, and the verdict's note says how many and which side.
 	Scale string `json:"scale,omitempty"`
 	// Required claims make repro verify fail when they FAIL.
 	Required bool `json:"required,omitempty"`

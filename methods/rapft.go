@@ -187,8 +187,9 @@ type rapftPartition struct {
 	// in the analysis.
 	splitErr float64
 	// analysed says whether the relevance was computed (β < 1), and
-	// analysisBytes the largest memory one propagation held
-	// (nn.Relevance.Bytes over the analysed examples).
+	// analysisBytes the largest count of the buffers one propagation
+	// holds (nn.Relevance.Bytes, a count of buffer lengths, not the
+	// measured heap) over the analysed examples.
 	analysed      bool
 	analysisBytes int64
 	private       bool

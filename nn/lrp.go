@@ -73,7 +73,7 @@ type Relevance struct {
 	// Kept is the number of (answer position, token) entries of the
 	// initial relevance that Init retains: answers × vocab for naive.
 	Kept int
-	// Bytes is the memory the propagation holds once the relevance is
+	// Bytes counts the memory the propagation holds once the relevance is
 	// initialised, while it propagates through the first layer (the tied
 	// head), as Rap-FT's Table IV measures it: the forward tape, the
 	// forward values it observed (float64), the next-token probabilities
@@ -83,9 +83,16 @@ type Relevance struct {
 	// buffers that selected it (the sort order, vocab; the beam's
 	// candidates, 16 bytes each), the head's input and its relevance
 	// (answers × width each) and the hidden states' relevance (positions
-	// × width). Counted from the buffers' lengths, as Stats.PeakBytes
-	// counts training state; the transient buffers are included, so it is
-	// an upper bound of the peak.
+	// × width). It is a count of those buffers' lengths (8 bytes a
+	// float64 or int, 4 an int32 token), as Stats.PeakBytes counts
+	// training state, not a measure of the heap: it leaves out the slack
+	// of the slices grown by append (capacity beyond length), the
+	// per-position lists of kept entries and the beam's hypotheses built
+	// while a position is initialised, and the runtime's overheads, and
+	// it adds buffers that need not all be live at once (the probability
+	// row, the sort order, the candidates). So it is no bound of the
+	// peak heap in either direction; it compares the initialisations by
+	// what they store.
 	Bytes int64
 }
 

@@ -79,8 +79,9 @@ func xText(x map[string]string) string {
 }
 
 // interactionChecks returns the checks of the interaction claim c, one per
-// value of its Each columns, their p-values not yet adjusted.
-func interactionChecks(runs *Runs, c Claim, o VerifyOptions) []Check {
+// value of its Each columns, their p-values not yet adjusted. runs hold
+// the metric on the claim's scale, orig as recorded.
+func interactionChecks(orig, runs *Runs, c Claim, o VerifyOptions) []Check {
 	notRun := func(reason string) []Check {
 		ch := newCheck(c, "")
 		ch.Verdict, ch.Reason = NotRun, reason
@@ -99,8 +100,12 @@ func interactionChecks(runs *Runs, c Claim, o VerifyOptions) []Check {
 		at := strings.Join(k.header(nil, g.first), " ")
 		ch := newCheck(c, at)
 		in := func(sel []int) []int { return intersect(sel, g.runs) }
-		ch.evaluateInteraction(runs, c, [4][]int{in(a1), in(b1), in(a2), in(b2)}, o, seedOf(c.Name, at))
+		cells := [4][]int{in(a1), in(b1), in(a2), in(b2)}
+		ch.evaluateInteraction(runs, c, cells, o, seedOf(c.Name, at))
 		ch.paper(runs, k, g.first, c)
+		if c.Scale == "log" {
+			ch.logLoss(orig, runs, c, cells[:], []string{"a at x1", "b at x1", "a at x2", "b at x2"})
+		}
 		out = append(out, ch)
 	}
 	return out

@@ -49,9 +49,10 @@ type Claim struct {
 	// seed by seed: a deterministic metric); "" means auto.
 	Test string
 	// Scale is "" (the metric as it is) or "log": the claim compares the
-	// natural log of the metric (a non-positive value is missing), so
-	// the effect is the log of the ratio A/B and the paper's values give
-	// the paper's ratio.
+	// natural log of the metric, so the effect is the log of the ratio
+	// A/B and the paper's values give the paper's ratio. A value ≤ 0 is
+	// missing; the check's Note (its Reason when NOT RUN) counts them per
+	// side and the seed pairs they remove.
 	Scale    string
 	Required bool
 	Source   string
@@ -347,11 +348,12 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 	if mc, _ := runs.Column(c.Metric); mc.Kind != Float {
 		return notRun("", fmt.Sprintf("column %s is not numeric", c.Metric)), nil
 	}
+	orig := runs
 	if c.Scale == "log" {
 		runs = runs.withLog(c.Metric)
 	}
 	if inter {
-		return interactionChecks(runs, c, o), nil
+		return interactionChecks(orig, runs, c, o), nil
 	}
 	selA, _ := selectRuns(runs, c.A)
 	var selB []int
@@ -371,6 +373,9 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 		in := func(sel []int) []int { return intersect(sel, g.runs) }
 		ch.evaluate(runs, c, in(selA), in(selB), o, seedOf(c.Name, at))
 		ch.paper(runs, k, g.first, c)
+		if c.Scale == "log" {
+			ch.logLoss(orig, runs, c, [][]int{in(selA), in(selB)}, []string{"a", "b"})
+		}
 		if c.Scale == "log" && c.B != nil && !math.IsNaN(ch.MeanA-ch.MeanB) {
 			ratio := fmt.Sprintf("log scale: ratio a/b %s", fmtNum(math.Exp(ch.MeanA-ch.MeanB)))
 			if r := math.Exp(ch.PaperA - ch.PaperB); !math.IsNaN(r) {
@@ -690,6 +695,58 @@ func (r *Runs) withLog(metric string) *Runs {
 		}
 	}
 	return &out
+}
+
+// logLoss states in ch what the log scale of claim c left out: the
+// values ≤ 0 of each side (cells, named by names) that became missing,
+// and, when a claim with b is tested on seed pairs, the pairs this
+// removed, and whether the paired test gave way to Welch's for it. orig
+// are the runs before the log, logged after. The text goes to the
+// check's Reason when it was NOT RUN, else to its Note; nothing is added
+// when no value was ≤ 0.
+func (ch *Check) logLoss(orig, logged *Runs, c Claim, cells [][]int, names []string) {
+	var parts []string
+	for i, cell := range cells {
+		if n := nonPositive(orig, c.Metric, cell); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s ≤ 0 on %s", n, plural(n, "value", "values"), names[i]))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	text := "log scale: " + strings.Join(parts, ", ") + " left out as missing"
+	if c.B != nil {
+		pairs := func(r *Runs) int {
+			if len(cells) == 4 {
+				return len(interactionDiffs(r, c.Metric, [4][]int(cells)))
+			}
+			return len(pairedDiffs(r, c.Metric, cells[0], cells[1]))
+		}
+		if before, after := pairs(orig), pairs(logged); after < before {
+			text += fmt.Sprintf(", which removes %d of %d seed pairs", before-after, before)
+			if ch.Test.Kind == "welch" {
+				text += ": Welch's test in place of the paired test"
+			}
+		}
+	}
+	if ch.Verdict == NotRun {
+		ch.Reason = ch.Reason + "; " + text
+		return
+	}
+	ch.Note = strings.TrimPrefix(ch.Note+"; "+text, "; ")
+}
+
+// nonPositive returns how many of the ok runs idx have metric ≤ 0.
+func nonPositive(runs *Runs, metric string, idx []int) int {
+	m, _ := runs.Column(metric)
+	ok, _ := okRuns(runs, idx)
+	n := 0
+	for _, i := range ok {
+		if m.Floats[i] <= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // scaled returns the paper value x on the claim's scale: log(x) (NaN

@@ -86,3 +86,48 @@ func TestRunsWithLog(t *testing.T) {
 		t.Errorf("original changed: %v", orig.Floats)
 	}
 }
+
+// TestVerifyLogNonPositive checks that a log-scale claim says what its
+// values ≤ 0 cost. b's value 0 on seed 3 becomes missing, so a and b no
+// longer share their seeds and test auto gives Welch's test on a's three
+// values against b's two in place of the paired test on three seeds: the
+// note counts the value, the side and the lost pair and names the
+// switch. With seeds 1 and 2 alone b keeps one seed, fewer than MinSeeds,
+// and the NOT RUN reason says the log scale left the other out. With
+// every value positive the note says nothing of it.
+func TestVerifyLogNonPositive(t *testing.T) {
+	t.Parallel()
+	c := Claim{Name: "faster", Metric: "step_seconds", A: sideX, B: sideY, Expect: "less", Scale: "log"}
+	check := func(a, b []float64, seeds []int) Check {
+		t.Helper()
+		runs := cellRuns(t, "step_seconds", cell{"x", "t", seeds, a}, cell{"y", "t", seeds, b})
+		v, err := Verify(runs, []Claim{c}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Checks[0]
+	}
+
+	ch := check([]float64{1, 2, 4}, []float64{2, 3, 0}, []int{1, 2, 3})
+	if ch.Test.Kind != "welch" || ch.NA != 3 || ch.NB != 2 {
+		t.Errorf("test %s on %d and %d runs, want welch on 3 and 2", ch.Test.Kind, ch.NA, ch.NB)
+	}
+	want := "log scale: 1 value ≤ 0 on b left out as missing, which removes 1 of 3 seed pairs: Welch's test in place of the paired test"
+	if !strings.Contains(ch.Note, want) {
+		t.Errorf("note %q, want it to contain %q", ch.Note, want)
+	}
+
+	ch = check([]float64{-1, 2}, []float64{2, 0}, []int{1, 2})
+	if ch.Verdict != NotRun {
+		t.Fatalf("verdict %s, want NOT RUN", ch.Verdict)
+	}
+	want = "a has 1 distinct seeds with step_seconds, want ≥ 2; log scale: 1 value ≤ 0 on a, 1 value ≤ 0 on b left out as missing, which removes 2 of 2 seed pairs"
+	if ch.Reason != want {
+		t.Errorf("reason %q, want %q", ch.Reason, want)
+	}
+
+	ch = check([]float64{1, 2, 4}, []float64{2, 3, 5}, []int{1, 2, 3})
+	if ch.Test.Kind != "paired" || strings.Contains(ch.Note, "≤ 0") {
+		t.Errorf("all positive: test %s, note %q; want paired and no word of values ≤ 0", ch.Test.Kind, ch.Note)
+	}
+}
