@@ -699,8 +699,9 @@ func (r *Runs) withLog(metric string) *Runs {
 
 // logLoss states in ch what the log scale of claim c left out: the
 // values ≤ 0 of each side (cells, named by names) that became missing,
-// and, when a claim with b is tested on seed pairs, the pairs this
-// removed, and whether the paired test gave way to Welch's for it. orig
+// and, for a claim with b, the seeds that all its cells shared before
+// and no longer do, and the unpaired test that took the paired one's
+// place for it. orig
 // are the runs before the log, logged after. The text goes to the
 // check's Reason when it was NOT RUN, else to its Note; nothing is added
 // when no value was ≤ 0.
@@ -723,9 +724,12 @@ func (ch *Check) logLoss(orig, logged *Runs, c Claim, cells [][]int, names []str
 			return len(pairedDiffs(r, c.Metric, cells[0], cells[1]))
 		}
 		if before, after := pairs(orig), pairs(logged); after < before {
-			text += fmt.Sprintf(", which removes %d of %d seed pairs", before-after, before)
-			if ch.Test.Kind == "welch" {
+			text += fmt.Sprintf(", which removes %d of %d shared seeds", before-after, before)
+			switch ch.Test.Kind {
+			case "welch":
 				text += ": Welch's test in place of the paired test"
+			case "contrast":
+				text += ": the contrast of the cells' means in place of the paired test"
 			}
 		}
 	}

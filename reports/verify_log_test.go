@@ -112,7 +112,7 @@ func TestVerifyLogNonPositive(t *testing.T) {
 	if ch.Test.Kind != "welch" || ch.NA != 3 || ch.NB != 2 {
 		t.Errorf("test %s on %d and %d runs, want welch on 3 and 2", ch.Test.Kind, ch.NA, ch.NB)
 	}
-	want := "log scale: 1 value ≤ 0 on b left out as missing, which removes 1 of 3 seed pairs: Welch's test in place of the paired test"
+	want := "log scale: 1 value ≤ 0 on b left out as missing, which removes 1 of 3 shared seeds: Welch's test in place of the paired test"
 	if !strings.Contains(ch.Note, want) {
 		t.Errorf("note %q, want it to contain %q", ch.Note, want)
 	}
@@ -121,7 +121,7 @@ func TestVerifyLogNonPositive(t *testing.T) {
 	if ch.Verdict != NotRun {
 		t.Fatalf("verdict %s, want NOT RUN", ch.Verdict)
 	}
-	want = "a has 1 distinct seeds with step_seconds, want ≥ 2; log scale: 1 value ≤ 0 on a, 1 value ≤ 0 on b left out as missing, which removes 2 of 2 seed pairs"
+	want = "a has 1 distinct seeds with step_seconds, want ≥ 2; log scale: 1 value ≤ 0 on a, 1 value ≤ 0 on b left out as missing, which removes 2 of 2 shared seeds"
 	if ch.Reason != want {
 		t.Errorf("reason %q, want %q", ch.Reason, want)
 	}
@@ -129,5 +129,31 @@ func TestVerifyLogNonPositive(t *testing.T) {
 	ch = check([]float64{1, 2, 4}, []float64{2, 3, 5}, []int{1, 2, 3})
 	if ch.Test.Kind != "paired" || strings.Contains(ch.Note, "≤ 0") {
 		t.Errorf("all positive: test %s, note %q; want paired and no word of values ≤ 0", ch.Test.Kind, ch.Note)
+	}
+}
+
+// TestVerifyLogNonPositiveInteraction checks the same for an interaction
+// claim: b's value 0 at x2 on seed 3 leaves the four cells two shared
+// seeds of three, so test auto compares the four cells' means (the
+// contrast) in place of the per-seed paired test, and the note says so.
+func TestVerifyLogNonPositiveInteraction(t *testing.T) {
+	t.Parallel()
+	seeds := []int{1, 2, 3}
+	runs := cellRuns(t, "step_seconds",
+		cell{"x", "t1", seeds, []float64{1, 2, 3}}, cell{"y", "t1", seeds, []float64{2, 3, 4}},
+		cell{"x", "t2", seeds, []float64{1, 2, 3}}, cell{"y", "t2", seeds, []float64{1, 2, 0}})
+	c := interactionClaim()
+	c.Metric, c.Scale = "step_seconds", "log"
+	v, err := Verify(runs, []Claim{c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := v.Checks[0]
+	if ch.Test.Kind != "contrast" || ch.NB2 != 2 {
+		t.Errorf("test %s, %d runs of b at x2; want contrast, 2", ch.Test.Kind, ch.NB2)
+	}
+	want := "log scale: 1 value ≤ 0 on b at x2 left out as missing, which removes 1 of 3 shared seeds: the contrast of the cells' means in place of the paired test"
+	if !strings.Contains(ch.Note, want) {
+		t.Errorf("note %q, want it to contain %q", ch.Note, want)
 	}
 }

@@ -41,7 +41,9 @@ var knownMetrics = []string{
 	"mtv_sensitivity", "mtv_shots", "mtv_sigma", "mtv_signal_norm",
 	// federated methods: the simulation's counts (fl_*; run tables made before
 	// the rename carry them without the prefix), communication, and the
-	// baselines' noise
+	// baselines' noise; epsilon_basic, the sum of the modalities' ε, is no
+	// longer recorded but is a column of a checked-in table made before
+	// the modalities' σ were calibrated jointly
 	"fl_clients", "fl_clients_per_round", "fl_local_steps", "fl_rounds",
 	"clients", "clients_per_round", "local_steps", "rounds", "max_participations",
 	"upload_floats", "download_floats", "epsilon_basic", "epsilon_coordinate", "radius",
