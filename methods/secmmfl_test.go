@@ -514,7 +514,7 @@ func TestFedAvgServerStep(t *testing.T) {
 		eps, lr float64
 	}{
 		{"secmmfl", 1, 0.05}, {"secmmfl", 3, 0.05}, {"secmmfl", 8, 0.2}, {"secmmfl", 20, 0.2}, {"secmmfl", math.Inf(1), 0.05},
-		{"ldpfed", 0.5, 0.02}, {"ldpfed", 8, 0.1},
+		{"ldpfed", 0.5, 0.05}, {"ldpfed", 8, 0.1},
 	} {
 		h, err := ResolveAt(c.method, "smoke", c.eps, nil)
 		if err != nil {
