@@ -141,15 +141,7 @@ func buildFashionCls(d *Dataset, b *buildCtx) error {
 	d.Classes, d.PublicClasses = FashionClasses, FashionCoarse
 	pub, priv := fashionRoles(f, b.rng(task, "split"))
 	err = b.buildPoolSplits(d, task, f, pub, priv, func(split string, i, idx int) Example {
-		ex := newExample(exampleID(task, split, i))
-		ex.Items = []string{fashionItem(f, idx)}
-		ex.Images = [][]float32{b.image(f, idx)}
-		ex.Label = int(f.Labels[idx])
-		if split == "public" {
-			ex.Label = FashionCoarseOf[f.Labels[idx]]
-		}
-		ex.Kind = "image"
-		return ex
+		return b.fashionImage(f, task, split, i, idx, int(f.Labels[idx]))
 	})
 	if err != nil {
 		return err
@@ -175,6 +167,21 @@ var upperSizes = map[Scale]Sizes{
 	Smoke: {512, 512, 256, 256, 1},
 	Small: {2000, 1000, 400, 400, 4},
 	Full:  {20000, 8000, 4000, 4000, 16},
+}
+
+// fashionImage is example i of a split of an image-classification task on
+// pool image idx: the image and its item, with the coarse label on the public
+// split and label (the task's fine label) elsewhere.
+func (b *buildCtx) fashionImage(f *Fashion, task, split string, i, idx, label int) Example {
+	ex := newExample(exampleID(task, split, i))
+	ex.Items = []string{fashionItem(f, idx)}
+	ex.Images = [][]float32{b.image(f, idx)}
+	ex.Label = label
+	if split == "public" {
+		ex.Label = FashionCoarseOf[f.Labels[idx]]
+	}
+	ex.Kind = "image"
+	return ex
 }
 
 // buildFashionUpper builds fashion-upper, the second fine-tuning task of
@@ -207,15 +214,7 @@ func buildFashionUpper(d *Dataset, b *buildCtx) error {
 		}
 	}
 	err = b.buildPoolSplits(d, d.Task, f, pub, priv, func(split string, i, idx int) Example {
-		ex := newExample(exampleID(d.Task, split, i))
-		ex.Items = []string{fashionItem(f, idx)}
-		ex.Images = [][]float32{b.image(f, idx)}
-		ex.Label = fashionUpperIndex(f.Labels[idx])
-		if split == "public" {
-			ex.Label = FashionCoarseOf[f.Labels[idx]]
-		}
-		ex.Kind = "image"
-		return ex
+		return b.fashionImage(f, d.Task, split, i, idx, fashionUpperIndex(f.Labels[idx]))
 	})
 	if err != nil {
 		return err
