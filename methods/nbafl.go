@@ -120,11 +120,7 @@ func (NbAFL) FineTune(ctx context.Context, job *Job) (*Result, error) {
 		}
 		return p.Privatize(u, [][]float32{slices.Clone(u)})
 	}
-	if sigmaD > 0 {
-		run.download = func(r int, agg []float32) {
-			privacy.NewNoise(streamRNG(job.Seed, StreamServer, r, 0).Uint64(), StreamServer).AddGaussian32(agg, sigmaD)
-		}
-	}
+	nbaflSetDownlink(run, sigmaD)
 	rec, err := run.simulate(ctx)
 	if err != nil {
 		return nil, err
@@ -163,11 +159,7 @@ func nbaflExample(ctx context.Context, run *fedRun) (*Result, error) {
 		minSize = min(minSize, len(c))
 	}
 	sigmaD := nbaflDownlink(job.Epsilon, job.Delta, h.Clip, run.cfg.Rounds, run.maxParticipations(), run.cfg.Clients, minSize)
-	if sigmaD > 0 {
-		run.download = func(r int, agg []float32) {
-			privacy.NewNoise(streamRNG(job.Seed, StreamServer, r, 0).Uint64(), StreamServer).AddGaussian32(agg, sigmaD)
-		}
-	}
+	nbaflSetDownlink(run, sigmaD)
 	rec, err := run.simulate(ctx)
 	if err != nil {
 		return nil, err
@@ -185,4 +177,16 @@ func nbaflExample(ctx context.Context, run *fedRun) (*Result, error) {
 	res.Values["sigma_upload"] = sigmaU
 	res.Values["sigma_download"] = sigmaD
 	return res, nil
+}
+
+// nbaflSetDownlink adds NbAFL's downlink noise, N(0, σ_D²) per coordinate of
+// the aggregate from the server's stream of round r, where σ_D > 0.
+func nbaflSetDownlink(run *fedRun, sigmaD float64) {
+	if sigmaD <= 0 {
+		return
+	}
+	seed := run.job.Seed
+	run.download = func(r int, agg []float32) {
+		privacy.NewNoise(streamRNG(seed, StreamServer, r, 0).Uint64(), StreamServer).AddGaussian32(agg, sigmaD)
+	}
 }
