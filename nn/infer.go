@@ -123,8 +123,8 @@ func (t *Tape) addNorm(x, o *Node, n *LayerNorm) (sum, norm *Node) {
 	norm = t.nodeOver(x.Value.Shape, x, o)
 	xd, od, sd, nd := x.Value.Data, o.Value.Data, sum.Value.Data, norm.Value.Data
 	od = od[:len(xd)]
-	for i, v := range xd {
-		sd[i] = v + od[i]
+	for i := addVec(sd, xd, od); i < len(xd); i++ {
+		sd[i] = xd[i] + od[i]
 	}
 	layerNormRows(nd, sd, c, n.G.Data, n.B.Data, n.Eps)
 	return sum, norm

@@ -194,7 +194,7 @@ func softmaxRow32(z []float32) {
 		s += float64(e)
 	}
 	inv := 1 / s
-	for j, e := range z {
-		z[j] = float32(float64(e) * inv)
+	for j := scale64Vec(z, inv); j < len(z); j++ {
+		z[j] = float32(float64(z[j]) * inv)
 	}
 }

@@ -1,0 +1,79 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+//go:build !purego
+
+package nn
+
+//go:noescape
+func normRowAVX2(y, x, gain, b *float32, n4 int, m, r float64)
+
+//go:noescape
+func addAVX2(y, a, b *float32, n8 int)
+
+//go:noescape
+func smearAVX2(y, x, p, s, t *float32, n8 int)
+
+//go:noescape
+func scale64AVX2(z *float32, n4 int, s float64)
+
+// normRowVec computes the first elements of normRow without normalised
+// rows (hr nil) in assembly, four at a time, and returns how many: a
+// multiple of four, 0 without AVX2. y, g and b (when not nil) must hold
+// len(x) elements.
+func normRowVec(y, x, g, b []float32, m, r float64) int {
+	n4 := len(x) / 4
+	if !vmathAVX2 || n4 == 0 {
+		return 0
+	}
+	y, g = y[:4*n4], g[:4*n4] // bounds: panics if short
+	var bp *float32
+	if b != nil {
+		bp = &b[:4*n4][0]
+	}
+	normRowAVX2(&y[0], &x[0], &g[0], bp, n4, m, r)
+	return 4 * n4
+}
+
+// addVec computes the first elements of y = a + b in assembly, eight at a
+// time, and returns how many: a multiple of eight, 0 without AVX2. a and
+// b must hold len(y) elements.
+func addVec(y, a, b []float32) int {
+	n8 := len(y) / 8
+	if !vmathAVX2 || n8 == 0 {
+		return 0
+	}
+	a, b = a[:8*n8], b[:8*n8]
+	addAVX2(&y[0], &a[0], &b[0], n8)
+	return 8 * n8
+}
+
+// smearVec computes y = s·x + t·p elementwise (y = s·x when p is nil) in
+// assembly and reports whether it did: only with AVX2 and a length that
+// is a multiple of eight. x, p, s and t must hold len(y) elements.
+func smearVec(y, x, p, s, t []float32) bool {
+	if !vmathAVX2 || len(y) == 0 || len(y)%8 != 0 {
+		return false
+	}
+	n := len(y)
+	x, s, t = x[:n], s[:n], t[:n]
+	var pp *float32
+	if p != nil {
+		pp = &p[:n][0]
+	}
+	smearAVX2(&y[0], &x[0], pp, &s[0], &t[0], n/8)
+	return true
+}
+
+// scale64Vec computes the first elements of z[j] = float32(float64(z[j])·s)
+// in assembly, four at a time, and returns how many: a multiple of four, 0
+// without AVX2.
+func scale64Vec(z []float32, s float64) int {
+	n4 := len(z) / 4
+	if !vmathAVX2 || n4 == 0 {
+		return 0
+	}
+	scale64AVX2(&z[0], n4, s)
+	return 4 * n4
+}

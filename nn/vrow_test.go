@@ -1,0 +1,219 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The tests of vrow_amd64.s hold each kernel, through the function that
+// calls it, to a scalar reference in this file: the Go loop the kernel
+// replaced, element by element. Where the CPU has no AVX2 (or with
+// REPRO_GEMM=go or -tags purego) the functions run their own Go loops,
+// and the same tests check those.
+
+// vrowValues returns n values for the kernels' tests: normal values of
+// several magnitudes and, when special is set, ±0, subnormals, the
+// largest finite values and ±Inf at random positions.
+func vrowValues(rng *rand.Rand, n int, special bool) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(7)-3)))
+		if special && rng.IntN(4) == 0 {
+			x[i] = []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -1e-40,
+				math.MaxFloat32, -math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1))}[rng.IntN(8)]
+		}
+	}
+	return x
+}
+
+// firstDiff returns the first index at which got and want differ in their
+// bits (two NaNs count as equal whatever their payloads), -1 if none.
+func firstDiff(got, want []float32) int {
+	if len(got) != len(want) {
+		return 0
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// refNormRow is normRow's loop without normalised rows, one element at a
+// time (the reference of normRowAVX2).
+func refNormRow(yr, xr, g, b []float32, m, r float64) {
+	for j, v := range xr {
+		h := float32((float64(v) - m) * r)
+		yr[j] = h * g[j]
+		if b != nil {
+			yr[j] += b[j]
+		}
+	}
+}
+
+// refLayerNormRow is layerNormRow without normalised rows, one element at
+// a time: float64 sums in order, then refNormRow.
+func refLayerNormRow(yr, xr, g, b []float32, eps float64) {
+	var m float64
+	for _, v := range xr {
+		m += float64(v)
+	}
+	m /= float64(len(xr))
+	var s float64
+	for _, v := range xr {
+		d := float64(v) - m
+		s += d * d
+	}
+	refNormRow(yr, xr, g, b, m, 1/math.Sqrt(s/float64(len(xr))+eps))
+}
+
+// TestNormRowVec checks normRow without normalised rows (normRowAVX2 on
+// amd64) against refNormRow on rows of every length up to 40 and of 96
+// and 384 values, with and without a bias, with special values in x, g
+// and b.
+func TestNormRowVec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 1))
+	for _, special := range []bool{false, true} {
+		for n := 0; n <= 400; n++ {
+			if n > 40 && n != 96 && n != 384 {
+				continue
+			}
+			x, g, b := vrowValues(rng, n, special), vrowValues(rng, n, special), vrowValues(rng, n, special)
+			m, r := rng.NormFloat64(), math.Exp(rng.NormFloat64())
+			for _, bias := range [][]float32{nil, b} {
+				got, want := make([]float32, n), make([]float32, n)
+				normRow(got, nil, x, g, bias, m, r)
+				refNormRow(want, x, g, bias, m, r)
+				if i := firstDiff(got, want); i >= 0 {
+					t.Fatalf("n=%d, bias %t, special %t: y[%d] = %v, want %v (x = %v, g = %v)",
+						n, bias != nil, special, i, got[i], want[i], x[i], g[i])
+				}
+			}
+		}
+	}
+}
+
+// TestLayerNormRows checks layerNormRows (eight, then four rows at a
+// time, normRow's vector kernel) against refLayerNormRow on every row,
+// for 1 to 20 rows of 13 and of 96 values, with and without a bias.
+func TestLayerNormRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, c := range []int{13, 96} {
+		g, b := make([]float32, c), make([]float32, c)
+		for j := range g {
+			g[j], b[j] = float32(1+rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		for rows := 1; rows <= 20; rows++ {
+			x := make([]float32, rows*c)
+			for i := range x {
+				x[i] = float32(3*rng.NormFloat64() + float64(i%c))
+			}
+			for _, bias := range [][]float32{nil, b} {
+				got, want := make([]float32, len(x)), make([]float32, len(x))
+				layerNormRows(got, x, c, g, bias, 1e-5)
+				for i := range rows {
+					refLayerNormRow(want[i*c:(i+1)*c], x[i*c:(i+1)*c], g, bias, 1e-5)
+				}
+				if i := firstDiff(got, want); i >= 0 {
+					t.Errorf("c=%d, %d rows, bias %t: element %d = %v, want %v", c, rows, bias != nil, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestAddVec checks Tape.Add (addAVX2 on amd64) against the sum one
+// element at a time, for every length up to 40 and 96, with special
+// values.
+func TestAddVec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 2))
+	for n := 1; n <= 96; n++ {
+		if n > 40 && n != 96 {
+			continue
+		}
+		a, b := vrowValues(rng, n, true), vrowValues(rng, n, true)
+		tp := NewInferenceTape()
+		got := tp.Add(tp.Input(Tensor{Shape: []int{n}, Data: a}, false), tp.Input(Tensor{Shape: []int{n}, Data: b}, false)).Value.Data
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = a[i] + b[i]
+		}
+		if i := firstDiff(got, want); i >= 0 {
+			t.Fatalf("n=%d: a + b at %d = %v, want %v (a = %v, b = %v)", n, i, got[i], want[i], a[i], b[i])
+		}
+		tp.Release()
+	}
+}
+
+// TestSmearVec checks Tape.smearKeys (smearAVX2 on amd64, where the width
+// is a multiple of eight) against its loop over heads, one element at a
+// time, on stacked sequences (first rows with no row before them) of
+// widths 96 (4 heads), 32 (2 heads) and 12 (3 heads: the loop only).
+func TestSmearVec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 3))
+	for _, tc := range []struct{ D, heads int }{{96, 4}, {32, 2}, {12, 3}} {
+		segs := []int{0, 1, 9, 20, 29}
+		T, D, dh := segs[len(segs)-1], tc.D, tc.D/tc.heads
+		x := vrowValues(rng, T*D, true)
+		logit := vrowValues(rng, tc.heads, false)
+		tp := NewInferenceTape()
+		got := tp.smearKeys(tp.Input(Tensor{Shape: []int{T, D}, Data: x}, false),
+			tp.Input(Tensor{Shape: []int{tc.heads}, Data: logit}, false), tc.heads, segs).Value.Data
+		first := map[int]bool{}
+		for _, r := range segs {
+			first[r] = true
+		}
+		want := make([]float32, T*D)
+		for j := 0; j < T; j++ {
+			for h := 0; h < tc.heads; h++ {
+				s := float32(1 / (1 + math.Exp(-float64(logit[h]))))
+				for c := 0; c < dh; c++ {
+					o := j*D + h*dh + c
+					want[o] = s * x[o]
+					if !first[j] {
+						want[o] += (1 - s) * x[o-D]
+					}
+				}
+			}
+		}
+		if i := firstDiff(got, want); i >= 0 {
+			t.Fatalf("D=%d: element %d (row %d) = %v, want %v", D, i, i/D, got[i], want[i])
+		}
+		tp.Release()
+	}
+}
+
+// TestSoftmaxRow32Bits checks softmaxRow32 (its last pass in scale64AVX2 on
+// amd64) against the same steps with that pass one element at a time,
+// on rows of every length up to 40.
+func TestSoftmaxRow32Bits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(44, 4))
+	for n := 1; n <= 40; n++ {
+		z := vrowValues(rng, n, false)
+		got := append([]float32(nil), z...)
+		softmaxRow32(got)
+		want := append([]float32(nil), z...)
+		m := float32(math.Inf(-1))
+		for _, v := range want {
+			m = max(m, v)
+		}
+		expShift(want, want, m)
+		var s float64
+		for _, e := range want {
+			s += float64(e)
+		}
+		inv := 1 / s
+		for j, e := range want {
+			want[j] = float32(float64(e) * inv)
+		}
+		if i := firstDiff(got, want); i >= 0 {
+			t.Fatalf("n=%d: p[%d] = %v, want %v", n, i, got[i], want[i])
+		}
+	}
+}
