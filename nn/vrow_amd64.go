@@ -77,3 +77,24 @@ func scale64Vec(z []float32, s float64) int {
 	scale64AVX2(&z[0], n4, s)
 	return 4 * n4
 }
+
+//go:noescape
+func maxAVX2(z *float32, n8 int) (m float32, ok bool)
+
+// maxVec returns the largest of the first n values of z in assembly, n a
+// multiple of eight, and n; n = 0 (m to be ignored) without AVX2, for
+// fewer than eight values, or when the largest is zero or one of them a
+// NaN, where the Go loop's max orders −0 before +0 and returns the NaN.
+// Otherwise m is max's result over those n values, bit for bit: a
+// largest value that is not zero is unique in its bits.
+func maxVec(z []float32) (m float32, n int) {
+	n8 := len(z) / 8
+	if !vmathAVX2 || n8 == 0 {
+		return 0, 0
+	}
+	m, ok := maxAVX2(&z[0], n8)
+	if !ok || m == 0 {
+		return 0, 0
+	}
+	return m, 8 * n8
+}

@@ -130,3 +130,38 @@ scale64AVX2_loop:
 	JNZ scale64AVX2_loop
 	VZEROUPPER
 	RET
+
+// func maxAVX2(z *float32, n8 int) (m float32, ok bool)
+// m is the largest of the first 8·n8 values of z, n8 ≥ 1, and ok is
+// false when one of them is a NaN. Where the largest is zero its sign
+// may be wrong (VMAXPS does not order −0 and +0): the caller does not use
+// a zero m.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-21
+	MOVQ z+0(FP), SI
+	MOVQ n8+8(FP), CX
+	VMOVUPS (SI), Y0
+	VCMPPS $3, Y0, Y0, Y1
+	ADDQ $32, SI
+	DECQ CX
+	JZ maxAVX2_reduce
+maxAVX2_loop:
+	VMOVUPS (SI), Y2
+	VMAXPS Y2, Y0, Y0
+	VCMPPS $3, Y2, Y2, Y3
+	VORPS Y3, Y1, Y1
+	ADDQ $32, SI
+	DECQ CX
+	JNZ maxAVX2_loop
+maxAVX2_reduce:
+	VEXTRACTF128 $1, Y0, X2
+	VMAXPS X2, X0, X0
+	VSHUFPS $0x4e, X0, X0, X2
+	VMAXPS X2, X0, X0
+	VSHUFPS $0xb1, X0, X0, X2
+	VMAXPS X2, X0, X0
+	VMOVSS X0, m+16(FP)
+	VMOVMSKPS Y1, AX
+	TESTL AX, AX
+	SETEQ ok+20(FP)
+	VZEROUPPER
+	RET

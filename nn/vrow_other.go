@@ -11,3 +11,4 @@ func normRowVec(y, x, g, b []float32, m, r float64) int { return 0 }
 func addVec(y, a, b []float32) int                      { return 0 }
 func smearVec(y, x, p, s, t []float32) bool             { return false }
 func scale64Vec(z []float32, s float64) int             { return 0 }
+func maxVec(z []float32) (m float32, n int)             { return 0, 0 }

@@ -217,3 +217,39 @@ func TestSoftmaxRow32Bits(t *testing.T) {
 		}
 	}
 }
+
+// TestRowMax32 checks rowMax32 (maxAVX2 on amd64 where it gives max's
+// bits) against max one value at a time, on rows of every length up to
+// 40 with special values, NaNs, and rows whose largest value is −0 or +0
+// (where the assembly's ordering of zeros differs and rowMax32 must fall
+// back).
+func TestRowMax32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 5))
+	nan := float32(math.NaN())
+	negZero := float32(math.Copysign(0, -1))
+	for n := 0; n <= 40; n++ {
+		for trial := range 40 {
+			z := vrowValues(rng, n, trial%2 == 1)
+			switch {
+			case trial%5 == 2 && n > 0:
+				z[rng.IntN(n)] = nan
+			case trial%5 == 3: // nothing above zero, zeros of both signs
+				for i := range z {
+					z[i] = -float32(math.Abs(float64(z[i])))
+					if rng.IntN(3) == 0 {
+						z[i] = []float32{0, negZero}[rng.IntN(2)]
+					}
+				}
+			}
+			want := float32(math.Inf(-1))
+			for _, v := range z {
+				want = max(want, v)
+			}
+			got := rowMax32(z)
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("n=%d, trial %d: rowMax32 = %v (bits %#x), want %v (bits %#x); row %v",
+					n, trial, got, math.Float32bits(got), want, math.Float32bits(want), z)
+			}
+		}
+	}
+}
