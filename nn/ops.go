@@ -351,7 +351,7 @@ func layerNormRows(y, x []float32, c int, g, b []float32, eps float64) {
 	rows := len(x) / c
 	fc := float64(c)
 	i := 0
-	for ; i+8 <= rows; i += 8 {
+	for ; !vrowOff && i+8 <= rows; i += 8 {
 		var xs [8][]float32
 		for k := range xs {
 			xs[k] = x[(i+k)*c : (i+k+1)*c]

@@ -210,3 +210,7 @@ func rowMax32(z []float32) float32 {
 	}
 	return m
 }
+
+// vrowOff turns off the kernels of vrow_amd64.s and layerNormRows' eight
+// rows at a time (BenchmarkVecKernels' comparison in one process).
+var vrowOff bool

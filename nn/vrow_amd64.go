@@ -24,7 +24,7 @@ func scale64AVX2(z *float32, n4 int, s float64)
 // len(x) elements.
 func normRowVec(y, x, g, b []float32, m, r float64) int {
 	n4 := len(x) / 4
-	if !vmathAVX2 || n4 == 0 {
+	if !vmathAVX2 || vrowOff || n4 == 0 {
 		return 0
 	}
 	y, g = y[:4*n4], g[:4*n4] // bounds: panics if short
@@ -41,7 +41,7 @@ func normRowVec(y, x, g, b []float32, m, r float64) int {
 // b must hold len(y) elements.
 func addVec(y, a, b []float32) int {
 	n8 := len(y) / 8
-	if !vmathAVX2 || n8 == 0 {
+	if !vmathAVX2 || vrowOff || n8 == 0 {
 		return 0
 	}
 	a, b = a[:8*n8], b[:8*n8]
@@ -53,7 +53,7 @@ func addVec(y, a, b []float32) int {
 // assembly and reports whether it did: only with AVX2 and a length that
 // is a multiple of eight. x, p, s and t must hold len(y) elements.
 func smearVec(y, x, p, s, t []float32) bool {
-	if !vmathAVX2 || len(y) == 0 || len(y)%8 != 0 {
+	if !vmathAVX2 || vrowOff || len(y) == 0 || len(y)%8 != 0 {
 		return false
 	}
 	n := len(y)
@@ -71,7 +71,7 @@ func smearVec(y, x, p, s, t []float32) bool {
 // without AVX2.
 func scale64Vec(z []float32, s float64) int {
 	n4 := len(z) / 4
-	if !vmathAVX2 || n4 == 0 {
+	if !vmathAVX2 || vrowOff || n4 == 0 {
 		return 0
 	}
 	scale64AVX2(&z[0], n4, s)
@@ -89,7 +89,7 @@ func maxAVX2(z *float32, n8 int) (m float32, ok bool)
 // largest value that is not zero is unique in its bits.
 func maxVec(z []float32) (m float32, n int) {
 	n8 := len(z) / 8
-	if !vmathAVX2 || n8 == 0 {
+	if !vmathAVX2 || vrowOff || n8 == 0 {
 		return 0, 0
 	}
 	m, ok := maxAVX2(&z[0], n8)
