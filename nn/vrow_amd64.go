@@ -98,3 +98,22 @@ func maxVec(z []float32) (m float32, n int) {
 	}
 	return m, 8 * n8
 }
+
+//go:noescape
+func expShiftMaskedAVX2(dst, src *float32, n8 int, shift float32, c *[vcN][8]float32, mask *int32)
+
+// tailMasks holds eight all-ones lanes then eight zeros: the eight int32
+// at &tailMasks[8−r] select the first r lanes of a vector.
+var tailMasks = [16]int32{-1, -1, -1, -1, -1, -1, -1, -1}
+
+// expShiftMasked computes every element of expShift in one call of
+// expShiftMaskedAVX2, the last len(dst) mod 8 through its masked vector.
+func expShiftMasked(dst, src []float32, shift float32) {
+	n8, r := len(dst)/8, len(dst)%8
+	src = src[:len(dst)]
+	var mask *int32
+	if r > 0 {
+		mask = &tailMasks[8-r]
+	}
+	expShiftMaskedAVX2(&dst[0], &src[0], n8, shift, &vmathConsts, mask)
+}

@@ -165,3 +165,64 @@ maxAVX2_reduce:
 	SETEQ ok+20(FP)
 	VZEROUPPER
 	RET
+
+// EXPSHIFT8 is the body of expShiftAVX2's loop (vmath_amd64.s): Y0 ←
+// exp32(Y0 − Y15) lane by lane, with R9 addressing vmathConsts; it
+// overwrites Y0 and Y2–Y6.
+#define EXPSHIFT8 \
+	VSUBPS Y15, Y0, Y0; \
+	VCMPPS $1, 0(R9), Y0, Y2; \
+	VMOVUPS 32(R9), Y3; \
+	VMINPS Y0, Y3, Y0; \
+	VMULPS 64(R9), Y0, Y4; \
+	VROUNDPS $0, Y4, Y4; \
+	VMOVAPS Y0, Y5; \
+	VFMADD231PS 96(R9), Y4, Y5; \
+	VFMADD231PS 128(R9), Y4, Y5; \
+	VMOVUPS 160(R9), Y6; \
+	VFMADD213PS 192(R9), Y5, Y6; \
+	VFMADD213PS 224(R9), Y5, Y6; \
+	VFMADD213PS 256(R9), Y5, Y6; \
+	VFMADD213PS 288(R9), Y5, Y6; \
+	VFMADD213PS 320(R9), Y5, Y6; \
+	VMULPS Y5, Y5, Y3; \
+	VFMADD213PS Y5, Y3, Y6; \
+	VADDPS 352(R9), Y6, Y6; \
+	VCVTPS2DQ Y4, Y4; \
+	VPADDD 384(R9), Y4, Y4; \
+	VPSLLD $23, Y4, Y4; \
+	VMULPS Y4, Y6, Y6; \
+	VANDNPS Y6, Y2, Y0
+
+// func expShiftMaskedAVX2(dst, src *float32, n8 int, shift float32, c *[vcN][8]float32, mask *int32)
+// expShiftAVX2 over n8 vectors of eight, then, when mask is not nil, over
+// one more whose lanes the eight int32 at mask select (all ones: computed
+// and stored; zero: neither read nor written), in one call, so that the
+// last partial vector of a short row overlaps the others.
+TEXT ·expShiftMaskedAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n8+16(FP), CX
+	VBROADCASTSS shift+24(FP), Y15
+	MOVQ c+32(FP), R9
+	MOVQ mask+40(FP), R10
+	TESTQ CX, CX
+	JZ expShiftMaskedAVX2_tail
+expShiftMaskedAVX2_loop:
+	VMOVUPS (SI), Y0
+	EXPSHIFT8
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ expShiftMaskedAVX2_loop
+expShiftMaskedAVX2_tail:
+	TESTQ R10, R10
+	JZ expShiftMaskedAVX2_done
+	VMOVDQU (R10), Y14
+	VMASKMOVPS (SI), Y14, Y0
+	EXPSHIFT8
+	VMASKMOVPS Y0, Y14, (DI)
+expShiftMaskedAVX2_done:
+	VZEROUPPER
+	RET

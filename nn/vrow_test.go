@@ -253,3 +253,35 @@ func TestRowMax32(t *testing.T) {
 		}
 	}
 }
+
+// TestExpShiftMasked checks expShift (expShiftMaskedAVX2 on amd64, the
+// last partial vector masked) against exp32 one element at a time, for
+// every length up to 40 with special values, and that the elements after
+// dst, in the same array, keep their values (the masked store writes no
+// lane it does not select).
+func TestExpShiftMasked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(46, 6))
+	for n := 1; n <= 40; n++ {
+		x := append(vrowValues(rng, n, true), -88, 89, -87.3)
+		rng.Shuffle(len(x), func(i, j int) { x[i], x[j] = x[j], x[i] })
+		x = x[:n]
+		shift := float32(rng.NormFloat64())
+		buf := make([]float32, n+8)
+		for i := range buf {
+			buf[i] = 1234.5
+		}
+		expShift(buf[:n], x, shift)
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = exp32(x[i] - shift)
+		}
+		if i := firstDiff(buf[:n], want); i >= 0 {
+			t.Fatalf("n=%d: exp(x[%d] − shift) = %v, want %v (x = %v)", n, i, buf[i], want[i], x[i])
+		}
+		for i := n; i < len(buf); i++ {
+			if buf[i] != 1234.5 {
+				t.Fatalf("n=%d: element %d after dst written: %v", n, i, buf[i])
+			}
+		}
+	}
+}
