@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -359,5 +360,59 @@ func TestETASource(t *testing.T) {
 	p.done = 1
 	if got, want := p.line(), "exp: 1/2 runs done (0 failed, 0 running, 0 cached), 0s elapsed, ETA 1m20s"; got != want {
 		t.Errorf("line = %q, want %q", got, want)
+	}
+}
+
+// TestCheckedInAcrossScales measures the conversion across scales on the
+// checked-in tables: each method and task timed at smoke and small is
+// predicted at small from its smoke seconds per step and the median ratio
+// of the others (itself left out), against its recorded small median.
+// Tables recorded on a loaded machine make single factors wide; the
+// median factor must stay within ×2 and most within ×3.
+func TestCheckedInAcrossScales(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "" }
+	rows := embeddedRows()
+	var smoke, small []results.Run
+	for _, r := range rows {
+		switch r.Scale {
+		case "smoke":
+			smoke = append(smoke, r)
+		case "small":
+			small = append(small, r)
+		}
+	}
+	ps, pl := newPrior(smoke, plan), newPrior(small, plan)
+	if ps == nil || pl == nil {
+		t.Fatal("no checked-in timings at smoke and small")
+	}
+	var factors []float64
+	for k, want := range pl.perStep {
+		if _, ok := ps.perStep[k]; !ok || strings.HasPrefix(k, "class:") {
+			continue
+		}
+		var others []results.Run
+		for _, r := range small {
+			if r.Method+"/"+r.Task != k {
+				others = append(others, r)
+			}
+		}
+		got := convertPrior(slices.Concat(smoke, others), "small", plan).perStep[k]
+		f := max(got/want, want/got)
+		factors = append(factors, f)
+		t.Logf("%-32s small %.4f s/step, predicted %.4f (×%.2f)", k, want, got, f)
+	}
+	if len(factors) < 5 {
+		t.Fatalf("%d methods and tasks timed at both scales, want ≥ 5", len(factors))
+	}
+	m := median(slices.Clone(factors))
+	within := 0
+	for _, f := range factors {
+		if f <= 3 {
+			within++
+		}
+	}
+	t.Logf("%d methods and tasks: median factor %.2f, %d within ×3", len(factors), m, within)
+	if m > 2 || 2*within < len(factors) {
+		t.Errorf("median factor %.2f (want ≤ 2), %d of %d within ×3 (want most)", m, within, len(factors))
 	}
 }
