@@ -43,8 +43,13 @@
 //     seconds per step that the finished runs of its method and task
 //     took in this invocation; until one has finished, at those of the
 //     runs of the same scale recorded under the results folder (the
-//     checked-in tables included), scaled by how fast this invocation
-//     runs; then of its method's cost class, never another class's. So a
+//     checked-in tables included), else at those of the tables checked in
+//     with the code (embedded in the binary: a fresh results folder), of
+//     any scale, converted by the ratio of the scales' costs, each scaled
+//     by how fast this invocation runs; then of its method's cost class,
+//     never another class's. Such an estimate is marked on the line ("ETA
+//     ~12m0s (from checked-in timings)") until this invocation's own runs
+//     have replaced it. So a
 //     sweep whose runs differ a hundredfold in length (table1's DPZO and
 //     DP-SGD) is not estimated from its mean run, nor a DPZO step from a
 //     DP-SGD one. The first line, printed before any run starts, carries
