@@ -1,0 +1,226 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package gia
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/repro-dp/repro/attacks"
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/methods"
+	"github.com/repro-dp/repro/nn"
+)
+
+// smokeFusionMLP returns a freshly initialised fusion classifier with the
+// mlp image encoder (every tensor trainable) and its layout.
+func smokeFusionMLP(t testing.TB) (*nn.Fusion, *nn.Layout) {
+	t.Helper()
+	c := smokeConfig(t)
+	c.ImageEncoder = "mlp"
+	m, err := nn.NewFusion(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.SetPEFT(c.PEFT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, l
+}
+
+// TestRoundMatchFD checks RoundMatch's gradient in the image (the adjoint
+// recursion through E unrolled SGD steps, each product a central
+// difference in θ) against a brute-force central difference of the whole
+// objective in x along random directions (checkObjectiveFD: nothing held
+// fixed, the E steps re-simulated at each point; step 10⁻³ in x, since
+// the image encoder's ReLU makes a larger one cross activation switches),
+// for E = 1, 2 and 3, the
+// cosine and the ℓ₂ distance, on a fusion classifier with the mlp encoder.
+// The target is the round of another image of the data set (so the
+// objective is far from its minimum). Both are float32 estimates: 5% of
+// the directional derivative.
+func TestRoundMatchFD(t *testing.T) {
+	t.Parallel()
+	m, l := smokeFusionMLP(t)
+	d := smokeData(t)
+	ex, other := d.Private[0], d.Private[1]
+	f := FusionGrad(m, l, ex.Prompt, ex.Label)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, steps := range []int{1, 2, 3} {
+		want := make([]float32, l.Size)
+		probe, err := NewRoundMatch(l, f, want[:0:0], steps, 0.5)
+		if err == nil {
+			t.Fatalf("an empty update: no error (%v)", probe)
+		}
+		// The round of the other image, simulated by RoundMatch itself
+		// with a placeholder target.
+		ones := slices.Repeat([]float32{1}, l.Size)
+		sim, err := NewRoundMatch(l, f, ones, steps, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sim.Simulate(other.Images[0], want); err != nil {
+			t.Fatal(err)
+		}
+		rm, err := NewRoundMatch(l, f, want, steps, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l2 := range []bool{false, true} {
+			rm.L2 = l2
+			checkObjectiveFDStep(t, rm, ex.Images[0], rng, fmt.Sprintf("steps %d, l2 %v", steps, l2), 1e-3)
+		}
+	}
+}
+
+// TestRoundMatchMethod checks that the attacker's simulation is the
+// method's round: RoundMatch.Simulate at the true image, caption and
+// label equals methods.FedUpload.Round of a non-private fedavg run (E = 2
+// local steps at the run's rate), to float32 rounding; and its matching
+// distance there is 0 (cosine 1) with the parameters restored bit for bit.
+func TestRoundMatchMethod(t *testing.T) {
+	t.Parallel()
+	res, d := fedavgRun(t, 2, 3)
+	up := res.Upload
+	if up.Steps != 2 || up.LR <= 0 {
+		t.Fatalf("upload steps %d, lr %v; want 2 and a positive rate", up.Steps, up.LR)
+	}
+	ex := &d.Private[0]
+	got, err := up.Round(ex, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := up.Layout.Values()
+	rm, err := NewRoundMatch(up.Layout, FusionGrad(up.Model, up.Layout, ex.Prompt, ex.Label), got, up.Steps, up.LR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := make([]float32, up.Layout.Size)
+	if _, err := rm.Simulate(ex.Images[0], sim); err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(sim, got); e > 1e-5 {
+		t.Errorf("simulated round against the method's: relative error %.3g, want ≤ 1e-5", e)
+	}
+	dist, err := rm.Distance(ex.Images[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dist > 1e-6 {
+		t.Errorf("cosine distance at the true image %.3g, want ≈ 0", dist)
+	}
+	grad := make([]float32, len(ex.Images[0]))
+	if _, err := rm.Objective(ex.Images[0], grad); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(before, up.Layout.Values()) {
+		t.Errorf("Objective did not restore the parameters")
+	}
+	// A one-step round is the upload's gradient.
+	one, err := up.Upload(ex, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm1, err := NewRoundMatch(up.Layout, FusionGrad(up.Model, up.Layout, ex.Prompt, ex.Label), one, 1, up.LR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := func() error { _, err := rm1.Simulate(ex.Images[0], sim); return err }(); err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(sim, one); e > 1e-5 {
+		t.Errorf("one simulated step against the method's batch-1 upload: relative error %.3g", e)
+	}
+	if _, err := NewRoundMatch(up.Layout, rm.Grad, got, 0, up.LR); err == nil {
+		t.Errorf("0 steps: no error")
+	}
+	if _, err := NewRoundMatch(up.Layout, rm.Grad, got, 2, math.Inf(1)); err == nil {
+		t.Errorf("infinite rate: no error")
+	}
+}
+
+// fedavgRun trains a non-private fedavg run (mlp encoder, two rounds of
+// steps local steps, every client's first 4 examples) and returns its
+// result and data.
+func fedavgRun(t testing.TB, steps int, seed uint64) (*methods.Result, *datasets.Dataset) {
+	t.Helper()
+	c := smokeConfig(t)
+	c.PEFT, c.ImageEncoder = nn.PEFT{}, "mlp"
+	m, err := nn.NewFusion(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := *smokeData(t)
+	d.Private = nil
+	count := map[int]int{}
+	for _, e := range smokeData(t).Private {
+		if e.Client >= 0 && count[e.Client] < 4 {
+			count[e.Client]++
+			d.Private = append(d.Private, e)
+		}
+	}
+	h, err := methods.ResolveAt("fedavg", "smoke", math.Inf(1), map[string]any{"rounds": 2, "local_steps": steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := methods.FedAvg{}.FineTune(context.Background(), &methods.Job{Model: m, Data: &d, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, &d
+}
+
+// TestRoundAttack runs gia-round on the rounds of a non-private fedavg
+// run (E = 2): the control must leak (PSNR ≥ 20 dB, above the mean-image
+// baseline by 8 dB; TRR and label accuracy 1), and a second run gives the
+// same bits (the attack is deterministic). Bad options are errors.
+func TestRoundAttack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("optimisation-based inversion: slow")
+	}
+	t.Parallel()
+	res, d := fedavgRun(t, 2, 2)
+	var pub [][]float32
+	for _, e := range d.Public {
+		pub = append(pub, e.Images[0])
+	}
+	a, err := attacks.Configure("gia-round", map[string][]string{"trials": {"2"}, "iterations": {"150"}, "group": {"3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra := a.(RoundAttack)
+	rep, err := ra.RunUploads(context.Background(), res.Upload, d.Private, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results
+	t.Logf("fedavg round control: %v", r)
+	if r["gia_round_psnr"] < 20 || r["gia_round_psnr"] < r["gia_round_baseline_psnr"]+8 || r["gia_round_trr"] != 1 || r["gia_round_label_acc"] != 1 {
+		t.Errorf("fedavg round control: %v; want PSNR ≥ 20 dB and 8 dB above the mean image, TRR 1, label accuracy 1", r)
+	}
+	again, err := ra.RunUploads(context.Background(), res.Upload, d.Private, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range r {
+		if k != "gia_round_seconds" && again.Results[k] != v {
+			t.Errorf("%s: %v then %v, want the same bits", k, v, again.Results[k])
+		}
+	}
+	if _, err := a.Run(context.Background(), &attacks.Target{}); err == nil || !strings.Contains(err.Error(), "client rounds") {
+		t.Errorf("Run on a TinyMLLM target: got %v, want a refusal", err)
+	}
+	for _, bad := range []map[string][]string{{"trials": {"0"}}, {"group": {"17"}}, {"iterations": {"1.5"}}} {
+		if _, err := attacks.Configure("gia-round", bad); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
