@@ -40,7 +40,7 @@ var testMetrics = []string{"acc", "img", "acc_text", "mia_auc", "seconds", "labe
 
 // testAttackOptions declares the options of maxrenyi-mia (slices, orders,
 // k), mink-mia (k), gia (batch, trials, iterations), gia-upload
-// (trials) and gia-round (trials, iterations, group).
+// (trials) and gia-round (trials, iterations, group, consistency).
 func testAttackOptions(attack string) []AttackOption {
 	slices4 := []string{"img", "inst", "desp", "inst_desp"}
 	num := func(elem string, ok func(float64) bool, must string) func(any) (string, error) {
@@ -114,7 +114,9 @@ func testAttackOptions(attack string) []AttackOption {
 			return AttackOption{Name: name, Elem: name, Default: []string{def}, Sort: numSort,
 				Canonical: num(name, func(x float64) bool { return x >= 1 && x == math.Trunc(x) }, "a positive integer")}
 		}
-		return []AttackOption{count("trials", "1"), count("iterations", "300"), count("group", "4")}
+		cons := AttackOption{Name: "consistency", Elem: "consistency weight", Default: []string{"0"}, Sort: numSort,
+			Canonical: num("consistency weight", func(x float64) bool { return x >= 0 && x <= 10 }, "in [0, 10]")}
+		return []AttackOption{count("trials", "1"), count("iterations", "400"), count("group", "4"), cons}
 	}
 	return nil
 }

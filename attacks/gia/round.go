@@ -244,7 +244,7 @@ func (rm *RoundMatch) Objective(x, grad []float32) (float64, error) {
 // Gradients" (Yin et al., CVPR 2021, Eq. 2–3, 9–10) as they fit a model
 // without BatchNorm and a batch of one.
 type GroupOptions struct {
-	// Iterations of Adam (default 300; Sec-MMFL runs 3000), LR its step
+	// Iterations of Adam (default 400; Sec-MMFL runs 3000), LR its step
 	// size (default 0.03; Sec-MMFL's 0.1 left more members in poor minima
 	// on the fusion classifier), Decay its step schedule
 	// (InvertOptions.Decay).
@@ -273,6 +273,13 @@ type GroupOptions struct {
 	Mean, Std []float32
 	// Gray ties the channels to one value per pixel (InvertOptions.Gray).
 	Gray bool
+	// Init, when not nil, is the start of the first member (C×H×W, with
+	// Gray its first channel: the public mean image, the attacker's
+	// data-independent guess); member g > 0 starts at Init plus uniform
+	// noise on [−Spread, Spread], clamped to the box. nil: every member
+	// starts uniform on [0, 1].
+	Init   []float32
+	Spread float64
 	// Seed seeds the random starts (uniform on [0, 1]).
 	Seed uint64
 }
@@ -283,7 +290,7 @@ func (o *GroupOptions) withDefaults() GroupOptions {
 		r = *o
 	}
 	if r.Iterations == 0 {
-		r.Iterations = 300
+		r.Iterations = 400
 	}
 	if r.LR == 0 {
 		r.LR = 0.03
@@ -309,11 +316,13 @@ func (o *GroupOptions) withDefaults() GroupOptions {
 //	obj(x_g) + TV·R_TV(x_g) + β·R_stats(x_g) + α·‖x_g − E‖²/n
 //
 // by Adam with projection onto the box (adamBox's rule, the G members in
-// lockstep, E the members' mean before each step, held fixed in it), and
-// returns the member with the lowest obj at the end (the restart rule of
-// Geiping et al. 2020, §5: where the members fall into different minima
-// their pixel-wise consensus is a blur of them), the members, and that
-// objective. Everything runs in one goroutine, in member order: the
+// lockstep, E the members' mean before each step, held fixed in it). Each
+// member's result is its iterate with the lowest obj (the matching term
+// alone: a constant step can carry Adam out of a minimum it found), and
+// InvertGroup returns the member with the lowest of these (the restart
+// rule of Geiping et al. 2020, §5: where the members fall into different
+// minima their pixel-wise consensus is a blur of them), every member's
+// result, and that objective. Everything runs in one goroutine, in member order: the
 // result depends on the options alone. It returns obj's first error, or
 // an error for statistics that do not fit the image.
 func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]float32, float64, error) {
@@ -327,11 +336,22 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 		return nil, nil, 0, fmt.Errorf("gia: public statistics of %d and %d values, want %d", len(o.Mean), len(o.Std), n)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x67726f7570))
+	if o.Init != nil && len(o.Init) != n {
+		return nil, nil, 0, fmt.Errorf("gia: initial image of %d values, want %d", len(o.Init), n)
+	}
 	members := make([][]float32, o.Group)
 	for g := range members {
 		members[g] = make([]float32, nu)
 		for i := range members[g] {
-			members[g][i] = rng.Float32()
+			r := rng.Float64()
+			switch {
+			case o.Init == nil:
+				members[g][i] = float32(r)
+			case g == 0:
+				members[g][i] = o.Init[i]
+			default:
+				members[g][i] = float32(min(1, max(0, float64(o.Init[i])+o.Spread*(2*r-1))))
+			}
 		}
 	}
 	const b1, b2, eps = 0.9, 0.999, 1e-8
@@ -341,6 +361,10 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 	}
 	x, gx, gu := make([]float32, n), make([]float32, n), make([]float32, nu)
 	cons := make([]float32, nu)
+	bestV, bestU := make([]float64, o.Group), make([][]float32, o.Group)
+	for g := range bestV {
+		bestV[g], bestU[g] = math.Inf(1), make([]float32, nu)
+	}
 	io := InvertOptions{LR: o.LR, Decay: o.Decay}
 	for it := 1; it <= o.Iterations; it++ {
 		clear(cons)
@@ -353,8 +377,13 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 		lr := io.lr(it, o.Iterations)
 		for g, u := range members {
 			expand(x, u)
-			if _, err := obj(x, gx); err != nil {
+			v, err := obj(x, gx)
+			if err != nil {
 				return nil, nil, 0, err
+			}
+			if v < bestV[g] {
+				bestV[g] = v
+				copy(bestU[g], u)
 			}
 			if o.TV > 0 {
 				totalVariation(x, c, h, w, o.TV, gx)
@@ -380,14 +409,19 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 	full := make([][]float32, o.Group)
 	best, bestObj := 0, math.Inf(1)
 	for g, u := range members {
-		full[g] = make([]float32, n)
-		expand(full[g], u)
-		v, err := obj(full[g], gx)
+		expand(x, u)
+		v, err := obj(x, gx)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		if v < bestObj {
-			best, bestObj = g, v
+		if v < bestV[g] {
+			bestV[g] = v
+			copy(bestU[g], u)
+		}
+		full[g] = make([]float32, n)
+		expand(full[g], bestU[g])
+		if bestV[g] < bestObj {
+			best, bestObj = g, bestV[g]
 		}
 	}
 	return slices.Clone(full[best]), full, bestObj, nil

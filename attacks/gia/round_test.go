@@ -224,3 +224,34 @@ func TestRoundAttack(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsPrior checks the public-statistics prior's gradient against
+// central differences of its value (it is a quadratic, so to rounding) and
+// PixelStats against the mean and population standard deviation of three
+// images computed by hand.
+func TestStatsPrior(t *testing.T) {
+	mean, std := PixelStats([][]float32{{0, 1}, {0.5, 1}, {1, 1}})
+	if math.Abs(float64(mean[0])-0.5) > 1e-7 || math.Abs(float64(std[0])-math.Sqrt(1.0/6)) > 1e-6 || mean[1] != 1 || std[1] != 0 {
+		t.Errorf("PixelStats: mean %v, std %v; want [0.5 1], [√(1/6) 0]", mean, std)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	n := 50
+	x, mu, sd := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], mu[i], sd[i] = rng.Float32(), rng.Float32(), 0.3*rng.Float32()
+	}
+	grad := make([]float32, n)
+	statsPrior(x, mu, sd, 0.7, grad)
+	const h = 1e-3
+	for _, i := range []int{0, 17, 49} {
+		y := slices.Clone(x)
+		y[i] = x[i] + h
+		up := statsPrior(y, mu, sd, 0, make([]float32, n))
+		y[i] = x[i] - h
+		down := statsPrior(y, mu, sd, 0, make([]float32, n))
+		fd := 0.7 * (up - down) / (2 * h)
+		if math.Abs(fd-float64(grad[i])) > 1e-3*math.Abs(fd)+1e-6 {
+			t.Errorf("pixel %d: gradient %v, central difference %v", i, grad[i], fd)
+		}
+	}
+}
