@@ -218,7 +218,10 @@ func TestRoundAttack(t *testing.T) {
 	if _, err := a.Run(context.Background(), &attacks.Target{}); err == nil || !strings.Contains(err.Error(), "client rounds") {
 		t.Errorf("Run on a TinyMLLM target: got %v, want a refusal", err)
 	}
-	for _, bad := range []map[string][]string{{"trials": {"0"}}, {"group": {"17"}}, {"iterations": {"1.5"}}} {
+	if _, err := attacks.Configure("gia-round", map[string][]string{"consistency": {"0"}}); err != nil {
+		t.Errorf("consistency 0 (none): %v", err)
+	}
+	for _, bad := range []map[string][]string{{"trials": {"0"}}, {"group": {"17"}}, {"iterations": {"1.5"}}, {"consistency": {"-1"}}} {
 		if _, err := attacks.Configure("gia-round", bad); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

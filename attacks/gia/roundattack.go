@@ -78,7 +78,12 @@ func (RoundAttack) Options() []attacks.Option {
 		{Name: "group", Elem: "group", Kind: attacks.Numbers, Doc: "reconstructions optimised together (See through Gradients' group), one integer in [1, 16]",
 			Check: integerIn(1, 16), Default: []string{"4"}},
 		{Name: "consistency", Elem: "consistency weight", Kind: attacks.Numbers, Doc: "weight α of the group-consistency prior, one number in [0, 10] (0: none)",
-			Check: numberIn(0, 10), Default: []string{"0"}},
+			Check: func(x float64) error {
+				if x < 0 || x > 10 {
+					return fmt.Errorf("must be in [0, 10]")
+				}
+				return nil
+			}, Default: []string{"0"}},
 	}
 }
 
