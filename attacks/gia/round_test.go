@@ -151,6 +151,12 @@ func TestRoundMatchMethod(t *testing.T) {
 // steps local steps, every client's first 4 examples) and returns its
 // result and data.
 func fedavgRun(t testing.TB, steps int, seed uint64) (*methods.Result, *datasets.Dataset) {
+	return fedavgRunWorkers(t, steps, seed, 0)
+}
+
+// fedavgRunWorkers is fedavgRun on the given number of workers (0:
+// GOMAXPROCS).
+func fedavgRunWorkers(t testing.TB, steps int, seed uint64, workers int) (*methods.Result, *datasets.Dataset) {
 	t.Helper()
 	c := smokeConfig(t)
 	c.PEFT, c.ImageEncoder = nn.PEFT{}, "mlp"
@@ -171,11 +177,42 @@ func fedavgRun(t testing.TB, steps int, seed uint64) (*methods.Result, *datasets
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := methods.FedAvg{}.FineTune(context.Background(), &methods.Job{Model: m, Data: &d, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: seed})
+	res, err := methods.FedAvg{}.FineTune(context.Background(), &methods.Job{Model: m, Data: &d, Hyper: h, Epsilon: math.Inf(1), Delta: 1e-5, Seed: seed, Workers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res, &d
+}
+
+// TestRoundWorkers checks that the attacked round and the attack's
+// objective and gradient on it are the same bits whether the run trained
+// on 1 or 2 workers (the attack itself runs in one goroutine).
+func TestRoundWorkers(t *testing.T) {
+	t.Parallel()
+	var rounds, grads [2][]float32
+	var objs [2]float64
+	for i, w := range []int{1, 2} {
+		res, d := fedavgRunWorkers(t, 2, 4, w)
+		ex := &d.Private[1]
+		g, err := res.Upload.Round(ex, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm, err := NewRoundMatch(res.Upload.Layout, FusionGrad(res.Upload.Model, res.Upload.Layout, ex.Prompt, ex.Label), g, res.Upload.Steps, res.Upload.LR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := MeanImage([][]float32{d.Public[0].Images[0], d.Public[1].Images[0]})
+		grads[i] = make([]float32, len(x))
+		if objs[i], err = rm.Objective(x, grads[i]); err != nil {
+			t.Fatal(err)
+		}
+		rounds[i] = g
+	}
+	if !slices.Equal(rounds[0], rounds[1]) || objs[0] != objs[1] || !slices.Equal(grads[0], grads[1]) {
+		t.Errorf("1 and 2 workers differ: rounds equal %v, objectives %v and %v, gradients equal %v",
+			slices.Equal(rounds[0], rounds[1]), objs[0], objs[1], slices.Equal(grads[0], grads[1]))
+	}
 }
 
 // TestRoundAttack runs gia-round on the rounds of a non-private fedavg
