@@ -252,6 +252,9 @@ func TestRoundAttack(t *testing.T) {
 			t.Errorf("%s: %v then %v, want the same bits", k, v, again.Results[k])
 		}
 	}
+	if _, ok := rep.Images["round-b1-recon-0"]; !ok || len(rep.Images) != 2 {
+		t.Errorf("images %d, want the first trial's round-b1-orig-0 and round-b1-recon-0", len(rep.Images))
+	}
 	if _, err := a.Run(context.Background(), &attacks.Target{}); err == nil || !strings.Contains(err.Error(), "client rounds") {
 		t.Errorf("Run on a TinyMLLM target: got %v, want a refusal", err)
 	}

@@ -52,7 +52,8 @@ func init() { attacks.Register(RoundAttack{}) }
 // distance at the reconstruction), gia_round_baseline_psnr and
 // gia_round_baseline_ssim (the public mean image as the guess),
 // gia_round_seconds. Images: the first trial's original and
-// reconstruction, b1-orig-0 and b1-recon-0.
+// reconstruction, round-b1-orig-0 and round-b1-recon-0 (beside
+// gia-upload's b1-orig-0 and b1-recon-0 in the same run).
 type RoundAttack struct {
 	// Trials is the number of private examples attacked (0: 1),
 	// Iterations Adam's iterations (0: 400) and Group the group size
@@ -219,8 +220,12 @@ func (a RoundAttack) RunUploads(ctx context.Context, up *methods.FedUpload, priv
 		bssim += bs
 		sec += time.Since(start).Seconds()
 		if k == 0 {
-			if err := addImages(rep.Images, 1, c, [][]float32{ex.Images[0]}, [][]float32{img}); err != nil {
+			imgs := map[string][]byte{}
+			if err := addImages(imgs, 1, c, [][]float32{ex.Images[0]}, [][]float32{img}); err != nil {
 				return nil, err
+			}
+			for name, p := range imgs {
+				rep.Images["round-"+name] = p
 			}
 		}
 	}
