@@ -98,9 +98,9 @@ func TestAttackOptionErrors(t *testing.T) {
 		want          string
 	}{
 		{"unknown attack", "attacks: [loss-mia, renyi-mia]\n",
-			`bad.yaml:15: unknown attack "renyi-mia" (known: loss-mia, zlib-mia, mink-mia, maxrenyi-mia, audit-one-run, lira-mia, exposure, pii-extraction, pii-reconstruction, gia, gia-upload, mean-audit)`},
+			`bad.yaml:15: unknown attack "renyi-mia" (known: loss-mia, zlib-mia, mink-mia, maxrenyi-mia, audit-one-run, lira-mia, exposure, pii-extraction, pii-reconstruction, gia, gia-upload, gia-round, mean-audit)`},
 		{"unknown attack in a mapping", "attacks:\n  - {name: maxrenyi, k: [10]}\n",
-			`bad.yaml:16: unknown attack "maxrenyi" (known: loss-mia, zlib-mia, mink-mia, maxrenyi-mia, audit-one-run, lira-mia, exposure, pii-extraction, pii-reconstruction, gia, gia-upload, mean-audit)`},
+			`bad.yaml:16: unknown attack "maxrenyi" (known: loss-mia, zlib-mia, mink-mia, maxrenyi-mia, audit-one-run, lira-mia, exposure, pii-extraction, pii-reconstruction, gia, gia-upload, gia-round, mean-audit)`},
 		{"no name", "attacks:\n  - loss-mia\n  - k: [10]\n",
 			`bad.yaml:17: attack: missing key "name"`},
 		{"duplicate attack", "attacks:\n  - mink-mia\n  - {name: mink-mia, k: 50}\n",

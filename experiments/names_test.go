@@ -21,7 +21,7 @@ func init() {
 		return &Names{
 			Methods: []string{"nonprivate", "dpsgd", "dpzo", "dualpriv", "rapft", "dpmtv", "mtv", "zeroshot", "fewshot", "fedavg", "secmmfl", "ldpfed", "nbafl", "ldpfl", "fedmm-dp", "sparta"},
 			Tasks:   []string{"fashion-vqa", "shapes-vqa", "fashion-cls", "records", "records-e2e", "records-echr", "icl", "fl-mm", "fl-mm-tune", "fashion-cls-tune", "fashion-cls-lira", "fashion-upper", "fashion-upper-tune", "shapes-vqa-mia", "fashion-vqa-mia", "shapes-vqa-lira", "fashion-vqa-lira", "shapes-vqa-tune", "fashion-vqa-tune", "shapes-vqa-tune-lira", "fashion-vqa-tune-lira"},
-			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia", "exposure", "pii-extraction", "pii-reconstruction", "gia", "gia-upload", "mean-audit"},
+			Attacks: []string{"loss-mia", "zlib-mia", "mink-mia", "maxrenyi-mia", "audit-one-run", "lira-mia", "exposure", "pii-extraction", "pii-reconstruction", "gia", "gia-upload", "gia-round", "mean-audit"},
 			Scales:  []string{"smoke", "small", "full"},
 			// The options of maxrenyi-mia and mink-mia as package
 			// attacks declares them (runners/pipeline tests the real
@@ -39,8 +39,8 @@ func init() {
 var testMetrics = []string{"acc", "img", "acc_text", "mia_auc", "seconds", "label_acc"}
 
 // testAttackOptions declares the options of maxrenyi-mia (slices, orders,
-// k), mink-mia (k), gia (batch, trials, iterations) and gia-upload
-// (trials).
+// k), mink-mia (k), gia (batch, trials, iterations), gia-upload
+// (trials) and gia-round (trials, iterations, group, consistency).
 func testAttackOptions(attack string) []AttackOption {
 	slices4 := []string{"img", "inst", "desp", "inst_desp"}
 	num := func(elem string, ok func(float64) bool, must string) func(any) (string, error) {
@@ -109,6 +109,14 @@ func testAttackOptions(attack string) []AttackOption {
 	case "gia-upload":
 		return []AttackOption{{Name: "trials", Elem: "trials", Default: []string{"1"}, Sort: numSort,
 			Canonical: num("trials", func(x float64) bool { return x >= 1 && x == math.Trunc(x) }, "a positive integer")}}
+	case "gia-round":
+		count := func(name, def string) AttackOption {
+			return AttackOption{Name: name, Elem: name, Default: []string{def}, Sort: numSort,
+				Canonical: num(name, func(x float64) bool { return x >= 1 && x == math.Trunc(x) }, "a positive integer")}
+		}
+		cons := AttackOption{Name: "consistency", Elem: "consistency weight", Default: []string{"0"}, Sort: numSort,
+			Canonical: num("consistency weight", func(x float64) bool { return x >= 0 && x <= 10 }, "in [0, 10]")}
+		return []AttackOption{count("trials", "1"), count("iterations", "400"), count("group", "4"), cons}
 	}
 	return nil
 }
@@ -151,6 +159,8 @@ func testAttackSets(attack string, opts AttackOptions) ([]string, func(string) b
 		return sets, func(m string) bool { return strings.HasPrefix(m, "gia_b") }, nil
 	case "gia-upload":
 		return []string{"gia_upload"}, func(m string) bool { return strings.HasPrefix(m, "gia_upload_") }, nil
+	case "gia-round":
+		return []string{"gia_round"}, func(m string) bool { return strings.HasPrefix(m, "gia_round_") }, nil
 	}
 	return nil, nil, nil
 }

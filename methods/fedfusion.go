@@ -457,6 +457,76 @@ func (run *fedRun) upload(ex *datasets.Example, trial int) ([]float32, error) {
 	return g, nil
 }
 
+// round implements FedUpload.Round: the round of a client that holds only
+// ex, from the run's global model, as client 0 of round T + trial. Under
+// the record-level unit each of the E local steps is a DP-SGD step on a
+// Poisson sample at q = min(1, B/1) = 1 (the example itself), its
+// gradient clipped and noised by the round's Privatizer (fresh noise a
+// step, as updateExample); under the client unit the E steps are plain
+// SGD and the round's delta is privatised (Update). The MINE penalty is
+// absent, as in upload.
+func (run *fedRun) round(ex *datasets.Example, trial int) ([]float32, error) {
+	if trial < 0 {
+		return nil, fmt.Errorf("methods: %s: round trial %d, want ≥ 0", run.name, trial)
+	}
+	if err := checkFusionExample(run.model, ex, run.model.Config.Classes); err != nil {
+		return nil, fmt.Errorf("methods: %s: round: %w", run.name, err)
+	}
+	cl, err := run.newClient()
+	if err != nil {
+		return nil, err
+	}
+	c := cl.(*fedClient)
+	global := run.layout.Values()
+	c.layout.SetValues(global)
+	r := run.cfg.Rounds + trial
+	var p *Privatizer
+	if run.example != nil {
+		if p, err = run.example.privatizer(run.job.Seed, r, 0, 1); err != nil {
+			return nil, err
+		}
+	}
+	steps := run.cfg.LocalSteps
+	if run.cfg.Aggregation == fl.FedSGD {
+		steps = 1
+	}
+	g := make([]float32, len(global))
+	var opt optim.Optimizer
+	for range steps {
+		if _, err := c.gradient([]*datasets.Example{ex}, nil, nil, g); err != nil {
+			return nil, err
+		}
+		if p != nil {
+			p.Privatize(g, [][]float32{slices.Clone(g)})
+		}
+		if run.cfg.Aggregation == fl.FedSGD {
+			if p == nil {
+				c.privatize(r, 0, g, nil)
+			}
+			return g, nil
+		}
+		if opt == nil {
+			if opt, err = optim.New("sgd", c.params, nil); err != nil {
+				return nil, err
+			}
+		}
+		c.layout.SetGrad(g)
+		opt.Step(c.params, run.localLR, nil)
+	}
+	u := c.layout.Values()
+	for j := range u {
+		u[j] -= global[j]
+	}
+	if p == nil {
+		c.privatize(r, 0, u, nil)
+	}
+	inv := -1 / run.localLR
+	for j, v := range u {
+		u[j] = float32(float64(v) * inv)
+	}
+	return u, nil
+}
+
 // sampleBatch returns b examples of data drawn uniformly without
 // replacement, in data order (all of them when b is 0 or ≥ len(data)).
 func sampleBatch(rng *rand.Rand, data []*datasets.Example, b int) []*datasets.Example {
@@ -591,7 +661,12 @@ func (run *fedRun) result(rec *fl.Record, acc accounting) *Result {
 	res.Values["upload_floats"] = float64(rec.Up)
 	res.Values["download_floats"] = float64(rec.Down)
 	res.Values["max_participations"] = float64(slices.Max(fl.Participations(fl.Schedule(c), c.Clients)))
-	res.Upload = &FedUpload{Model: run.model, Layout: run.layout, Upload: run.upload}
+	steps := c.LocalSteps
+	if c.Aggregation == fl.FedSGD {
+		steps = 1
+	}
+	res.Upload = &FedUpload{Model: run.model, Layout: run.layout, Upload: run.upload, Round: run.round,
+		Steps: steps, LR: run.localLR}
 	if run.job.Hyper.Diagnostics {
 		res.Privacy.Caveats = append(res.Privacy.Caveats, "non-private diagnostics outside the guarantee: the per-round metric loss (the clients' mean training loss) is computed from private data without noise (diagnostics=off drops it)")
 	}

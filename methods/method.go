@@ -151,10 +151,25 @@ type Result struct {
 // stream no training round used), as a gradient: (θ − θ′)/η for a FedAvg
 // upload θ′ at local learning rate η, the upload itself under FedSGD.
 // Model and Layout are read only.
+//
+// Round returns what the server receives from a client that holds only ex
+// after a whole round as the method takes it: E = Steps local steps at
+// batch 1 (the record-level unit: E DP-SGD steps, each clipping the
+// example's gradient and adding fresh noise; the client unit: E plain SGD
+// steps and the round's delta clipped and noised; FedSGD: one step),
+// privatised with the noise of round T + trial as Upload, as the
+// pseudo-gradient (θ − θ′)/LR of the local model θ′ (the gradient itself
+// under FedSGD, Steps 1). The MINE penalty is absent from both (it needs
+// a second example under the client unit).
 type FedUpload struct {
 	Model  *nn.Fusion
 	Layout *nn.Layout
 	Upload func(ex *datasets.Example, trial int) ([]float32, error)
+	Round  func(ex *datasets.Example, trial int) ([]float32, error)
+	// Steps is the local steps E of a round (1 under FedSGD) and LR the
+	// clients' local learning rate η.
+	Steps int
+	LR    float64
 }
 
 // A MeanRelease is a release of the mean of per-record vectors, each

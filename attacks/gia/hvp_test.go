@@ -179,11 +179,18 @@ type objectiver interface {
 // case in errors.
 func checkObjectiveFD(t *testing.T, gm objectiver, x []float32, rng *rand.Rand, label string) {
 	t.Helper()
+	checkObjectiveFDStep(t, gm, x, rng, label, 1e-2)
+}
+
+// checkObjectiveFDStep is checkObjectiveFD with the central differences'
+// step in x (a piecewise-linear model needs one that crosses few
+// activation switches).
+func checkObjectiveFDStep(t *testing.T, gm objectiver, x []float32, rng *rand.Rand, label string, step float64) {
+	t.Helper()
 	grad, scratch := make([]float32, len(x)), make([]float32, len(x))
 	if _, err := gm.Objective(x, grad); err != nil {
 		t.Fatal(err)
 	}
-	const step = 1e-2
 	for trial := range 3 {
 		dir := make([]float64, len(x))
 		var an float64

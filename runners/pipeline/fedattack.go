@@ -17,11 +17,23 @@ import (
 	"github.com/repro-dp/repro/runners"
 )
 
+// An uploadAttacker attacks a federated run's client uploads
+// (gia.UploadAttack, gia.RoundAttack).
+type uploadAttacker interface {
+	RunUploads(ctx context.Context, up *methods.FedUpload, private []datasets.Example, public [][]float32) (*attacks.Report, error)
+}
+
+var (
+	_ uploadAttacker = gia.UploadAttack{}
+	_ uploadAttacker = gia.RoundAttack{}
+)
+
 // fedAttackStage runs the attacks of a federated run (a fusion
 // classifier): gradient inversion on a client's upload (gia-upload,
-// gia.UploadAttack) on the run's private examples that are not canary
-// copies, in order, with the task's public images as the baseline. Any
-// other attack is an error: the rest need a TinyMLLM.
+// gia.UploadAttack) or on its whole round (gia-round, gia.RoundAttack) on
+// the run's private examples that are not canary copies, in order, with
+// the task's public images as the baseline. Any other attack is an error:
+// the rest need a TinyMLLM.
 func fedAttackStage(ctx context.Context, cfg *experiments.Config, res *methods.Result, d *datasets.Dataset, dir string, rec *runners.Recorder) error {
 	var private []datasets.Example
 	for _, e := range d.Private {
@@ -43,9 +55,9 @@ func fedAttackStage(ctx context.Context, cfg *experiments.Config, res *methods.R
 			errs = append(errs, fmt.Errorf("pipeline: %w", err))
 			continue
 		}
-		ua, ok := a.(gia.UploadAttack)
+		ua, ok := a.(uploadAttacker)
 		if !ok {
-			errs = append(errs, fmt.Errorf("pipeline: attack %s needs a tinymllm; a federated run takes gia-upload", name))
+			errs = append(errs, fmt.Errorf("pipeline: attack %s needs a tinymllm; a federated run takes gia-upload and gia-round", name))
 			continue
 		}
 		if res.Upload == nil {

@@ -62,7 +62,8 @@ var knownMetrics = []string{
 // metricFamily matches the metrics that attacks name by their options or
 // score sets: a membership-inference score's statistics
 // (<prefix>_auc_lo, <prefix>_tpr_at_fpr_0_01, ...), the exposure of
-// canaries repeated r times, gradient inversion at batch size k, and
+// canaries repeated r times, gradient inversion at batch size k and of
+// federated uploads and rounds (gia_upload_*, gia_round_*), and
 // Sec-MMFL's per-modality budgets, σ and leakage risks at risk
 // re-estimation r (epsilon_image_r0, risk_text_r0, ...).
 var metricFamily = regexp.MustCompile(`^(` +
@@ -72,6 +73,7 @@ var metricFamily = regexp.MustCompile(`^(` +
 	`|exposure_(extrap_)?rep[0-9]+` +
 	`|gia_b[0-9]+_[a-z_]+` +
 	`|gia_upload_[a-z_]+` +
+	`|gia_round_[a-z_]+` +
 	`|(epsilon|sigma|risk|risk_estimate)_[a-z]+_r[0-9]+` +
 	`|epsilon_accounted_[a-z]+` +
 	`|head_group_r[0-9]+` +
