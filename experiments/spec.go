@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -189,7 +190,9 @@ func (c *Config) Partition() Partition {
 	if v, ok := c.Params["dirichlet_alpha"].(float64); ok {
 		p.Alpha = v
 	}
-	p.ShapesBalanced = c.isOne("shapes_balanced")
+	// Only shapes-vqa's tasks read shapes_balanced: the other tasks' data
+	// (and data ids) stay as they are with it.
+	p.ShapesBalanced = c.isOne("shapes_balanced") && strings.HasPrefix(c.Task, "shapes-vqa")
 	return p
 }
 

@@ -381,6 +381,10 @@ func TestData(t *testing.T) {
 	if in, err := Inputs(cfg); err != nil || in.Data != bal {
 		t.Errorf("Inputs with shapes_balanced 1 = %+v, %v; want data %s", in, err, bal)
 	}
+	fcfg := &experiments.Config{Task: "fashion-vqa", Scale: "smoke", Seed: 7, Params: map[string]any{"shapes_balanced": int64(1)}}
+	if in, err := Inputs(fcfg); err != nil || in.Data != must(DataID("fashion-vqa", "smoke", 7)) {
+		t.Errorf("Inputs of fashion-vqa with shapes_balanced 1 = %+v, %v; want fashion-vqa's own data id", in, err)
+	}
 	db, err := DataPart("shapes-vqa", "smoke", 7, cfg.Partition())
 	if err != nil {
 		t.Fatal(err)
