@@ -80,7 +80,7 @@ func TestFusionTarget(t *testing.T) {
 
 	ecfg := &experiments.Config{Method: "fedavg", Attacks: []string{"mink-mia"}}
 	err = fedAttackStage(context.Background(), ecfg, m, &methods.Result{}, d, t.TempDir(), nil)
-	if err == nil || !strings.Contains(err.Error(), "mink-mia needs a tinymllm; a federated run takes gia-upload, loss-mia, maxrenyi-mia") {
+	if err == nil || !strings.Contains(err.Error(), "mink-mia needs a tinymllm; a federated run takes gia-upload, gia-round, loss-mia, maxrenyi-mia") {
 		t.Errorf("mink-mia on a federated run: error %v", err)
 	}
 	tune, err := DataPart("fl-mm-tune", "smoke", 1, experiments.Partition{})
