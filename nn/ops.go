@@ -343,14 +343,24 @@ func normRow(yr, hr, xr, g, b []float32, m, r float64) {
 }
 
 // layerNormRows is layerNormRow (without the normalised rows) on every row
-// of c values of x into y. It computes the statistics of eight rows in
-// one loop (then four, then one at a time), each with its own sums in
-// layerNormRow's order, so that the eight dependency chains overlap: the
-// same bits, in less time.
+// of c values of x into y. It computes the statistics of sixteen rows at
+// once in vector lanes where the CPU has them (rowStats16), then of eight
+// rows in one loop (then four, then one at a time), each with its own sums
+// in layerNormRow's order, so that the dependency chains overlap: the same
+// bits, in less time.
 func layerNormRows(y, x []float32, c int, g, b []float32, eps float64) {
 	rows := len(x) / c
 	fc := float64(c)
 	i := 0
+	for ; i+16 <= rows; i += 16 {
+		m, s, ok := rowStats16(x[i*c:], c)
+		if !ok {
+			break
+		}
+		for k := range 16 {
+			normRow(y[(i+k)*c:(i+k+1)*c], nil, x[(i+k)*c:(i+k+1)*c], g, b, m[k]/fc, 1/math.Sqrt(s[k]/fc+eps))
+		}
+	}
 	for ; !vrowOff && i+8 <= rows; i += 8 {
 		var xs [8][]float32
 		for k := range xs {

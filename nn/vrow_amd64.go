@@ -117,3 +117,41 @@ func expShiftMasked(dst, src []float32, shift float32) {
 	}
 	expShiftMaskedAVX2(&dst[0], &src[0], n8, shift, &vmathConsts, mask)
 }
+
+//go:noescape
+func rowSums16AVX2(x *float32, stride, n4 int, m *[16]float64)
+
+//go:noescape
+func rowSqDev16AVX2(x *float32, stride, n4 int, a, s *[16]float64)
+
+// rowStats16 returns, for the sixteen rows of c values at the start of x,
+// the sum of each row's values (m) and, with the mean m/c, the sum of its
+// squared deviations (s), each in layerNormRow's order: the first
+// columns, four at a time, in rowSums16AVX2 and rowSqDev16AVX2, the last
+// c mod 4 continuing each chain here. ok is false (nothing computed)
+// without AVX2 or with fewer than four columns.
+func rowStats16(x []float32, c int) (m, s [16]float64, ok bool) {
+	n4 := c / 4
+	if !vmathAVX2 || vrowOff || n4 == 0 {
+		return m, s, false
+	}
+	x = x[:16*c] // bounds: panics if short
+	rowSums16AVX2(&x[0], 4*c, n4, &m)
+	for k := range m {
+		for _, v := range x[k*c+4*n4 : (k+1)*c] {
+			m[k] += float64(v)
+		}
+	}
+	var a [16]float64
+	for k := range a {
+		a[k] = m[k] / float64(c)
+	}
+	rowSqDev16AVX2(&x[0], 4*c, n4, &a, &s)
+	for k := range s {
+		for _, v := range x[k*c+4*n4 : (k+1)*c] {
+			d := float64(v) - a[k]
+			s[k] += d * d
+		}
+	}
+	return m, s, true
+}

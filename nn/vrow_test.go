@@ -99,17 +99,18 @@ func TestNormRowVec(t *testing.T) {
 	}
 }
 
-// TestLayerNormRows checks layerNormRows (eight, then four rows at a
-// time, normRow's vector kernel) against refLayerNormRow on every row,
-// for 1 to 20 rows of 13 and of 96 values, with and without a bias.
+// TestLayerNormRows checks layerNormRows (sixteen rows at a time in
+// rowStats16's lanes, then eight, then four, normRow's vector kernel)
+// against refLayerNormRow on every row, for 1 to 40 rows of 3, 13, 64 and
+// 96 values, with and without a bias.
 func TestLayerNormRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
-	for _, c := range []int{13, 96} {
+	for _, c := range []int{3, 13, 64, 96} {
 		g, b := make([]float32, c), make([]float32, c)
 		for j := range g {
 			g[j], b[j] = float32(1+rng.NormFloat64()), float32(rng.NormFloat64())
 		}
-		for rows := 1; rows <= 20; rows++ {
+		for rows := 1; rows <= 40; rows++ {
 			x := make([]float32, rows*c)
 			for i := range x {
 				x[i] = float32(3*rng.NormFloat64() + float64(i%c))
@@ -281,6 +282,65 @@ func TestExpShiftMasked(t *testing.T) {
 		for i := n; i < len(buf); i++ {
 			if buf[i] != 1234.5 {
 				t.Fatalf("n=%d: element %d after dst written: %v", n, i, buf[i])
+			}
+		}
+	}
+}
+
+// TestRowStats checks LayerNorm's statistics of sixteen rows
+// (rowStats16: rowSums16AVX2 and rowSqDev16AVX2 on amd64) and of eight
+// (rowStats8) against each row's float64 chains one value at a time, as
+// layerNormRow sums them, bit for bit: rows of 4 to 13, 64 and 96 values
+// over narrow and wide spans of magnitudes, where a reordered or fused sum
+// changes the last bits (each such mistake in the assembly was checked to
+// fail it).
+func TestRowStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 7))
+	for _, tc := range []struct{ c, span int }{
+		{4, 3}, {5, 3}, {7, 3}, {9, 3}, {13, 3}, {64, 3}, {96, 3},
+		{4, 15}, {6, 15}, {8, 15}, {12, 15}, {13, 15}, {64, 15}, {96, 15},
+	} {
+		// Magnitudes 10^−span to 10^span. Over a narrow span the squared
+		// deviations' roundings show a fused sum; a wide one shows a
+		// reordered sum, since float64 sums of float32 values within about
+		// 2²⁹ of one another are exact in any order.
+		c := tc.c
+		x := make([]float32, 16*c)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(2*tc.span+1)-tc.span)))
+		}
+		var wm, ws [16]float64
+		for k := range 16 {
+			for _, v := range x[k*c : (k+1)*c] {
+				wm[k] += float64(v)
+			}
+			a := wm[k] / float64(c)
+			for _, v := range x[k*c : (k+1)*c] {
+				d := float64(v) - a
+				ws[k] += d * d
+			}
+		}
+		check := func(name string, k int, gm, gs float64) {
+			t.Helper()
+			if math.Float64bits(gm) != math.Float64bits(wm[k]) || math.Float64bits(gs) != math.Float64bits(ws[k]) {
+				t.Fatalf("c=%d, %s, row %d: sums %v, %v, want %v, %v", c, name, k, gm, gs, wm[k], ws[k])
+			}
+		}
+		if m, s, ok := rowStats16(x, c); ok {
+			for k := range 16 {
+				check("rowStats16", k, m[k], s[k])
+			}
+		} else if gemmUse.name != "go" { // vmathAVX2 where it is defined
+			t.Fatalf("c=%d: rowStats16 did not run with AVX2", c)
+		}
+		for h := range 2 {
+			var xs [8][]float32
+			for k := range xs {
+				xs[k] = x[(8*h+k)*c : (8*h+k+1)*c]
+			}
+			m, s := rowStats8(&xs)
+			for k := range 8 {
+				check("rowStats8", 8*h+k, m[k], s[k])
 			}
 		}
 	}
