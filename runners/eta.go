@@ -37,10 +37,12 @@ import (
 // a zeroth-order step is known, from this invocation or the prior, there
 // is no estimate. A run whose steps are not known before it runs costs
 // the mean wall time of the finished runs of its method and task (else
-// the prior's, else this invocation's runs of its method, else of every
-// run). It then replays the pool: the running
-// runs hold their workers for what they have left, and the queued ones
-// go, in the order the pool starts them, to the worker that frees first.
+// the prior's: of the runs of its experiment, method, task and variant
+// at its scale, else of every run of its method and task; else this
+// invocation's runs of its method, else of every run). It then replays
+// the pool: the running runs hold their workers for what they have left,
+// and the queued ones go, in the order the pool starts them, to the
+// worker that frees first.
 //
 // The old estimate, elapsed / done × left, assumed that every run costs
 // the same; in table1 at smoke a DPZO run takes a hundred times a DP-SGD
@@ -111,7 +113,9 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 		r := &Run{Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed, Params: row.Params}}
 		_, class := plan(r)
 		mt := row.Method + "/" + row.Task
-		run[mt] = append(run[mt], row.Seconds)
+		for _, k := range runKeys(row.Experiment, row.Method, row.Task, row.Params) {
+			run[k] = append(run[k], row.Seconds)
+		}
 		if row.Steps > 0 {
 			for _, k := range []string{mt, "class:" + class} {
 				step[k] = append(step[k], row.Seconds/float64(row.Steps))
@@ -165,7 +169,12 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
 // the model's size, the batch and the sequence lengths of the scales; with
 // none recorded at both, the ratio of the presets' per-token multiply-adds
 // of a transformer block (see modelCost), which knows only the model.
-// The runs' own planned steps then scale a step's cost as usual.
+// The runs' own planned steps then scale a step's cost as usual. An
+// experiment's whole-run seconds (see runKeys) are kept at their own scale
+// only: converted, they are no better than its method and task's (the
+// ratio carries the scales' step counts, which differ by experiment:
+// extraction-chance's smoke runs, times the median ratio, predict four
+// times what extraction-control's same recipe took at small).
 func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string)) *etaPrior {
 	return convertPrior(readTables(fsys), scale, plan)
 }
@@ -196,6 +205,9 @@ func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, stri
 			}
 		}
 		for k, v := range priors[sc].perRun {
+			if strings.HasPrefix(k, "exp:") {
+				continue // see checkedInPrior
+			}
 			if _, ok := out.perRun[k]; !ok && run > 0 {
 				out.perRun[k] = v * run
 			}
@@ -245,8 +257,10 @@ func scaleRatios(from, to *etaPrior, fromScale, toScale string) (step, run float
 	ratios := func(a, b map[string]float64) float64 {
 		var rs []float64
 		for k, v := range b {
-			if strings.HasPrefix(k, "class:") {
-				continue // a class mixes methods that differ by scale
+			if strings.HasPrefix(k, "class:") || strings.HasPrefix(k, "exp:") {
+				// A class mixes methods that differ by scale; an
+				// experiment's runs count in their method and task's.
+				continue
 			}
 			if w, ok := a[k]; ok && w > 0 && v > 0 {
 				rs = append(rs, w/v)
@@ -459,10 +473,8 @@ func (e *eta) cost(r *Run) (float64, source, bool) {
 	if s, ok := e.perRun[mt].mean(); ok {
 		return s, fromOwn, true
 	}
-	for _, p := range e.priors {
-		if s, ok := p.perRun[mt]; ok {
-			return s * speed, p.from, true
-		}
+	if s, from, ok := e.priorRun(r); ok {
+		return s * speed, from, true
 	}
 	for _, k := range []string{"method:" + r.Config.Method, ""} {
 		if s, ok := e.perRun[k].mean(); ok {
@@ -491,12 +503,43 @@ func (e *eta) priorCost(r *Run) (float64, bool) {
 	if s, _, ok := e.priorStep(mt); ok && steps > 0 {
 		return s * float64(steps), true
 	}
-	for _, p := range e.priors {
-		if s, ok := p.perRun[mt]; ok {
-			return s, true
+	s, _, ok := e.priorRun(r)
+	return s, ok
+}
+
+// priorRun returns the seconds of a whole run like r that the priors
+// tell: of the runs of r's experiment, method, task and variant, from
+// the first prior that has them, else of every run of r's method and
+// task (see runKeys).
+func (e *eta) priorRun(r *Run) (float64, source, bool) {
+	for _, k := range runKeys(r.Experiment, r.Config.Method, r.Config.Task, r.Config.Params) {
+		for _, p := range e.priors {
+			if s, ok := p.perRun[k]; ok {
+				return s, p.from, true
+			}
 		}
 	}
-	return 0, false
+	return 0, 0, false
+}
+
+// runKeys returns the keys of the priors' whole-run seconds that tell a
+// run's, the best first: the runs of its experiment (exp, "" for none)
+// with the same method, task and variant (params' [experiments.VariantParam],
+// where it has one), then every run of its method and task, of any
+// experiment. An experiment's runs share their recipe (epochs, data,
+// attacks), which a method and task's runs across experiments do not:
+// non-private records runs take 190 s in extraction at small and 550 s in
+// extraction-control.
+func runKeys(exp, method, task string, params map[string]any) []string {
+	mt := method + "/" + task
+	if exp == "" {
+		return []string{mt}
+	}
+	k := "exp:" + exp + "/" + mt
+	if v, ok := params[experiments.VariantParam].(string); ok && v != "" {
+		k += "/" + v
+	}
+	return []string{k, mt}
 }
 
 // left returns the predicted time until every run has finished, false
