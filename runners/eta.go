@@ -6,6 +6,7 @@ package runners
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"maps"
 	"path/filepath"
@@ -38,7 +39,8 @@ import (
 // is no estimate. A run whose steps are not known before it runs costs
 // the mean wall time of the finished runs of its method and task (else
 // the prior's: of the runs of its experiment, method, task and variant
-// at its scale, else of every run of its method and task; else this
+// at its scale, else of its method and task's with its hyperparameters,
+// else of every run of its method and task, see priorRun; else this
 // invocation's runs of its method, else of every run). It then replays
 // the pool: the running runs hold their workers for what they have left,
 // and the queued ones go, in the order the pool starts them, to the
@@ -98,7 +100,62 @@ func (s source) mark() string {
 type etaPrior struct {
 	perStep map[string]float64
 	perRun  map[string]float64
+	// recipes holds, by method/task, the seconds per run of the runs of
+	// each set of hyperparameters (see recipe), by their key.
+	recipes map[string][]recipe
 	from    source // fromRecorded or fromCheckedIn
+}
+
+// A recipe is a set of hyperparameters recorded with a method and task
+// (results.Run.Params, the values as fmt.Sprint prints them, none of
+// the runs' columns: not the seed, not ε), and the median seconds of
+// its runs.
+type recipe struct {
+	key     string // the params, sorted, "name=value" joined by ","
+	params  map[string]string
+	seconds float64
+}
+
+// newRecipe returns the recipe of params, with no seconds; false when
+// params is empty (a run with no hyperparameters tells only its method
+// and task's seconds).
+func newRecipe(params map[string]any) (recipe, bool) {
+	if len(params) == 0 {
+		return recipe{}, false
+	}
+	c := recipe{params: map[string]string{}}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		c.params[k] = fmt.Sprint(params[k])
+		kv = append(kv, k+"="+c.params[k])
+	}
+	c.key = strings.Join(kv, ",")
+	return c, true
+}
+
+// recipeRun returns the seconds of a run of method/task mt with params
+// that p's recipes tell: those of the recipe of mt with the most
+// hyperparameters, all of which params has with the same values (the
+// first by key of those with as many); false for none.
+func (p *etaPrior) recipeRun(mt string, params map[string]any) (float64, bool) {
+	secs, n := 0.0, 0
+	for _, c := range p.recipes[mt] {
+		if len(c.params) > n && c.in(params) {
+			secs, n = c.seconds, len(c.params)
+		}
+	}
+	return secs, n > 0
+}
+
+// in reports whether params has each of c's hyperparameters, with the
+// same value.
+func (c recipe) in(params map[string]any) bool {
+	for k, v := range c.params {
+		if w, ok := params[k]; !ok || fmt.Sprint(w) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // newPrior returns the prior of rows, the runs.parquet rows of runs of one
@@ -106,6 +163,7 @@ type etaPrior struct {
 // nothing.
 func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 	step, run := map[string][]float64{}, map[string][]float64{}
+	recipes := map[string]map[string]*recipeRows{} // by method/task, by key
 	for _, row := range rows {
 		if row.Status != results.OK || !(row.Seconds > 0) {
 			continue
@@ -113,8 +171,18 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 		r := &Run{Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed, Params: row.Params}}
 		_, class := plan(r)
 		mt := row.Method + "/" + row.Task
-		for _, k := range runKeys(row.Experiment, row.Method, row.Task, row.Params) {
+		run[mt] = append(run[mt], row.Seconds)
+		if k := expKey(row.Experiment, mt, row.Params); k != "" {
 			run[k] = append(run[k], row.Seconds)
+		}
+		if c, ok := newRecipe(row.Params); ok {
+			if recipes[mt] == nil {
+				recipes[mt] = map[string]*recipeRows{}
+			}
+			if recipes[mt][c.key] == nil {
+				recipes[mt][c.key] = &recipeRows{recipe: c}
+			}
+			recipes[mt][c.key].all = append(recipes[mt][c.key].all, row.Seconds)
 		}
 		if row.Steps > 0 {
 			for _, k := range []string{mt, "class:" + class} {
@@ -125,14 +193,27 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 	if len(run) == 0 {
 		return nil
 	}
-	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, from: fromRecorded}
+	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, recipes: map[string][]recipe{}, from: fromRecorded}
 	for k, v := range step {
 		p.perStep[k] = median(v)
 	}
 	for k, v := range run {
 		p.perRun[k] = median(v)
 	}
+	for mt, byKey := range recipes {
+		for _, k := range slices.Sorted(maps.Keys(byKey)) {
+			c := byKey[k].recipe
+			c.seconds = median(byKey[k].all)
+			p.recipes[mt] = append(p.recipes[mt], c)
+		}
+	}
 	return p
+}
+
+// recipeRows gathers the seconds of the runs of a recipe.
+type recipeRows struct {
+	recipe
+	all []float64
 }
 
 // loadPrior returns the prior of the runs at scale recorded under the
@@ -170,11 +251,12 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
 // none recorded at both, the ratio of the presets' per-token multiply-adds
 // of a transformer block (see modelCost), which knows only the model.
 // The runs' own planned steps then scale a step's cost as usual. An
-// experiment's whole-run seconds (see runKeys) are kept at their own scale
-// only: converted, they are no better than its method and task's (the
-// ratio carries the scales' step counts, which differ by experiment:
-// extraction-chance's smoke runs, times the median ratio, predict four
-// times what extraction-control's same recipe took at small).
+// experiment's whole-run seconds and a recipe's (see priorRun) are kept
+// at their own scale only: converted, they are no better than the method
+// and task's (the ratio carries the scales' step counts, which differ by
+// experiment: extraction-chance's smoke runs, times the median ratio,
+// predict four times what extraction-control's same recipe took at
+// small).
 func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string)) *etaPrior {
 	return convertPrior(readTables(fsys), scale, plan)
 }
@@ -196,6 +278,7 @@ func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, stri
 	if p := priors[scale]; p != nil {
 		maps.Copy(out.perStep, p.perStep)
 		maps.Copy(out.perRun, p.perRun)
+		out.recipes = p.recipes // the scale's only, as an experiment's runs
 	}
 	for _, sc := range nearestScales(scale, slices.Collect(maps.Keys(priors))) {
 		step, run := scaleRatios(priors[sc], priors[scale], sc, scale)
@@ -508,38 +591,49 @@ func (e *eta) priorCost(r *Run) (float64, bool) {
 }
 
 // priorRun returns the seconds of a whole run like r that the priors
-// tell: of the runs of r's experiment, method, task and variant, from
-// the first prior that has them, else of every run of r's method and
-// task (see runKeys).
+// tell, from the first prior that has them: the median of the runs of
+// r's experiment, method, task and variant (see expKey); else of the
+// runs of its method and task in other experiments whose hyperparameters
+// r has, with the same values, the most of them (see recipeRun:
+// extraction-chance's runs, which add train_holdout, take
+// extraction-control's non-private records runs, 550 s at small, not
+// extraction's at 30 epochs, 190 s); else of every run of its method and
+// task. An experiment's runs, and a recipe's, share their epochs, data
+// and attacks, which a method and task's runs across experiments do not.
 func (e *eta) priorRun(r *Run) (float64, source, bool) {
-	for _, k := range runKeys(r.Experiment, r.Config.Method, r.Config.Task, r.Config.Params) {
+	mt := r.Config.Method + "/" + r.Config.Task
+	if k := expKey(r.Experiment, mt, r.Config.Params); k != "" {
 		for _, p := range e.priors {
 			if s, ok := p.perRun[k]; ok {
 				return s, p.from, true
 			}
 		}
 	}
+	for _, p := range e.priors {
+		if s, ok := p.recipeRun(mt, r.Config.Params); ok {
+			return s, p.from, true
+		}
+	}
+	for _, p := range e.priors {
+		if s, ok := p.perRun[mt]; ok {
+			return s, p.from, true
+		}
+	}
 	return 0, 0, false
 }
 
-// runKeys returns the keys of the priors' whole-run seconds that tell a
-// run's, the best first: the runs of its experiment (exp, "" for none)
-// with the same method, task and variant (params' [experiments.VariantParam],
-// where it has one), then every run of its method and task, of any
-// experiment. An experiment's runs share their recipe (epochs, data,
-// attacks), which a method and task's runs across experiments do not:
-// non-private records runs take 190 s in extraction at small and 550 s in
-// extraction-control.
-func runKeys(exp, method, task string, params map[string]any) []string {
-	mt := method + "/" + task
+// expKey returns the key of the priors' whole-run seconds of the runs of
+// experiment exp ("": none, no key) with method/task mt and params's
+// variant ([experiments.VariantParam], where it has one).
+func expKey(exp, mt string, params map[string]any) string {
 	if exp == "" {
-		return []string{mt}
+		return ""
 	}
 	k := "exp:" + exp + "/" + mt
 	if v, ok := params[experiments.VariantParam].(string); ok && v != "" {
 		k += "/" + v
 	}
-	return []string{k, mt}
+	return k
 }
 
 // left returns the predicted time until every run has finished, false

@@ -480,3 +480,46 @@ func TestETAPriorExperiment(t *testing.T) {
 		t.Errorf("a run of z, y recorded: %v from %v (%v), want 3m20s from the recorded runs", d, from, ok)
 	}
 }
+
+// TestETAPriorRecipe checks, by hand on a fake checked-in table, the cost
+// of a run whose steps are not known and whose experiment has no runs at
+// the scale: the median of the runs of its method and task whose
+// hyperparameters it has, with the same values, the most of them (c:
+// epochs 100 and train_embeddings, 550, 560, 570 s: 560 s, before e's
+// epochs 100 alone, 300 s, for a run with both), else of every run of
+// its method and task (190, 300, 550, 560, 570: 550 s).
+func TestETAPriorRecipe(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	row := func(exp string, secs float64, params map[string]any) results.Run {
+		return results.Run{Status: results.OK, Experiment: exp, Method: "nonprivate", Task: "records", Scale: "small", Seconds: secs, Params: params}
+	}
+	long := map[string]any{"epochs": int64(100), "train_embeddings": true}
+	dir := t.TempDir()
+	if err := results.WriteRuns(filepath.Join(dir, "c-small.parquet"), []results.Run{row("c", 550, long), row("c", 570, long), row("c", 560, long)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(filepath.Join(dir, "d-small.parquet"), []results.Run{row("d", 190, map[string]any{"epochs": int64(30)})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(filepath.Join(dir, "e-small.parquet"), []results.Run{row("e", 300, map[string]any{"epochs": int64(100)})}); err != nil {
+		t.Fatal(err)
+	}
+	prior := checkedInPrior(os.DirFS(dir), "small", plan)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		params map[string]any
+		want   time.Duration
+	}{
+		{map[string]any{"epochs": 100.0, "train_embeddings": true, "train_holdout": int64(1)}, 560 * time.Second},
+		{map[string]any{"epochs": int64(100), "train_holdout": int64(1)}, 300 * time.Second},
+		{map[string]any{"epochs": int64(30)}, 190 * time.Second},
+		{map[string]any{"epochs": int64(50), "train_embeddings": true}, 550 * time.Second},
+		{nil, 550 * time.Second},
+	} {
+		r := &Run{Experiment: "chance", Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: c.params}}
+		d, from, ok := newETA([]*Run{r}, 1, plan, prior).estimate(at)
+		if !ok || d != c.want || from != fromCheckedIn {
+			t.Errorf("a run with %v: %v from %v (%v), want %v from the checked-in timings", c.params, d, from, ok, c.want)
+		}
+	}
+}
