@@ -101,7 +101,7 @@ type etaPrior struct {
 	perStep map[string]float64
 	perRun  map[string]float64
 	// recipes holds, by method/task, the seconds per run of the runs of
-	// each set of hyperparameters (see recipe), by their key.
+	// each set of hyperparameters (see recipe), sorted by key.
 	recipes map[string][]recipe
 	from    source // fromRecorded or fromCheckedIn
 }
