@@ -6,6 +6,7 @@ package runners
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"maps"
 	"path/filepath"
@@ -37,10 +38,13 @@ import (
 // a zeroth-order step is known, from this invocation or the prior, there
 // is no estimate. A run whose steps are not known before it runs costs
 // the mean wall time of the finished runs of its method and task (else
-// the prior's, else this invocation's runs of its method, else of every
-// run). It then replays the pool: the running
-// runs hold their workers for what they have left, and the queued ones
-// go, in the order the pool starts them, to the worker that frees first.
+// the prior's: of the runs of its experiment, method, task and variant
+// at its scale, else of its method and task's with its hyperparameters,
+// else of every run of its method and task, see priorRun; else this
+// invocation's runs of its method, else of every run). It then replays
+// the pool: the running runs hold their workers for what they have left,
+// and the queued ones go, in the order the pool starts them, to the
+// worker that frees first.
 //
 // The old estimate, elapsed / done × left, assumed that every run costs
 // the same; in table1 at smoke a DPZO run takes a hundred times a DP-SGD
@@ -96,7 +100,62 @@ func (s source) mark() string {
 type etaPrior struct {
 	perStep map[string]float64
 	perRun  map[string]float64
+	// recipes holds, by method/task, the seconds per run of the runs of
+	// each set of hyperparameters (see recipe), sorted by key.
+	recipes map[string][]recipe
 	from    source // fromRecorded or fromCheckedIn
+}
+
+// A recipe is a set of hyperparameters recorded with a method and task
+// (results.Run.Params, the values as fmt.Sprint prints them, none of
+// the runs' columns: not the seed, not ε), and the median seconds of
+// its runs.
+type recipe struct {
+	key     string // the params, sorted, "name=value" joined by ","
+	params  map[string]string
+	seconds float64
+}
+
+// newRecipe returns the recipe of params, with no seconds; false when
+// params is empty (a run with no hyperparameters tells only its method
+// and task's seconds).
+func newRecipe(params map[string]any) (recipe, bool) {
+	if len(params) == 0 {
+		return recipe{}, false
+	}
+	c := recipe{params: map[string]string{}}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		c.params[k] = fmt.Sprint(params[k])
+		kv = append(kv, k+"="+c.params[k])
+	}
+	c.key = strings.Join(kv, ",")
+	return c, true
+}
+
+// recipeRun returns the seconds of a run of method/task mt with params
+// that p's recipes tell: those of the recipe of mt with the most
+// hyperparameters, all of which params has with the same values (the
+// first by key of those with as many); false for none.
+func (p *etaPrior) recipeRun(mt string, params map[string]any) (float64, bool) {
+	secs, n := 0.0, 0
+	for _, c := range p.recipes[mt] {
+		if len(c.params) > n && c.in(params) {
+			secs, n = c.seconds, len(c.params)
+		}
+	}
+	return secs, n > 0
+}
+
+// in reports whether params has each of c's hyperparameters, with the
+// same value.
+func (c recipe) in(params map[string]any) bool {
+	for k, v := range c.params {
+		if w, ok := params[k]; !ok || fmt.Sprint(w) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // newPrior returns the prior of rows, the runs.parquet rows of runs of one
@@ -104,6 +163,7 @@ type etaPrior struct {
 // nothing.
 func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 	step, run := map[string][]float64{}, map[string][]float64{}
+	recipes := map[string]map[string]*recipeRows{} // by method/task, by key
 	for _, row := range rows {
 		if row.Status != results.OK || !(row.Seconds > 0) {
 			continue
@@ -112,6 +172,18 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 		_, class := plan(r)
 		mt := row.Method + "/" + row.Task
 		run[mt] = append(run[mt], row.Seconds)
+		if k := expKey(row.Experiment, mt, row.Params); k != "" {
+			run[k] = append(run[k], row.Seconds)
+		}
+		if c, ok := newRecipe(row.Params); ok {
+			if recipes[mt] == nil {
+				recipes[mt] = map[string]*recipeRows{}
+			}
+			if recipes[mt][c.key] == nil {
+				recipes[mt][c.key] = &recipeRows{recipe: c}
+			}
+			recipes[mt][c.key].all = append(recipes[mt][c.key].all, row.Seconds)
+		}
 		if row.Steps > 0 {
 			for _, k := range []string{mt, "class:" + class} {
 				step[k] = append(step[k], row.Seconds/float64(row.Steps))
@@ -121,14 +193,27 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 	if len(run) == 0 {
 		return nil
 	}
-	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, from: fromRecorded}
+	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, recipes: map[string][]recipe{}, from: fromRecorded}
 	for k, v := range step {
 		p.perStep[k] = median(v)
 	}
 	for k, v := range run {
 		p.perRun[k] = median(v)
 	}
+	for mt, byKey := range recipes {
+		for _, k := range slices.Sorted(maps.Keys(byKey)) {
+			c := byKey[k].recipe
+			c.seconds = median(byKey[k].all)
+			p.recipes[mt] = append(p.recipes[mt], c)
+		}
+	}
 	return p
+}
+
+// recipeRows gathers the seconds of the runs of a recipe.
+type recipeRows struct {
+	recipe
+	all []float64
 }
 
 // loadPrior returns the prior of the runs at scale recorded under the
@@ -165,7 +250,13 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
 // the model's size, the batch and the sequence lengths of the scales; with
 // none recorded at both, the ratio of the presets' per-token multiply-adds
 // of a transformer block (see modelCost), which knows only the model.
-// The runs' own planned steps then scale a step's cost as usual.
+// The runs' own planned steps then scale a step's cost as usual. An
+// experiment's whole-run seconds and a recipe's (see priorRun) are kept
+// at their own scale only: converted, they are no better than the method
+// and task's (the ratio carries the scales' step counts, which differ by
+// experiment: extraction-chance's smoke runs, times the median ratio,
+// predict four times what extraction-control's same recipe took at
+// small).
 func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string)) *etaPrior {
 	return convertPrior(readTables(fsys), scale, plan)
 }
@@ -187,6 +278,7 @@ func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, stri
 	if p := priors[scale]; p != nil {
 		maps.Copy(out.perStep, p.perStep)
 		maps.Copy(out.perRun, p.perRun)
+		out.recipes = p.recipes // the scale's only, as an experiment's runs
 	}
 	for _, sc := range nearestScales(scale, slices.Collect(maps.Keys(priors))) {
 		step, run := scaleRatios(priors[sc], priors[scale], sc, scale)
@@ -196,6 +288,9 @@ func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, stri
 			}
 		}
 		for k, v := range priors[sc].perRun {
+			if strings.HasPrefix(k, "exp:") {
+				continue // see checkedInPrior
+			}
 			if _, ok := out.perRun[k]; !ok && run > 0 {
 				out.perRun[k] = v * run
 			}
@@ -245,8 +340,10 @@ func scaleRatios(from, to *etaPrior, fromScale, toScale string) (step, run float
 	ratios := func(a, b map[string]float64) float64 {
 		var rs []float64
 		for k, v := range b {
-			if strings.HasPrefix(k, "class:") {
-				continue // a class mixes methods that differ by scale
+			if strings.HasPrefix(k, "class:") || strings.HasPrefix(k, "exp:") {
+				// A class mixes methods that differ by scale; an
+				// experiment's runs count in their method and task's.
+				continue
 			}
 			if w, ok := a[k]; ok && w > 0 && v > 0 {
 				rs = append(rs, w/v)
@@ -459,10 +556,8 @@ func (e *eta) cost(r *Run) (float64, source, bool) {
 	if s, ok := e.perRun[mt].mean(); ok {
 		return s, fromOwn, true
 	}
-	for _, p := range e.priors {
-		if s, ok := p.perRun[mt]; ok {
-			return s * speed, p.from, true
-		}
+	if s, from, ok := e.priorRun(r); ok {
+		return s * speed, from, true
 	}
 	for _, k := range []string{"method:" + r.Config.Method, ""} {
 		if s, ok := e.perRun[k].mean(); ok {
@@ -491,12 +586,54 @@ func (e *eta) priorCost(r *Run) (float64, bool) {
 	if s, _, ok := e.priorStep(mt); ok && steps > 0 {
 		return s * float64(steps), true
 	}
-	for _, p := range e.priors {
-		if s, ok := p.perRun[mt]; ok {
-			return s, true
+	s, _, ok := e.priorRun(r)
+	return s, ok
+}
+
+// priorRun returns the seconds of a whole run like r that the priors
+// tell, from the first prior that has them: the median of the runs of
+// r's experiment, method, task and variant (see expKey); else of the
+// runs of its method and task in other experiments whose hyperparameters
+// r has, with the same values, the most of them (see recipeRun:
+// extraction-chance's runs, which add train_holdout, take
+// extraction-control's non-private records runs, 550 s at small, not
+// extraction's at 30 epochs, 190 s); else of every run of its method and
+// task. An experiment's runs, and a recipe's, share their epochs, data
+// and attacks, which a method and task's runs across experiments do not.
+func (e *eta) priorRun(r *Run) (float64, source, bool) {
+	mt := r.Config.Method + "/" + r.Config.Task
+	if k := expKey(r.Experiment, mt, r.Config.Params); k != "" {
+		for _, p := range e.priors {
+			if s, ok := p.perRun[k]; ok {
+				return s, p.from, true
+			}
 		}
 	}
-	return 0, false
+	for _, p := range e.priors {
+		if s, ok := p.recipeRun(mt, r.Config.Params); ok {
+			return s, p.from, true
+		}
+	}
+	for _, p := range e.priors {
+		if s, ok := p.perRun[mt]; ok {
+			return s, p.from, true
+		}
+	}
+	return 0, 0, false
+}
+
+// expKey returns the key of the priors' whole-run seconds of the runs of
+// experiment exp ("": none, no key) with method/task mt and params's
+// variant ([experiments.VariantParam], where it has one).
+func expKey(exp, mt string, params map[string]any) string {
+	if exp == "" {
+		return ""
+	}
+	k := "exp:" + exp + "/" + mt
+	if v, ok := params[experiments.VariantParam].(string); ok && v != "" {
+		k += "/" + v
+	}
+	return k
 }
 
 // left returns the predicted time until every run has finished, false

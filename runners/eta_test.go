@@ -416,3 +416,110 @@ func TestCheckedInAcrossScales(t *testing.T) {
 		t.Errorf("median factor %.2f (want ≤ 2), %d of %d within ×3 (want most)", m, within, len(factors))
 	}
 }
+
+// TestETAPriorExperiment checks, by hand on a fake checked-in table, the
+// cost of runs whose steps are not known: the median of their own
+// experiment's runs of the same method, task and variant at the scale
+// (x: 500, 520, 540 s; x's variant v2: 900 s), before the median of every
+// run of the method and task at the scale (x's and y's: 100, 110, 120,
+// 500, 520, 540, 900; 500 s), which is what runs of an experiment with no
+// table at the scale cost (z; w, whose table is at smoke only, is not
+// converted), and a variant with no runs (v3).
+func TestETAPriorExperiment(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	row := func(exp, scale string, secs float64, variant string) results.Run {
+		r := results.Run{Status: results.OK, Experiment: exp, Method: "nonprivate", Task: "records", Scale: scale, Seconds: secs}
+		if variant != "" {
+			r.Params = map[string]any{experiments.VariantParam: variant}
+		}
+		return r
+	}
+	dir := t.TempDir()
+	write := func(name string, rows ...results.Run) {
+		t.Helper()
+		if err := results.WriteRuns(filepath.Join(dir, name), rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("x-small.parquet", row("x", "small", 500, ""), row("x", "small", 540, ""), row("x", "small", 520, ""), row("x", "small", 900, "v2"))
+	write("y-small.parquet", row("y", "small", 100, ""), row("y", "small", 120, ""), row("y", "small", 110, ""))
+	write("x-smoke.parquet", row("x", "smoke", 50, ""), row("x", "smoke", 52, ""), row("y", "smoke", 10, ""))
+	write("w-smoke.parquet", row("w", "smoke", 5000, ""))
+	prior := checkedInPrior(os.DirFS(dir), "small", plan)
+	run := func(exp, variant string) *Run {
+		r := &Run{Experiment: exp, Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: map[string]any{}}}
+		if variant != "" {
+			r.Config.Params[experiments.VariantParam] = variant
+		}
+		return r
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name string
+		runs []*Run
+		want time.Duration
+	}{
+		{"two runs of x", []*Run{run("x", ""), run("x", "")}, 1040 * time.Second},
+		{"a run of x's variant v2", []*Run{run("x", "v2")}, 900 * time.Second},
+		{"a run of x's variant v3", []*Run{run("x", "v3")}, 500 * time.Second},
+		{"two runs of z", []*Run{run("z", ""), run("z", "")}, 1000 * time.Second},
+		{"a run of w", []*Run{run("w", "")}, 500 * time.Second},
+	} {
+		d, from, ok := newETA(c.runs, 1, plan, prior).estimate(at)
+		if !ok || d != c.want || from != fromCheckedIn {
+			t.Errorf("%s: %v from %v (%v), want %v from the checked-in timings", c.name, d, from, ok, c.want)
+		}
+	}
+	// The experiment's checked-in runs come before the method and task's
+	// recorded under the results folder.
+	recorded := newPrior([]results.Run{row("y", "small", 200, "")}, plan)
+	if d, from, ok := newETA([]*Run{run("x", "")}, 1, plan, recorded, prior).estimate(at); !ok || d != 520*time.Second || from != fromCheckedIn {
+		t.Errorf("a run of x, y recorded: %v from %v (%v), want 8m40s from the checked-in timings", d, from, ok)
+	}
+	if d, from, ok := newETA([]*Run{run("z", "")}, 1, plan, recorded, prior).estimate(at); !ok || d != 200*time.Second || from != fromRecorded {
+		t.Errorf("a run of z, y recorded: %v from %v (%v), want 3m20s from the recorded runs", d, from, ok)
+	}
+}
+
+// TestETAPriorRecipe checks, by hand on a fake checked-in table, the cost
+// of a run whose steps are not known and whose experiment has no runs at
+// the scale: the median of the runs of its method and task whose
+// hyperparameters it has, with the same values, the most of them (c:
+// epochs 100 and train_embeddings, 550, 560, 570 s: 560 s, before e's
+// epochs 100 alone, 300 s, for a run with both), else of every run of
+// its method and task (190, 300, 550, 560, 570: 550 s).
+func TestETAPriorRecipe(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	row := func(exp string, secs float64, params map[string]any) results.Run {
+		return results.Run{Status: results.OK, Experiment: exp, Method: "nonprivate", Task: "records", Scale: "small", Seconds: secs, Params: params}
+	}
+	long := map[string]any{"epochs": int64(100), "train_embeddings": true}
+	dir := t.TempDir()
+	if err := results.WriteRuns(filepath.Join(dir, "c-small.parquet"), []results.Run{row("c", 550, long), row("c", 570, long), row("c", 560, long)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(filepath.Join(dir, "d-small.parquet"), []results.Run{row("d", 190, map[string]any{"epochs": int64(30)})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(filepath.Join(dir, "e-small.parquet"), []results.Run{row("e", 300, map[string]any{"epochs": int64(100)})}); err != nil {
+		t.Fatal(err)
+	}
+	prior := checkedInPrior(os.DirFS(dir), "small", plan)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		params map[string]any
+		want   time.Duration
+	}{
+		{map[string]any{"epochs": 100.0, "train_embeddings": true, "train_holdout": int64(1)}, 560 * time.Second},
+		{map[string]any{"epochs": int64(100), "train_holdout": int64(1)}, 300 * time.Second},
+		{map[string]any{"epochs": int64(30)}, 190 * time.Second},
+		{map[string]any{"epochs": int64(50), "train_embeddings": true}, 550 * time.Second},
+		{nil, 550 * time.Second},
+	} {
+		r := &Run{Experiment: "chance", Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: c.params}}
+		d, from, ok := newETA([]*Run{r}, 1, plan, prior).estimate(at)
+		if !ok || d != c.want || from != fromCheckedIn {
+			t.Errorf("a run with %v: %v from %v (%v), want %v from the checked-in timings", c.params, d, from, ok, c.want)
+		}
+	}
+}
