@@ -133,9 +133,11 @@ var fusionMembership = map[string]bool{"loss-mia": true, "maxrenyi-mia": true}
 // covers that change. Under the client unit with add-remove (one client's
 // upload against none, sensitivity C) it is two neighbouring steps
 // (remove the client, add it back without the example), so the bound is
-// the record's trade-off composed with itself, TPR(TPR(fpr)): group
-// privacy of f-DP (Dong, Roth and Su, "Gaussian Differential Privacy",
-// JRSS B 2022, Theorem 2.14), exact for a Gaussian mechanism (2μ-GDP).
+// the record's trade-off composed with itself, TPR(TPR(fpr)) (TPR is the
+// worse direction's, so it bounds both steps): group privacy of f-DP
+// (Dong, Roth and Su, "Gaussian Differential Privacy", JRSS B 2022: an
+// f-DP mechanism is 1 − (1 − f)∘(1 − f) for groups of two), exact for a
+// Gaussian mechanism (μ-GDP becomes 2μ-GDP).
 func fusionTarget(m *nn.Fusion, d *datasets.Dataset, p results.Privacy) (*attacks.Target, error) {
 	if len(d.Holdout) == 0 {
 		return nil, fmt.Errorf("pipeline: task %s has no holdout split: no non-members for the membership attacks", d.Task)
