@@ -5,6 +5,7 @@
 package datasets
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
@@ -214,12 +215,20 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 	// majority answer is worth little and a margin over it means the
 	// image was read. The public split is drawn as without it, so the
 	// bases, which pretrain on it, are the same.
+	// The private layouts that answer a kind with a given answer are
+	// finite (two-object layouts, which alone answer count "two", are
+	// 6·18² = 1 944, three fifths of them private): after balancedDraws
+	// scenes without one the build fails instead of drawing forever.
 	balanced := b.opt.ShapesBalanced
+	var exhausted error
 	b.buildSplits(d, SplitNames, func(split string, i int) Example {
 		public := split == "public"
 		if balanced && !public {
+			if exhausted != nil {
+				return Example{}
+			}
 			kind, target := balancedTarget(qs)
-			for {
+			for range balancedDraws {
 				s := NewScene(scenes)
 				k := s.key()
 				if seen[k] || isPublicKey(k) {
@@ -238,6 +247,9 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 				ex.Answer = b.vocab.Encode(nil, a+" <eos>")
 				return ex
 			}
+			exhausted = fmt.Errorf("datasets: %s: %s example %d: no unused private scene layout answers a %s question with %q in %d draws (balanced answers need more layouts than %s scale has)",
+				task, split, i, kind, target, balancedDraws, d.Scale)
+			return Example{}
 		}
 		s := next(public)
 		ex := newExample(exampleID(task, split, i))
@@ -259,6 +271,9 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 		ex.Answer = b.vocab.Encode(nil, a+" <eos>")
 		return ex
 	})
+	if exhausted != nil {
+		return exhausted
+	}
 	b.addCanaries(d, b.imageSecretCanary)
 	return nil
 }
@@ -279,6 +294,12 @@ var balancedAnswers = map[string][]string{
 	"colour-at":    append(slices.Clone(shapeColours), "nothing"),
 	"shape-at":     append(slices.Clone(shapeKinds), "nothing"),
 }
+
+// balancedDraws is the number of scenes the balanced private questions
+// (Options.ShapesBalanced) draw for one example before the build fails.
+// The rarest answer a fresh scene gives (count-both "two") is about one
+// draw in 24.
+const balancedDraws = 1 << 22
 
 // balancedTarget draws a question kind uniformly, then its answer
 // uniformly from balancedAnswers.

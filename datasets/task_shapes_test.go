@@ -255,3 +255,20 @@ func TestShapesBalanced(t *testing.T) {
 		}
 	}
 }
+
+// TestShapesBalancedFullFails checks that shapes-vqa with balanced answers
+// at the full scale fails instead of drawing scenes forever: its 40 000
+// private-side questions ask count "two" about 40 000/21 ≈ 1 900 times
+// (one kind in seven, one answer in three), and only two-object layouts
+// answer it, 6·18² = 1 944 of them, of which 1 195 are private
+// (isPublicKey), each used at most once.
+func TestShapesBalancedFullFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the full scale's splits")
+	}
+	t.Parallel()
+	_, err := Build("shapes-vqa", &Options{Scale: Full, Seed: 1, ShapesBalanced: true})
+	if err == nil || !strings.Contains(err.Error(), "no unused private scene layout") {
+		t.Fatalf("shapes-vqa, balanced, full: error %v, want one saying the private layouts ran out", err)
+	}
+}

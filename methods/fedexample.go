@@ -54,6 +54,11 @@ func unitParam() Param {
 		Default: same(unitExample), Check: oneOf(list(unitExample, unitClient))}
 }
 
+// ExampleUnitCaveat starts the privacy-record caveat of a federated run
+// at the record-level unit (privacy_unit = example); a federated record
+// without it is at the client unit (one client's data).
+const ExampleUnitCaveat = "unit: one training example of one client"
+
 // exampleRelation is the neighbouring relation of the record-level unit:
 // one example of one client added or removed, sensitivity C (DP-SGD's;
 // the accountants' Poisson-subsampled Gaussian holds under it).
@@ -189,7 +194,7 @@ func exampleAccounting(name string, run *fedRun, events []privacy.Composed, sigm
 	steps := exampleSteps(run, 0, run.cfg.Rounds)
 	worstQ, worstSteps := slices.Max(q), slices.Max(steps)
 	caveats = append([]string{
-		"unit: one training example of one client (add-remove), against a server that sees every upload (local DP): each client runs DP-SGD on its own data, Poisson sampling at q_k = B/m_k, per-example ℓ₂ clipping, Gaussian noise on the sum at every local step",
+		ExampleUnitCaveat + " (add-remove), against a server that sees every upload (local DP): each client runs DP-SGD on its own data, Poisson sampling at q_k = B/m_k, per-example ℓ₂ clipping, Gaussian noise on the sum at every local step",
 		"client sampling gives no amplification (the server knows the schedule); the noise is calibrated for the worst client (its q_k and its local steps over the rounds it takes part in), and Epsilon is the worst client's",
 	}, caveats...)
 	if run.cfg.Weighting == fl.BySize {

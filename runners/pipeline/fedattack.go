@@ -44,8 +44,9 @@ var (
 // (membership inference on client data). A DP run's membership attacks
 // are checked against the PLD bound of its record, as attackStage does:
 // under the record-level unit the bound of one example of the worst
-// client, under the client unit that of a client's data, which covers one
-// of its examples. An attack that needs a TinyMLLM (extraction, the
+// client; under the client unit the bound of a change of one client's
+// data (fusionTarget: the record's own under replace-one, twice composed
+// under add-remove). An attack that needs a TinyMLLM (extraction, the
 // audits, mink-mia and zlib-mia, which read answer tokens) or its own pool
 // (lira-mia) is an error.
 func fedAttackStage(ctx context.Context, cfg *experiments.Config, m *nn.Fusion, res *methods.Result, d *datasets.Dataset, dir string, rec *runners.Recorder) error {
@@ -124,6 +125,19 @@ var fusionMembership = map[string]bool{"loss-mia": true, "maxrenyi-mia": true}
 // non-members the holdout, each an (image, caption) pair with its class
 // and its index in its split as its id, and the TPR bound of the record p
 // when it is a Gaussian mechanism's.
+//
+// A member and a non-member differ in one example of a client that takes
+// part either way: the client's data change, not its presence. Under the
+// record-level unit (methods.ExampleUnitCaveat) and under the client unit
+// with replace-one (a client's data replaced, sensitivity 2C) the record
+// covers that change. Under the client unit with add-remove (one client's
+// upload against none, sensitivity C) it is two neighbouring steps
+// (remove the client, add it back without the example), so the bound is
+// the record's trade-off composed with itself, TPR(TPR(fpr)) (TPR is the
+// worse direction's, so it bounds both steps): group privacy of f-DP
+// (Dong, Roth and Su, "Gaussian Differential Privacy", JRSS B 2022: an
+// f-DP mechanism is 1 − (1 − f)∘(1 − f) for groups of two), exact for a
+// Gaussian mechanism (μ-GDP becomes 2μ-GDP).
 func fusionTarget(m *nn.Fusion, d *datasets.Dataset, p results.Privacy) (*attacks.Target, error) {
 	if len(d.Holdout) == 0 {
 		return nil, fmt.Errorf("pipeline: task %s has no holdout split: no non-members for the membership attacks", d.Task)
@@ -131,6 +145,16 @@ func fusionTarget(m *nn.Fusion, d *datasets.Dataset, p results.Privacy) (*attack
 	target, err := attackTarget(nil, nil, d, p)
 	if err != nil {
 		return nil, err
+	}
+	clientUnit := !slices.ContainsFunc(p.Caveats, func(c string) bool { return strings.HasPrefix(c, methods.ExampleUnitCaveat) })
+	if b := target.TPRBound; b != nil && clientUnit && p.Neighbouring == "add-remove" {
+		target.TPRBound = func(fpr float64) (float64, error) {
+			t, err := b(fpr)
+			if err != nil {
+				return 0, err
+			}
+			return b(t)
+		}
 	}
 	target.Model, target.Decode, target.Fusion = nil, nil, m
 	target.Public, target.Canaries = nil, nil

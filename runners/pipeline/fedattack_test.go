@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/methods"
 	"github.com/repro-dp/repro/nn"
+	"github.com/repro-dp/repro/privacy"
 )
 
 // TestFusionTarget checks the membership target of a federated run: the
@@ -89,5 +91,70 @@ func TestFusionTarget(t *testing.T) {
 	}
 	if _, err := fusionTarget(m, tune, results.Privacy{}); err == nil || !strings.Contains(err.Error(), "no holdout") {
 		t.Errorf("fl-mm-tune (no holdout): error %v", err)
+	}
+}
+
+// TestFusionTargetClientBound checks the TPR bound the membership attacks
+// of a federated run are held to, against the closed form of a Gaussian
+// mechanism: L releases of noise multiplier σ on sensitivity Δ are μ-GDP
+// with μ = Δ·√L/σ, whose largest TPR at FPR α is Φ(Φ⁻¹(α) + μ) (Dong, Roth
+// and Su, "Gaussian Differential Privacy", JRSS B 2022, Corollary 3.3).
+// A member and a non-member differ in one example of a client that takes
+// part either way, a change of the client's data of sensitivity 2C: under
+// the client unit with add-remove (a record of Δ = 1) the bound is that
+// of 2μ, not the record's μ; under replace-one (a record of Δ = 2) and
+// under the record-level unit it is the record's own. The PLD's bound
+// dominates the closed form and lies within 0.01 of it.
+func TestFusionTargetClientBound(t *testing.T) {
+	t.Parallel()
+	d, err := DataPart("fl-mm", "smoke", 1, experiments.Partition{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Classes = len(d.Classes)
+	m, err := nn.NewFusion(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sigma, rounds = 4.0, 4
+	phi := func(x float64) float64 { return math.Erfc(-x/math.Sqrt2) / 2 }
+	phiInv := func(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }
+	for _, tc := range []struct {
+		name, neighbouring string
+		sensitivity        float64
+		caveats            []string
+		mu                 float64 // of the bound the attacks are held to
+	}{
+		{"client unit, add-remove", "add-remove", 1, nil, 2 * 0.5},
+		{"client unit, replace-one", "replace-one", 2, nil, 1},
+		{"record-level unit", "add-remove", 1, []string{methods.ExampleUnitCaveat + " (add-remove)"}, 0.5},
+	} {
+		ev, err := privacy.MarshalEvent(privacy.SelfComposed{Event: privacy.Gaussian{Sigma: sigma, Sensitivity: tc.sensitivity}, Count: rounds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := results.Privacy{Accountant: "pld", Epsilon: 1, Delta: 1e-5, Sigma: sigma, Steps: rounds,
+			Sampling: "none", Neighbouring: tc.neighbouring, Events: ev, Caveats: tc.caveats}
+		tg, err := fusionTarget(m, d, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tg.TPRBound == nil {
+			t.Fatalf("%s: no TPR bound", tc.name)
+		}
+		for _, fpr := range []float64{0.001, 0.01, 0.1, 0.5} {
+			got, err := tg.TPRBound(fpr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := phi(phiInv(fpr) + tc.mu)
+			if got < want-1e-9 || got > want+0.01 {
+				t.Errorf("%s: TPR bound at FPR %v = %.5f, want Φ(Φ⁻¹(α) + %v) = %.5f (+ at most 0.01)", tc.name, fpr, got, tc.mu, want)
+			}
+		}
 	}
 }
