@@ -335,25 +335,10 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 	if o.Stats > 0 && o.Mean != nil && (len(o.Mean) != n || len(o.Std) != n) {
 		return nil, nil, 0, fmt.Errorf("gia: public statistics of %d and %d values, want %d", len(o.Mean), len(o.Std), n)
 	}
-	rng := rand.New(rand.NewPCG(o.Seed, 0x67726f7570))
 	if o.Init != nil && len(o.Init) != n {
 		return nil, nil, 0, fmt.Errorf("gia: initial image of %d values, want %d", len(o.Init), n)
 	}
-	members := make([][]float32, o.Group)
-	for g := range members {
-		members[g] = make([]float32, nu)
-		for i := range members[g] {
-			r := rng.Float64()
-			switch {
-			case o.Init == nil:
-				members[g][i] = float32(r)
-			case g == 0:
-				members[g][i] = o.Init[i]
-			default:
-				members[g][i] = float32(min(1, max(0, float64(o.Init[i])+o.Spread*(2*r-1))))
-			}
-		}
-	}
+	members := groupStarts(&o, nu)
 	const b1, b2, eps = 0.9, 0.999, 1e-8
 	m1, m2 := make([][]float64, o.Group), make([][]float64, o.Group)
 	for g := range m1 {
@@ -425,6 +410,31 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 		}
 	}
 	return slices.Clone(full[best]), full, bestObj, nil
+}
+
+// groupStarts returns the G members' starting points of nu values each:
+// uniform on [0, 1] without an initial image; with one, the first member
+// starts at it and the others at it plus uniform noise of ±Spread,
+// clipped to the box. One stream seeded by o.Seed draws every value, in
+// member order.
+func groupStarts(o *GroupOptions, nu int) [][]float32 {
+	rng := rand.New(rand.NewPCG(o.Seed, 0x67726f7570))
+	members := make([][]float32, o.Group)
+	for g := range members {
+		members[g] = make([]float32, nu)
+		for i := range members[g] {
+			r := rng.Float64()
+			switch {
+			case o.Init == nil:
+				members[g][i] = float32(r)
+			case g == 0:
+				members[g][i] = o.Init[i]
+			default:
+				members[g][i] = float32(min(1, max(0, float64(o.Init[i])+o.Spread*(2*r-1))))
+			}
+		}
+	}
+	return members
 }
 
 // statsPrior returns (1/n)·Σᵢ (xᵢ − μᵢ)²/(sᵢ² + 0.01) and adds weight
