@@ -35,6 +35,12 @@ type Target struct {
 	// gradient-inversion attack inverts its released update. Example.Label
 	// is each example's class.
 	Classifier Classifier
+	// Fusion, when Model and Classifier are nil, is the trained
+	// classifier of (image, caption) pairs (nn.Fusion, the federated
+	// methods' model): the membership attacks score each example as for
+	// Classifier, the pair being Seq.Images[0] and the caption
+	// Seq.Tokens.
+	Fusion PairClassifier
 	// Visual, when not nil, is the visual-token transform the model runs
 	// with (the method's, e.g. Dual-Priv's token pruning).
 	Visual nn.VisualTransform
@@ -113,7 +119,8 @@ type Canary struct {
 
 // An Example is a candidate example with an id that is stable within its
 // split (the pipeline uses the example's index in its split). For a
-// classifier target, Seq.Images[0] is the image and Label its class.
+// classifier target, Seq.Images[0] is the image and Label its class; for
+// a pair classifier (Target.Fusion), Seq.Tokens is also the caption.
 type Example struct {
 	ID    int64
 	Seq   nn.Sequence
@@ -133,6 +140,16 @@ type Classifier interface {
 }
 
 var _ Classifier = (*nn.ViT)(nil)
+
+// A PairClassifier classifies an (image, caption) pair: nn.Fusion.
+type PairClassifier interface {
+	nn.Model
+	// Logits returns the class logits of one pair, shape [1, classes],
+	// and the image's node on t.
+	Logits(t *nn.Tape, img []float32, tokens []int, needGrad bool, h *nn.Hooks) (logits, input *nn.Node, err error)
+}
+
+var _ PairClassifier = (*nn.Fusion)(nil)
 
 // A Report holds an attack's results.
 type Report struct {

@@ -46,7 +46,7 @@ type scoreSet struct {
 // sequence without an image has no img positions) is left out with a
 // warning.
 func runSets(ctx context.Context, name string, t *Target, sets []scoreSet, orders []float64) (*Report, error) {
-	if t.Model == nil && t.Classifier == nil {
+	if t.Model == nil && t.Classifier == nil && t.Fusion == nil {
 		return nil, fmt.Errorf("attacks: %s: no model", name)
 	}
 	if len(t.Members) == 0 || len(t.NonMembers) == 0 {

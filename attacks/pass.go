@@ -260,20 +260,53 @@ func renyi(lp []float64, alpha float64) float64 {
 	return math.Log(s) / (1 - alpha)
 }
 
-// forwardClassifier runs the classifier c once on the image of ex and
-// returns its pass: the one row of class logits is the desp slice, the
-// class ex.Label the token it predicts (so the loss, the confidence and
-// the entropies of the membership attacks are those of the class
-// distribution), the other slices empty.
-func forwardClassifier(c Classifier, ex *Example, orders []float64) (*pass, error) {
-	if len(ex.Seq.Images) != 1 {
-		return nil, fmt.Errorf("a classifier's example has one image, got %d", len(ex.Seq.Images))
+// A classLogits returns the class logits of one example: a classifier
+// target's model on the example's image, or on its image and caption.
+type classLogits func(ex *Example) ([]float32, error)
+
+// classLogits returns the logits of t's classifier (Classifier, or Fusion
+// on Seq.Tokens as the caption), or nil when t has neither.
+func (t *Target) classLogits() classLogits {
+	switch {
+	case t.Classifier != nil:
+		c := t.Classifier
+		return func(ex *Example) ([]float32, error) {
+			if len(ex.Seq.Images) != 1 {
+				return nil, fmt.Errorf("a classifier's example has one image, got %d", len(ex.Seq.Images))
+			}
+			z, _, err := c.Logits(nn.NewTape(nil, nil), ex.Seq.Images[0], false, nil)
+			if err != nil {
+				return nil, err
+			}
+			return z.Value.Data, nil
+		}
+	case t.Fusion != nil:
+		c := t.Fusion
+		return func(ex *Example) ([]float32, error) {
+			if len(ex.Seq.Images) != 1 {
+				return nil, fmt.Errorf("a pair classifier's example has one image, got %d", len(ex.Seq.Images))
+			}
+			z, _, err := c.Logits(nn.NewTape(nil, nil), ex.Seq.Images[0], ex.Seq.Tokens, false, nil)
+			if err != nil {
+				return nil, err
+			}
+			return z.Value.Data, nil
+		}
 	}
-	z, _, err := c.Logits(nn.NewTape(nil, nil), ex.Seq.Images[0], false, nil)
+	return nil
+}
+
+// forwardClassifier runs the classifier once on ex (logits) and returns
+// its pass: the one row of class logits is the desp slice, the class
+// ex.Label the token it predicts (so the loss, the confidence and the
+// entropies of the membership attacks are those of the class
+// distribution), the other slices empty.
+func forwardClassifier(logits classLogits, ex *Example, orders []float64) (*pass, error) {
+	z, err := logits(ex)
 	if err != nil {
 		return nil, err
 	}
-	V := len(z.Value.Data)
+	V := len(z)
 	if ex.Label < 0 || ex.Label >= V {
 		return nil, fmt.Errorf("label %d outside the %d classes", ex.Label, V)
 	}
@@ -281,7 +314,7 @@ func forwardClassifier(c Classifier, ex *Example, orders []float64) (*pass, erro
 	rows[2] = []int{0}
 	var targets [3][]int
 	targets[2] = []int{ex.Label}
-	return newPass(z.Value.Data, V, targets, rows, orders), nil
+	return newPass(z, V, targets, rows, orders), nil
 }
 
 // passGroup is the number of examples forwardGroup runs on one batched
@@ -302,8 +335,8 @@ func passes(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, exs []Ex
 }
 
 // targetPasses is passes on the TinyMLLM m or, when m is nil, on the
-// classifier c (forwardClassifier, one example at a time).
-func targetPasses(ctx context.Context, m *nn.TinyMLLM, c Classifier, vt nn.VisualTransform, exs []Example, orders []float64, workers int) ([]*pass, error) {
+// classifier's logits (forwardClassifier, one example at a time).
+func targetPasses(ctx context.Context, m *nn.TinyMLLM, logits classLogits, vt nn.VisualTransform, exs []Example, orders []float64, workers int) ([]*pass, error) {
 	size := passGroup
 	if vt != nil || m == nil {
 		size = 1
@@ -342,7 +375,7 @@ func targetPasses(ctx context.Context, m *nn.TinyMLLM, c Classifier, vt nn.Visua
 				}
 				for i := from; i < to; i++ {
 					if m == nil {
-						out[i], errs[i] = forwardClassifier(c, &exs[i], orders)
+						out[i], errs[i] = forwardClassifier(logits, &exs[i], orders)
 						continue
 					}
 					out[i], errs[i] = forward(m, vt, &exs[i].Seq, orders)
@@ -387,8 +420,8 @@ func (t *Target) forwardAll(ctx context.Context, orders []float64) (members, non
 	if !ps.done {
 		ps.done = true
 		all := addOrders(slices.Clone(t.Orders), orders)
-		if ps.members, ps.err = targetPasses(ctx, t.Model, t.Classifier, t.Visual, t.Members, all, t.Workers); ps.err == nil {
-			ps.nonMembers, ps.err = targetPasses(ctx, t.Model, t.Classifier, t.Visual, t.NonMembers, all, t.Workers)
+		if ps.members, ps.err = targetPasses(ctx, t.Model, t.classLogits(), t.Visual, t.Members, all, t.Workers); ps.err == nil {
+			ps.nonMembers, ps.err = targetPasses(ctx, t.Model, t.classLogits(), t.Visual, t.NonMembers, all, t.Workers)
 		}
 	}
 	if ps.err != nil {
@@ -413,7 +446,7 @@ func (t *Target) extend(ctx context.Context, ps *passSet, more []float64) error 
 		ps  []*pass
 		exs []Example
 	}{{ps.members, t.Members}, {ps.nonMembers, t.NonMembers}} {
-		extra, err := targetPasses(ctx, t.Model, t.Classifier, t.Visual, side.exs, more, t.Workers)
+		extra, err := targetPasses(ctx, t.Model, t.classLogits(), t.Visual, side.exs, more, t.Workers)
 		if err != nil {
 			return err
 		}

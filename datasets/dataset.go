@@ -178,6 +178,11 @@ type Options struct {
 	// Ways overrides the classes per icl episode (default 3, 5, 5); it must
 	// be between 2 and 10 and at most Shots.
 	Ways int
+	// ShapesBalanced draws shapes-vqa's private-side questions (and
+	// shapes-vqa-tune's) with answers balanced within each kind (uniform
+	// over the kind's answers that scenes give often enough); the public
+	// split is unchanged. Other tasks ignore it.
+	ShapesBalanced bool
 }
 
 // builder builds one task into d, whose metadata fields are set.

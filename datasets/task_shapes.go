@@ -207,8 +207,38 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 			}
 		}
 	}
+	// With Options.ShapesBalanced each private-side example draws its
+	// kind and answer first (balancedTarget) and then private layouts
+	// until one answers so: the answers of a kind are uniform, as GQA's
+	// balanced split evens out its answer distributions, so that the
+	// majority answer is worth little and a margin over it means the
+	// image was read. The public split is drawn as without it, so the
+	// bases, which pretrain on it, are the same.
+	balanced := b.opt.ShapesBalanced
 	b.buildSplits(d, SplitNames, func(split string, i int) Example {
 		public := split == "public"
+		if balanced && !public {
+			kind, target := balancedTarget(qs)
+			for {
+				s := NewScene(scenes)
+				k := s.key()
+				if seen[k] || isPublicKey(k) {
+					continue
+				}
+				_, q, a := s.question(qs, []string{kind})
+				if a != target {
+					continue
+				}
+				seen[k] = true
+				ex := newExample(exampleID(task, split, i))
+				ex.Items = []string{k}
+				ex.Images = [][]float32{s.Render()}
+				ex.Kind = kind
+				ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
+				ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+				return ex
+			}
+		}
 		s := next(public)
 		ex := newExample(exampleID(task, split, i))
 		ex.Items = []string{s.key()}
@@ -231,6 +261,30 @@ func buildShapesVQA(d *Dataset, b *buildCtx) error {
 	})
 	b.addCanaries(d, b.imageSecretCanary)
 	return nil
+}
+
+// balancedAnswers are the answers of each question kind that the balanced
+// private questions (Options.ShapesBalanced) draw uniformly: the answers
+// that scenes of one to four objects give often enough to be drawn by
+// rejection (two objects of one colour and shape are about one scene in
+// forty; three or four of one colour rarer still, and left out). A count
+// of one is left out too: there are 72 one-object layouts, and no layout
+// is used twice.
+var balancedAnswers = map[string][]string{
+	"count":        {"two", "three", "four"},
+	"count-colour": {"zero", "one", "two"},
+	"count-shape":  {"zero", "one", "two", "three"},
+	"count-both":   {"zero", "one", "two"},
+	"exist":        {"yes", "no"},
+	"colour-at":    append(slices.Clone(shapeColours), "nothing"),
+	"shape-at":     append(slices.Clone(shapeKinds), "nothing"),
+}
+
+// balancedTarget draws a question kind uniformly, then its answer
+// uniformly from balancedAnswers.
+func balancedTarget(rng *rand.Rand) (kind, answer string) {
+	kind = pick(rng, shapeKindsAll)
+	return kind, pick(rng, balancedAnswers[kind])
 }
 
 // isPublicKey divides generated items between public and private use once
@@ -287,4 +341,36 @@ func CellImage(img []float32, cell int) []float32 {
 		}
 	}
 	return out
+}
+
+// ShapesKinds returns the question kinds of shapes-vqa's private split, in
+// a fixed order.
+func ShapesKinds() []string { return slices.Clone(shapeKindsAll) }
+
+// SceneQuestion poses a shapes-vqa question of kind (one of ShapesKinds)
+// about the scene whose item key is key (as Example.Items holds it), drawn
+// from rng as the task draws its own, and returns its prompt and answer
+// token strings ("<bos> <image> …", "… <eos>"). ok is false when key is
+// not a scene key or kind is unknown. The answers depend on the layout
+// alone, which the key holds (objects, colours and cells, not the jitter
+// of their positions), so the question fits every rendering of the scene.
+// Pretraining uses it to add public questions of every kind about public
+// scenes to its mixture (as LLaVA's mixture holds GQA's training
+// questions).
+func SceneQuestion(key, kind string, rng *rand.Rand) (prompt, answer string, ok bool) {
+	cells, ok := SceneCells(key)
+	if !ok || !slices.Contains(shapeKindsAll, kind) {
+		return "", "", false
+	}
+	var s Scene
+	for cell, class := range cells {
+		if class >= 0 {
+			s.Objects = append(s.Objects, Object{Colour: class / len(shapeKinds), Kind: class % len(shapeKinds), Cell: cell})
+		}
+	}
+	if len(s.Objects) == 0 {
+		return "", "", false
+	}
+	_, q, a := s.question(rng, []string{kind})
+	return "<bos> <image> " + q, a + " <eos>", true
 }

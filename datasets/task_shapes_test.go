@@ -7,6 +7,7 @@ package datasets
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -66,6 +67,191 @@ func TestSceneCells(t *testing.T) {
 	for _, k := range []string{"fmnist:12", "shapes:-,-,-", "shapes:red.circle,-,-,pink.circle", "shapes:red,-,-,-", "shapes:red.cube,-,-,-"} {
 		if _, ok := SceneCells(k); ok {
 			t.Errorf("SceneCells(%q): ok, want refused", k)
+		}
+	}
+}
+
+// TestSceneQuestion checks SceneQuestion's answers against a reference
+// that reads each question's words and answers it from the generated
+// scene itself (its objects as NewScene drew them, jitter included), for
+// every kind on many scenes; that each kind's question has its kind's
+// form; and that it refuses keys that are not scenes and unknown kinds.
+func TestSceneQuestion(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	qs := rand.New(rand.NewPCG(7, 8))
+	answers := map[string]map[string]bool{}
+	for range 300 {
+		s := NewScene(rng)
+		for _, kind := range ShapesKinds() {
+			p, a, ok := SceneQuestion(s.key(), kind, qs)
+			if !ok {
+				t.Fatalf("SceneQuestion(%q, %s): not ok", s.key(), kind)
+			}
+			gotKind, want := referenceAnswer(s, p)
+			if gotKind != kind {
+				t.Fatalf("SceneQuestion(%q, %s) asked %q, a question of kind %q", s.key(), kind, p, gotKind)
+			}
+			if a != want+" <eos>" {
+				t.Fatalf("SceneQuestion(%q, %s): %q answered %q, want %q", s.key(), kind, p, a, want+" <eos>")
+			}
+			if answers[kind] == nil {
+				answers[kind] = map[string]bool{}
+			}
+			answers[kind][want] = true
+		}
+	}
+	// Every kind has more than one answer over the scenes: the questions
+	// depend on the scene.
+	for kind, as := range answers {
+		if len(as) < 2 {
+			t.Errorf("kind %s: answers %v, want several", kind, as)
+		}
+	}
+	for _, c := range []struct{ key, kind string }{{"fmnist:3", "count"}, {"shapes:-,-,-,-", "count"}, {"shapes:red.circle,-,-,-", "caption"}} {
+		if _, _, ok := SceneQuestion(c.key, c.kind, qs); ok {
+			t.Errorf("SceneQuestion(%q, %s): ok, want refused", c.key, c.kind)
+		}
+	}
+}
+
+// referenceAnswer is the tests' reference for shapes-vqa's answers: the
+// kind of the question prompt q ("<bos> <image> … ?") and its answer about
+// s, found by reading q's words.
+func referenceAnswer(s Scene, q string) (kind, a string) {
+	q = strings.TrimSuffix(strings.TrimPrefix(q, "<bos> <image> "), " ?")
+	count := func(match func(o Object) bool) string {
+		n := 0
+		for _, o := range s.Objects {
+			if match(o) {
+				n++
+			}
+		}
+		return numberWords[n]
+	}
+	if q == "how many objects are there" {
+		return "count", count(func(Object) bool { return true })
+	}
+	if rest, ok := strings.CutPrefix(q, "how many "); ok {
+		words := strings.Fields(strings.TrimSuffix(rest, " are there"))
+		col, kin := -1, -1
+		for _, w := range words {
+			if i := slices.Index(shapeColours, w); i >= 0 {
+				col = i
+			}
+			if i := slices.Index(shapePlural, w); i >= 0 {
+				kin = i
+			}
+		}
+		kind := map[[2]bool]string{{true, false}: "count-colour", {false, true}: "count-shape", {true, true}: "count-both"}[[2]bool{col >= 0, kin >= 0}]
+		return kind, count(func(o Object) bool { return (col < 0 || o.Colour == col) && (kin < 0 || o.Kind == kin) })
+	}
+	if rest, ok := strings.CutPrefix(q, "is there a "); ok {
+		w := strings.Fields(rest)
+		a := "no"
+		for _, o := range s.Objects {
+			if len(w) == 2 && shapeColours[o.Colour] == w[0] && shapeKinds[o.Kind] == w[1] {
+				a = "yes"
+			}
+		}
+		return "exist", a
+	}
+	for _, k := range []string{"colour", "shape"} {
+		if rest, ok := strings.CutPrefix(q, "what "+k+" is the object at the "); ok {
+			cell := slices.Index(shapeCells, rest)
+			if cell < 0 {
+				return "", ""
+			}
+			o := s.at(cell)
+			switch {
+			case o == nil:
+				return k + "-at", "nothing"
+			case k == "colour":
+				return k + "-at", shapeColours[o.Colour]
+			default:
+				return k + "-at", shapeKinds[o.Kind]
+			}
+		}
+	}
+	return "", ""
+}
+
+// TestShapesBalanced checks Options.ShapesBalanced on shapes-vqa and
+// shapes-vqa-tune at small: every private-side question's answer agrees
+// with the reference (referenceAnswer on the scene its item key
+// describes), each kind's answers are the balanced ones and each is drawn
+// within 30% of its uniform share, and the public split is the unbalanced
+// build's, example for example (so the base models, which pretrain on it,
+// are the same).
+func TestShapesBalanced(t *testing.T) {
+	t.Parallel()
+	v := Vocab()
+	for _, task := range []string{"shapes-vqa", "shapes-vqa-tune"} {
+		bal, err := Build(task, &Options{Scale: Small, Seed: 1, ShapesBalanced: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := Build(task, &Options{Scale: Small, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bal.Public) != len(plain.Public) {
+			t.Fatalf("%s: %d public examples balanced, %d not", task, len(bal.Public), len(plain.Public))
+		}
+		for i := range bal.Public {
+			a, b := &bal.Public[i], &plain.Public[i]
+			if a.ID != b.ID || !slices.Equal(a.Prompt, b.Prompt) || !slices.Equal(a.Answer, b.Answer) || !slices.Equal(a.Items, b.Items) {
+				t.Fatalf("%s: public example %d differs when balanced", task, i)
+			}
+		}
+		if bal.Fingerprint() == plain.Fingerprint() {
+			t.Errorf("%s: balanced and unbalanced builds share a fingerprint", task)
+		}
+		counts := map[string]map[string]int{}
+		for _, split := range [][]Example{bal.Private, bal.Holdout, bal.Test} {
+			for i := range split {
+				ex := &split[i]
+				if ex.Canary >= 0 {
+					continue
+				}
+				cells, ok := SceneCells(ex.Items[0])
+				if !ok {
+					t.Fatalf("%s: %s: item %q is not a scene", task, ex.ID, ex.Items[0])
+				}
+				var s Scene
+				for cell, class := range cells {
+					if class >= 0 {
+						s.Objects = append(s.Objects, Object{Colour: class / len(shapeKinds), Kind: class % len(shapeKinds), Cell: cell})
+					}
+				}
+				q, a := v.Decode(ex.Prompt), strings.TrimSuffix(v.Decode(ex.Answer), " <eos>")
+				kind, want := referenceAnswer(s, q)
+				if kind != ex.Kind || a != want {
+					t.Fatalf("%s: %s: %q answered %q (kind %s), reference %q (kind %s)", task, ex.ID, q, a, ex.Kind, want, kind)
+				}
+				if counts[kind] == nil {
+					counts[kind] = map[string]int{}
+				}
+				counts[kind][a]++
+			}
+		}
+		for _, kind := range ShapesKinds() {
+			answers := balancedAnswers[kind]
+			n := 0
+			for _, c := range counts[kind] {
+				n += c
+			}
+			for a, c := range counts[kind] {
+				if !slices.Contains(answers, a) {
+					t.Errorf("%s: %s answered %q %d times, not a balanced answer", task, kind, a, c)
+				}
+			}
+			for _, a := range answers {
+				share, uniform := float64(counts[kind][a])/float64(n), 1/float64(len(answers))
+				if share < 0.7*uniform || share > 1.3*uniform {
+					t.Errorf("%s: %s answers %q %.3f of %d times, uniform %.3f", task, kind, a, share, n, uniform)
+				}
+			}
 		}
 	}
 }

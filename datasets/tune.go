@@ -7,6 +7,7 @@ package datasets
 import (
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"strings"
 )
 
@@ -251,6 +252,9 @@ func tuneShapes(d *Dataset, b *buildCtx, task string) error {
 	scenes := b.rng(task, "scenes")
 	qs := b.rng(task, "questions")
 	seen := make(map[string]bool)
+	if b.opt.ShapesBalanced {
+		return tuneShapesBalanced(d, b, task, scenes, qs, seen)
+	}
 	// 19⁴ − 1 layouts, about 40% public: the draws never run out, but a
 	// bound keeps a mistake from looping forever.
 	for range 1 << 24 {
@@ -269,6 +273,36 @@ func tuneShapes(d *Dataset, b *buildCtx, task string) error {
 		}) {
 			return nil
 		}
+	}
+	return fmt.Errorf("datasets: %s: ran out of public scene layouts", task)
+}
+
+// tuneShapesBalanced is tuneShapes for balanced answers
+// (Options.ShapesBalanced): each example's kind and answer are drawn
+// first (balancedTarget), then public layouts until one of a split that
+// is not full yet answers the kind's question with that answer.
+func tuneShapesBalanced(d *Dataset, b *buildCtx, task string, scenes, qs *rand.Rand, seen map[string]bool) error {
+	kind, target := balancedTarget(qs)
+	for range 1 << 26 {
+		s := NewScene(scenes)
+		k := s.key()
+		if seen[k] || !isPublicKey(k) || tuneSplit(d, PretrainHeldOut([]string{k})) == "" {
+			continue
+		}
+		_, q, a := s.question(qs, []string{kind})
+		if a != target {
+			continue
+		}
+		seen[k] = true
+		if tuneAdd(d, task, k, func(ex *Example) {
+			ex.Images = [][]float32{s.Render()}
+			ex.Kind = kind
+			ex.Prompt = b.vocab.Encode(nil, "<bos> <image> "+q)
+			ex.Answer = b.vocab.Encode(nil, a+" <eos>")
+		}) {
+			return nil
+		}
+		kind, target = balancedTarget(qs)
 	}
 	return fmt.Errorf("datasets: %s: ran out of public scene layouts", task)
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -79,7 +80,11 @@ const VariantParam = "variant"
 // of the private one, [Config.TrainHoldout]). The executor
 // builds the dataset with them and removes them before resolving the
 // method's hyperparameters; specs check them as sweep axes only.
-var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout"}
+//
+// shapes_balanced (1) builds shapes-vqa (and shapes-vqa-tune) with its
+// private-side questions' answers balanced within each kind
+// (datasets.Options.ShapesBalanced); other tasks ignore it.
+var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout", "shapes_balanced"}
 
 // BaseParams are the run params that select the run's pretrained base
 // rather than the method: vision_patch, the side of the vision encoder's patches
@@ -93,7 +98,11 @@ var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout"}
 // vision_scenes (1) selects the scenes variant of the preset's base, whose
 // vision encoder also learnt the colours and shapes of public shapes-vqa
 // scene objects (pretrain.Options.Scenes); 0 or absent, the preset's.
-var BaseParams = []string{"vision_patch", "vision_scenes"}
+//
+// shapes_questions (1) selects the shapes-questions variant, whose
+// pretraining mixture also holds public shapes-vqa questions of every
+// kind (pretrain.Options.ShapesQuestions); 0 or absent, the preset's.
+var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions"}
 
 // InputParam reports whether name is a data or a base param (DataParams,
 // BaseParams): a sweep axis that reaches the run's inputs, not its
@@ -119,22 +128,27 @@ func (c *Config) Patch() int {
 // BaseChoice is the pretrained base a run asks for with its base params
 // (BaseParams); the zero value is the preset's base.
 type BaseChoice struct {
-	Patch  int  // vision_patch (Config.Patch)
-	Scenes bool // vision_scenes = 1
+	Patch           int  // vision_patch (Config.Patch)
+	Scenes          bool // vision_scenes = 1
+	ShapesQuestions bool // shapes_questions = 1
 }
 
 // BaseChoice returns the base c's base params (BaseParams) select.
 func (c *Config) BaseChoice() BaseChoice {
-	s := false
-	switch v := c.Params["vision_scenes"].(type) {
+	return BaseChoice{Patch: c.Patch(), Scenes: c.isOne("vision_scenes"), ShapesQuestions: c.isOne("shapes_questions")}
+}
+
+// isOne reports whether c's param name is the number 1.
+func (c *Config) isOne(name string) bool {
+	switch v := c.Params[name].(type) {
 	case int64:
-		s = v == 1
+		return v == 1
 	case float64:
-		s = v == 1
+		return v == 1
 	case int:
-		s = v == 1
+		return v == 1
 	}
-	return BaseChoice{Patch: c.Patch(), Scenes: s}
+	return false
 }
 
 // TrainHoldout reports whether c's params ask for the chance-level
@@ -154,11 +168,14 @@ func (c *Config) TrainHoldout() bool {
 	return false
 }
 
-// A Partition is the federated partition a run's params ask for; a zero
+// A Partition is the federated partition a run's params ask for, and
+// the other options of its data (DataParams) but train_holdout; a zero
 // field keeps the task's default.
 type Partition struct {
 	Clients int
 	Alpha   float64
+	// ShapesBalanced is shapes_balanced = 1.
+	ShapesBalanced bool
 }
 
 // Partition returns the partition of c's params (DataParams).
@@ -173,6 +190,9 @@ func (c *Config) Partition() Partition {
 	if v, ok := c.Params["dirichlet_alpha"].(float64); ok {
 		p.Alpha = v
 	}
+	// Only shapes-vqa's tasks read shapes_balanced: the other tasks' data
+	// (and data ids) stay as they are with it.
+	p.ShapesBalanced = c.isOne("shapes_balanced") && strings.HasPrefix(c.Task, "shapes-vqa")
 	return p
 }
 

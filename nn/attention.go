@@ -390,9 +390,25 @@ func (t *Tape) smearKeys(x, logit *Node, heads int, segs []int) *Node {
 	for h, l := range logit.Value.Data {
 		s[h] = float32(1 / (1 + math.Exp(-float64(l))))
 	}
-	y := t.node(x.Value.Shape, x, logit)
+	// Every element of y is written below.
+	y := t.nodeOver(x.Value.Shape, x, logit)
 	xd, yd := x.Value.Data, y.Value.Data
+	// sv and tv hold s and 1 − s over each head's columns: a row at once
+	// in smearVec (the operations of the loop below, eight lanes at a
+	// time) where the CPU has it.
+	sv, tv := make([]float32, D), make([]float32, D)
+	for c := range sv {
+		sv[c] = s[c/dh]
+		tv[c] = 1 - s[c/dh]
+	}
 	for j := 0; j < T; j++ {
+		var prev []float32
+		if !first[j] {
+			prev = xd[(j-1)*D : j*D]
+		}
+		if smearVec(yd[j*D:(j+1)*D], xd[j*D:(j+1)*D], prev, sv, tv) {
+			continue
+		}
 		for h := 0; h < heads; h++ {
 			o := j*D + h*dh
 			cur, out := xd[o:o+dh], yd[o:o+dh]

@@ -42,51 +42,79 @@ func engineShapes(b *testing.B) []engineShape {
 // at the same batch".
 func BenchmarkZOStep(b *testing.B) {
 	for _, sh := range engineShapes(b) {
-		m, l, batch := sh.m, sh.l, sh.batch
-		b.Run(sh.name+"/dpzo", func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(3, 3))
-			opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20), Share: new(PassShare)}
-			theta := l.Values()
-			z, v := make([]float32, l.Size), make([]float32, l.Size)
-			lp, lm := make([]float64, len(batch)), make([]float64, len(batch))
-			const phi = 1e-3
-			cpu := startCPU(b)
-			for b.Loop() {
-				for j := range z {
-					z[j] = float32(rng.NormFloat64())
-				}
-				opts.Share.Reset()
-				for _, pass := range []struct {
-					f   float32
-					out []float64
-				}{{phi, lp}, {-phi, lm}} {
-					for j, t := range theta {
-						v[j] = t + pass.f*z[j]
-					}
-					l.SetValues(v)
-					if err := m.MeanLosses(l, batch, opts, pass.out); err != nil {
-						b.Fatal(err)
-					}
-				}
-				s := 0.0
-				for i := range lp {
-					s += max(-1, min(1, (lp[i]-lm[i])/(2*phi)))
-				}
-				c := float32(1e-3 * s / float64(len(batch)))
-				for j := range theta {
-					theta[j] -= c * z[j]
-				}
-				l.SetValues(theta)
+		b.Run(sh.name+"/dpzo", func(b *testing.B) { benchDPZOStep(b, sh) })
+		b.Run(sh.name+"/dpsgd", func(b *testing.B) { benchDPSGDStep(b, sh) })
+	}
+}
+
+// benchDPZOStep is BenchmarkZOStep's DPZO step on sh.
+func benchDPZOStep(b *testing.B, sh engineShape) {
+	m, l, batch := sh.m, sh.l, sh.batch
+	rng := rand.New(rand.NewPCG(3, 3))
+	opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20), Share: new(PassShare)}
+	theta := l.Values()
+	z, v := make([]float32, l.Size), make([]float32, l.Size)
+	lp, lm := make([]float64, len(batch)), make([]float64, len(batch))
+	const phi = 1e-3
+	cpu := startCPU(b)
+	for b.Loop() {
+		for j := range z {
+			z[j] = float32(rng.NormFloat64())
+		}
+		opts.Share.Reset()
+		for _, pass := range []struct {
+			f   float32
+			out []float64
+		}{{phi, lp}, {-phi, lm}} {
+			for j, t := range theta {
+				v[j] = t + pass.f*z[j]
 			}
-			cpu.stop(b)
-			b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "ex/s")
-		})
-		b.Run(sh.name+"/dpsgd", func(b *testing.B) {
-			opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20)}
-			anchorDPSGD(b, m, l, len(batch), func() (*Result, error) {
-				return m.PerSample(l, batch, nil, nil, opts)
-			})
-		})
+			l.SetValues(v)
+			if err := m.MeanLosses(l, batch, opts, pass.out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s := 0.0
+		for i := range lp {
+			s += max(-1, min(1, (lp[i]-lm[i])/(2*phi)))
+		}
+		c := float32(1e-3 * s / float64(len(batch)))
+		for j := range theta {
+			theta[j] -= c * z[j]
+		}
+		l.SetValues(theta)
+	}
+	cpu.stop(b)
+	b.ReportMetric(float64(len(batch)*b.N)/b.Elapsed().Seconds(), "ex/s")
+}
+
+// benchDPSGDStep is BenchmarkZOStep's DP-SGD step on sh.
+func benchDPSGDStep(b *testing.B, sh engineShape) {
+	opts := &Options{Reuse: true, Visual: NewVisualCache(64 << 20)}
+	anchorDPSGD(b, sh.m, sh.l, len(sh.batch), func() (*Result, error) {
+		return sh.m.PerSample(sh.l, sh.batch, nil, nil, opts)
+	})
+}
+
+// BenchmarkVecKernels measures BenchmarkZOStep's four steps with the
+// kernels of vrow_amd64.s and LayerNorm's eight-row statistics off and on,
+// alternated in one process (rounds of off, on, on, off), so that a loaded
+// machine's changing load falls on both alike. Off is the code before
+// them: the same bits, the Go loops.
+func BenchmarkVecKernels(b *testing.B) {
+	shapes := engineShapes(b)
+	defer func() { vrowOff = false }()
+	for r := range 4 {
+		for _, off := range [][]bool{{true, false}, {false, true}}[r%2] {
+			name := "on"
+			if off {
+				name = "off"
+			}
+			for _, sh := range shapes {
+				b.Run(sh.name+"/dpzo/"+name, func(b *testing.B) { vrowOff = off; benchDPZOStep(b, sh) })
+				b.Run(sh.name+"/dpsgd/"+name, func(b *testing.B) { vrowOff = off; benchDPSGDStep(b, sh) })
+			}
+		}
 	}
 }
 

@@ -25,8 +25,9 @@ import (
 //   - the residual addition before a block's second LayerNorm and the
 //     LayerNorm run in one call, on one output buffer each (Tape.addNorm);
 //   - LayerNorm keeps neither the normalised rows nor their statistics,
-//     and computes the statistics of four rows at once (layerNormRows:
-//     four independent chains of float64 sums, each in its row's order).
+//     and computes the statistics of sixteen rows at once (layerNormRows:
+//     independent chains of float64 sums in vector lanes, each in its
+//     row's order; vrow_amd64.s).
 //
 // Every value is computed by the same arithmetic, in the same order, as on
 // an ordinary tape, so an inference tape gives the same bits
@@ -123,8 +124,8 @@ func (t *Tape) addNorm(x, o *Node, n *LayerNorm) (sum, norm *Node) {
 	norm = t.nodeOver(x.Value.Shape, x, o)
 	xd, od, sd, nd := x.Value.Data, o.Value.Data, sum.Value.Data, norm.Value.Data
 	od = od[:len(xd)]
-	for i, v := range xd {
-		sd[i] = v + od[i]
+	for i := addVec(sd, xd, od); i < len(xd); i++ {
+		sd[i] = xd[i] + od[i]
 	}
 	layerNormRows(nd, sd, c, n.G.Data, n.B.Data, n.Eps)
 	return sum, norm

@@ -231,32 +231,6 @@ func TestInferBitwise(t *testing.T) {
 	}
 }
 
-// TestLayerNormRows checks layerNormRows, four rows at a time, against
-// layerNormRow one row at a time, bit for bit, for 1 to 9 rows (whole
-// groups of four and the rest).
-func TestLayerNormRows(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 11))
-	const c = 13
-	g, b := make([]float32, c), make([]float32, c)
-	for j := range g {
-		g[j], b[j] = float32(1+rng.NormFloat64()), float32(rng.NormFloat64())
-	}
-	for rows := 1; rows <= 9; rows++ {
-		x := make([]float32, rows*c)
-		for i := range x {
-			x[i] = float32(3 * rng.NormFloat64())
-		}
-		got, want := make([]float32, len(x)), make([]float32, len(x))
-		layerNormRows(got, x, c, g, b, 1e-5)
-		for i := range rows {
-			layerNormRow(want[i*c:(i+1)*c], nil, x[i*c:(i+1)*c], g, b, 1e-5)
-		}
-		if !equalBits(got, want) {
-			t.Errorf("%d rows: layerNormRows differs from layerNormRow", rows)
-		}
-	}
-}
-
 // TestAttentionRows holds Tape.attentionRows, attention at some rows
 // only, to the rows of Tape.attention's output on every row, bit for bit:
 // stacked sequences of several lengths (one of a single row, one empty),

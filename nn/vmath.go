@@ -184,17 +184,33 @@ func geluFwd(y, d, x []float32) {
 // float32 (exp32, within one ulp), their sum and its reciprocal in
 // float64. It is the softmax of attention, where no normaliser is kept.
 func softmaxRow32(z []float32) {
-	m := float32(math.Inf(-1))
-	for _, v := range z {
-		m = max(m, v)
-	}
+	m := rowMax32(z)
 	expShift(z, z, m)
 	var s float64
 	for _, e := range z {
 		s += float64(e)
 	}
 	inv := 1 / s
-	for j, e := range z {
-		z[j] = float32(float64(e) * inv)
+	for j := scale64Vec(z, inv); j < len(z); j++ {
+		z[j] = float32(float64(z[j]) * inv)
 	}
 }
+
+// rowMax32 returns the largest value of z by max (−Inf for an empty z;
+// NaN if z holds one; +0 over −0): its first values through maxVec where
+// that gives max's bits, the rest one by one.
+func rowMax32(z []float32) float32 {
+	m := float32(math.Inf(-1))
+	vm, j := maxVec(z)
+	if j > 0 {
+		m = vm
+	}
+	for _, v := range z[j:] {
+		m = max(m, v)
+	}
+	return m
+}
+
+// vrowOff turns off the kernels of vrow_amd64.s and layerNormRows' eight
+// rows at a time (BenchmarkVecKernels' comparison in one process).
+var vrowOff bool

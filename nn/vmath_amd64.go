@@ -30,6 +30,11 @@ func expShiftVec(dst, src []float32, shift float32) int {
 	if !vmathAVX2 || len(dst) == 0 {
 		return 0
 	}
+	if !vrowOff {
+		// The last partial vector in the same call (vrow_amd64.s).
+		expShiftMasked(dst, src, shift)
+		return len(dst)
+	}
 	n8 := len(dst) / 8
 	if n8 > 0 {
 		expShiftAVX2(&dst[0], &src[0], n8, shift, &vmathConsts)

@@ -20,9 +20,12 @@ import (
 const (
 	srcFashion = "fashion-vqa"
 	srcShapes  = "shapes-vqa"
-	srcCoarse  = "fashion-cls"
-	srcRecords = "records"
-	srcICL     = "icl"
+	// srcShapesQA is public shapes-vqa questions of every kind
+	// (Plan.Mix of the shapes-questions variant, Plan.WithShapesQuestions).
+	srcShapesQA = "shapes-qa"
+	srcCoarse   = "fashion-cls"
+	srcRecords  = "records"
+	srcICL      = "icl"
 )
 
 // dataTasks are the tasks whose public splits pretraining reads, in the
@@ -313,7 +316,7 @@ type mixPart struct {
 
 func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
 	m := &mixer{c: c, shots: c.trainShots(p), rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
-	for _, src := range []string{srcFashion, srcShapes, srcCoarse, srcRecords, srcICL} {
+	for _, src := range []string{srcFashion, srcShapes, srcShapesQA, srcCoarse, srcRecords, srcICL} {
 		if n := p.Mix[src]; n > 0 {
 			m.mix = append(m.mix, mixPart{src, n})
 		}
@@ -369,4 +372,40 @@ func (c *corpus) sceneObjects(first int) ([]image, error) {
 		return nil, fmt.Errorf("pretrain: no public scene objects for the vision stage")
 	}
 	return objs, nil
+}
+
+// addShapesQuestions fills c.train[srcShapesQA] (Plan.Mix of the
+// shapes-questions variant): a question of each kind of the private task
+// (datasets.ShapesKinds) about every public shapes-vqa scene that
+// pretraining trains on (not held out), each with the scene's image and
+// drawn from the stream seed, streamShapesQA. The scenes are public
+// (their layouts never appear in a private split), so, as LLaVA's
+// instruction mixture holds GQA's training questions, the base learns the
+// task's question kinds on public data, and the -tune validation scenes,
+// held out, stay unseen.
+func (c *corpus) addShapesQuestions(seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, streamShapesQA))
+	var seqs []nn.Sequence
+	seen := map[string]bool{}
+	for _, e := range c.data[srcShapes].Public {
+		if heldOut(e.Items) || seen[e.Items[0]] {
+			continue
+		}
+		seen[e.Items[0]] = true
+		if len(e.Images) != 1 {
+			return fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
+		}
+		for _, kind := range datasets.ShapesKinds() {
+			p, a, ok := datasets.SceneQuestion(e.Items[0], kind, rng)
+			if !ok {
+				return fmt.Errorf("pretrain: %s: no %s question about %q", e.ID, kind, e.Items[0])
+			}
+			seqs = append(seqs, c.question(e.Images[0], p, strings.TrimSuffix(a, " <eos>")))
+		}
+	}
+	if len(seqs) == 0 {
+		return fmt.Errorf("pretrain: no public scenes for the shapes questions")
+	}
+	c.train[srcShapesQA] = seqs
+	return nil
 }

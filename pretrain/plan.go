@@ -177,6 +177,25 @@ func (p Plan) WithScenes() Plan {
 	return p
 }
 
+// WithShapesQuestions returns p with public shapes-vqa questions of every
+// kind in the mixture (Mix["shapes-qa"], twice the shapes-vqa share of a
+// batch, over p's own sources): the recipe of the shapes-questions variant
+// of a preset (Options.ShapesQuestions). The preset's mixture holds the
+// public split of shapes-vqa only, whose questions are counts and
+// existence; fine-tuned on the private task, the small base then answers
+// five of its seven question kinds with their majority answers
+// (docs/dualpriv.md). LLaVA's instruction mixture holds GQA's training
+// questions, public and disjoint from the evaluation split.
+func (p Plan) WithShapesQuestions() Plan {
+	mix := make(map[string]int, len(p.Mix)+1)
+	for k, n := range p.Mix {
+		mix[k] = n
+	}
+	mix[srcShapesQA] = 2 * p.Mix[srcShapes]
+	p.Mix = mix
+	return p
+}
+
 // PlanFor returns the recipe of a scale.
 func PlanFor(scale datasets.Scale) (Plan, error) {
 	p, ok := plans[scale]

@@ -62,10 +62,15 @@ type Options struct {
 	// preset's VisionBatch): the scenes variant of a preset, with the
 	// preset's recipe otherwise. TinyMLLM only.
 	Scenes bool
+	// ShapesQuestions adds public shapes-vqa questions of every kind to
+	// the mixture (Plan.WithShapesQuestions): the shapes-questions variant
+	// of a preset, with the preset's recipe otherwise. TinyMLLM only.
+	ShapesQuestions bool
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
 	// its own folder Dir/<arch>-<scale>-<key>, or
 	// Dir/<arch>-<scale>-p<patch>-<key> with a Patch, with "-scenes"
-	// after the scale or the patch with Scenes.
+	// after the scale or the patch with Scenes, then "-shapesqa" with
+	// ShapesQuestions.
 	Dir string
 	// Fresh rebuilds the base even when the cache holds it.
 	Fresh bool
@@ -213,7 +218,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %q %d %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %d %t %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.ShapesQuestions, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -340,6 +345,14 @@ func prepare(opt Options) (*builder, error) {
 		plan = plan.WithScenes()
 		b.plan = plan
 		name += "-scenes"
+	}
+	if opt.ShapesQuestions {
+		if arch != "tinymllm" {
+			return nil, fmt.Errorf("pretrain: the shapes-questions variant is of the tinymllm base only, not %s", arch)
+		}
+		plan = plan.WithShapesQuestions()
+		b.plan = plan
+		name += "-shapesqa"
 	}
 	tasks := dataTasks
 	if arch != "tinymllm" {

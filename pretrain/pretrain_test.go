@@ -7,6 +7,7 @@ package pretrain
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -435,6 +436,118 @@ func TestSceneObjects(t *testing.T) {
 		}
 		if len(cells) != 1 {
 			t.Fatalf("object %d has pixels in cells %v, want one cell", i, cells)
+		}
+	}
+}
+
+// TestPrepareShapesQuestions checks the shapes-questions variant: its own
+// folder and key, the preset's recipe but for the mixture's shapes-qa
+// share (twice the shapes-vqa share), the preset's plan left as it was
+// (no shapes-qa source, so its key is unchanged), and refusal for the
+// other architectures.
+func TestPrepareShapesQuestions(t *testing.T) {
+	dir := t.TempDir()
+	base, err := prepare(Options{Scale: "smoke", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := prepare(Options{Scale: "smoke", Dir: dir, ShapesQuestions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(s.dir), "tinymllm-smoke-shapesqa-") || s.k.key() == base.k.key() {
+		t.Errorf("shapes-questions folder %s key %.12s; preset folder %s key %.12s", s.dir, s.k.key(), base.dir, base.k.key())
+	}
+	if _, ok := base.plan.Mix[srcShapesQA]; ok {
+		t.Errorf("the preset's mixture has a %s share: %v", srcShapesQA, base.plan.Mix)
+	}
+	if n, want := s.plan.Mix[srcShapesQA], 2*base.plan.Mix[srcShapes]; n != want || n == 0 {
+		t.Errorf("shapes-qa share %d, want %d", n, want)
+	}
+	want := base.plan
+	want.Mix = maps.Clone(s.plan.Mix)
+	delete(want.Mix, srcShapesQA)
+	if !reflect.DeepEqual(want.Mix, base.plan.Mix) {
+		t.Errorf("shapes questions changed the other shares: %v, preset %v", s.plan.Mix, base.plan.Mix)
+	}
+	want.Mix = s.plan.Mix
+	if !reflect.DeepEqual(s.plan, want) {
+		t.Error("shapes questions changed the recipe beyond the mixture")
+	}
+	if p, _ := PlanFor("smoke"); !reflect.DeepEqual(p, base.plan) {
+		t.Error("the shapes-questions variant changed the preset's plan")
+	}
+	if _, err := prepare(Options{Scale: "smoke", Dir: dir, Arch: "vit", ShapesQuestions: true}); err == nil {
+		t.Error("vit with shapes questions: no error")
+	}
+}
+
+// TestShapesQuestions checks the shapes-qa source against the public
+// shapes-vqa split: seven questions (one per kind, each kind's question
+// form) about every distinct scene pretraining trains on, none about a
+// held-out scene, each with its scene's image and the loss on the answer
+// only. The answers themselves are checked in package datasets
+// (TestSceneQuestion).
+func TestShapesQuestions(t *testing.T) {
+	b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.loadData(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.corpus.addShapesQuestions(1); err != nil {
+		t.Fatal(err)
+	}
+	var scenes [][]float32
+	seen := map[string]bool{}
+	for _, e := range b.data[srcShapes].Public {
+		if !heldOut(e.Items) && !seen[e.Items[0]] {
+			seen[e.Items[0]] = true
+			scenes = append(scenes, e.Images[0])
+		}
+	}
+	kinds := datasets.ShapesKinds()
+	seqs := b.corpus.train[srcShapesQA]
+	if len(seqs) != len(kinds)*len(scenes) || len(seqs) == 0 {
+		t.Fatalf("%d shapes questions, want %d kinds × %d scenes", len(seqs), len(kinds), len(scenes))
+	}
+	// The question forms of the kinds, in datasets.ShapesKinds' order.
+	count := func(words int, objects bool) func(q string) bool {
+		return func(q string) bool {
+			return strings.HasPrefix(q, "how many ") && len(strings.Fields(q)) == words && strings.Contains(q, " objects ") == objects
+		}
+	}
+	forms := map[string]func(q string) bool{
+		"count":        count(6, true),
+		"count-colour": count(7, true),
+		"count-shape":  count(6, false),
+		"count-both":   count(7, false),
+		"exist":        func(q string) bool { return strings.HasPrefix(q, "is there a ") },
+		"colour-at":    func(q string) bool { return strings.HasPrefix(q, "what colour is the object at the ") },
+		"shape-at":     func(q string) bool { return strings.HasPrefix(q, "what shape is the object at the ") },
+	}
+	v := datasets.Vocab()
+	for i, s := range seqs {
+		scene, kind := i/len(kinds), kinds[i%len(kinds)]
+		if len(s.Images) != 1 || !slices.Equal(s.Images[0], scenes[scene]) {
+			t.Fatalf("question %d: not the image of scene %d", i, scene)
+		}
+		n := 0
+		for n < len(s.Loss) && !s.Loss[n] {
+			n++
+		}
+		q := strings.TrimPrefix(v.Decode(s.Tokens[:n]), "<bos> <image> ")
+		if !forms[kind](q) {
+			t.Fatalf("question %d (%s): %q has another kind's form", i, kind, q)
+		}
+		for j := n; j < len(s.Loss); j++ {
+			if !s.Loss[j] {
+				t.Fatalf("question %d: no loss on answer token %d", i, j)
+			}
+		}
+		if a := v.Decode(s.Tokens[n:]); !strings.HasSuffix(a, " <eos>") || len(strings.Fields(a)) != 2 {
+			t.Fatalf("question %d: answer %q, want a word and <eos>", i, a)
 		}
 	}
 }

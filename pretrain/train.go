@@ -28,6 +28,7 @@ const (
 	streamICL      = 105 // stage 2 episodes
 	streamPrune    = 106 // stage 3 token-dropping augmentation
 	streamScenes   = 107 // stage 1 scene object order (Plan.VisionScenes)
+	streamShapesQA = 108 // public shapes questions (Plan.Mix[srcShapesQA])
 )
 
 // trainer runs AdamW with a cosine schedule and global-norm clipping over a
@@ -168,6 +169,11 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 	tr, err := newTrainer(layout, p.LR, p.MinLR, p.Warmup, p.Steps, p.WeightDecay, p.ClipNorm)
 	if err != nil {
 		return nil, err
+	}
+	if p.Mix[srcShapesQA] > 0 && b.corpus.train[srcShapesQA] == nil {
+		if err := b.corpus.addShapesQuestions(b.seed); err != nil {
+			return nil, err
+		}
 	}
 	mix := newMixer(b.corpus, &p, b.seed)
 	aug := newAugmenter(&p, b.seed)

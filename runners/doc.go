@@ -43,11 +43,19 @@
 //     seconds per step that the finished runs of its method and task
 //     took in this invocation; until one has finished, at those of the
 //     runs of the same scale recorded under the results folder (the
-//     checked-in tables included), scaled by how fast this invocation
-//     runs; then of its method's cost class, never another class's. So a
-//     sweep whose runs differ a hundredfold in length (table1's DPZO and
-//     DP-SGD) is not estimated from its mean run, nor a DPZO step from a
-//     DP-SGD one. The first line, printed before any run starts, carries
+//     checked-in tables included), else at those of the tables checked in
+//     with the code (embedded in the binary: a fresh results folder), of
+//     any scale, converted by the ratio of the scales' costs, each scaled
+//     by how fast this invocation runs; then of its method's cost class,
+//     never another class's. A run whose steps are not planned costs a
+//     whole run of its method and task: this invocation's, else those
+//     of its own experiment (same method, task and variant) recorded at
+//     its scale, else those of other experiments with the same
+//     hyperparameters, else those of every experiment. Such an estimate is
+//     marked on the line ("ETA ~12m0s (from checked-in timings)") until
+//     this invocation's own runs have replaced it. So a sweep whose runs
+//     differ a hundredfold in length (table1's DPZO and DP-SGD) is not
+//     estimated from its mean run, nor a DPZO step from a DP-SGD one. The first line, printed before any run starts, carries
 //     the recorded runs' estimate already ("ETA ?" only where none tells,
 //     or where a remote backend has not yet shown how many runs it runs
 //     at once).

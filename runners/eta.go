@@ -5,13 +5,20 @@
 package runners
 
 import (
+	"bytes"
+	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/repro-dp/repro"
 	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
+	"github.com/repro-dp/repro/nn"
 )
 
 // eta predicts when a sweep's pending runs will have finished. It
@@ -20,7 +27,9 @@ import (
 // of the same method and task took in this invocation; until one has
 // finished, the prior's (the runs of the same method, task and scale
 // recorded in the run tables under the results folder, the checked-in
-// ones included: see loadPrior), scaled by how much slower or faster this
+// ones included: see loadPrior), else the checked-in tables' that the
+// binary embeds, at any scale, converted to this one (see
+// checkedInPrior), each scaled by how much slower or faster this
 // invocation's finished runs were than the prior said; then the finished
 // runs of the method's cost class (the first-order DP-SGD loop,
 // zeroth-order steps, ...), the prior's, and for a method of no known
@@ -29,10 +38,13 @@ import (
 // a zeroth-order step is known, from this invocation or the prior, there
 // is no estimate. A run whose steps are not known before it runs costs
 // the mean wall time of the finished runs of its method and task (else
-// the prior's, else this invocation's runs of its method, else of every
-// run). It then replays the pool: the running
-// runs hold their workers for what they have left, and the queued ones
-// go, in the order the pool starts them, to the worker that frees first.
+// the prior's: of the runs of its experiment, method, task and variant
+// at its scale, else of its method and task's with its hyperparameters,
+// else of every run of its method and task, see priorRun; else this
+// invocation's runs of its method, else of every run). It then replays
+// the pool: the running runs hold their workers for what they have left,
+// and the queued ones go, in the order the pool starts them, to the
+// worker that frees first.
 //
 // The old estimate, elapsed / done × left, assumed that every run costs
 // the same; in table1 at smoke a DPZO run takes a hundred times a DP-SGD
@@ -49,12 +61,36 @@ type eta struct {
 	perStep map[string]*rate
 	perRun  map[string]*rate
 	peak    int // most runs running at once
-	// prior is what runs recorded before this invocation tell, nil for
-	// nothing; speed sums, by cost class, this invocation's finished
-	// runs' seconds and the prior's prediction of them, whose ratio
-	// scales the prior's costs of the class.
-	prior *etaPrior
-	speed map[string]*rate
+	// priors are what runs recorded before this invocation tell, the
+	// first that tells winning (nil ones tell nothing); speed sums, by
+	// cost class, this invocation's finished runs' seconds and the
+	// priors' prediction of them, whose ratio scales the priors' costs
+	// of the class.
+	priors []*etaPrior
+	speed  map[string]*rate
+}
+
+// source says where an estimate comes from, from the best to the
+// roughest: the progress line marks one that is not this invocation's
+// own.
+type source int
+
+const (
+	fromOwn       source = iota // this invocation's finished runs
+	fromRecorded                // run tables of the same scale under the results folder
+	fromCheckedIn               // the tables checked in with the code, converted to the scale
+)
+
+// mark returns what the progress line adds to an ETA from s: "" for
+// this invocation's own runs.
+func (s source) mark() string {
+	switch s {
+	case fromRecorded:
+		return " (from recorded runs)"
+	case fromCheckedIn:
+		return " (from checked-in timings)"
+	}
+	return ""
 }
 
 // etaPrior holds the seconds per step and per run of runs recorded before
@@ -64,6 +100,62 @@ type eta struct {
 type etaPrior struct {
 	perStep map[string]float64
 	perRun  map[string]float64
+	// recipes holds, by method/task, the seconds per run of the runs of
+	// each set of hyperparameters (see recipe), sorted by key.
+	recipes map[string][]recipe
+	from    source // fromRecorded or fromCheckedIn
+}
+
+// A recipe is a set of hyperparameters recorded with a method and task
+// (results.Run.Params, the values as fmt.Sprint prints them, none of
+// the runs' columns: not the seed, not ε), and the median seconds of
+// its runs.
+type recipe struct {
+	key     string // the params, sorted, "name=value" joined by ","
+	params  map[string]string
+	seconds float64
+}
+
+// newRecipe returns the recipe of params, with no seconds; false when
+// params is empty (a run with no hyperparameters tells only its method
+// and task's seconds).
+func newRecipe(params map[string]any) (recipe, bool) {
+	if len(params) == 0 {
+		return recipe{}, false
+	}
+	c := recipe{params: map[string]string{}}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		c.params[k] = fmt.Sprint(params[k])
+		kv = append(kv, k+"="+c.params[k])
+	}
+	c.key = strings.Join(kv, ",")
+	return c, true
+}
+
+// recipeRun returns the seconds of a run of method/task mt with params
+// that p's recipes tell: those of the recipe of mt with the most
+// hyperparameters, all of which params has with the same values (the
+// first by key of those with as many); false for none.
+func (p *etaPrior) recipeRun(mt string, params map[string]any) (float64, bool) {
+	secs, n := 0.0, 0
+	for _, c := range p.recipes[mt] {
+		if len(c.params) > n && c.in(params) {
+			secs, n = c.seconds, len(c.params)
+		}
+	}
+	return secs, n > 0
+}
+
+// in reports whether params has each of c's hyperparameters, with the
+// same value.
+func (c recipe) in(params map[string]any) bool {
+	for k, v := range c.params {
+		if w, ok := params[k]; !ok || fmt.Sprint(w) != v {
+			return false
+		}
+	}
+	return true
 }
 
 // newPrior returns the prior of rows, the runs.parquet rows of runs of one
@@ -71,6 +163,7 @@ type etaPrior struct {
 // nothing.
 func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 	step, run := map[string][]float64{}, map[string][]float64{}
+	recipes := map[string]map[string]*recipeRows{} // by method/task, by key
 	for _, row := range rows {
 		if row.Status != results.OK || !(row.Seconds > 0) {
 			continue
@@ -79,6 +172,18 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 		_, class := plan(r)
 		mt := row.Method + "/" + row.Task
 		run[mt] = append(run[mt], row.Seconds)
+		if k := expKey(row.Experiment, mt, row.Params); k != "" {
+			run[k] = append(run[k], row.Seconds)
+		}
+		if c, ok := newRecipe(row.Params); ok {
+			if recipes[mt] == nil {
+				recipes[mt] = map[string]*recipeRows{}
+			}
+			if recipes[mt][c.key] == nil {
+				recipes[mt][c.key] = &recipeRows{recipe: c}
+			}
+			recipes[mt][c.key].all = append(recipes[mt][c.key].all, row.Seconds)
+		}
 		if row.Steps > 0 {
 			for _, k := range []string{mt, "class:" + class} {
 				step[k] = append(step[k], row.Seconds/float64(row.Steps))
@@ -88,14 +193,27 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
 	if len(run) == 0 {
 		return nil
 	}
-	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}}
+	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, recipes: map[string][]recipe{}, from: fromRecorded}
 	for k, v := range step {
 		p.perStep[k] = median(v)
 	}
 	for k, v := range run {
 		p.perRun[k] = median(v)
 	}
+	for mt, byKey := range recipes {
+		for _, k := range slices.Sorted(maps.Keys(byKey)) {
+			c := byKey[k].recipe
+			c.seconds = median(byKey[k].all)
+			p.recipes[mt] = append(p.recipes[mt], c)
+		}
+	}
 	return p
+}
+
+// recipeRows gathers the seconds of the runs of a recipe.
+type recipeRows struct {
+	recipe
+	all []float64
 }
 
 // loadPrior returns the prior of the runs at scale recorded under the
@@ -121,6 +239,175 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
 	return newPrior(rows, plan)
 }
 
+// checkedInPrior returns the prior that the run tables in fsys
+// (EXP-SCALE.parquet files: the checked-in ones, see [repro.Baselines])
+// give runs at scale, nil when they tell nothing. A method and task
+// recorded at scale keep their seconds; one recorded only at another
+// scale takes that scale's (the nearest first: small before smoke for
+// full), times the ratio of the two scales' costs: the median, over the
+// methods and tasks recorded at both, of the ratio of their seconds per
+// step (or per run, for a run whose steps are not known), which carries
+// the model's size, the batch and the sequence lengths of the scales; with
+// none recorded at both, the ratio of the presets' per-token multiply-adds
+// of a transformer block (see modelCost), which knows only the model.
+// The runs' own planned steps then scale a step's cost as usual. An
+// experiment's whole-run seconds and a recipe's (see priorRun) are kept
+// at their own scale only: converted, they are no better than the method
+// and task's (the ratio carries the scales' step counts, which differ by
+// experiment: extraction-chance's smoke runs, times the median ratio,
+// predict four times what extraction-control's same recipe took at
+// small).
+func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string)) *etaPrior {
+	return convertPrior(readTables(fsys), scale, plan)
+}
+
+// convertPrior returns the prior of rows, runs of any scale, for runs at
+// scale (see checkedInPrior).
+func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, string)) *etaPrior {
+	byScale := map[string][]results.Run{}
+	for _, r := range rows {
+		byScale[r.Scale] = append(byScale[r.Scale], r)
+	}
+	priors := map[string]*etaPrior{}
+	for sc, rs := range byScale {
+		if p := newPrior(rs, plan); p != nil {
+			priors[sc] = p
+		}
+	}
+	out := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, from: fromCheckedIn}
+	if p := priors[scale]; p != nil {
+		maps.Copy(out.perStep, p.perStep)
+		maps.Copy(out.perRun, p.perRun)
+		out.recipes = p.recipes // the scale's only, as an experiment's runs
+	}
+	for _, sc := range nearestScales(scale, slices.Collect(maps.Keys(priors))) {
+		step, run := scaleRatios(priors[sc], priors[scale], sc, scale)
+		for k, v := range priors[sc].perStep {
+			if _, ok := out.perStep[k]; !ok && step > 0 {
+				out.perStep[k] = v * step
+			}
+		}
+		for k, v := range priors[sc].perRun {
+			if strings.HasPrefix(k, "exp:") {
+				continue // see checkedInPrior
+			}
+			if _, ok := out.perRun[k]; !ok && run > 0 {
+				out.perRun[k] = v * run
+			}
+		}
+	}
+	if len(out.perStep) == 0 && len(out.perRun) == 0 {
+		return nil
+	}
+	return out
+}
+
+// nearestScales returns the scales other than scale, the nearest preset
+// first (ties: the smaller), then those that are no preset, by name.
+func nearestScales(scale string, scales []string) []string {
+	at := func(s string) int { return slices.Index(nn.PresetNames, s) }
+	i := at(scale)
+	out := slices.DeleteFunc(slices.Clone(scales), func(s string) bool { return s == scale })
+	slices.SortFunc(out, func(a, b string) int {
+		ka, kb := at(a), at(b)
+		switch {
+		case ka >= 0 && kb < 0:
+			return -1
+		case ka < 0 && kb >= 0:
+			return 1
+		case ka >= 0 && i >= 0:
+			da, db := abs(ka-i), abs(kb-i)
+			if da != db {
+				return da - db
+			}
+			return ka - kb
+		case ka >= 0:
+			return ka - kb
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// scaleRatios returns by how much a step and a whole run of from's
+// scale, fromScale, are multiplied at scale toScale, whose prior to
+// (nil: none) learnt from runs at it: medians over the methods and tasks
+// both record; with none, the presets' ratio for a step (modelCost) and
+// 0, unknown, for a run (its steps grow with the scale too).
+func scaleRatios(from, to *etaPrior, fromScale, toScale string) (step, run float64) {
+	ratios := func(a, b map[string]float64) float64 {
+		var rs []float64
+		for k, v := range b {
+			if strings.HasPrefix(k, "class:") || strings.HasPrefix(k, "exp:") {
+				// A class mixes methods that differ by scale; an
+				// experiment's runs count in their method and task's.
+				continue
+			}
+			if w, ok := a[k]; ok && w > 0 && v > 0 {
+				rs = append(rs, w/v)
+			}
+		}
+		if len(rs) == 0 {
+			return 0
+		}
+		return median(rs)
+	}
+	if to != nil {
+		step, run = ratios(to.perStep, from.perStep), ratios(to.perRun, from.perRun)
+	}
+	if step == 0 {
+		a, okA := modelCost(fromScale)
+		b, okB := modelCost(toScale)
+		if okA && okB {
+			step = b / a
+		}
+	}
+	return step, run
+}
+
+// modelCost returns the multiply-adds per token of the transformer blocks
+// of preset scale's TinyMLLM, vision encoder and language model: (4 + 2m)
+// w² per block of width w and MLP ratio m (the four attention projections
+// and the MLP's two maps). False for a scale that is no preset.
+func modelCost(scale string) (float64, bool) {
+	c, err := nn.Preset(scale, 0)
+	if err != nil {
+		return 0, false
+	}
+	block := func(w, layers int) float64 {
+		return float64(4+2*c.MLPRatio) * float64(w) * float64(w) * float64(layers)
+	}
+	return block(c.Width, c.Layers) + block(c.VisionWidth, c.VisionLayers), true
+}
+
+// readTables returns the rows of the run tables (*.parquet) in fsys;
+// tables that do not read are skipped, as in loadPrior.
+func readTables(fsys fs.FS) []results.Run {
+	if fsys == nil {
+		return nil
+	}
+	names, _ := fs.Glob(fsys, "*.parquet")
+	var rows []results.Run
+	for _, name := range names {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			continue
+		}
+		rs, err := results.ReadRunsAt(bytes.NewReader(b), int64(len(b)), name)
+		if err != nil {
+			continue
+		}
+		rows = append(rows, rs...)
+	}
+	return rows
+}
+
+// embeddedRows returns the rows of the checked-in run tables the binary
+// embeds, read once.
+var embeddedRows = sync.OnceValue(func() []results.Run { return readTables(repro.Baselines()) })
+
 // median returns the median of xs, which it sorts; xs is not empty.
 func median(xs []float64) float64 {
 	slices.Sort(xs)
@@ -143,13 +430,20 @@ func (r *rate) mean() (float64, bool) {
 
 // newETA returns the predictor of the runs pending, which workers run in
 // that order (0 workers: as many as run at once). plan gives a run's
-// planned steps and cost class (nil: the registered names' Steps); prior
-// is what earlier runs tell (nil: nothing).
-func newETA(pending []*Run, workers int, plan func(*Run) (int64, string), prior *etaPrior) *eta {
+// planned steps and cost class (nil: the registered names' Steps); priors
+// are what earlier runs tell, the first that tells winning (nil ones:
+// nothing).
+func newETA(pending []*Run, workers int, plan func(*Run) (int64, string), priors ...*etaPrior) *eta {
 	if plan == nil {
 		plan = registeredPlan()
 	}
-	return &eta{workers: workers, plan: plan, queued: slices.Clone(pending), prior: prior, speed: map[string]*rate{},
+	var ps []*etaPrior
+	for _, p := range priors {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return &eta{workers: workers, plan: plan, queued: slices.Clone(pending), priors: ps, speed: map[string]*rate{},
 		running: map[*Run]time.Time{}, perStep: map[string]*rate{}, perRun: map[string]*rate{}}
 }
 
@@ -224,9 +518,10 @@ func (e *eta) learn(r *Run, secs float64) {
 	}
 }
 
-// cost returns the predicted wall time of r in seconds, false when
-// neither a finished run nor the prior tells (see eta).
-func (e *eta) cost(r *Run) (float64, bool) {
+// cost returns the predicted wall time of r in seconds and where it
+// comes from, false when neither a finished run nor a prior tells (see
+// eta).
+func (e *eta) cost(r *Run) (float64, source, bool) {
 	steps, class := e.plan(r)
 	mt := r.Config.Method + "/" + r.Config.Task
 	speed := 1.0 // how much slower than the prior runs of r's class are
@@ -235,22 +530,22 @@ func (e *eta) cost(r *Run) (float64, bool) {
 	}
 	if steps > 0 {
 		if s, ok := e.perStep[mt].mean(); ok {
-			return s * float64(steps), true
+			return s * float64(steps), fromOwn, true
 		}
-		if s, ok := e.priorStep(mt); ok {
-			return s * speed * float64(steps), true
+		if s, from, ok := e.priorStep(mt); ok {
+			return s * speed * float64(steps), from, true
 		}
 		if class != "" {
 			if s, ok := e.perStep["class:"+class].mean(); ok {
-				return s * float64(steps), true
+				return s * float64(steps), fromOwn, true
 			}
-			if s, ok := e.priorStep("class:" + class); ok {
-				return s * speed * float64(steps), true
+			if s, from, ok := e.priorStep("class:" + class); ok {
+				return s * speed * float64(steps), from, true
 			}
-			return 0, false // never a step of another class
+			return 0, 0, false // never a step of another class
 		}
 		if s, ok := e.perStep[""].mean(); ok {
-			return s * float64(steps), true
+			return s * float64(steps), fromOwn, true
 		}
 	}
 	// A run whose steps are not known: a whole run's time, which only
@@ -259,63 +554,115 @@ func (e *eta) cost(r *Run) (float64, bool) {
 	// other experiments take from seconds to minutes: table1's DPZO runs
 	// 4,000 steps, mia's 300).
 	if s, ok := e.perRun[mt].mean(); ok {
-		return s, true
+		return s, fromOwn, true
 	}
-	if e.prior != nil {
-		if s, ok := e.prior.perRun[mt]; ok {
-			return s * speed, true
-		}
+	if s, from, ok := e.priorRun(r); ok {
+		return s * speed, from, true
 	}
 	for _, k := range []string{"method:" + r.Config.Method, ""} {
 		if s, ok := e.perRun[k].mean(); ok {
-			return s, true
+			return s, fromOwn, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
-// priorStep returns the prior's seconds per step of key k.
-func (e *eta) priorStep(k string) (float64, bool) {
-	if e.prior == nil {
-		return 0, false
+// priorStep returns the seconds per step of key k of the first prior that
+// has it.
+func (e *eta) priorStep(k string) (float64, source, bool) {
+	for _, p := range e.priors {
+		if s, ok := p.perStep[k]; ok {
+			return s, p.from, true
+		}
 	}
-	s, ok := e.prior.perStep[k]
-	return s, ok
+	return 0, 0, false
 }
 
-// priorCost returns what the prior alone predicts r costs, at the speed
-// of the runs it was learnt from.
+// priorCost returns what the priors alone predict r costs, at the speed
+// of the runs they were learnt from.
 func (e *eta) priorCost(r *Run) (float64, bool) {
-	if e.prior == nil {
-		return 0, false
-	}
 	steps, _ := e.plan(r)
 	mt := r.Config.Method + "/" + r.Config.Task
-	if s, ok := e.prior.perStep[mt]; ok && steps > 0 {
+	if s, _, ok := e.priorStep(mt); ok && steps > 0 {
 		return s * float64(steps), true
 	}
-	s, ok := e.prior.perRun[mt]
+	s, _, ok := e.priorRun(r)
 	return s, ok
+}
+
+// priorRun returns the seconds of a whole run like r that the priors
+// tell, from the first prior that has them: the median of the runs of
+// r's experiment, method, task and variant (see expKey); else of the
+// runs of its method and task in other experiments whose hyperparameters
+// r has, with the same values, the most of them (see recipeRun:
+// extraction-chance's runs, which add train_holdout, take
+// extraction-control's non-private records runs, 550 s at small, not
+// extraction's at 30 epochs, 190 s); else of every run of its method and
+// task. An experiment's runs, and a recipe's, share their epochs, data
+// and attacks, which a method and task's runs across experiments do not.
+func (e *eta) priorRun(r *Run) (float64, source, bool) {
+	mt := r.Config.Method + "/" + r.Config.Task
+	if k := expKey(r.Experiment, mt, r.Config.Params); k != "" {
+		for _, p := range e.priors {
+			if s, ok := p.perRun[k]; ok {
+				return s, p.from, true
+			}
+		}
+	}
+	for _, p := range e.priors {
+		if s, ok := p.recipeRun(mt, r.Config.Params); ok {
+			return s, p.from, true
+		}
+	}
+	for _, p := range e.priors {
+		if s, ok := p.perRun[mt]; ok {
+			return s, p.from, true
+		}
+	}
+	return 0, 0, false
+}
+
+// expKey returns the key of the priors' whole-run seconds of the runs of
+// experiment exp ("": none, no key) with method/task mt and params's
+// variant ([experiments.VariantParam], where it has one).
+func expKey(exp, mt string, params map[string]any) string {
+	if exp == "" {
+		return ""
+	}
+	k := "exp:" + exp + "/" + mt
+	if v, ok := params[experiments.VariantParam].(string); ok && v != "" {
+		k += "/" + v
+	}
+	return k
 }
 
 // left returns the predicted time until every run has finished, false
 // when it cannot tell yet: no run has finished and the prior does not
 // tell, or the workers are as many as run at once and none has started.
 func (e *eta) left(now time.Time) (time.Duration, bool) {
+	d, _, ok := e.estimate(now)
+	return d, ok
+}
+
+// estimate returns what left does and where the roughest of the costs it
+// adds up comes from.
+func (e *eta) estimate(now time.Time) (time.Duration, source, bool) {
 	w := e.workers
 	if w <= 0 {
 		if e.peak == 0 {
-			return 0, false
+			return 0, 0, false
 		}
 		w = e.peak
 	}
+	from := fromOwn
 	free := make([]float64, w) // seconds from now until each worker is free
 	i := 0
 	for _, r := range slices.SortedFunc(maps.Keys(e.running), func(a, b *Run) int { return e.running[a].Compare(e.running[b]) }) {
-		c, ok := e.cost(r)
+		c, f, ok := e.cost(r)
 		if !ok {
-			return 0, false
+			return 0, 0, false
 		}
+		from = max(from, f)
 		left := max(c-now.Sub(e.running[r]).Seconds(), 0)
 		if i < w {
 			free[i] = left
@@ -325,11 +672,12 @@ func (e *eta) left(now time.Time) (time.Duration, bool) {
 		i++
 	}
 	for _, r := range e.queued {
-		c, ok := e.cost(r)
+		c, f, ok := e.cost(r)
 		if !ok {
-			return 0, false
+			return 0, 0, false
 		}
+		from = max(from, f)
 		free[slices.Index(free, slices.Min(free))] += c
 	}
-	return time.Duration(slices.Max(free) * float64(time.Second)), true
+	return time.Duration(slices.Max(free) * float64(time.Second)), from, true
 }

@@ -5,9 +5,14 @@
 package runners
 
 import (
+	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/repro-dp/repro/experiments"
@@ -239,5 +244,282 @@ func TestETAPriorUnknownSteps(t *testing.T) {
 	got, ok := newETA([]*Run{lira, lira}, 1, plan, newPrior(seen, plan)).left(now)
 	if !ok || got != 12*time.Second {
 		t.Errorf("two runs of unknown steps, prior of 6 s for their method and task: estimate %v (%v), want 12s", got, ok)
+	}
+}
+
+// TestCheckedInPrior checks how checkedInPrior converts timings recorded
+// at other scales, by hand: a method and task recorded at the target scale
+// keep their median; one recorded only at another scale takes its
+// seconds times the median ratio of the methods and tasks recorded at
+// both; with none at both, a step takes the ratio of the presets'
+// multiply-adds per token (smoke: 12·32²·1 + 12·32²·1 = 24,576; small:
+// 12·96²·3 + 12·64²·2 = 430,080; 17.5 times), and a run of unknown steps
+// is not converted.
+func TestCheckedInPrior(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	ok := func(method, scale string, secs float64, steps int64) results.Run {
+		return results.Run{Status: results.OK, Method: method, Task: "fashion-vqa", Scale: scale, Seconds: secs, Steps: steps}
+	}
+	dir := t.TempDir()
+	write := func(name string, rows ...results.Run) {
+		t.Helper()
+		if err := results.WriteRuns(filepath.Join(dir, name), rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Per step: dpsgd 0.1 s at smoke, 0.3 at small (×3); nonprivate
+	// 0.2 and 0.8 (×4): the median ratio is 3.5. dpzo is at smoke
+	// only: 2 s a step, 7 s at small. fedavg is at small only.
+	write("a-smoke.parquet", ok("dpsgd", "smoke", 10, 100), ok("nonprivate", "smoke", 20, 100), ok("dpzo", "smoke", 200, 100))
+	write("a-small.parquet", ok("dpsgd", "small", 60, 200), ok("nonprivate", "small", 160, 200), ok("fedavg", "small", 50, 10))
+	if err := os.WriteFile(filepath.Join(dir, "damaged-small.parquet"), []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := checkedInPrior(os.DirFS(dir), "small", plan)
+	if p == nil || p.from != fromCheckedIn {
+		t.Fatalf("checkedInPrior = %+v, want a checked-in prior", p)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*want }
+	for k, want := range map[string]float64{"dpsgd/fashion-vqa": 0.3, "nonprivate/fashion-vqa": 0.8, "dpzo/fashion-vqa": 7, "fedavg/fashion-vqa": 5} {
+		if got := p.perStep[k]; !near(got, want) {
+			t.Errorf("small, per step of %s = %v, want %v", k, got, want)
+		}
+	}
+	// Per run: dpsgd 10 → 60 s (×6), nonprivate 20 → 160 (×8): median 7.
+	if got := p.perRun["dpzo/fashion-vqa"]; !near(got, 1400) {
+		t.Errorf("small, per run of dpzo = %v, want 200 × 7 = 1400", got)
+	}
+	// full: nothing at full, small nearest (fedavg and the rest at
+	// small's seconds), smoke only for what small lacks; no method
+	// recorded at both, so the presets' ratio.
+	full, small, smoke := 0.0, 0.0, 0.0
+	for _, c := range []struct {
+		s string
+		v *float64
+	}{{"full", &full}, {"small", &small}, {"smoke", &smoke}} {
+		var ok bool
+		if *c.v, ok = modelCost(c.s); !ok {
+			t.Fatalf("modelCost(%s) unknown", c.s)
+		}
+	}
+	if !near(small, 430080) || !near(smoke, 24576) || !near(full, 12*256*256*6*2) {
+		t.Errorf("modelCost smoke, small, full = %v, %v, %v, want 24576, 430080, %v", smoke, small, full, 12*256*256*6*2)
+	}
+	p = checkedInPrior(os.DirFS(dir), "full", plan)
+	for k, want := range map[string]float64{"dpsgd/fashion-vqa": 0.3 * full / small, "fedavg/fashion-vqa": 5 * full / small} {
+		if got := p.perStep[k]; !near(got, want) {
+			t.Errorf("full, per step of %s = %v, want small's × %v = %v", k, got, full/small, want)
+		}
+	}
+	if got, want := p.perStep["dpzo/fashion-vqa"], 2*full/smoke; !near(got, want) {
+		t.Errorf("full, per step of dpzo (smoke only) = %v, want %v", got, want)
+	}
+	if _, ok := p.perRun["dpsgd/fashion-vqa"]; ok {
+		t.Errorf("full: a run of unknown steps converted by the presets' ratio: %v", p.perRun)
+	}
+	if got := nearestScales("full", []string{"smoke", "custom", "small", "full"}); !slices.Equal(got, []string{"small", "smoke", "custom"}) {
+		t.Errorf("nearestScales(full) = %v, want small, smoke, custom", got)
+	}
+	if p := checkedInPrior(fstest.MapFS{}, "small", plan); p != nil {
+		t.Errorf("checkedInPrior of no tables = %+v, want nil", p)
+	}
+}
+
+// TestETASource checks where an estimate comes from: the checked-in
+// timings until this invocation's own run of the method and task has
+// finished, the recorded runs before the checked-in ones, and the
+// progress line's mark.
+func TestETASource(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 100, "first-order" }
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := &Run{Config: experiments.Config{Method: "dpsgd", Task: "fashion-vqa", Scale: "small", Seed: 1}}
+	b := &Run{Config: experiments.Config{Method: "dpsgd", Task: "fashion-vqa", Scale: "small", Seed: 2}}
+	checked := &etaPrior{perStep: map[string]float64{"dpsgd/fashion-vqa": 0.5}, perRun: map[string]float64{}, from: fromCheckedIn}
+	e := newETA([]*Run{a, b}, 1, plan, nil, checked)
+	if d, from, ok := e.estimate(at); !ok || d != 100*time.Second || from != fromCheckedIn {
+		t.Errorf("before any run: %v from %v (%v), want 1m40s from the checked-in timings", d, from, ok)
+	}
+	recorded := &etaPrior{perStep: map[string]float64{"dpsgd/fashion-vqa": 0.2}, perRun: map[string]float64{}, from: fromRecorded}
+	if d, from, ok := newETA([]*Run{a, b}, 1, plan, recorded, checked).estimate(at); !ok || d != 40*time.Second || from != fromRecorded {
+		t.Errorf("with a recorded prior: %v from %v (%v), want 40s from the recorded runs", d, from, ok)
+	}
+	// a takes 80 s: b costs 80 s, this invocation's own.
+	e.start(a, at)
+	e.learn(a, 80)
+	delete(e.running, a)
+	if d, from, ok := e.estimate(at); !ok || d != 80*time.Second || from != fromOwn {
+		t.Errorf("after a run: %v from %v (%v), want 1m20s, own", d, from, ok)
+	}
+	var buf bytes.Buffer
+	p := &progress{w: &buf, exp: "exp", total: 2, now: func() time.Time { return at }, start: at,
+		eta: newETA([]*Run{a, b}, 1, plan, nil, checked)}
+	if got, want := p.line(), "exp: 0/2 runs done (0 failed, 0 running, 0 cached), 0s elapsed, ETA ~1m40s (from checked-in timings)"; got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
+	p.eta = e
+	p.done = 1
+	if got, want := p.line(), "exp: 1/2 runs done (0 failed, 0 running, 0 cached), 0s elapsed, ETA 1m20s"; got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
+}
+
+// TestCheckedInAcrossScales measures the conversion across scales on the
+// checked-in tables: each method and task timed at smoke and small is
+// predicted at small from its smoke seconds per step and the median ratio
+// of the others (itself left out), against its recorded small median.
+// Tables recorded on a loaded machine make single factors wide; the
+// median factor must stay within ×2 and most within ×3.
+func TestCheckedInAcrossScales(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "" }
+	rows := embeddedRows()
+	var smoke, small []results.Run
+	for _, r := range rows {
+		switch r.Scale {
+		case "smoke":
+			smoke = append(smoke, r)
+		case "small":
+			small = append(small, r)
+		}
+	}
+	ps, pl := newPrior(smoke, plan), newPrior(small, plan)
+	if ps == nil || pl == nil {
+		t.Fatal("no checked-in timings at smoke and small")
+	}
+	var factors []float64
+	for k, want := range pl.perStep {
+		if _, ok := ps.perStep[k]; !ok || strings.HasPrefix(k, "class:") {
+			continue
+		}
+		var others []results.Run
+		for _, r := range small {
+			if r.Method+"/"+r.Task != k {
+				others = append(others, r)
+			}
+		}
+		got := convertPrior(slices.Concat(smoke, others), "small", plan).perStep[k]
+		f := max(got/want, want/got)
+		factors = append(factors, f)
+		t.Logf("%-32s small %.4f s/step, predicted %.4f (×%.2f)", k, want, got, f)
+	}
+	if len(factors) < 5 {
+		t.Fatalf("%d methods and tasks timed at both scales, want ≥ 5", len(factors))
+	}
+	m := median(slices.Clone(factors))
+	within := 0
+	for _, f := range factors {
+		if f <= 3 {
+			within++
+		}
+	}
+	t.Logf("%d methods and tasks: median factor %.2f, %d within ×3", len(factors), m, within)
+	if m > 2 || 2*within < len(factors) {
+		t.Errorf("median factor %.2f (want ≤ 2), %d of %d within ×3 (want most)", m, within, len(factors))
+	}
+}
+
+// TestETAPriorExperiment checks, by hand on a fake checked-in table, the
+// cost of runs whose steps are not known: the median of their own
+// experiment's runs of the same method, task and variant at the scale
+// (x: 500, 520, 540 s; x's variant v2: 900 s), before the median of every
+// run of the method and task at the scale (x's and y's: 100, 110, 120,
+// 500, 520, 540, 900; 500 s), which is what runs of an experiment with no
+// table at the scale cost (z; w, whose table is at smoke only, is not
+// converted), and a variant with no runs (v3).
+func TestETAPriorExperiment(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	row := func(exp, scale string, secs float64, variant string) results.Run {
+		r := results.Run{Status: results.OK, Experiment: exp, Method: "nonprivate", Task: "records", Scale: scale, Seconds: secs}
+		if variant != "" {
+			r.Params = map[string]any{experiments.VariantParam: variant}
+		}
+		return r
+	}
+	dir := t.TempDir()
+	write := func(name string, rows ...results.Run) {
+		t.Helper()
+		if err := results.WriteRuns(filepath.Join(dir, name), rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("x-small.parquet", row("x", "small", 500, ""), row("x", "small", 540, ""), row("x", "small", 520, ""), row("x", "small", 900, "v2"))
+	write("y-small.parquet", row("y", "small", 100, ""), row("y", "small", 120, ""), row("y", "small", 110, ""))
+	write("x-smoke.parquet", row("x", "smoke", 50, ""), row("x", "smoke", 52, ""), row("y", "smoke", 10, ""))
+	write("w-smoke.parquet", row("w", "smoke", 5000, ""))
+	prior := checkedInPrior(os.DirFS(dir), "small", plan)
+	run := func(exp, variant string) *Run {
+		r := &Run{Experiment: exp, Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: map[string]any{}}}
+		if variant != "" {
+			r.Config.Params[experiments.VariantParam] = variant
+		}
+		return r
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name string
+		runs []*Run
+		want time.Duration
+	}{
+		{"two runs of x", []*Run{run("x", ""), run("x", "")}, 1040 * time.Second},
+		{"a run of x's variant v2", []*Run{run("x", "v2")}, 900 * time.Second},
+		{"a run of x's variant v3", []*Run{run("x", "v3")}, 500 * time.Second},
+		{"two runs of z", []*Run{run("z", ""), run("z", "")}, 1000 * time.Second},
+		{"a run of w", []*Run{run("w", "")}, 500 * time.Second},
+	} {
+		d, from, ok := newETA(c.runs, 1, plan, prior).estimate(at)
+		if !ok || d != c.want || from != fromCheckedIn {
+			t.Errorf("%s: %v from %v (%v), want %v from the checked-in timings", c.name, d, from, ok, c.want)
+		}
+	}
+	// The experiment's checked-in runs come before the method and task's
+	// recorded under the results folder.
+	recorded := newPrior([]results.Run{row("y", "small", 200, "")}, plan)
+	if d, from, ok := newETA([]*Run{run("x", "")}, 1, plan, recorded, prior).estimate(at); !ok || d != 520*time.Second || from != fromCheckedIn {
+		t.Errorf("a run of x, y recorded: %v from %v (%v), want 8m40s from the checked-in timings", d, from, ok)
+	}
+	if d, from, ok := newETA([]*Run{run("z", "")}, 1, plan, recorded, prior).estimate(at); !ok || d != 200*time.Second || from != fromRecorded {
+		t.Errorf("a run of z, y recorded: %v from %v (%v), want 3m20s from the recorded runs", d, from, ok)
+	}
+}
+
+// TestETAPriorRecipe checks, by hand on a fake checked-in table, the cost
+// of a run whose steps are not known and whose experiment has no runs at
+// the scale: the median of the runs of its method and task whose
+// hyperparameters it has, with the same values, the most of them (c:
+// epochs 100 and train_embeddings, 550, 560, 570 s: 560 s, before e's
+// epochs 100 alone, 300 s, for a run with both), else of every run of
+// its method and task (190, 300, 550, 560, 570: 550 s).
+func TestETAPriorRecipe(t *testing.T) {
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	row := func(exp string, secs float64, params map[string]any) results.Run {
+		return results.Run{Status: results.OK, Experiment: exp, Method: "nonprivate", Task: "records", Scale: "small", Seconds: secs, Params: params}
+	}
+	long := map[string]any{"epochs": int64(100), "train_embeddings": true}
+	dir := t.TempDir()
+	if err := results.WriteRuns(filepath.Join(dir, "c-small.parquet"), []results.Run{row("c", 550, long), row("c", 570, long), row("c", 560, long)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(filepath.Join(dir, "d-small.parquet"), []results.Run{row("d", 190, map[string]any{"epochs": int64(30)})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(filepath.Join(dir, "e-small.parquet"), []results.Run{row("e", 300, map[string]any{"epochs": int64(100)})}); err != nil {
+		t.Fatal(err)
+	}
+	prior := checkedInPrior(os.DirFS(dir), "small", plan)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		params map[string]any
+		want   time.Duration
+	}{
+		{map[string]any{"epochs": 100.0, "train_embeddings": true, "train_holdout": int64(1)}, 560 * time.Second},
+		{map[string]any{"epochs": int64(100), "train_holdout": int64(1)}, 300 * time.Second},
+		{map[string]any{"epochs": int64(30)}, 190 * time.Second},
+		{map[string]any{"epochs": int64(50), "train_embeddings": true}, 550 * time.Second},
+		{nil, 550 * time.Second},
+	} {
+		r := &Run{Experiment: "chance", Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: c.params}}
+		d, from, ok := newETA([]*Run{r}, 1, plan, prior).estimate(at)
+		if !ok || d != c.want || from != fromCheckedIn {
+			t.Errorf("a run with %v: %v from %v (%v), want %v from the checked-in timings", c.params, d, from, ok, c.want)
+		}
 	}
 }

@@ -184,8 +184,13 @@ func (p *progress) line() string {
 	eta := "?"
 	switch {
 	case p.eta != nil:
-		if left, ok := p.eta.left(p.now()); ok {
+		// An estimate that is not yet this invocation's own (a prior's)
+		// says so: "ETA ~12m0s (from checked-in timings)".
+		if left, from, ok := p.eta.estimate(p.now()); ok {
 			eta = roundDuration(left).String()
+			if m := from.mark(); m != "" && p.done < p.total {
+				eta = "~" + eta + m
+			}
 		}
 	case p.done > 0:
 		// Throughput so far, which accounts for the workers.

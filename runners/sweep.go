@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -58,6 +59,12 @@ type Options struct {
 	// selects it (internal/device.Use) before the sweep: the sweep only
 	// records it, and it does not enter the run ids.
 	Device string
+	// Timings are the run tables (EXP-SCALE.parquet files) whose
+	// recorded seconds the ETA falls back on where no run table of the
+	// sweep's scale under Root tells how long a run takes (see
+	// checkedInPrior); nil means those checked in with the code, which
+	// the binary embeds ([repro.Baselines]).
+	Timings fs.FS
 	// ProgressInterval is the interval between progress lines when
 	// Progress is not a terminal; 0 means 10 seconds.
 	ProgressInterval time.Duration
@@ -139,12 +146,19 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	if _, remote := opts.Backend.(Remote); remote {
 		workers = 0 // as many as the backend runs at once
 	}
-	var prior *etaPrior
+	// The checked-in timings, of any scale, fill what the recorded runs
+	// of the sweep's scale do not tell.
+	var priors []*etaPrior
 	if len(s.pending) > 0 {
-		prior = loadPrior(opts.root(), spec.Scale, registeredPlan())
+		plan := registeredPlan()
+		checked := embeddedRows()
+		if opts.Timings != nil {
+			checked = readTables(opts.Timings)
+		}
+		priors = []*etaPrior{loadPrior(opts.root(), spec.Scale, plan), convertPrior(checked, spec.Scale, plan)}
 	}
 	s.prog = newProgress(opts.Progress, opts.ProgressInterval, spec.Name, len(s.pending), s.sum.Cached, s.now,
-		newETA(s.pending, workers, nil, prior))
+		newETA(s.pending, workers, nil, priors...))
 	defer s.prog.close()
 	dispatchErr := s.dispatch(ctx)
 	recErr := s.record()

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -551,8 +553,12 @@ func TestProgressLine(t *testing.T) {
 }
 
 // TestProgressFirstLinePrior checks that the first progress line of a
-// sweep carries the estimate of the prior (the runs recorded before under
-// the same results folder), not "ETA ?", which it shows only without one.
+// sweep carries the estimate of a prior, marked as such, not "ETA ?",
+// which it shows only without one: the runs recorded before under the
+// same results folder, else the checked-in timings (Options.Timings, here
+// a table at small converted to smoke: nonprivate's 100 s run at small,
+// times the ratio of dpsgd's runs, 10 s at smoke against 40 s at small,
+// is 25 s a run, 50 s for two on one worker).
 func TestProgressFirstLinePrior(t *testing.T) {
 	root := t.TempDir()
 	exec := func(ctx context.Context, r *Run, rec *Recorder) error {
@@ -561,10 +567,22 @@ func TestProgressFirstLinePrior(t *testing.T) {
 		rec.Result("acc", 0.5)
 		return nil
 	}
-	first := func(name string, seeds string) string {
+	none := fstest.MapFS{}
+	tables := t.TempDir()
+	ok := func(method, scale string, secs float64) results.Run {
+		return results.Run{Status: results.OK, Method: method, Task: "fashion-vqa", Scale: scale, Seconds: secs}
+	}
+	if err := results.WriteRuns(filepath.Join(tables, "x-small.parquet"), []results.Run{ok("nonprivate", "small", 100), ok("dpsgd", "small", 40)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(filepath.Join(tables, "x-smoke.parquet"), []results.Run{ok("dpsgd", "smoke", 10)}); err != nil {
+		t.Fatal(err)
+	}
+	first := func(name, seeds string, timings fs.FS) string {
 		t.Helper()
 		spec, err := experiments.Parse(name+".yaml", []byte("name: "+name+`
 description: a test
+scale: smoke
 tasks: [fashion-vqa]
 methods: [{name: nonprivate}]
 sweep: {seed: [`+seeds+`]}
@@ -573,19 +591,27 @@ sweep: {seed: [`+seeds+`]}
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if _, err := Sweep(context.Background(), spec, &Options{Root: root, Jobs: 1, Executor: exec, Progress: &b, ProgressInterval: time.Hour}); err != nil {
+		if _, err := Sweep(context.Background(), spec, &Options{Root: root, Jobs: 1, Executor: exec, Progress: &b, ProgressInterval: time.Hour, Timings: timings}); err != nil {
 			t.Fatal(err)
 		}
 		return strings.Split(b.String(), "\n")[0]
 	}
-	// Nothing recorded yet: no prior, nothing to tell.
-	if l := first("a", "1, 2"); !strings.HasPrefix(l, "a: 0/2 runs done") || !strings.HasSuffix(l, ", ETA ?") {
+	// Nothing recorded yet, nothing checked in: nothing to tell.
+	if l := first("a", "1, 2", none); !strings.HasPrefix(l, "a: 0/2 runs done") || !strings.HasSuffix(l, ", ETA ?") {
 		t.Errorf("first line without a prior: %q, want 0/2 runs done and ETA ?", l)
 	}
-	// The runs of a: a prior for nonprivate/fashion-vqa.
-	l := first("b", "3, 4")
-	if !strings.HasPrefix(l, "b: 0/2 runs done") || !strings.Contains(l, ", ETA ") || strings.HasSuffix(l, "ETA ?") {
-		t.Errorf("first line with a prior: %q, want 0/2 runs done and an ETA", l)
+	// The runs of a: a prior for nonprivate/fashion-vqa, which the
+	// checked-in timings do not override.
+	for i, timings := range []fs.FS{none, os.DirFS(tables)} {
+		l := first("b", fmt.Sprintf("%d, %d", 3+2*i, 4+2*i), timings)
+		if !strings.HasPrefix(l, "b: 0/2 runs done") || !strings.Contains(l, ", ETA ~") || !strings.HasSuffix(l, " (from recorded runs)") {
+			t.Errorf("first line with a recorded prior: %q, want 0/2 runs done and an ETA from the recorded runs", l)
+		}
+	}
+	// A fresh results folder: the checked-in timings.
+	root = t.TempDir()
+	if l, want := first("c", "1, 2", os.DirFS(tables)), "c: 0/2 runs done (0 failed, 0 running, 0 cached), 0s elapsed, ETA ~50s (from checked-in timings)"; !strings.HasPrefix(l, "c: 0/2 runs done") || !strings.HasSuffix(l, "elapsed, ETA ~50s (from checked-in timings)") {
+		t.Errorf("first line with the checked-in timings: %q, want %q", l, want)
 	}
 }
 

@@ -35,13 +35,16 @@ func pretrainCommand() *cli.Command {
 			"vision_patch. Small with --patch 4 sees 49 patches an image instead of 16.\n\n" +
 			"--scenes builds the scenes variant (the vision encoder also learns the colours and\n" +
 			"shapes of public shapes-vqa scene objects), cached as ARCH-SCALE-scenes-KEY; a spec\n" +
-			"selects it with the sweep axis vision_scenes.",
+			"selects it with the sweep axis vision_scenes. --shapes-questions builds the variant whose\n" +
+			"mixture also holds public shapes-vqa questions of every kind, cached as ARCH-SCALE-shapesqa-KEY;\n" +
+			"a spec selects it with the sweep axis shapes_questions.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
 			&cli.StringFlag{Name: "image-encoder", Usage: "fusion only: image encoder `mlp` (the default) or cnn"},
 			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},
 			&cli.IntFlag{Name: "patch", Usage: "tinymllm only: patch side `N` in pixels instead of the preset's (4: 49 patches an image at small)"},
+			&cli.BoolFlag{Name: "shapes-questions", Usage: "tinymllm only: the mixture also holds public shapes-vqa questions of every kind"},
 			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
@@ -56,14 +59,16 @@ func pretrainCommand() *cli.Command {
 				return fmt.Errorf("pretrain: unexpected arguments %q", c.Args().Slice())
 			}
 			opt := pretrain.Options{
-				Scale:   c.String("scale"),
-				Arch:    c.String("arch"),
-				Dir:     filepath.Join(c.String("results"), "pretrain"),
-				Fresh:   c.Bool("fresh"),
-				Seed:    c.Uint64("seed"),
-				Patch:   c.Int("patch"),
-				Scenes:  c.Bool("scenes"),
-				DataDir: c.String("data-dir"),
+				Scale:  c.String("scale"),
+				Arch:   c.String("arch"),
+				Dir:    filepath.Join(c.String("results"), "pretrain"),
+				Fresh:  c.Bool("fresh"),
+				Seed:   c.Uint64("seed"),
+				Patch:  c.Int("patch"),
+				Scenes: c.Bool("scenes"),
+
+				ShapesQuestions: c.Bool("shapes-questions"),
+				DataDir:         c.String("data-dir"),
 
 				ImageEncoder: c.String("image-encoder"),
 				FusionMode:   c.String("fusion-mode"),

@@ -82,6 +82,12 @@ func runCommand() *cli.Command {
 			"recorded; the second exits at once. The exit status is non-zero if any run failed,\n" +
 			"or if a table or plot of the spec cannot be built; after a --only selection, which\n" +
 			"may leave a table without the runs it needs, that is a warning instead.\n\n" +
+			"The progress line's ETA costs each run left at the seconds per step that this\n" +
+			"invocation's finished runs of its method and task took. Before one has finished it\n" +
+			"takes them from the runs of the same scale recorded under --results, marked\n" +
+			"\"ETA ~5m0s (from recorded runs)\", else from the run tables checked in with the\n" +
+			"code (any scale, converted by the ratio of the scales' costs), marked \"ETA ~12m0s\n" +
+			"(from checked-in timings)\"; \"ETA ?\" only where neither knows the method.\n\n" +
 			"   $ repro run table1 --dry-run\n" +
 			"   $ repro run table1 --scale smoke --jobs 2\n" +
 			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8\n\n" +

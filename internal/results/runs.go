@@ -285,7 +285,18 @@ func ReadRuns(name string) (rows []Run, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	return ReadRunsAt(f, st.Size(), name)
+}
+
+// ReadRunsAt reads the rows of a runs.parquet file of size bytes from r
+// (an embedded table, say); name names it in errors.
+func ReadRunsAt(r io.ReaderAt, size int64, name string) (rows []Run, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("results: %s: corrupt parquet file: %v", name, r)
+		}
+	}()
+	pf, err := parquet.OpenFile(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", name, err)
 	}
@@ -312,11 +323,11 @@ func ReadRuns(name string) (rows []Run, err error) {
 	if want := slices.Concat(names[:len(fixed)], params, resultNames); !slices.Equal(names, want) {
 		return nil, fmt.Errorf("results: %s: columns %q do not match the metadata", name, names)
 	}
-	r := parquet.NewReader(pf)
-	defer r.Close()
+	pr := parquet.NewReader(pf)
+	defer pr.Close()
 	buf := make([]parquet.Row, 64)
 	for {
-		n, err := r.ReadRows(buf)
+		n, err := pr.ReadRows(buf)
 		for _, row := range buf[:n] {
 			run, rerr := decodeRun(row, names, len(fixed)+len(params))
 			if rerr != nil {

@@ -393,8 +393,8 @@ func attackStage(ctx context.Context, cfg *experiments.Config, model nn.Model, b
 	if len(cfg.Attacks) == 0 {
 		return nil
 	}
-	if _, ok := model.(*nn.Fusion); ok {
-		return fedAttackStage(ctx, cfg, res, d, dir, rec)
+	if f, ok := model.(*nn.Fusion); ok {
+		return fedAttackStage(ctx, cfg, f, res, d, dir, rec)
 	}
 	m, ok := model.(*nn.TinyMLLM)
 	c, isClassifier := model.(attacks.Classifier)

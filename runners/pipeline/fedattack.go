@@ -8,12 +8,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/attacks/gia"
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/methods"
+	"github.com/repro-dp/repro/nn"
 	"github.com/repro-dp/repro/runners"
 )
 
@@ -28,13 +33,22 @@ var (
 	_ uploadAttacker = gia.RoundAttack{}
 )
 
-// fedAttackStage runs the attacks of a federated run (a fusion
-// classifier): gradient inversion on a client's upload (gia-upload,
+// fedAttackStage runs the attacks of a federated run (the fusion
+// classifier m): gradient inversion on a client's upload (gia-upload,
 // gia.UploadAttack) or on its whole round (gia-round, gia.RoundAttack) on
 // the run's private examples that are not canary copies, in order, with
-// the task's public images as the baseline. Any other attack is an error:
-// the rest need a TinyMLLM.
-func fedAttackStage(ctx context.Context, cfg *experiments.Config, res *methods.Result, d *datasets.Dataset, dir string, rec *runners.Recorder) error {
+// the task's public images as the baseline; and the membership attacks
+// that score a classifier's class distribution (loss-mia, maxrenyi-mia)
+// on the trained global model, with every client's private examples that
+// are not canary copies as members and the holdout as non-members
+// (membership inference on client data). A DP run's membership attacks
+// are checked against the PLD bound of its record, as attackStage does:
+// under the record-level unit the bound of one example of the worst
+// client, under the client unit that of a client's data, which covers one
+// of its examples. An attack that needs a TinyMLLM (extraction, the
+// audits, mink-mia and zlib-mia, which read answer tokens) or its own pool
+// (lira-mia) is an error.
+func fedAttackStage(ctx context.Context, cfg *experiments.Config, m *nn.Fusion, res *methods.Result, d *datasets.Dataset, dir string, rec *runners.Recorder) error {
 	var private []datasets.Example
 	for _, e := range d.Private {
 		if e.Canary < 0 {
@@ -49,6 +63,7 @@ func fedAttackStage(ctx context.Context, cfg *experiments.Config, res *methods.R
 	}
 	var errs []error
 	warned := map[string]bool{}
+	var target *attacks.Target
 	for _, name := range cfg.Attacks {
 		a, err := attacks.Configure(name, cfg.AttackOptions[name])
 		if err != nil {
@@ -57,7 +72,27 @@ func fedAttackStage(ctx context.Context, cfg *experiments.Config, res *methods.R
 		}
 		ua, ok := a.(uploadAttacker)
 		if !ok {
-			errs = append(errs, fmt.Errorf("pipeline: attack %s needs a tinymllm; a federated run takes gia-upload and gia-round", name))
+			if !fusionMembership[name] {
+				errs = append(errs, fmt.Errorf("pipeline: attack %s needs a tinymllm; a federated run takes gia-upload, gia-round, %s", name, strings.Join(slices.Sorted(maps.Keys(fusionMembership)), ", ")))
+				continue
+			}
+			if target == nil {
+				if target, err = fusionTarget(m, d, res.Privacy); err != nil {
+					return err
+				}
+			}
+			rep, err := a.Run(ctx, target)
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				errs = append(errs, err)
+				continue
+			}
+			recordReport(rec, name, rep, warned)
+			for _, v := range rep.Violations {
+				errs = append(errs, fmt.Errorf("pipeline: %s", v))
+			}
 			continue
 		}
 		if res.Upload == nil {
@@ -78,4 +113,38 @@ func fedAttackStage(ctx context.Context, cfg *experiments.Config, res *methods.R
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// fusionMembership are the membership attacks a federated run takes: those
+// that read a classifier's class distribution alone.
+var fusionMembership = map[string]bool{"loss-mia": true, "maxrenyi-mia": true}
+
+// fusionTarget returns the membership attacks' view of the trained fusion
+// classifier m: members the private examples that are not canary copies,
+// non-members the holdout, each an (image, caption) pair with its class
+// and its index in its split as its id, and the TPR bound of the record p
+// when it is a Gaussian mechanism's.
+func fusionTarget(m *nn.Fusion, d *datasets.Dataset, p results.Privacy) (*attacks.Target, error) {
+	if len(d.Holdout) == 0 {
+		return nil, fmt.Errorf("pipeline: task %s has no holdout split: no non-members for the membership attacks", d.Task)
+	}
+	target, err := attackTarget(nil, nil, d, p)
+	if err != nil {
+		return nil, err
+	}
+	target.Model, target.Decode, target.Fusion = nil, nil, m
+	target.Public, target.Canaries = nil, nil
+	pair := func(i int, e *datasets.Example) attacks.Example {
+		return attacks.Example{ID: int64(i), Seq: nn.Sequence{Tokens: e.Prompt, Images: e.Images}, Label: e.Label}
+	}
+	target.Members, target.NonMembers = nil, nil
+	for i := range d.Private {
+		if d.Private[i].Canary < 0 {
+			target.Members = append(target.Members, pair(i, &d.Private[i]))
+		}
+	}
+	for i := range d.Holdout {
+		target.NonMembers = append(target.NonMembers, pair(i, &d.Holdout[i]))
+	}
+	return target, nil
 }

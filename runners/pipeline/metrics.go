@@ -116,8 +116,8 @@ func plannedSteps(c *experiments.Config) (int64, string) {
 		return 0, c.Method
 	}
 	for _, k := range experiments.DataParams {
-		if _, ok := c.Params[k]; ok {
-			return 0, "" // the data differ from the task's at scale
+		if _, ok := c.Params[k]; ok && k != "shapes_balanced" {
+			return 0, "" // the data differ from the task's at scale (balanced answers keep its sizes)
 		}
 	}
 	h, err := resolve(c)

@@ -100,7 +100,7 @@ func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T,
 // (the zero choice: the preset's), writing the pretraining's progress
 // lines to progress; tests replace it.
 var newBase = func(ctx context.Context, dir, scale string, b experiments.BaseChoice, progress io.Writer) (*pretrain.Result, error) {
-	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, Dir: dir, Progress: progress})
+	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, ShapesQuestions: b.ShapesQuestions, Dir: dir, Progress: progress})
 }
 
 // Base returns the pretrained base of scale, built in or read from the
@@ -124,6 +124,9 @@ func BaseAt(ctx context.Context, dir, scale string, b experiments.BaseChoice) (*
 		}
 		if b.Scenes {
 			name += " (scenes)"
+		}
+		if b.ShapesQuestions {
+			name += " (shapes questions)"
 		}
 		runners.Note(ctx, "preparing the "+name+" base model")
 		defer runners.Note(ctx, "")
@@ -165,7 +168,8 @@ func Data(task, scale string, seed int64) (*datasets.Dataset, error) {
 }
 
 // DataPart is Data with the federated partition part (fl-mm's client
-// count and Dirichlet α; zero fields keep the task's defaults).
+// count and Dirichlet α; zero fields keep the task's defaults) and the
+// other data options it carries (shapes-vqa's balanced answers).
 func DataPart(task, scale string, seed int64, part experiments.Partition) (*datasets.Dataset, error) {
 	k := dataKey{task, scale, seed, part}
 	cache.Lock()
@@ -187,7 +191,7 @@ func DataPart(task, scale string, seed int64, part experiments.Partition) (*data
 	if err != nil {
 		return nil, err
 	}
-	d, err := datasets.Build(task, &datasets.Options{Scale: sc, Seed: uint64(seed), Clients: part.Clients, Alpha: part.Alpha})
+	d, err := datasets.Build(task, &datasets.Options{Scale: sc, Seed: uint64(seed), Clients: part.Clients, Alpha: part.Alpha, ShapesBalanced: part.ShapesBalanced})
 	if err != nil {
 		return nil, err
 	}
@@ -234,8 +238,11 @@ func DataIDPart(task, scale string, seed int64, part experiments.Partition) (str
 		Seed    int64   `json:"seed"`
 		Clients int     `json:"clients,omitempty"`
 		Alpha   float64 `json:"alpha,omitempty"`
-		Vocab   string  `json:"vocab"`
-	}{task, scale, seed, part.Clients, part.Alpha, datasets.Vocab().Hash()})
+		// Balanced is omitted when false, so the ids of the data as
+		// generated are unchanged.
+		Balanced bool   `json:"shapes_balanced,omitempty"`
+		Vocab    string `json:"vocab"`
+	}{task, scale, seed, part.Clients, part.Alpha, part.ShapesBalanced, datasets.Vocab().Hash()})
 	if err != nil {
 		return "", err
 	}
@@ -259,7 +266,8 @@ func BaseID(scale string) (string, error) {
 // BaseIDAt is BaseID for the variant of scale that b selects (the zero
 // choice: the preset's, whose identity is BaseID's): with a patch side
 // the model preset hashed is nn.Config.WithPatch's, with scenes the plan
-// is pretrain.Plan.WithScenes.
+// is pretrain.Plan.WithScenes, with shapes questions
+// pretrain.Plan.WithShapesQuestions.
 func BaseIDAt(scale string, b experiments.BaseChoice) (string, error) {
 	return memo(&cache.baseIDs, baseIDKey{scale, b}, func() (string, error) { return baseID(scale, b) })
 }
@@ -283,6 +291,9 @@ func baseID(scale string, bc experiments.BaseChoice) (string, error) {
 	}
 	if bc.Scenes {
 		plan = plan.WithScenes()
+	}
+	if bc.ShapesQuestions {
+		plan = plan.WithShapesQuestions()
 	}
 	b, err := json.Marshal(struct {
 		Format int           `json:"format"`

@@ -215,6 +215,18 @@ func TestBaseID(t *testing.T) {
 	if sp, err := BaseIDAt("smoke", experiments.BaseChoice{Patch: 7, Scenes: true}); err != nil || sp == sc || sp == p7 {
 		t.Errorf("BaseIDAt(smoke, patch 7, scenes) = %q, %v; want a base of its own", sp, err)
 	}
+	// shapes_questions 1 selects the shapes-questions base (another
+	// plan), 0 the preset's.
+	sq, err := BaseIDAt("smoke", experiments.BaseChoice{ShapesQuestions: true})
+	if err != nil || sq == a || sq == sc || sq == p7 {
+		t.Errorf("BaseIDAt(smoke, shapes questions) = %q, %v; want another base than %q, %q and %q", sq, err, a, sc, p7)
+	}
+	for v, want := range map[int64]string{0: a, 1: sq} {
+		in, err = Inputs(&experiments.Config{Task: "shapes-vqa", Scale: "smoke", Seed: 1, Params: map[string]any{"shapes_questions": v}})
+		if err != nil || in.Base != want {
+			t.Errorf("Inputs with shapes_questions %d = %+v, %v; want base %q", v, in, err, want)
+		}
+	}
 }
 
 // TestEvaluate compares greedy decoding's exact match with the
@@ -358,6 +370,31 @@ func TestData(t *testing.T) {
 	}
 	if d.Clients != 2 || d.Alpha != 0.1 {
 		t.Errorf("DataPart built %d clients at α = %v, want 2 and 0.1", d.Clients, d.Alpha)
+	}
+	// shapes_balanced tells shapes-vqa's data apart, and the run's params
+	// carry it to the build (the balanced build's fingerprint).
+	bal := must(DataIDPart("shapes-vqa", "smoke", 7, experiments.Partition{ShapesBalanced: true}))
+	if ids[bal] {
+		t.Errorf("DataIDPart(shapes-vqa, balanced) = %s: not distinct", bal)
+	}
+	cfg := &experiments.Config{Task: "shapes-vqa", Scale: "smoke", Seed: 7, Params: map[string]any{"shapes_balanced": int64(1)}}
+	if in, err := Inputs(cfg); err != nil || in.Data != bal {
+		t.Errorf("Inputs with shapes_balanced 1 = %+v, %v; want data %s", in, err, bal)
+	}
+	fcfg := &experiments.Config{Task: "fashion-vqa", Scale: "smoke", Seed: 7, Params: map[string]any{"shapes_balanced": int64(1)}}
+	if in, err := Inputs(fcfg); err != nil || in.Data != must(DataID("fashion-vqa", "smoke", 7)) {
+		t.Errorf("Inputs of fashion-vqa with shapes_balanced 1 = %+v, %v; want fashion-vqa's own data id", in, err)
+	}
+	db, err := DataPart("shapes-vqa", "smoke", 7, cfg.Partition())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 7, ShapesBalanced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.Fingerprint() != want.Fingerprint() || db.Fingerprint() == a.Fingerprint() {
+		t.Errorf("DataPart with shapes_balanced 1: fingerprint %.12s, want the balanced build's %.12s (plain %.12s)", db.Fingerprint(), want.Fingerprint(), a.Fingerprint())
 	}
 }
 
