@@ -219,6 +219,19 @@ type Verification struct {
 	Checks []Check `json:"checks"`
 	// Tests is the number of tests run, the family of the Holm correction.
 	Tests int `json:"tests"`
+	// Unmet is how many of the Tests were then set NOT RUN because a
+	// premise of their claim was not met; they stay in the family.
+	Unmet int `json:"unmet_premise_tests,omitempty"`
+}
+
+// FamilyText describes the Holm family of v in words: "the 15 tests run",
+// or "the 15 tests run (10 of them then NOT RUN for a premise not met)".
+func (v *Verification) FamilyText() string {
+	s := fmt.Sprintf("the %d tests run", v.Tests)
+	if v.Unmet > 0 {
+		s += fmt.Sprintf(" (%d of them then NOT RUN for a premise not met)", v.Unmet)
+	}
+	return s
 }
 
 // VerifyOptions configures [Verify]; a nil *VerifyOptions means the zero
@@ -247,10 +260,14 @@ type VerifyOptions struct {
 // has fewer than MinSeeds runs with the metric. An interaction claim (X1
 // and X2) tests the difference of the gains A − B at X1 and at X2 in the
 // same way, paired per seed when its four cells share seeds (see
-// interaction.go). Bootstrap resamples are
+// interaction.go). A claim whose Premise claims do not all PASS is then
+// set NOT RUN; its tests still count in the Holm family (judged first,
+// so a premise never makes another verdict less conservative) and are
+// counted in Unmet. Bootstrap resamples are
 // drawn from a stream seeded by the claim's name and the test's values,
 // so a verification is reproducible. It is an error only if a claim is
-// malformed (an unknown Expect or Test).
+// malformed (an unknown Expect or Test, a premise that names no claim or
+// premises in a cycle).
 //
 // References:
 //   - S. Holm, "A simple sequentially rejective multiple test procedure",
@@ -354,6 +371,9 @@ func (v *Verification) premises(claims []Claim) {
 				continue
 			}
 			if reason != "" {
+				if ch.Verdict != NotRun && !ch.exact {
+					v.Unmet++
+				}
 				ch.Verdict, ch.Reason = NotRun, reason
 				ch.P, ch.PHolm, ch.PContra, ch.Power = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 				ch.Lo, ch.Hi = math.NaN(), math.NaN()
@@ -1037,7 +1057,7 @@ func (v *Verification) WriteText(w io.Writer) error {
 		counts[c.Verdict]++
 	}
 	fmt.Fprintf(w, "\n%d PASS, %d FAIL, %d CONTRADICTED, %d INCONCLUSIVE, %d NOT RUN.\n", counts[Pass], counts[Fail], counts[Contradicted], counts[Inconclusive], counts[NotRun])
-	fmt.Fprintf(w, "Holm correction over the %d tests run at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.Tests, v.Alpha)
+	fmt.Fprintf(w, "Holm correction over %s at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.FamilyText(), v.Alpha)
 	fmt.Fprintf(w, "effect: a − b (paired: the mean difference over shared seeds), with its %v%% percentile bootstrap interval (not adjusted).\n", 100*(1-v.Alpha))
 	fmt.Fprintln(w, "power: of an INCONCLUSIVE test, to find the paper's effect (or the claim's min_effect) at the Holm level of its rank.")
 	fmt.Fprintln(w, "CONTRADICTED: not significant either way, but the paper's effect is ruled out: the one-sided test of \"our effect is at least the paper's\" rejects (Holm over those tests; its adjusted p in the power column).")

@@ -136,6 +136,19 @@ func TestVerifyPremise(t *testing.T) {
 			if tc.verdict == NotRun && !(math.IsNaN(d.P) && math.IsNaN(d.PHolm) && math.IsNaN(d.Power)) {
 				t.Errorf("dep NOT RUN keeps p %v, p Holm %v, power %v", d.P, d.PHolm, d.Power)
 			}
+			// The family keeps the dependents' tests (the premise's own
+			// too, unless it had too few seeds); they are the unmet ones
+			// when the premise did not PASS.
+			wantTests, wantUnmet := 3, 0
+			if tc.ctl.MinSeeds == 5 {
+				wantTests = 2
+			}
+			if tc.verdict == NotRun {
+				wantUnmet = 2
+			}
+			if v.Tests != wantTests || v.Unmet != wantUnmet {
+				t.Errorf("family: %d tests, %d unmet, want %d and %d", v.Tests, v.Unmet, wantTests, wantUnmet)
+			}
 			d2 := v.Checks[0]
 			want2, reason2 := Pass, ""
 			if tc.verdict != Pass {
