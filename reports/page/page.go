@@ -678,6 +678,12 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 }
 
 func expectText(c experiments.Claim) string {
+	switch {
+	case c.Expect == "greater" && c.B == nil:
+		return "A > " + num(c.Value)
+	case c.Expect == "less" && c.B == nil:
+		return "A < " + num(c.Value)
+	}
 	switch c.Expect {
 	case "greater":
 		return "A > B"
