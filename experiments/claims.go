@@ -6,6 +6,7 @@ package experiments
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -68,7 +69,8 @@ type Claim struct {
 	Metric string `json:"metric"`
 	// A and B select the runs of each side: run column → value, formatted
 	// as in a table reference (epsilon_target 1 or "inf"). B is nil for a
-	// claim about the value of A alone (Expect "value").
+	// claim about the value of A alone: Expect "value", or "greater" and
+	// "less" against Value (a one-sided claim mean(A) > Value or < Value).
 	A map[string]string `json:"a"`
 	B map[string]string `json:"b,omitempty"`
 	// Each are run columns; the claim is one test per distinct value
@@ -81,9 +83,10 @@ type Claim struct {
 	// columns, none of them in A, B or Each, and select different runs.
 	X1 map[string]string `json:"x1,omitempty"`
 	X2 map[string]string `json:"x2,omitempty"`
-	// Expect is "greater" (the effect mean(A) − mean(B) is positive),
-	// "less" (negative), or "value": the effect (or the mean of A when B
-	// is nil) lies within Value ± Tolerance.
+	// Expect is "greater" (the effect mean(A) − mean(B) is positive;
+	// without B, mean(A) is above Value), "less" (negative; below Value),
+	// or "value": the effect (or the mean of A when B is nil) lies within
+	// Value ± Tolerance.
 	Expect    string  `json:"expect"`
 	Value     float64 `json:"value,omitempty"`
 	Tolerance float64 `json:"tolerance,omitempty"`
@@ -108,6 +111,10 @@ type Claim struct {
 	// whose changes are relative, such as a time. A value ≤ 0 counts as
 	// missing, and the verdict's note says how many and which side.
 	Scale string `json:"scale,omitempty"`
+	// Premise names other claims of the spec that must PASS for this one
+	// to be tested (a control that must show the effect before a defence
+	// against it means anything); otherwise its verdict is NOT RUN.
+	Premise []string `json:"premise,omitempty"`
 	// Required claims make repro verify fail when they FAIL.
 	Required bool `json:"required,omitempty"`
 	// Source names where the paper makes the claim (section, table).
@@ -191,7 +198,7 @@ func (d *decoder) claims(n *yaml.Node) ([]Claim, error) {
 // of its metrics key.
 func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 	c := Claim{MinSeeds: 2, Test: "auto", Line: n.Line}
-	var expectNode, paperNode, metricsNode *yaml.Node
+	var expectNode, paperNode, metricsNode, valueNode *yaml.Node
 	var metrics []string
 	err := d.fields(n, "claim", map[string]func(*yaml.Node) error{
 		"name":   func(v *yaml.Node) error { return d.fileName(v, "claim name", &c.Name) },
@@ -208,6 +215,24 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 		"x1":     func(v *yaml.Node) (err error) { c.X1, err = d.selector(v, "claim x1"); return err },
 		"x2":     func(v *yaml.Node) (err error) { c.X2, err = d.selector(v, "claim x2"); return err },
 		"expect": func(v *yaml.Node) error { expectNode = v; return d.expect(v, &c) },
+		"value": func(v *yaml.Node) (err error) {
+			valueNode = v
+			c.Value, err = d.finite(v, "claim value", math.Inf(-1))
+			return err
+		},
+		"premise": func(v *yaml.Node) error {
+			return d.list(v, "claim premise", func(e *yaml.Node) error {
+				var name string
+				if err := d.fileName(e, "claim premise", &name); err != nil {
+					return err
+				}
+				if has(c.Premise, name) {
+					return d.errorf(e, "duplicate claim premise %q", name)
+				}
+				c.Premise = append(c.Premise, name)
+				return nil
+			})
+		},
 		"min_effect": func(v *yaml.Node) (err error) {
 			c.MinEffect, err = d.finite(v, "claim min_effect", 0)
 			return err
@@ -253,6 +278,12 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 	case metricsNode != nil && paperNode != nil:
 		return nil, d.errorf(paperNode, "claim %s: paper values are per metric; give each metric its own claim", c.Name)
 	}
+	switch {
+	case valueNode != nil && (c.B != nil || c.Expect == "value"):
+		return nil, d.errorf(valueNode, "claim %s: value is the bound of a one-sided claim without b (expect greater or less)", c.Name)
+	case valueNode == nil && c.B == nil && c.Expect != "value":
+		return nil, d.errorf(expectNode, "claim %s: expect %s without b compares a with a value: give value", c.Name, c.Expect)
+	}
 	if err := d.claimShape(n, expectNode, &c); err != nil {
 		return nil, err
 	}
@@ -276,8 +307,6 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 // claimShape checks what ties a claim's keys together.
 func (d *decoder) claimShape(n, expectNode *yaml.Node, c *Claim) error {
 	switch {
-	case c.B == nil && c.Expect != "value":
-		return d.errorf(expectNode, "claim %s: expect %s compares a with b, and the claim has no b", c.Name, c.Expect)
 	case c.B != nil && maps.Equal(c.A, c.B):
 		return d.errorf(n, "claim %s: a and b select the same runs", c.Name)
 	case c.Test == "paired" && c.B == nil:
@@ -462,11 +491,59 @@ func (d *decoder) checkClaims(s *Spec, columns []string, at func(string) *yaml.N
 		if list.Kind == yaml.SequenceNode && i < len(list.Content) {
 			cn = list.Content[i]
 		}
+		for _, p := range c.Premise {
+			if !slices.ContainsFunc(s.Claims, func(o Claim) bool { return o.Name == p }) {
+				return &SyntaxError{FileName: d.file, Line: c.Line, Msg: fmt.Sprintf("claim %s: premise %q is not a claim of the spec", c.Name, p)}
+			}
+		}
 		cols := slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), slices.Collect(maps.Keys(c.X1)), c.Each)
 		for _, col := range cols {
 			if !has(columns, col) {
 				return d.errorf(cn, "claim %s: %q is not a run column (have: %s)", c.Name, col, strings.Join(sortedUnique(columns), ", "))
 			}
+		}
+	}
+	return d.premiseCycle(s)
+}
+
+// premiseCycle returns an error naming a cycle of claim premises, nil when
+// there is none.
+func (d *decoder) premiseCycle(s *Spec) error {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make(map[string]int, len(s.Claims))
+	byName := make(map[string]Claim, len(s.Claims))
+	for _, c := range s.Claims {
+		byName[c.Name] = c
+	}
+	var path []string
+	var visit func(c Claim) error
+	visit = func(c Claim) error {
+		switch state[c.Name] {
+		case done:
+			return nil
+		case open:
+			i := slices.Index(path, c.Name)
+			cycle := strings.Join(append(slices.Clone(path[i:]), c.Name), " → ")
+			return &SyntaxError{FileName: d.file, Line: c.Line, Msg: fmt.Sprintf("claim %s: premises form a cycle: %s", c.Name, cycle)}
+		}
+		state[c.Name] = open
+		path = append(path, c.Name)
+		for _, p := range c.Premise {
+			if err := visit(byName[p]); err != nil {
+				return err
+			}
+		}
+		path = path[:len(path)-1]
+		state[c.Name] = done
+		return nil
+	}
+	for _, c := range s.Claims {
+		if err := visit(c); err != nil {
+			return err
 		}
 	}
 	return nil

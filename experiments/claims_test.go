@@ -69,6 +69,15 @@ func TestParseClaims(t *testing.T) {
 	if diff := cmp.Diff([]Regression{{Metric: "acc", Better: "max", Threshold: 5}}, s.Regression); diff != "" {
 		t.Errorf("regression mismatch (-want +got):\n%s", diff)
 	}
+	// A one-sided claim without b against a value, with a premise.
+	src1 := strings.Replace(claimsBase, "    expect: {value: 80, tolerance: 5}", "    expect: greater\n    value: 75\n    premise: [dpsgd-rises]", 1)
+	s1, err := Parse("t.yaml", []byte(src1), nil)
+	if err != nil {
+		t.Fatalf("Parse one-sided: %v", err)
+	}
+	if c := s1.Claims[1]; c.Expect != "greater" || c.Value != 75 || c.B != nil || !cmp.Equal(c.Premise, []string{"dpsgd-rises"}) {
+		t.Errorf("one-sided claim: got expect %s value %v b %v premise %q, want greater 75 nil [dpsgd-rises]", c.Expect, c.Value, c.B, c.Premise)
+	}
 	// A claim without b has NaN paper b values.
 	src := strings.Replace(claimsBase, `    source: "paper §5"`, "    source: \"paper §5\"\n    paper: [{a: 81}]", 1)
 	s, err = Parse("t.yaml", []byte(src), nil)
@@ -134,7 +143,13 @@ func TestParseClaimErrors(t *testing.T) {
 		{"bad expect", "expect: greater", "expect: bigger", 27, "claim expect must be greater, less or"},
 		{"expect value key", "tolerance: 5}", "tol: 5}", 36, `unknown key "tol"`},
 		{"negative tolerance", "tolerance: 5}", "tolerance: -1}", 36, "tolerance must be finite and ≥ 0"},
-		{"direction without b", "expect: {value: 80, tolerance: 5}", "expect: less", 36, "has no b"},
+		{"direction without b", "expect: {value: 80, tolerance: 5}", "expect: less", 36, "give value"},
+		{"value with b", "expect: greater", "expect: greater\n    value: 3", 28, "value is the bound of a one-sided claim without b"},
+		{"value with value", "    test: welch", "    value: 3\n    test: welch", 37, "value is the bound of a one-sided claim without b"},
+		{"premise unknown", "    test: welch", "    premise: [dpsgd-falls]\n    test: welch", 33, `claim dpsgd-level: premise "dpsgd-falls" is not a claim of the spec`},
+		{"premise self", "    test: welch", "    premise: [dpsgd-level]\n    test: welch", 33, "premises form a cycle: dpsgd-level → dpsgd-level"},
+		{"premise cycle", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}\n  - name: dpsgd-level\n", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}\n    premise: [dpsgd-level]\n  - name: dpsgd-level\n    premise: [dpsgd-rises]\n", 21, "premises form a cycle: dpsgd-rises → dpsgd-level → dpsgd-rises"},
+		{"premise twice", "    test: welch", "    premise: [dpsgd-rises, dpsgd-rises]\n    test: welch", 37, `duplicate claim premise "dpsgd-rises"`},
 		{"same sides", "b: {method: dpsgd, epsilon_target: 1}", "b: {method: dpsgd, epsilon_target: 8}", 21, "a and b select the same runs"},
 		{"min seeds", "min_seeds: 3", "min_seeds: 1", 28, "min_seeds must be an integer in [2, 1000]"},
 		{"test", "test: welch", "test: wilcoxon", 37, "claim test must be one of"},

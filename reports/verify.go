@@ -33,8 +33,9 @@ type Claim struct {
 	// ("the gain of A over B is larger at X1 than at X2"). They name the
 	// same columns, none of them in A, B or Each. See interaction.go.
 	X1, X2 map[string]string
-	// Expect is "greater" (mean(A) − mean(B) > 0), "less", or "value":
-	// the effect (the mean of A when B is nil) lies in Value ± Tolerance.
+	// Expect is "greater" (mean(A) − mean(B) > 0; without B, mean(A) >
+	// Value, tested by the one-sample test), "less", or "value": the
+	// effect (the mean of A when B is nil) lies in Value ± Tolerance.
 	Expect           string
 	Value, Tolerance float64
 	// MinEffect, if not 0, is the effect at which the power of a test
@@ -53,7 +54,11 @@ type Claim struct {
 	// A/B and the paper's values give the paper's ratio. A value ≤ 0 is
 	// missing; the check's Note (its Reason when NOT RUN) counts them per
 	// side and the seed pairs they remove.
-	Scale    string
+	Scale string
+	// Premise names claims that must PASS (every check) for this one to
+	// be judged; when one does not, the claim's checks are NOT RUN with
+	// the Reason "premise X not met (VERDICT)".
+	Premise  []string
 	Required bool
 	Source   string
 	Paper    []PaperValue
@@ -214,6 +219,19 @@ type Verification struct {
 	Checks []Check `json:"checks"`
 	// Tests is the number of tests run, the family of the Holm correction.
 	Tests int `json:"tests"`
+	// Unmet is how many of the Tests were then set NOT RUN because a
+	// premise of their claim was not met; they stay in the family.
+	Unmet int `json:"unmet_premise_tests,omitempty"`
+}
+
+// FamilyText describes the Holm family of v in words: "the 15 tests run",
+// or "the 15 tests run (10 of them then NOT RUN for a premise not met)".
+func (v *Verification) FamilyText() string {
+	s := fmt.Sprintf("the %d tests run", v.Tests)
+	if v.Unmet > 0 {
+		s += fmt.Sprintf(" (%d of them then NOT RUN for a premise not met)", v.Unmet)
+	}
+	return s
 }
 
 // VerifyOptions configures [Verify]; a nil *VerifyOptions means the zero
@@ -242,10 +260,14 @@ type VerifyOptions struct {
 // has fewer than MinSeeds runs with the metric. An interaction claim (X1
 // and X2) tests the difference of the gains A − B at X1 and at X2 in the
 // same way, paired per seed when its four cells share seeds (see
-// interaction.go). Bootstrap resamples are
+// interaction.go). A claim whose Premise claims do not all PASS is then
+// set NOT RUN; its tests still count in the Holm family (judged first,
+// so a premise never makes another verdict less conservative) and are
+// counted in Unmet. Bootstrap resamples are
 // drawn from a stream seeded by the claim's name and the test's values,
 // so a verification is reproducible. It is an error only if a claim is
-// malformed (an unknown Expect or Test).
+// malformed (an unknown Expect or Test, a premise that names no claim or
+// premises in a cycle).
 //
 // References:
 //   - S. Holm, "A simple sequentially rejective multiple test procedure",
@@ -264,6 +286,9 @@ func Verify(runs *Runs, claims []Claim, opts *VerifyOptions) (*Verification, err
 		return nil, err
 	}
 	v := &Verification{Alpha: o.Alpha}
+	if err := checkPremises(claims); err != nil {
+		return nil, err
+	}
 	for _, c := range claims {
 		checks, err := claimChecks(runs, c, o)
 		if err != nil {
@@ -272,7 +297,97 @@ func Verify(runs *Runs, claims []Claim, opts *VerifyOptions) (*Verification, err
 		v.Checks = append(v.Checks, checks...)
 	}
 	v.judge()
+	v.premises(claims)
 	return v, nil
+}
+
+// checkPremises returns an error when a claim's premise names no claim of
+// claims, or premises form a cycle.
+func checkPremises(claims []Claim) error {
+	byName := make(map[string]Claim, len(claims))
+	for _, c := range claims {
+		byName[c.Name] = c
+	}
+	state := make(map[string]int) // 1 on the path, 2 done
+	var visit func(c Claim) error
+	visit = func(c Claim) error {
+		switch state[c.Name] {
+		case 1:
+			return fmt.Errorf("reports: claim %s: premises form a cycle", c.Name)
+		case 2:
+			return nil
+		}
+		state[c.Name] = 1
+		for _, p := range c.Premise {
+			pc, ok := byName[p]
+			if !ok {
+				return fmt.Errorf("reports: claim %s: premise %q is no claim", c.Name, p)
+			}
+			if err := visit(pc); err != nil {
+				return err
+			}
+		}
+		state[c.Name] = 2
+		return nil
+	}
+	for _, c := range claims {
+		if err := visit(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// premises sets to NOT RUN the checks of every claim whose premise did
+// not PASS, in order of the premises (a claim NOT RUN for its premise is
+// itself a premise not met). The verdicts are judged first over the whole
+// family, so the tests of a claim NOT RUN for its premise still count in
+// the Holm correction of the others: a premise never makes another
+// verdict less conservative. The check keeps its means and loses its
+// p-values, interval and power.
+func (v *Verification) premises(claims []Claim) {
+	byName := make(map[string]Claim, len(claims))
+	for _, c := range claims {
+		byName[c.Name] = c
+	}
+	verdict := make(map[string]string) // the claim's verdict: PASS or the first other
+	var judged func(name string) string
+	judged = func(name string) string {
+		if vd, ok := verdict[name]; ok {
+			return vd
+		}
+		c := byName[name]
+		reason := ""
+		for _, p := range c.Premise {
+			if pv := judged(p); pv != Pass {
+				reason = fmt.Sprintf("premise %s not met (%s)", p, pv)
+				break
+			}
+		}
+		vd := Pass
+		for i := range v.Checks {
+			ch := &v.Checks[i]
+			if ch.Claim != name {
+				continue
+			}
+			if reason != "" {
+				if ch.Verdict != NotRun && !ch.exact {
+					v.Unmet++
+				}
+				ch.Verdict, ch.Reason = NotRun, reason
+				ch.P, ch.PHolm, ch.PContra, ch.Power = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+				ch.Lo, ch.Hi = math.NaN(), math.NaN()
+			}
+			if vd == Pass && ch.Verdict != Pass {
+				vd = ch.Verdict
+			}
+		}
+		verdict[name] = vd
+		return vd
+	}
+	for _, c := range claims {
+		judged(c.Name)
+	}
 }
 
 // judge adjusts the p-values of the checks that ran and sets the verdicts.
@@ -411,6 +526,9 @@ func newCheck(c Claim, at string) Check {
 	if c.Scale == "log" {
 		a, b = "log a", "log b"
 	}
+	if c.B == nil {
+		b = formatKeyFloat(c.Value) // on the claim's scale, as a value claim's
+	}
 	switch c.Expect {
 	case "greater":
 		ch.Expect = a + " > " + b
@@ -479,14 +597,24 @@ func (ch *Check) evaluate(runs *Runs, c Claim, a, b []int, o VerifyOptions, seed
 	ch.setP(c)
 }
 
+// bound returns the value the effect of claim c is compared with by a
+// greater or less claim: Value for a claim without B (mean(A) against a
+// number), else 0.
+func (c Claim) bound() float64 {
+	if c.B == nil && c.X1 == nil {
+		return c.Value
+	}
+	return 0
+}
+
 // setP sets the one-sided p-values of ch for and against its claim c, and
 // the two-sided P, from its test.
 func (ch *Check) setP(c Claim) {
 	switch c.Expect {
 	case "greater":
-		ch.pPass, ch.pFail = ch.pAbove(0), ch.pBelow(0)
+		ch.pPass, ch.pFail = ch.pAbove(c.bound()), ch.pBelow(c.bound())
 	case "less":
-		ch.pPass, ch.pFail = ch.pBelow(0), ch.pAbove(0)
+		ch.pPass, ch.pFail = ch.pBelow(c.bound()), ch.pAbove(c.bound())
 	default:
 		lo, hi := c.Value-c.Tolerance, c.Value+c.Tolerance
 		// Two one-sided tests for "inside", and the smaller of the two
@@ -602,7 +730,7 @@ func (ch *Check) judgeExact(c Claim, d []float64, paired bool) {
 	holds := 0
 	for _, x := range d {
 		switch {
-		case c.Expect == "greater" && x > 0, c.Expect == "less" && x < 0,
+		case c.Expect == "greater" && x > c.bound(), c.Expect == "less" && x < c.bound(),
 			c.Expect == "value" && x >= c.Value-c.Tolerance && x <= c.Value+c.Tolerance:
 			holds++
 		}
@@ -650,12 +778,17 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 	case "value":
 		return
 	}
-	// An interaction's paper effect needs the gains at both x1 and x2.
-	paperEffect := !math.IsNaN(ch.PaperA) && !math.IsNaN(ch.PaperB) &&
+	// An interaction's paper effect needs the gains at both x1 and x2;
+	// a claim without B compares the paper's A with the bound.
+	paperB := ch.PaperB
+	if c.B == nil {
+		paperB = c.bound()
+	}
+	paperEffect := !math.IsNaN(ch.PaperA) && !math.IsNaN(paperB) &&
 		(c.X1 == nil || !math.IsNaN(ch.PaperA2) && !math.IsNaN(ch.PaperB2))
 	switch {
 	case paperEffect:
-		ch.effectAt = dir * (ch.PaperA - ch.PaperB)
+		ch.effectAt = dir * (ch.PaperA - paperB)
 		if c.X1 != nil {
 			ch.effectAt = dir * ((ch.PaperA - ch.PaperB) - (ch.PaperA2 - ch.PaperB2))
 		}
@@ -669,9 +802,9 @@ func (ch *Check) paper(runs *Runs, k *keyer, first int, c Claim) {
 		if !ch.exact {
 			// Our effect is at least the paper's, in the claimed direction.
 			if dir > 0 {
-				ch.pContra = ch.pBelow(ch.effectAt)
+				ch.pContra = ch.pBelow(c.bound() + ch.effectAt)
 			} else {
-				ch.pContra = ch.pAbove(-ch.effectAt)
+				ch.pContra = ch.pAbove(c.bound() - ch.effectAt)
 			}
 		}
 	case c.MinEffect != 0:
@@ -924,7 +1057,7 @@ func (v *Verification) WriteText(w io.Writer) error {
 		counts[c.Verdict]++
 	}
 	fmt.Fprintf(w, "\n%d PASS, %d FAIL, %d CONTRADICTED, %d INCONCLUSIVE, %d NOT RUN.\n", counts[Pass], counts[Fail], counts[Contradicted], counts[Inconclusive], counts[NotRun])
-	fmt.Fprintf(w, "Holm correction over the %d tests run at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.Tests, v.Alpha)
+	fmt.Fprintf(w, "Holm correction over %s at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.FamilyText(), v.Alpha)
 	fmt.Fprintf(w, "effect: a − b (paired: the mean difference over shared seeds), with its %v%% percentile bootstrap interval (not adjusted).\n", 100*(1-v.Alpha))
 	fmt.Fprintln(w, "power: of an INCONCLUSIVE test, to find the paper's effect (or the claim's min_effect) at the Holm level of its rank.")
 	fmt.Fprintln(w, "CONTRADICTED: not significant either way, but the paper's effect is ruled out: the one-sided test of \"our effect is at least the paper's\" rejects (Holm over those tests; its adjusted p in the power column).")

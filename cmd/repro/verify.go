@@ -51,7 +51,8 @@ func verifyCommand() *cli.Command {
 			"of \"our effect is at least the paper's\" rejects, Holm-adjusted over those tests),\n" +
 			"INCONCLUSIVE otherwise (with the power it had to find the paper's effect; none when\n" +
 			"the paper's own numbers go against the claim), and NOT RUN when a side has fewer\n" +
-			"distinct seeds than min_seeds. The exit status is non-zero only when a claim\n" +
+			"distinct seeds than min_seeds or a claim named in its premise did not PASS.\n" +
+			"The exit status is non-zero only when a claim\n" +
 			"marked required FAILs.\n\n" +
 			"   $ repro verify table1 --scale smoke\n" +
 			"   $ repro verify results/table1 --json\n" +

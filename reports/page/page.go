@@ -673,11 +673,17 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 	for _, vd := range []string{reports.Pass, reports.Fail, reports.Contradicted, reports.Inconclusive, reports.NotRun} {
 		p.Verdicts = append(p.Verdicts, Count{Name: vd, Class: verdictClass(vd), N: counts[vd]})
 	}
-	p.ClaimsNote = fmt.Sprintf("%d %s of %d %s; p-values adjusted by Holm's method over the %d tests run, family-wise α = %s; intervals are percentile bootstrap intervals at level 1 − α.",
-		len(v.Checks), plural(len(v.Checks), "test", "tests"), len(rc), plural(len(rc), "claim", "claims"), v.Tests, num(alpha))
+	p.ClaimsNote = fmt.Sprintf("%d %s of %d %s; p-values adjusted by Holm's method over %s, family-wise α = %s; intervals are percentile bootstrap intervals at level 1 − α.",
+		len(v.Checks), plural(len(v.Checks), "test", "tests"), len(rc), plural(len(rc), "claim", "claims"), v.FamilyText(), num(alpha))
 }
 
 func expectText(c experiments.Claim) string {
+	switch {
+	case c.Expect == "greater" && c.B == nil:
+		return "A > " + num(c.Value)
+	case c.Expect == "less" && c.B == nil:
+		return "A < " + num(c.Value)
+	}
 	switch c.Expect {
 	case "greater":
 		return "A > B"

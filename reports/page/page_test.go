@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/repro-dp/repro/experiments"
 	"github.com/repro-dp/repro/internal/results"
 	"github.com/repro-dp/repro/reports"
 	"github.com/repro-dp/repro/reports/specout"
@@ -522,4 +523,23 @@ func TestInteractionClaim(t *testing.T) {
 		end++
 	}
 	checkGolden(t, "interaction", strings.Join(lines[start:end], "\n")+"\n")
+}
+
+func TestExpectText(t *testing.T) {
+	t.Parallel()
+	b := map[string]string{"method": "y"}
+	for _, tc := range []struct {
+		c    experiments.Claim
+		want string
+	}{
+		{experiments.Claim{Expect: "greater", B: b}, "A > B"},
+		{experiments.Claim{Expect: "less", B: b}, "A < B"},
+		{experiments.Claim{Expect: "greater", Value: 20}, "A > 20"},
+		{experiments.Claim{Expect: "less", Value: 0.5}, "A < 0.5"},
+		{experiments.Claim{Expect: "value", Value: 80, Tolerance: 5}, "80 ± 5"},
+	} {
+		if got := expectText(tc.c); got != tc.want {
+			t.Errorf("expectText(%+v) = %q, want %q", tc.c, got, tc.want)
+		}
+	}
 }

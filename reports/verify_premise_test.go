@@ -1,0 +1,174 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package reports
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+)
+
+// TestVerifyOneSidedValue checks a greater or less claim without B (mean
+// of A against a number) against the one-sample t-test computed by hand:
+// a = [23, 24, 25] has mean 24 and SE 1/√3, so against 20 t = 4√3 with 2
+// degrees of freedom, where Student's t CDF has the closed form
+// F(t) = ½ + t / (2√(2 + t²)) (e.g. Abramowitz & Stegun 26.7.3 with ν = 2):
+// the one-sided p is ½ − t/(2√(2+t²)) = ½ − 4√3/(2√50).
+func TestVerifyOneSidedValue(t *testing.T) {
+	t.Parallel()
+	runs := claimRuns(t, map[string]map[string][]float64{
+		"x": {"t": {23, 24, 25}},
+		"z": {"t": {30, 31}},
+	}, nil)
+	tStat := 4 * math.Sqrt(3)
+	p1 := 0.5 - tStat/(2*math.Sqrt(2+tStat*tStat))
+	a := map[string]string{"method": "x"}
+	for _, tc := range []struct {
+		desc    string
+		claim   Claim
+		verdict string
+		p       float64 // two-sided; NaN: not checked
+		expect  string
+	}{
+		{"greater passes", Claim{Name: "c", Metric: "acc", A: a, Expect: "greater", Value: 20}, Pass, 2 * p1, "a > 20"},
+		{"less fails", Claim{Name: "c", Metric: "acc", A: a, Expect: "less", Value: 20}, Fail, 2 * p1, "a < 20"},
+		// Against 28 the effect is −4: t = −4√3, the same p the other way.
+		{"greater fails", Claim{Name: "c", Metric: "acc", A: a, Expect: "greater", Value: 28}, Fail, 2 * p1, "a > 28"},
+		{"less passes", Claim{Name: "c", Metric: "acc", A: a, Expect: "less", Value: 28}, Pass, 2 * p1, "a < 28"},
+		// At the mean itself t = 0: p = 1.
+		{"at the bound", Claim{Name: "c", Metric: "acc", A: a, Expect: "greater", Value: 24}, Inconclusive, 1, "a > 24"},
+		{"min seeds", Claim{Name: "c", Metric: "acc", A: map[string]string{"method": "z"}, Expect: "greater", Value: 20, MinSeeds: 3}, NotRun, math.NaN(), "a > 20"},
+		{"exact", Claim{Name: "c", Metric: "acc", A: a, Expect: "greater", Value: 22.5, Test: "exact"}, Pass, math.NaN(), "a > 22.5"},
+		{"exact fails one", Claim{Name: "c", Metric: "acc", A: a, Expect: "greater", Value: 23, Test: "exact"}, Inconclusive, math.NaN(), "a > 23"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			v, err := Verify(runs, []Claim{tc.claim}, &VerifyOptions{Resamples: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := v.Checks[0]
+			if c.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s (%+v)", c.Verdict, tc.verdict, c)
+			}
+			if !math.IsNaN(tc.p) && !scalar.EqualWithinAbs(c.P, tc.p, 1e-12) {
+				t.Errorf("p = %v, want %v (closed form, t with 2 df)", c.P, tc.p)
+			}
+			if c.Expect != tc.expect {
+				t.Errorf("expect %q, want %q", c.Expect, tc.expect)
+			}
+		})
+	}
+
+	// Power at min_effect, and only at a paper value of the claimed side.
+	claims := []Claim{
+		{Name: "min-effect", Metric: "acc", A: a, Expect: "greater", Value: 20, MinEffect: 2},
+		{Name: "paper-wrong-side", Metric: "acc", A: a, Expect: "greater", Value: 20, Paper: []PaperValue{{A: 18, B: math.NaN()}}},
+		{Name: "paper-right-side", Metric: "acc", A: a, Expect: "greater", Value: 20, Paper: []PaperValue{{A: 23, B: math.NaN()}}},
+	}
+	v, err := Verify(runs, claims, &VerifyOptions{Resamples: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// All three have the same p; Holm's levels are α/3, α/2, α by rank,
+	// ties in order.
+	if want := v.Checks[0].Test.power(2, 0.05/3); v.Checks[0].Power != want || !(want > 0 && want < 1) {
+		t.Errorf("power at min_effect = %v, want %v in (0, 1)", v.Checks[0].Power, want)
+	}
+	if !math.IsNaN(v.Checks[1].Power) || !math.IsNaN(v.Checks[1].PContra) {
+		t.Errorf("paper value below the bound of a greater claim: power %v, p contradicted %v, want NaN and NaN", v.Checks[1].Power, v.Checks[1].PContra)
+	}
+	if want := v.Checks[2].Test.power(3, 0.05); v.Checks[2].Power != want {
+		t.Errorf("power at the paper's 23 − 20 = %v, want %v", v.Checks[2].Power, want)
+	}
+	// Our mean 24 against the paper's 23: "at least the paper's" is not
+	// ruled out, p = P(T ≤ (24 − 23)√3) with 2 df.
+	tc := math.Sqrt(3)
+	if want := 0.5 + tc/(2*math.Sqrt(2+tc*tc)); !scalar.EqualWithinAbs(v.Checks[2].PContra, want, 1e-12) {
+		t.Errorf("p contradicted = %v, want %v (closed form)", v.Checks[2].PContra, want)
+	}
+}
+
+// TestVerifyPremise checks that a claim whose premise did not PASS is NOT
+// RUN with the premise's verdict in its reason, and judged as usual when
+// it did.
+func TestVerifyPremise(t *testing.T) {
+	t.Parallel()
+	up := []float64{50.1, 51.3, 49.8, 50.6, 50.9, 49.7, 50.2, 51.0}
+	down := []float64{40.3, 41.1, 40.0, 39.2, 40.8, 40.4, 39.9, 40.6}
+	runs := claimRuns(t, map[string]map[string][]float64{
+		"x": {"t1": up, "t2": {30, 31, 29}},
+		"y": {"t1": down, "t2": {29.5, 30.0, 30.5}},
+	}, nil)
+	sel := func(m, task string) map[string]string { return map[string]string{"method": m, "task": task} }
+	pass := Claim{Name: "ctl", Metric: "acc", A: sel("x", "t1"), B: sel("y", "t1"), Expect: "greater"}
+	fail := Claim{Name: "ctl", Metric: "acc", A: sel("x", "t1"), B: sel("y", "t1"), Expect: "less"}
+	inconclusive := Claim{Name: "ctl", Metric: "acc", A: sel("x", "t2"), B: sel("y", "t2"), Expect: "greater"}
+	notRun := Claim{Name: "ctl", Metric: "acc", A: sel("x", "t2"), B: sel("y", "t2"), Expect: "greater", MinSeeds: 5}
+	dep := Claim{Name: "dep", Metric: "acc", A: sel("x", "t1"), Expect: "greater", Value: 45, Premise: []string{"ctl"}}
+	dep2 := Claim{Name: "dep2", Metric: "acc", A: sel("x", "t1"), Expect: "greater", Value: 45, Premise: []string{"dep"}}
+	for _, tc := range []struct {
+		desc    string
+		ctl     Claim
+		verdict string
+		reason  string
+	}{
+		{"premise passes", pass, Pass, ""},
+		{"premise fails", fail, NotRun, "premise ctl not met (FAIL)"},
+		{"premise inconclusive", inconclusive, NotRun, "premise ctl not met (INCONCLUSIVE)"},
+		{"premise not run", notRun, NotRun, "premise ctl not met (NOT RUN)"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			// The dependent claim comes first: premises are resolved in
+			// their own order, not the list's.
+			v, err := Verify(runs, []Claim{dep2, dep, tc.ctl}, &VerifyOptions{Resamples: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := v.Checks[1]
+			if d.Verdict != tc.verdict || d.Reason != tc.reason {
+				t.Errorf("dep: %s %q, want %s %q", d.Verdict, d.Reason, tc.verdict, tc.reason)
+			}
+			if tc.verdict == NotRun && !(math.IsNaN(d.P) && math.IsNaN(d.PHolm) && math.IsNaN(d.Power)) {
+				t.Errorf("dep NOT RUN keeps p %v, p Holm %v, power %v", d.P, d.PHolm, d.Power)
+			}
+			// The family keeps the dependents' tests (the premise's own
+			// too, unless it had too few seeds); they are the unmet ones
+			// when the premise did not PASS.
+			wantTests, wantUnmet := 3, 0
+			if tc.ctl.MinSeeds == 5 {
+				wantTests = 2
+			}
+			if tc.verdict == NotRun {
+				wantUnmet = 2
+			}
+			if v.Tests != wantTests || v.Unmet != wantUnmet {
+				t.Errorf("family: %d tests, %d unmet, want %d and %d", v.Tests, v.Unmet, wantTests, wantUnmet)
+			}
+			d2 := v.Checks[0]
+			want2, reason2 := Pass, ""
+			if tc.verdict != Pass {
+				want2, reason2 = NotRun, "premise dep not met (NOT RUN)"
+			}
+			if d2.Verdict != want2 || d2.Reason != reason2 {
+				t.Errorf("dep2: %s %q, want %s %q", d2.Verdict, d2.Reason, want2, reason2)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		desc   string
+		claims []Claim
+	}{
+		{"unknown", []Claim{dep}},
+		{"cycle", []Claim{{Name: "ctl", Metric: "acc", A: sel("x", "t1"), Expect: "greater", Value: 1, Premise: []string{"dep"}}, dep}},
+		{"self", []Claim{{Name: "ctl", Metric: "acc", A: sel("x", "t1"), Expect: "greater", Value: 1, Premise: []string{"ctl"}}}},
+	} {
+		if _, err := Verify(runs, tc.claims, nil); err == nil {
+			t.Errorf("%s premise: no error", tc.desc)
+		}
+	}
+}
