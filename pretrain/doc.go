@@ -68,6 +68,9 @@
 //     through Dual-Priv's visual token pruning (nn.TokenPruning, the code
 //     the dualpriv method runs) at a retention drawn from 0.1–0.7, so the
 //     base still answers once Dual-Priv prunes (see Plan.PruneShare).
+//     The shapes-questions variant (Options.ShapesQuestions,
+//     Plan.WithShapesQuestions) adds a source of public shapes-vqa
+//     questions of every kind about the public training scenes.
 //
 // Episodes are generated afresh for every batch from the public training
 // images, in the icl task's format "<image> W ; … <image>" → W, with random
