@@ -409,24 +409,14 @@ func (c *fedClient) privatize(r, k int, u, global []float32) {
 // run's rounds: a noise stream no training round drew from). The MINE
 // penalty needs two examples and is absent.
 func (run *fedRun) upload(ex *datasets.Example, trial int) ([]float32, error) {
-	if trial < 0 {
-		return nil, fmt.Errorf("methods: %s: upload trial %d, want ≥ 0", run.name, trial)
-	}
-	if err := checkFusionExample(run.model, ex, run.model.Config.Classes); err != nil {
-		return nil, fmt.Errorf("methods: %s: upload: %w", run.name, err)
-	}
-	cl, err := run.newClient()
+	c, global, r, err := run.attackedClient("upload", ex, trial)
 	if err != nil {
 		return nil, err
 	}
-	c := cl.(*fedClient)
-	global := run.layout.Values()
-	c.layout.SetValues(global)
 	g := make([]float32, len(global))
 	if _, err := c.gradient([]*datasets.Example{ex}, nil, nil, g); err != nil {
 		return nil, err
 	}
-	r := run.cfg.Rounds + trial
 	if run.example != nil {
 		// Record-level: the client's one-example DP-SGD step clips the
 		// example's gradient and adds the run's noise to it (a sum of
@@ -457,6 +447,27 @@ func (run *fedRun) upload(ex *datasets.Example, trial int) ([]float32, error) {
 	return g, nil
 }
 
+// attackedClient checks an attacked example and trial (what names the
+// caller in errors) and returns a fresh client holding the run's global
+// model, those parameters, and the round whose noise the attack draws:
+// T + trial, T the run's rounds, a stream no training round drew from.
+func (run *fedRun) attackedClient(what string, ex *datasets.Example, trial int) (*fedClient, []float32, int, error) {
+	if trial < 0 {
+		return nil, nil, 0, fmt.Errorf("methods: %s: %s trial %d, want ≥ 0", run.name, what, trial)
+	}
+	if err := checkFusionExample(run.model, ex, run.model.Config.Classes); err != nil {
+		return nil, nil, 0, fmt.Errorf("methods: %s: %s: %w", run.name, what, err)
+	}
+	cl, err := run.newClient()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	c := cl.(*fedClient)
+	global := run.layout.Values()
+	c.layout.SetValues(global)
+	return c, global, run.cfg.Rounds + trial, nil
+}
+
 // round implements FedUpload.Round: the round of a client that holds only
 // ex, from the run's global model, as client 0 of round T + trial. Under
 // the record-level unit each of the E local steps is a DP-SGD step on a
@@ -466,20 +477,10 @@ func (run *fedRun) upload(ex *datasets.Example, trial int) ([]float32, error) {
 // SGD and the round's delta is privatised (Update). The MINE penalty is
 // absent, as in upload.
 func (run *fedRun) round(ex *datasets.Example, trial int) ([]float32, error) {
-	if trial < 0 {
-		return nil, fmt.Errorf("methods: %s: round trial %d, want ≥ 0", run.name, trial)
-	}
-	if err := checkFusionExample(run.model, ex, run.model.Config.Classes); err != nil {
-		return nil, fmt.Errorf("methods: %s: round: %w", run.name, err)
-	}
-	cl, err := run.newClient()
+	c, global, r, err := run.attackedClient("round", ex, trial)
 	if err != nil {
 		return nil, err
 	}
-	c := cl.(*fedClient)
-	global := run.layout.Values()
-	c.layout.SetValues(global)
-	r := run.cfg.Rounds + trial
 	var p *Privatizer
 	if run.example != nil {
 		if p, err = run.example.privatizer(run.job.Seed, r, 0, 1); err != nil {
