@@ -220,19 +220,7 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 			c.Value, err = d.finite(v, "claim value", math.Inf(-1))
 			return err
 		},
-		"premise": func(v *yaml.Node) error {
-			return d.list(v, "claim premise", func(e *yaml.Node) error {
-				var name string
-				if err := d.fileName(e, "claim premise", &name); err != nil {
-					return err
-				}
-				if has(c.Premise, name) {
-					return d.errorf(e, "duplicate claim premise %q", name)
-				}
-				c.Premise = append(c.Premise, name)
-				return nil
-			})
-		},
+		"premise": func(v *yaml.Node) (err error) { c.Premise, err = d.premise(v); return err },
 		"min_effect": func(v *yaml.Node) (err error) {
 			c.MinEffect, err = d.finite(v, "claim min_effect", 0)
 			return err
@@ -302,6 +290,25 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 		}
 	}
 	return out, nil
+}
+
+// premise decodes a claim's premise key: names of other claims of the
+// spec, each once (that they exist and form no cycle is checked once the
+// whole list is read).
+func (d *decoder) premise(v *yaml.Node) ([]string, error) {
+	var names []string
+	err := d.list(v, "claim premise", func(e *yaml.Node) error {
+		var name string
+		if err := d.fileName(e, "claim premise", &name); err != nil {
+			return err
+		}
+		if has(names, name) {
+			return d.errorf(e, "duplicate claim premise %q", name)
+		}
+		names = append(names, name)
+		return nil
+	})
+	return names, err
 }
 
 // claimShape checks what ties a claim's keys together.
