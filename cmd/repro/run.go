@@ -86,8 +86,10 @@ func runCommand() *cli.Command {
 			"invocation's finished runs of its method and task took. Before one has finished it\n" +
 			"takes them from the runs of the same scale recorded under --results, marked\n" +
 			"\"ETA ~5m0s (from recorded runs)\", else from the run tables checked in with the\n" +
-			"code (any scale, converted by the ratio of the scales' costs), marked \"ETA ~12m0s\n" +
-			"(from checked-in timings)\"; \"ETA ?\" only where neither knows the method.\n\n" +
+			"code (per step, any scale, converted by the ratio of the scales' costs; a run\n" +
+			"without planned steps from its own experiment's runs at this scale, else from runs\n" +
+			"of the same recipe), marked \"ETA ~12m0s (from checked-in timings)\"; \"ETA ?\"\n" +
+			"only where neither knows the method.\n\n" +
 			"   $ repro run table1 --dry-run\n" +
 			"   $ repro run table1 --scale smoke --jobs 2\n" +
 			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8\n\n" +
