@@ -118,9 +118,17 @@ type Check struct {
 	NA2, NB2       int
 	MeanA2, MeanB2 float64
 	// Test is the t-test of the effect; Lo and Hi the percentile
-	// bootstrap interval of the effect at level 1−α.
+	// bootstrap interval of the effect at level 1−α. The effect is the
+	// tested quantity itself: mean(A) for a claim without B, a − b for a
+	// claim with B, the difference of gains of an interaction; reports
+	// show it less Ref (see [Check.Effect]).
 	Test   TTest
 	Lo, Hi float64
+	// Ref is the value the claim tests its effect against: the claim's
+	// Value for a claim without B (mean(A) > V, < V or in V ± T) and
+	// for a value claim (a − b in V ± T), 0 for a greater or less claim
+	// with B. [Check.Effect] is measured from it.
+	Ref float64
 	// P is the test's p-value (two-sided for greater and less; for a
 	// value claim twice the smaller of the equivalence p and the
 	// outside p), PHolm the Holm-adjusted p-value over every test run;
@@ -145,13 +153,43 @@ type Check struct {
 	Source           string
 
 	pPass, pFail float64
+	oneSide      bool    // a claim without B
 	effectAt     float64 // the effect the power is computed at (NaN: none)
 	pContra      float64 // PContra before adjustment
 	exact        bool    // compared exactly: no test
 	degenerate   *degenerate
 }
 
-// MarshalJSON implements json.Marshaler: NaN numbers are null.
+// Effect returns the effect of c as reports show it, what its test
+// tests, measured from the value it is tested against: the test's effect
+// less Ref, and the interval [Lo − Ref, Hi − Ref]. So a claim with B
+// shows a − b (paired: the mean difference over shared seeds), a claim
+// without B shows mean(A) − V, a value claim a − b − V (inside the
+// tolerance when within ±T), an interaction the difference of its gains
+// (less V for a value claim). NaN for a check that ran no test.
+func (c Check) Effect() (effect, lo, hi float64) {
+	if c.Test.Kind == "" {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	return c.Test.Effect - c.Ref, c.Lo - c.Ref, c.Hi - c.Ref
+}
+
+// PaperEffect returns the paper's effect on the scale of [Check.Effect]:
+// its a − b (or a alone, without B; the difference of its gains for an
+// interaction) less Ref; NaN when the paper gives no value.
+func (c Check) PaperEffect() float64 {
+	switch {
+	case c.X1 != "":
+		return (c.PaperA - c.PaperB) - (c.PaperA2 - c.PaperB2) - c.Ref
+	case c.oneSide:
+		return c.PaperA - c.Ref
+	}
+	return c.PaperA - c.PaperB - c.Ref
+}
+
+// MarshalJSON implements json.Marshaler: NaN numbers are null. The
+// effect, ci_lo and ci_hi are [Check.Effect]'s, measured from
+// effect_from (Ref).
 func (c Check) MarshalJSON() ([]byte, error) {
 	num := func(x float64) *float64 {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -172,8 +210,9 @@ func (c Check) MarshalJSON() ([]byte, error) {
 		DF     *float64 `json:"df"`
 	}
 	var t *test
+	effect, lo, hi := c.Effect()
 	if c.Test.Kind != "" {
-		t = &test{Kind: c.Test.Kind, Effect: num(c.Test.Effect), SE: num(c.Test.SE), DF: num(c.Test.DF)}
+		t = &test{Kind: c.Test.Kind, Effect: num(effect), SE: num(c.Test.SE), DF: num(c.Test.DF)}
 	}
 	return json.Marshal(struct {
 		Claim    string   `json:"claim"`
@@ -188,6 +227,7 @@ func (c Check) MarshalJSON() ([]byte, error) {
 		MeanA    *float64 `json:"mean_a"`
 		MeanB    *float64 `json:"mean_b"`
 		Test     *test    `json:"test"`
+		From     float64  `json:"effect_from"`
 		Lo       *float64 `json:"ci_lo"`
 		Hi       *float64 `json:"ci_hi"`
 		P        *float64 `json:"p"`
@@ -207,7 +247,7 @@ func (c Check) MarshalJSON() ([]byte, error) {
 		PaperA2  *float64 `json:"paper_a2,omitempty"`
 		PaperB2  *float64 `json:"paper_b2,omitempty"`
 	}{c.Claim, c.At, c.Metric, c.Expect, c.Verdict, c.Required, c.Reason, c.NA, c.NB,
-		num(c.MeanA), num(c.MeanB), t, num(c.Lo), num(c.Hi), num(c.P), num(c.PHolm),
+		num(c.MeanA), num(c.MeanB), t, c.Ref, num(lo), num(hi), num(c.P), num(c.PHolm),
 		num(c.Power), num(c.PContra), c.Note, num(c.PaperA), num(c.PaperB), c.Source,
 		c.X1, c.X2, n2(c.NA2), n2(c.NB2), num(c.MeanA2), num(c.MeanB2), num(c.PaperA2), num(c.PaperB2)})
 }
@@ -508,7 +548,7 @@ func newCheck(c Claim, at string) Check {
 		MeanA: math.NaN(), MeanB: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(),
 		PHolm: math.NaN(), Power: math.NaN(), PaperA: math.NaN(), PaperB: math.NaN(), effectAt: math.NaN(),
 		PContra: math.NaN(), pContra: math.NaN(), MeanA2: math.NaN(), MeanB2: math.NaN(),
-		PaperA2: math.NaN(), PaperB2: math.NaN()}
+		PaperA2: math.NaN(), PaperB2: math.NaN(), Ref: c.ref(), oneSide: c.B == nil}
 	if c.X1 != nil {
 		ch.X1, ch.X2 = xText(c.X1), xText(c.X2)
 		gain := func(x string) string { return "(a − b | " + x + ")" }
@@ -605,6 +645,16 @@ func (c Claim) bound() float64 {
 		return c.Value
 	}
 	return 0
+}
+
+// ref returns the value the effect of claim c is tested against (see
+// Check.Ref): Value for a value claim, else the bound of a greater or
+// less claim.
+func (c Claim) ref() float64 {
+	if c.Expect == "value" {
+		return c.Value
+	}
+	return c.bound()
 }
 
 // setP sets the one-sided p-values of ch for and against its claim c, and
@@ -1031,7 +1081,8 @@ func (v *Verification) WriteText(w io.Writer) error {
 				test = fmt.Sprintf("welch n=%d/%d", c.NA, c.NB)
 			}
 			p, ph = fmtP(c.P), fmtP(c.PHolm)
-			effect = fmt.Sprintf("%s [%s, %s]", fmtSigned(c.Test.Effect), fmtNum(c.Lo), fmtNum(c.Hi))
+			e, lo, hi := c.Effect()
+			effect = fmt.Sprintf("%s [%s, %s]", fmtSigned(e), fmtNum(lo), fmtNum(hi))
 			if c.Verdict == Inconclusive && !math.IsNaN(c.Power) {
 				power = fmt.Sprintf("%.2f", c.Power)
 			}
@@ -1042,7 +1093,7 @@ func (v *Verification) WriteText(w io.Writer) error {
 				notes = append(notes, fmt.Sprintf("%s: %s", strings.TrimSpace(c.Claim+" "+c.At), c.Note))
 			}
 		}
-		ours, paper := pair(c.MeanA, c.MeanB), paperText(c.PaperA, c.PaperB)
+		ours, paper := pair(c.MeanA, c.MeanB), paperText(c.PaperA, c.PaperB, c.PaperEffect())
 		if c.X1 != "" {
 			ours, paper = c.OursText(), c.PaperText()
 		}
@@ -1058,7 +1109,7 @@ func (v *Verification) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\n%d PASS, %d FAIL, %d CONTRADICTED, %d INCONCLUSIVE, %d NOT RUN.\n", counts[Pass], counts[Fail], counts[Contradicted], counts[Inconclusive], counts[NotRun])
 	fmt.Fprintf(w, "Holm correction over %s at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.FamilyText(), v.Alpha)
-	fmt.Fprintf(w, "effect: a − b (paired: the mean difference over shared seeds), with its %v%% percentile bootstrap interval (not adjusted).\n", 100*(1-v.Alpha))
+	fmt.Fprintf(w, "effect: what the test tests, less the value V it is tested against: a − b (paired: the mean difference over shared seeds); a − V for a claim on a alone (a > V, a < V, a = V ± T); a − b − V for a − b = V ± T (inside when within ±T); with its %v%% percentile bootstrap interval (not adjusted). The paper's effect is in the same terms.\n", 100*(1-v.Alpha))
 	fmt.Fprintln(w, "power: of an INCONCLUSIVE test, to find the paper's effect (or the claim's min_effect) at the Holm level of its rank.")
 	fmt.Fprintln(w, "CONTRADICTED: not significant either way, but the paper's effect is ruled out: the one-sided test of \"our effect is at least the paper's\" rejects (Holm over those tests; its adjusted p in the power column).")
 	if slices.ContainsFunc(v.Checks, func(c Check) bool { return c.X1 != "" }) {
@@ -1108,14 +1159,17 @@ func pair(a, b float64) string {
 	return fmtNum(a) + " / " + fmtNum(b)
 }
 
-func paperText(a, b float64) string {
+// paperText formats the paper's values a and b (NaN: none) and its
+// effect (see Check.PaperEffect): "a / b (effect)", or "a (effect)"
+// without b.
+func paperText(a, b, effect float64) string {
 	switch {
 	case math.IsNaN(a):
 		return "—"
 	case math.IsNaN(b):
-		return fmtNum(a)
+		return fmt.Sprintf("%s (%s)", fmtNum(a), fmtSigned(effect))
 	}
-	return fmt.Sprintf("%s / %s (%s)", fmtNum(a), fmtNum(b), fmtSigned(a-b))
+	return fmt.Sprintf("%s / %s (%s)", fmtNum(a), fmtNum(b), fmtSigned(effect))
 }
 
 func orDash(s string) string {
@@ -1148,11 +1202,12 @@ func (c Check) OursText() string {
 }
 
 // PaperText formats the paper's side of an interaction check: its gains
-// at X1 and at X2 and their difference, or "—".
+// at X1 and at X2 and their difference (less Ref, as [Check.PaperEffect]),
+// or "—".
 func (c Check) PaperText() string {
 	g1, g2 := c.PaperA-c.PaperB, c.PaperA2-c.PaperB2
 	if math.IsNaN(g1) || math.IsNaN(g2) {
 		return "—"
 	}
-	return fmt.Sprintf("gain %s / %s (%s)", fmtNum(g1), fmtNum(g2), fmtSigned(g1-g2))
+	return fmt.Sprintf("gain %s / %s (%s)", fmtNum(g1), fmtNum(g2), fmtSigned(c.PaperEffect()))
 }

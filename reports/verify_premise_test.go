@@ -5,7 +5,11 @@
 package reports
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
@@ -170,5 +174,89 @@ func TestVerifyPremise(t *testing.T) {
 		if _, err := Verify(runs, tc.claims, nil); err == nil {
 			t.Errorf("%s premise: no error", tc.desc)
 		}
+	}
+}
+
+// TestVerifyEffectFromValue checks that every kind of claim shows its
+// effect (and interval, and the paper's effect) measured from the value
+// its test is tested against: mean(A) − V for a claim without B, a − b
+// for a greater or less claim with B, a − b − V for a value claim with B,
+// and the difference of gains less V for a value interaction. The means
+// are by hand: a = [23, 24, 25] (mean 24), b = [30, 31] (mean 30.5); the
+// interaction's gains are 3 at t1 and 1 at t2 on every seed.
+func TestVerifyEffectFromValue(t *testing.T) {
+	t.Parallel()
+	runs := claimRuns(t, map[string]map[string][]float64{
+		"x": {"t": {23, 24, 25}, "t1": {23, 24, 25}, "t2": {10, 11, 12}},
+		"y": {"t1": {20, 21, 22}, "t2": {9, 10, 11}},
+		"z": {"t": {30, 31}},
+	}, nil)
+	a := map[string]string{"method": "x", "task": "t"}
+	b := map[string]string{"method": "z", "task": "t"}
+	for _, tc := range []struct {
+		desc   string
+		claim  Claim
+		ref    float64
+		effect float64
+		paper  float64 // the paper's effect; NaN: none given
+	}{
+		{"greater than a value", Claim{Expect: "greater", Value: 20, A: a, Paper: []PaperValue{{A: 23, B: math.NaN()}}}, 20, 4, 3},
+		{"less than a value", Claim{Expect: "less", Value: 28, A: a}, 28, -4, math.NaN()},
+		{"value without b", Claim{Expect: "value", Value: 24.5, Tolerance: 1, A: a}, 24.5, -0.5, math.NaN()},
+		{"exact against a value", Claim{Expect: "greater", Value: 22.5, Test: "exact", A: a}, 22.5, 1.5, math.NaN()},
+		{"greater with b", Claim{Expect: "greater", A: a, B: b, Paper: []PaperValue{{A: 25, B: 20}}}, 0, -6.5, 5},
+		{"value with b", Claim{Expect: "value", Value: -6, Tolerance: 1, A: a, B: b, Paper: []PaperValue{{A: 24, B: 31}}}, -6, -0.5, -1},
+		{"value interaction", Claim{Expect: "value", Value: 2.5, Tolerance: 1,
+			A: map[string]string{"method": "x"}, B: map[string]string{"method": "y"},
+			X1: map[string]string{"task": "t1"}, X2: map[string]string{"task": "t2"},
+			Paper: []PaperValue{{A: 5, B: 2, A2: 4, B2: 3}}}, 2.5, -0.5, -0.5},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			c := tc.claim
+			c.Name, c.Metric = "c", "acc"
+			v, err := Verify(runs, []Claim{c}, &VerifyOptions{Resamples: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := v.Checks[0]
+			if ch.Verdict == NotRun {
+				t.Fatalf("not run: %s", ch.Reason)
+			}
+			e, lo, hi := ch.Effect()
+			if ch.Ref != tc.ref || !scalar.EqualWithinAbs(e, tc.effect, 1e-12) {
+				t.Errorf("Ref %v, effect %v, want %v and %v", ch.Ref, e, tc.ref, tc.effect)
+			}
+			// The interval moves with the effect: the raw one less Ref.
+			if lo != ch.Lo-tc.ref || hi != ch.Hi-tc.ref || !(lo <= e && e <= hi) {
+				t.Errorf("interval [%v, %v] around %v, want [%v, %v] containing it", lo, hi, e, ch.Lo-tc.ref, ch.Hi-tc.ref)
+			}
+			if got := ch.PaperEffect(); !(math.IsNaN(tc.paper) && math.IsNaN(got)) && !scalar.EqualWithinAbs(got, tc.paper, 1e-12) {
+				t.Errorf("paper effect %v, want %v", got, tc.paper)
+			}
+
+			var text bytes.Buffer
+			if err := v.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("%+.2f [%.2f, %.2f]", tc.effect, lo, hi); !strings.Contains(text.String(), want) {
+				t.Errorf("text has no %q:\n%s", want, text.String())
+			}
+			js, err := json.Marshal(ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Test struct{ Effect float64 }
+				From float64 `json:"effect_from"`
+				Lo   float64 `json:"ci_lo"`
+			}
+			if err := json.Unmarshal(js, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.From != tc.ref || !scalar.EqualWithinAbs(got.Test.Effect, tc.effect, 1e-12) || got.Lo != lo {
+				t.Errorf("JSON effect %v from %v, ci_lo %v; want %v from %v, %v", got.Test.Effect, got.From, got.Lo, tc.effect, tc.ref, lo)
+			}
+		})
 	}
 }

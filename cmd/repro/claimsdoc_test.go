@@ -71,8 +71,11 @@ Verdicts (see ` + "`repro verify --help`" + `): PASS and FAIL are significant fo
 after Holm's correction over the spec's tests; CONTRADICTED is neither, but rules out the
 paper's effect; INCONCLUSIVE is neither, and NOT RUN has too few distinct seeds or lacks a
 column. A deterministic metric (ε, σ, parameter counts, or a claim with ` + "`test: exact`" + `) is
-compared exactly, seed by seed. Intervals are percentile bootstrap intervals of a − b at
-95%, over seeds (the checked-in tables hold no predictions). An interaction claim (its
+compared exactly, seed by seed. The effect column is what the test tests, less the value V
+it is tested against: a − b for a claim with b; a − V for a claim on a alone (expect
+"a > V", "a < V" or "a = V ± T"); a − b − V for "a − b = V ± T", inside the tolerance when
+it lies within ±T. Intervals are percentile bootstrap intervals of the effect at 95%, over
+seeds (the checked-in tables hold no predictions). An interaction claim (its
 expect reads "(a − b | x1) > (a − b | x2)") compares gains: its "ours" and "paper"
 columns are the gains a − b at x1 and at x2, and its effect is their difference.
 
@@ -132,7 +135,8 @@ model, not that the paper's direction is wrong; the "paper a / b" column shows b
 				}
 				effect, verdict := "—", ch.Verdict
 				if ch.Verdict != reports.NotRun {
-					effect = fmt.Sprintf("%+.2f [%s, %s]", ch.Test.Effect, num(ch.Lo), num(ch.Hi))
+					e, lo, hi := ch.Effect()
+					effect = fmt.Sprintf("%+.2f [%s, %s]", e, num(lo), num(hi))
 				} else {
 					verdict += ": " + ch.Reason
 				}

@@ -41,6 +41,9 @@ func verifyCommand() *cli.Command {
 			"permutation test (two samples) replaces the t-test, so three equal values never\n" +
 			"give p = 0. A deterministic metric (ε, σ, parameter counts; or a claim with test:\n" +
 			"exact) is compared value by value, seed by seed, and says so: no p-value.\n" +
+			"A claim without b tests a alone against its value V (a > V, a < V, or a = V ± T)\n" +
+			"by the one-sample t-test. The effect shown is what the test tests, less the value\n" +
+			"it is tested against: a − b, a − V, or a − b − V for a claim a − b = V ± T.\n" +
 			"A claim with x1 and x2 is an interaction, \"the gain of a over b is larger at x1\n" +
 			"than at x2\": its effect (a − b)|x1 − (a − b)|x2 is tested per seed when the four\n" +
 			"cells share seeds, as a Welch test of the paired gains when each x pairs its own\n" +

@@ -641,7 +641,7 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 			Verdict: c.Verdict, Class: verdictClass(c.Verdict), Required: c.Required, Reason: c.Reason,
 			NA: c.NA, NB: c.NB, Test: orNone(c.Test.Kind), Source: orNone(c.Source),
 			Ours: sides(c.MeanA, c.MeanB), Paper: sides(c.PaperA, c.PaperB),
-			Effect: none, Interval: interval(c.Lo, c.Hi), P: num(c.PHolm), Power: num(c.Power),
+			Effect: none, P: num(c.PHolm), Power: num(c.Power),
 			SpecLine: s.FileName,
 		}
 		if c.X1 != "" {
@@ -653,8 +653,10 @@ func (p *Page) claims(s *experiments.Spec, runs *reports.Runs, alpha float64) {
 				row.PaperCells = cells(c.X1, c.PaperA, c.PaperB, c.X2, c.PaperA2, c.PaperB2)
 			}
 		}
+		effect, lo, hi := c.Effect()
+		row.Interval = interval(lo, hi)
 		if c.Test.Kind != "" {
-			row.Effect = num(c.Test.Effect)
+			row.Effect = num(effect)
 		}
 		if sc.Line > 0 {
 			row.SpecLine += ":" + strconv.Itoa(sc.Line)
