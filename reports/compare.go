@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/repro-dp/repro/internal/results"
 )
 
 // A Threshold says when a change of a metric is a regression: a
@@ -30,8 +32,9 @@ type Threshold struct {
 var DefaultCompareKeys = []string{"method", "task", "scale", "epsilon_target", "delta"}
 
 // notMetrics are the numeric run columns that are never compared by
-// default: the seed pairs runs, and steps and wall time are bookkeeping.
-var notMetrics = []string{"seed", "steps", "seconds"}
+// default: the seed pairs runs, and steps, wall time and what the time
+// was measured under (load, GOMAXPROCS, jobs) are bookkeeping.
+var notMetrics = append([]string{"seed", "steps", "seconds"}, results.TimingColumns()...)
 
 // CompareOptions configures [Compare]; a nil *CompareOptions means the zero
 // value.
@@ -40,7 +43,8 @@ type CompareOptions struct {
 	// DefaultCompareKeys. A key column missing from a table is left out.
 	Keys []string
 	// Metrics are the columns compared; nil means every numeric column of
-	// both tables that is not a key, seed, steps or seconds.
+	// both tables that is not a key, seed, steps, seconds or a timing
+	// column (load_start, load_end, gomaxprocs, jobs).
 	Metrics []string
 	// Thresholds hold the regression threshold of each metric; a metric
 	// without one is compared but never a regression.

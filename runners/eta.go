@@ -159,15 +159,19 @@ func (c recipe) in(params map[string]any) bool {
 }
 
 // newPrior returns the prior of rows, the runs.parquet rows of runs of one
-// scale; plan gives a run's cost class. Runs that did not finish ok teach
-// nothing.
-func newPrior(rows []results.Run, plan func(*Run) (int64, string)) *etaPrior {
+// scale, for runs at load today; plan gives a run's cost class. Runs that
+// did not finish ok teach nothing. A row that recorded its load counts
+// its seconds at today's (see atLoad: a run recorded at load 8 on 2
+// cores took four times what it takes on a quiet machine); a row recorded
+// before loads were counts them as they are.
+func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *etaPrior {
 	step, run := map[string][]float64{}, map[string][]float64{}
 	recipes := map[string]map[string]*recipeRows{} // by method/task, by key
 	for _, row := range rows {
 		if row.Status != results.OK || !(row.Seconds > 0) {
 			continue
 		}
+		row.Seconds *= atLoad(loadOf(row), today)
 		r := &Run{Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed, Params: row.Params}}
 		_, class := plan(r)
 		mt := row.Method + "/" + row.Task
@@ -217,11 +221,11 @@ type recipeRows struct {
 }
 
 // loadPrior returns the prior of the runs at scale recorded under the
-// results folder root: the run tables of its experiments
-// (root/EXP/runs.parquet) and the checked-in ones
+// results folder root, for runs at load today: the run tables of its
+// experiments (root/EXP/runs.parquet) and the checked-in ones
 // (root/baselines/EXP-scale.parquet); nil when there are none. Tables
 // that do not read are skipped: the prior only refines an estimate.
-func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
+func loadPrior(root, scale string, plan func(*Run) (int64, string), today load) *etaPrior {
 	names, _ := filepath.Glob(filepath.Join(root, "*", results.RunsFile))
 	base, _ := filepath.Glob(filepath.Join(root, "baselines", "*-"+scale+".parquet"))
 	var rows []results.Run
@@ -236,7 +240,7 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
 			}
 		}
 	}
-	return newPrior(rows, plan)
+	return newPrior(rows, plan, today)
 }
 
 // checkedInPrior returns the prior that the run tables in fsys
@@ -256,21 +260,22 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string)) *etaPrior {
 // and task's (the ratio carries the scales' step counts, which differ by
 // experiment: extraction-chance's smoke runs, times the median ratio,
 // predict four times what extraction-control's same recipe took at
-// small).
-func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string)) *etaPrior {
-	return convertPrior(readTables(fsys), scale, plan)
+// small). Seconds recorded with their load are counted at load today,
+// as in newPrior.
+func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string), today load) *etaPrior {
+	return convertPrior(readTables(fsys), scale, plan, today)
 }
 
 // convertPrior returns the prior of rows, runs of any scale, for runs at
-// scale (see checkedInPrior).
-func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, string)) *etaPrior {
+// scale and load today (see checkedInPrior).
+func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, string), today load) *etaPrior {
 	byScale := map[string][]results.Run{}
 	for _, r := range rows {
 		byScale[r.Scale] = append(byScale[r.Scale], r)
 	}
 	priors := map[string]*etaPrior{}
 	for sc, rs := range byScale {
-		if p := newPrior(rs, plan); p != nil {
+		if p := newPrior(rs, plan, today); p != nil {
 			priors[sc] = p
 		}
 	}

@@ -84,11 +84,11 @@ func TestETAPrior(t *testing.T) {
 			pending = append(pending, r)
 		}
 	}
-	prior := newPrior(seen, plan)
+	prior := newPrior(seen, plan, load{})
 	if prior == nil {
 		t.Fatal("no prior from the runs of seed 1")
 	}
-	if p := loadPrior("../results", "smoke", plan); p == nil || p.perStep["dpzo/fashion-vqa"] <= 0 || p.perStep["class:zeroth-order"] <= 0 {
+	if p := loadPrior("../results", "smoke", plan, load{}); p == nil || p.perStep["dpzo/fashion-vqa"] <= 0 || p.perStep["class:zeroth-order"] <= 0 {
 		t.Errorf("loadPrior(../results, smoke) = %+v, want DPZO's seconds per step from results/baselines/table1-smoke.parquet", p)
 	}
 	total, zo := 0.0, 0.0
@@ -237,11 +237,11 @@ func TestETAPriorUnknownSteps(t *testing.T) {
 	}
 	lira := &Run{Config: experiments.Config{Method: "dpzo", Task: "shapes-vqa-lira", Scale: "smoke"}}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if got, ok := newETA([]*Run{lira}, 1, plan, newPrior(seen, plan)).left(now); ok {
+	if got, ok := newETA([]*Run{lira}, 1, plan, newPrior(seen, plan, load{})).left(now); ok {
 		t.Errorf("a run of unknown steps, prior of its method on another task only: estimate %v, want none", got)
 	}
 	seen = append(seen, results.Run{Status: results.OK, Method: "dpzo", Task: "shapes-vqa-lira", Scale: "smoke", Seconds: 6})
-	got, ok := newETA([]*Run{lira, lira}, 1, plan, newPrior(seen, plan)).left(now)
+	got, ok := newETA([]*Run{lira, lira}, 1, plan, newPrior(seen, plan, load{})).left(now)
 	if !ok || got != 12*time.Second {
 		t.Errorf("two runs of unknown steps, prior of 6 s for their method and task: estimate %v (%v), want 12s", got, ok)
 	}
@@ -275,7 +275,7 @@ func TestCheckedInPrior(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "damaged-small.parquet"), []byte("not parquet"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := checkedInPrior(os.DirFS(dir), "small", plan)
+	p := checkedInPrior(os.DirFS(dir), "small", plan, load{})
 	if p == nil || p.from != fromCheckedIn {
 		t.Fatalf("checkedInPrior = %+v, want a checked-in prior", p)
 	}
@@ -305,7 +305,7 @@ func TestCheckedInPrior(t *testing.T) {
 	if !near(small, 430080) || !near(smoke, 24576) || !near(full, 12*256*256*6*2) {
 		t.Errorf("modelCost smoke, small, full = %v, %v, %v, want 24576, 430080, %v", smoke, small, full, 12*256*256*6*2)
 	}
-	p = checkedInPrior(os.DirFS(dir), "full", plan)
+	p = checkedInPrior(os.DirFS(dir), "full", plan, load{})
 	for k, want := range map[string]float64{"dpsgd/fashion-vqa": 0.3 * full / small, "fedavg/fashion-vqa": 5 * full / small} {
 		if got := p.perStep[k]; !near(got, want) {
 			t.Errorf("full, per step of %s = %v, want small's × %v = %v", k, got, full/small, want)
@@ -320,7 +320,7 @@ func TestCheckedInPrior(t *testing.T) {
 	if got := nearestScales("full", []string{"smoke", "custom", "small", "full"}); !slices.Equal(got, []string{"small", "smoke", "custom"}) {
 		t.Errorf("nearestScales(full) = %v, want small, smoke, custom", got)
 	}
-	if p := checkedInPrior(fstest.MapFS{}, "small", plan); p != nil {
+	if p := checkedInPrior(fstest.MapFS{}, "small", plan, load{}); p != nil {
 		t.Errorf("checkedInPrior of no tables = %+v, want nil", p)
 	}
 }
@@ -381,7 +381,7 @@ func TestCheckedInAcrossScales(t *testing.T) {
 			small = append(small, r)
 		}
 	}
-	ps, pl := newPrior(smoke, plan), newPrior(small, plan)
+	ps, pl := newPrior(smoke, plan, load{}), newPrior(small, plan, load{})
 	if ps == nil || pl == nil {
 		t.Fatal("no checked-in timings at smoke and small")
 	}
@@ -396,7 +396,7 @@ func TestCheckedInAcrossScales(t *testing.T) {
 				others = append(others, r)
 			}
 		}
-		got := convertPrior(slices.Concat(smoke, others), "small", plan).perStep[k]
+		got := convertPrior(slices.Concat(smoke, others), "small", plan, load{}).perStep[k]
 		f := max(got/want, want/got)
 		factors = append(factors, f)
 		t.Logf("%-32s small %.4f s/step, predicted %.4f (×%.2f)", k, want, got, f)
@@ -445,7 +445,7 @@ func TestETAPriorExperiment(t *testing.T) {
 	write("y-small.parquet", row("y", "small", 100, ""), row("y", "small", 120, ""), row("y", "small", 110, ""))
 	write("x-smoke.parquet", row("x", "smoke", 50, ""), row("x", "smoke", 52, ""), row("y", "smoke", 10, ""))
 	write("w-smoke.parquet", row("w", "smoke", 5000, ""))
-	prior := checkedInPrior(os.DirFS(dir), "small", plan)
+	prior := checkedInPrior(os.DirFS(dir), "small", plan, load{})
 	run := func(exp, variant string) *Run {
 		r := &Run{Experiment: exp, Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: map[string]any{}}}
 		if variant != "" {
@@ -472,7 +472,7 @@ func TestETAPriorExperiment(t *testing.T) {
 	}
 	// The experiment's checked-in runs come before the method and task's
 	// recorded under the results folder.
-	recorded := newPrior([]results.Run{row("y", "small", 200, "")}, plan)
+	recorded := newPrior([]results.Run{row("y", "small", 200, "")}, plan, load{})
 	if d, from, ok := newETA([]*Run{run("x", "")}, 1, plan, recorded, prior).estimate(at); !ok || d != 520*time.Second || from != fromCheckedIn {
 		t.Errorf("a run of x, y recorded: %v from %v (%v), want 8m40s from the checked-in timings", d, from, ok)
 	}
@@ -504,7 +504,7 @@ func TestETAPriorRecipe(t *testing.T) {
 	if err := results.WriteRuns(filepath.Join(dir, "e-small.parquet"), []results.Run{row("e", 300, map[string]any{"epochs": int64(100)})}); err != nil {
 		t.Fatal(err)
 	}
-	prior := checkedInPrior(os.DirFS(dir), "small", plan)
+	prior := checkedInPrior(os.DirFS(dir), "small", plan, load{})
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		params map[string]any

@@ -52,6 +52,7 @@ func execute(ctx context.Context, r *Run, e Executor, prov results.Provenance, n
 		Inputs:     r.Inputs,
 		Started:    now().UTC(),
 		Provenance: prov,
+		LoadStart:  loadNow(),
 	}
 	// A previous attempt (failed, killed, or --fresh) may have left
 	// files; start from an empty folder.
@@ -99,6 +100,7 @@ func fail(r *Run, m *results.Manifest, err error, now func() time.Time) *results
 	}
 	m.Finished = now().UTC()
 	m.Seconds = m.Finished.Sub(m.Started).Seconds()
+	m.LoadEnd = loadNow()
 	if results.WriteManifest(r.Dir, m) != nil {
 		os.RemoveAll(r.Dir)
 	}
@@ -115,6 +117,7 @@ func finish(r *Run, m *results.Manifest, rec *Recorder, err error, now func() ti
 	rec.endStage()
 	m.Finished = now().UTC()
 	m.Seconds = m.Finished.Sub(m.Started).Seconds()
+	m.LoadEnd = loadNow()
 	m.Stages, m.Steps, m.Warnings = rec.stages, rec.steps, rec.warnings
 	if m.Steps > 0 {
 		for _, s := range m.Stages {

@@ -155,7 +155,8 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		if opts.Timings != nil {
 			checked = readTables(opts.Timings)
 		}
-		priors = []*etaPrior{loadPrior(opts.root(), spec.Scale, plan), convertPrior(checked, spec.Scale, plan)}
+		today := currentLoad()
+		priors = []*etaPrior{loadPrior(opts.root(), spec.Scale, plan, today), convertPrior(checked, spec.Scale, plan, today)}
 	}
 	s.prog = newProgress(opts.Progress, opts.ProgressInterval, spec.Name, len(s.pending), s.sum.Cached, s.now,
 		newETA(s.pending, workers, nil, priors...))

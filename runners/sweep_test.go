@@ -127,6 +127,17 @@ func TestSweep(t *testing.T) {
 		if m.Provenance.Jobs != 3 || m.Provenance.GoVersion == "" || m.Provenance.Device != "cpu" || m.PeakMemoryBytes == 0 || m.Finished.Before(m.Started) {
 			t.Errorf("run %s manifest: provenance %+v, peak memory %d, %v → %v", p.ID, m.Provenance, m.PeakMemoryBytes, m.Started, m.Finished)
 		}
+		// What the run's time was measured under, in the manifest and
+		// its row: the load where the system reports one.
+		if _, ok := loadAvg(); ok != (m.LoadStart != nil) || ok != (m.LoadEnd != nil) {
+			t.Errorf("run %s manifest: load %v → %v, want both recorded exactly when %s reads (%v)", p.ID, m.LoadStart, m.LoadEnd, loadavgFile, ok)
+		}
+		if m.LoadStart != nil && (r.LoadStart != *m.LoadStart || r.LoadEnd != *m.LoadEnd) {
+			t.Errorf("runs.parquet row %d: load %v → %v, manifest %v → %v", i, r.LoadStart, r.LoadEnd, *m.LoadStart, *m.LoadEnd)
+		}
+		if r.GOMAXPROCS != int64(m.Provenance.GOMAXPROCS) || r.GOMAXPROCS < 1 || r.Jobs != 3 {
+			t.Errorf("runs.parquet row %d: GOMAXPROCS %d, jobs %d; want the manifest's %d and 3", i, r.GOMAXPROCS, r.Jobs, m.Provenance.GOMAXPROCS)
+		}
 		scores, err := results.ReadScores(filepath.Join(p.Dir, results.ScoresFile))
 		if err != nil || len(scores) != 2 || scores[0].Attack != "loss-mia" {
 			t.Errorf("run %s scores: %v, %v", p.ID, scores, err)

@@ -90,6 +90,15 @@ type Manifest struct {
 	// the run ended. Runs executed concurrently share it: it bounds each
 	// run's peak from above.
 	PeakMemoryBytes uint64 `json:"peak_memory_bytes"`
+	// LoadStart and LoadEnd are the machine's 1-minute load average
+	// (/proc/loadavg) when the run started and when it ended: with
+	// Provenance.GOMAXPROCS and Jobs they say under what load Seconds was
+	// measured, which the ETA uses to compare recorded times with
+	// today's. Nil where the system has no /proc/loadavg, and in
+	// manifests written before they were recorded. Like the times, they
+	// are not part of the run id.
+	LoadStart *float64 `json:"load_start,omitempty"`
+	LoadEnd   *float64 `json:"load_end,omitempty"`
 
 	Provenance Provenance `json:"provenance"`
 	// Privacy is nil for a run that recorded none.

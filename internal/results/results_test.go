@@ -187,10 +187,12 @@ func TestRunsRoundTrip(t *testing.T) {
 	rows := []Run{
 		{RunID: "a", Experiment: "e", Status: OK, Method: "dpsgd", Task: "t", Scale: "smoke", Seed: 1,
 			EpsilonTarget: 8, Epsilon: 7.9, Delta: 1e-5, Sigma: 0.8, SampleRate: 0.01, Steps: 10, Seconds: 1.5,
+			LoadStart: 3.5, LoadEnd: 0, GOMAXPROCS: 2, Jobs: 1,
 			Params:  map[string]any{"beta": 0.5, "chunks": int64(2), "mixed": int64(1), "peft": "lora", "flag": true, "odd": true},
 			Results: map[string]float64{"acc": 0.5, "mia_auc": nan}},
 		{RunID: "b", Experiment: "e", Status: Failed, Error: "boom", Method: "nonprivate", Task: "t", Scale: "smoke", Seed: 2,
 			EpsilonTarget: math.Inf(1), Epsilon: nan, Delta: 1e-5, Sigma: nan, SampleRate: nan,
+			LoadStart: nan, LoadEnd: nan,
 			Params:  map[string]any{"mixed": 0.25, "odd": "x"},
 			Results: map[string]float64{}},
 	}
@@ -226,6 +228,7 @@ func TestRunsRoundTrip(t *testing.T) {
 	}
 	wantCols := "run_id:STRING experiment:STRING status:STRING error:STRING method:STRING task:STRING scale:STRING " +
 		"seed:INT(64,true) epsilon_target:DOUBLE epsilon:DOUBLE delta:DOUBLE sigma:DOUBLE sample_rate:DOUBLE steps:INT(64,true) seconds:DOUBLE " +
+		"load_start:DOUBLE load_end:DOUBLE gomaxprocs:INT(64,true) jobs:INT(64,true) " +
 		"beta:DOUBLE chunks:INT(64,true) flag:BOOLEAN mixed:DOUBLE odd:STRING peft:STRING acc:DOUBLE mia_auc:DOUBLE"
 	if got := strings.Join(cols, " "); got != wantCols {
 		t.Errorf("runs.parquet columns:\n got %s\nwant %s", got, wantCols)
@@ -240,6 +243,67 @@ func TestRunsRoundTrip(t *testing.T) {
 		if err := WriteRuns(name, bad); err == nil {
 			t.Errorf("WriteRuns(%v): got nil error", bad)
 		}
+	}
+}
+
+// TestRunsTiming checks the timing columns: a table written before they
+// were recorded (the fixed columns, then params and results) reads with
+// every load unknown (NaN, 0), as the checked-in tables do; a param that
+// has a timing column's name keeps its column and the table goes without
+// the timing ones; RunOf takes them from the manifest.
+func TestRunsTiming(t *testing.T) {
+	dir := t.TempDir()
+	row := Run{RunID: "a", Experiment: "e", Status: OK, Method: "dpsgd", Task: "t", Scale: "smoke", Seed: 1,
+		EpsilonTarget: 8, Epsilon: 7.9, Delta: 1e-5, Sigma: 0.8, SampleRate: 0.01, Steps: 10, Seconds: 1.5,
+		LoadStart: 8, LoadEnd: 9, GOMAXPROCS: 2, Jobs: 2,
+		Params: map[string]any{"beta": 0.5}, Results: map[string]float64{"acc": 0.5}}
+
+	// The format before the timing columns, written as WriteRuns did.
+	old := filepath.Join(dir, "old.parquet")
+	var cols []column
+	for _, f := range fixed {
+		cols = append(cols, column{f.name, f.typ, f.get})
+	}
+	cols = append(cols, paramColumn("beta", typeFloat), column{"acc", typeFloat, func(r *Run) any { return r.Results["acc"] }})
+	if err := writeColumns(old, []Run{row}, cols, nil, []string{"beta"}, []string{"acc"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRuns(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := row
+	want.LoadStart, want.LoadEnd, want.GOMAXPROCS, want.Jobs = math.NaN(), math.NaN(), 0, 0
+	if diff := cmp.Diff([]Run{want}, got, cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("a table without timing columns (-want +got):\n%s", diff)
+	}
+
+	clash := row
+	clash.Params = map[string]any{"jobs": int64(4)}
+	name := filepath.Join(dir, "clash.parquet")
+	if err := WriteRuns(name, []Run{clash}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = ReadRuns(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = clash
+	want.LoadStart, want.LoadEnd, want.GOMAXPROCS, want.Jobs = math.NaN(), math.NaN(), 0, 0
+	if diff := cmp.Diff([]Run{want}, got, cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("a param named jobs (-want +got):\n%s", diff)
+	}
+
+	m := testManifest("a", OK)
+	m.Provenance.GOMAXPROCS, m.Provenance.Jobs = 2, 1
+	start, end := 8.25, 0.0
+	m.LoadStart, m.LoadEnd = &start, &end
+	if r := RunOf(m); r.LoadStart != 8.25 || r.LoadEnd != 0 || r.GOMAXPROCS != 2 || r.Jobs != 1 {
+		t.Errorf("RunOf: load %v → %v, GOMAXPROCS %d, jobs %d; want 8.25 → 0, 2, 1", r.LoadStart, r.LoadEnd, r.GOMAXPROCS, r.Jobs)
+	}
+	m.LoadStart, m.LoadEnd = nil, nil
+	if r := RunOf(m); !math.IsNaN(r.LoadStart) || !math.IsNaN(r.LoadEnd) {
+		t.Errorf("RunOf of a manifest without loads: %v → %v, want NaN → NaN", r.LoadStart, r.LoadEnd)
 	}
 }
 

@@ -20,9 +20,11 @@ import (
 )
 
 // A Run is one row of runs.parquet. The file has the fixed columns below,
-// in this order, then one column per hyperparameter (Params, sorted by
-// name), then one DOUBLE column per result (Results, sorted by name).
-// A value that a run does not have is NULL in the file.
+// in this order, then the timing columns (load_start, load_end,
+// gomaxprocs, jobs: see [TimingColumns]), then one column per
+// hyperparameter (Params, sorted by name), then one DOUBLE column per
+// result (Results, sorted by name). A value that a run does not have is
+// NULL in the file.
 type Run struct {
 	RunID      string // run_id
 	Experiment string // experiment
@@ -43,6 +45,16 @@ type Run struct {
 	SampleRate float64
 	Steps      int64   // steps (the privacy record's, else the manifest's)
 	Seconds    float64 // seconds: the run's wall time
+	// LoadStart (load_start) and LoadEnd (load_end) are the machine's
+	// 1-minute load average when the run started and ended (the
+	// manifest's), NaN (NULL) when unknown; GOMAXPROCS (gomaxprocs) and
+	// Jobs (jobs) are the process's GOMAXPROCS and the number of runs it
+	// executed at once, 0 (NULL) when unknown. They say under what load
+	// Seconds was measured. A load says nothing without GOMAXPROCS (a
+	// zero Run's 0 is no measurement); tables written before they were
+	// recorded read as unknown.
+	LoadStart, LoadEnd float64
+	GOMAXPROCS, Jobs   int64
 	// Params holds the hyperparameters and sweep values of the config
 	// (int64, float64, string or bool), one column each: INT64 if every
 	// run's value is an integer, DOUBLE if every value is a number,
@@ -70,8 +82,18 @@ func RunOf(m *Manifest) Run {
 		SampleRate:    math.NaN(),
 		Steps:         m.Steps,
 		Seconds:       m.Seconds,
+		LoadStart:     math.NaN(),
+		LoadEnd:       math.NaN(),
+		GOMAXPROCS:    int64(m.Provenance.GOMAXPROCS),
+		Jobs:          int64(m.Provenance.Jobs),
 		Params:        maps.Clone(m.Config.Params),
 		Results:       make(map[string]float64, len(m.Results)),
+	}
+	if m.LoadStart != nil {
+		r.LoadStart = *m.LoadStart
+	}
+	if m.LoadEnd != nil {
+		r.LoadEnd = *m.LoadEnd
 	}
 	if p := m.Privacy; p != nil {
 		r.Epsilon, r.Sigma, r.SampleRate = float64(p.Epsilon), p.Sigma, p.SampleRate
@@ -108,6 +130,29 @@ var fixed = []struct {
 	{"seconds", typeFloat, func(r *Run) any { return r.Seconds }},
 }
 
+// timing are the timing columns, in file order, after the fixed ones:
+// what a run's wall time was measured under. A table written before they
+// were recorded has none of them.
+var timing = []column{
+	{"load_start", typeFloat, func(r *Run) any { return nanNull(r.LoadStart) }},
+	{"load_end", typeFloat, func(r *Run) any { return nanNull(r.LoadEnd) }},
+	{"gomaxprocs", typeInt, func(r *Run) any { return zeroNull(r.GOMAXPROCS) }},
+	{"jobs", typeInt, func(r *Run) any { return zeroNull(r.Jobs) }},
+}
+
+// TimingColumns returns the names of the timing columns of runs.parquet,
+// in file order: load_start, load_end, gomaxprocs and jobs (see [Run]).
+// They are bookkeeping, like steps and seconds, not results. A table
+// lacks them when it was written before they were recorded, or when a
+// param or result of its runs has one of their names.
+func TimingColumns() []string {
+	out := make([]string, len(timing))
+	for i, c := range timing {
+		out[i] = c.name
+	}
+	return out
+}
+
 var (
 	typeString = reflect.TypeFor[string]()
 	typeInt    = reflect.TypeFor[int64]()
@@ -121,17 +166,28 @@ func nanNull(x float64) any {
 	return x
 }
 
+func zeroNull(x int64) any {
+	if x == 0 {
+		return nil
+	}
+	return x
+}
+
 // Metadata keys of runs.parquet listing the param and result columns.
 const (
 	paramsKey  = "repro.params"
 	resultsKey = "repro.results"
+	// timingKey lists the timing columns, present when the file has
+	// them.
+	timingKey = "repro.timing"
 )
 
 var columnRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // WriteRuns writes rows to the file name atomically. Column names must
 // match [a-z][a-z0-9_]*, and no name may be both a fixed column, a param
-// and a result.
+// and a result. The timing columns are left out when a param or result
+// has one of their names: they are bookkeeping, the others are not.
 func WriteRuns(name string, rows []Run) error {
 	var cols []column
 	seen := make(map[string]string)
@@ -142,6 +198,14 @@ func WriteRuns(name string, rows []Run) error {
 	paramTypes, err := paramColumnTypes(rows)
 	if err != nil {
 		return err
+	}
+	var timed []string
+	if !timingClash(rows) {
+		for _, c := range timing {
+			cols = append(cols, c)
+			seen[c.name] = "a timing column"
+			timed = append(timed, c.name)
+		}
 	}
 	params := slices.Sorted(maps.Keys(paramTypes))
 	for _, k := range params {
@@ -170,7 +234,22 @@ func WriteRuns(name string, rows []Run) error {
 			return nil
 		}})
 	}
-	return writeColumns(name, rows, cols, params, resultNames)
+	return writeColumns(name, rows, cols, timed, params, resultNames)
+}
+
+// timingClash reports whether a param or result of rows has the name of
+// a timing column.
+func timingClash(rows []Run) bool {
+	for _, r := range rows {
+		for _, c := range timing {
+			_, p := r.Params[c.name]
+			_, res := r.Results[c.name]
+			if p || res {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // A column is a column of runs.parquet: its name, its type and the value
@@ -229,8 +308,9 @@ func paramColumn(k string, typ reflect.Type) column {
 }
 
 // writeColumns writes rows as the columns cols to the file name, with the
-// param and result names in the file's metadata.
-func writeColumns(name string, rows []Run, cols []column, params, resultNames []string) error {
+// timing, param and result names in the file's metadata (no timing key
+// when timed is empty).
+func writeColumns(name string, rows []Run, cols []column, timed, params, resultNames []string) error {
 	fields := make([]reflect.StructField, len(cols))
 	for i, c := range cols {
 		if !columnRE.MatchString(c.name) {
@@ -246,10 +326,16 @@ func writeColumns(name string, rows []Run, cols []column, params, resultNames []
 	schema := parquet.SchemaOf(reflect.New(rowType).Interface())
 	pj, _ := json.Marshal(params)
 	rj, _ := json.Marshal(resultNames)
+	meta := []parquet.WriterOption{schema,
+		parquet.KeyValueMetadata(paramsKey, string(pj)),
+		parquet.KeyValueMetadata(resultsKey, string(rj)),
+	}
+	if len(timed) > 0 {
+		tj, _ := json.Marshal(timed)
+		meta = append(meta, parquet.KeyValueMetadata(timingKey, string(tj)))
+	}
 	return Write(name, func(w io.Writer) error {
-		pw := parquet.NewWriter(w, writerOptions(schema,
-			parquet.KeyValueMetadata(paramsKey, string(pj)),
-			parquet.KeyValueMetadata(resultsKey, string(rj)))...)
+		pw := parquet.NewWriter(w, writerOptions(meta...)...)
 		for i := range rows {
 			row := reflect.New(rowType).Elem()
 			for j, c := range cols {
@@ -310,6 +396,17 @@ func ReadRunsAt(r io.ReaderAt, size int64, name string) (rows []Run, err error) 
 			return nil, fmt.Errorf("results: %s: bad %s metadata: %w", name, key, err)
 		}
 	}
+	// The timing columns follow the fixed ones where the metadata lists
+	// them (tables written before they were recorded have none).
+	var timed []string
+	if v, ok := pf.Lookup(timingKey); ok {
+		if err := json.Unmarshal([]byte(v), &timed); err != nil {
+			return nil, fmt.Errorf("results: %s: bad %s metadata: %w", name, timingKey, err)
+		}
+		if !slices.Equal(timed, TimingColumns()) {
+			return nil, fmt.Errorf("results: %s: timing columns %q, want %q", name, timed, TimingColumns())
+		}
+	}
 	fields := pf.Schema().Fields()
 	names := make([]string, len(fields))
 	for i, fl := range fields {
@@ -320,7 +417,7 @@ func ReadRunsAt(r io.ReaderAt, size int64, name string) (rows []Run, err error) 
 			return nil, fmt.Errorf("results: %s: column %d is not %s", name, i, f.name)
 		}
 	}
-	if want := slices.Concat(names[:len(fixed)], params, resultNames); !slices.Equal(names, want) {
+	if want := slices.Concat(names[:len(fixed)], timed, params, resultNames); !slices.Equal(names, want) {
 		return nil, fmt.Errorf("results: %s: columns %q do not match the metadata", name, names)
 	}
 	pr := parquet.NewReader(pf)
@@ -329,7 +426,7 @@ func ReadRunsAt(r io.ReaderAt, size int64, name string) (rows []Run, err error) 
 	for {
 		n, err := pr.ReadRows(buf)
 		for _, row := range buf[:n] {
-			run, rerr := decodeRun(row, names, len(fixed)+len(params))
+			run, rerr := decodeRun(row, names, len(fixed)+len(timed), len(fixed)+len(timed)+len(params))
 			if rerr != nil {
 				return nil, fmt.Errorf("results: %s: row %d: %w", name, len(rows), rerr)
 			}
@@ -345,8 +442,11 @@ func ReadRunsAt(r io.ReaderAt, size int64, name string) (rows []Run, err error) 
 	return rows, nil
 }
 
-func decodeRun(row parquet.Row, names []string, endParams int) (Run, error) {
-	r := Run{Epsilon: math.NaN(), Sigma: math.NaN(), SampleRate: math.NaN(), Params: map[string]any{}, Results: map[string]float64{}}
+// decodeRun decodes row, whose columns are names: the fixed and timing
+// columns up to endFixed, the params up to endParams, then the results.
+func decodeRun(row parquet.Row, names []string, endFixed, endParams int) (Run, error) {
+	r := Run{Epsilon: math.NaN(), Sigma: math.NaN(), SampleRate: math.NaN(), LoadStart: math.NaN(), LoadEnd: math.NaN(),
+		Params: map[string]any{}, Results: map[string]float64{}}
 	for _, v := range row {
 		c := v.Column()
 		if c < 0 || c >= len(names) {
@@ -373,7 +473,7 @@ func decodeRun(row parquet.Row, names []string, endParams int) (Run, error) {
 		switch {
 		case c >= endParams:
 			r.Results[name], ok = x.(float64)
-		case c >= len(fixed):
+		case c >= endFixed:
 			r.Params[name], ok = x, true
 		default:
 			ok = setFixed(&r, name, x)
@@ -419,6 +519,14 @@ func setFixed(r *Run, name string, x any) (ok bool) {
 		r.Steps, ok = x.(int64)
 	case "seconds":
 		r.Seconds, ok = x.(float64)
+	case "load_start":
+		r.LoadStart, ok = x.(float64)
+	case "load_end":
+		r.LoadEnd, ok = x.(float64)
+	case "gomaxprocs":
+		r.GOMAXPROCS, ok = x.(int64)
+	case "jobs":
+		r.Jobs, ok = x.(int64)
 	}
 	return ok
 }

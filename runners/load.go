@@ -1,0 +1,120 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package runners
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/repro-dp/repro/internal/results"
+)
+
+// loadavgFile is where Linux reports the load average (proc(5)).
+const loadavgFile = "/proc/loadavg"
+
+// loadAvg returns the machine's 1-minute load average, false where the
+// system reports none (no /proc/loadavg).
+func loadAvg() (float64, bool) {
+	b, err := os.ReadFile(loadavgFile)
+	if err != nil {
+		return 0, false
+	}
+	return parseLoadavg(b)
+}
+
+// parseLoadavg returns the first field of /proc/loadavg's contents b
+// ("0.52 0.58 0.59 1/467 12345": the 1-minute average), false when it is
+// no finite number ≥ 0.
+func parseLoadavg(b []byte) (float64, bool) {
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || !(x >= 0) || math.IsInf(x, 0) {
+		return 0, false
+	}
+	return x, true
+}
+
+// loadNow returns the 1-minute load average as a manifest records it: nil
+// where the system reports none.
+func loadNow() *float64 {
+	if x, ok := loadAvg(); ok {
+		return &x
+	}
+	return nil
+}
+
+// A load is what a run's wall time was measured under: the machine's
+// 1-minute load average (NaN: unknown) and the cores the process could
+// use (GOMAXPROCS; 0: unknown).
+type load struct {
+	avg   float64
+	procs int
+}
+
+// currentLoad returns the load of the machine now, for this process.
+func currentLoad() load {
+	l := load{avg: math.NaN(), procs: runtime.GOMAXPROCS(0)}
+	if x, ok := loadAvg(); ok {
+		l.avg = x
+	}
+	return l
+}
+
+// loadOf returns the load a recorded run ran under: the mean of its load
+// averages at start and end (the one known, if only one is), and its
+// GOMAXPROCS.
+func loadOf(r results.Run) load {
+	l := load{avg: math.NaN(), procs: int(r.GOMAXPROCS)}
+	switch a, b := r.LoadStart, r.LoadEnd; {
+	case !math.IsNaN(a) && !math.IsNaN(b):
+		l.avg = (a + b) / 2
+	case !math.IsNaN(a):
+		l.avg = a
+	case !math.IsNaN(b):
+		l.avg = b
+	}
+	return l
+}
+
+// share returns the fraction of a core that a CPU-bound thread gets at
+// load l: with L runnable threads on N cores each gets about N/L of a
+// core when L > N, and a whole one otherwise, so min(1, N/max(L, 1)).
+// False when the load or the cores are unknown.
+//
+// A run's quiet-equivalent time is its wall time × share (a run at load
+// 8 on 2 cores took four times what it takes on a quiet machine), and
+// the time it takes at another load is that divided by the other's
+// share. This treats a run as CPU-bound and the load as steady over the
+// run (the mean of its start and end averages); the 1-minute average
+// lags by about a minute.
+func (l load) share() (float64, bool) {
+	if l.procs <= 0 || !(l.avg >= 0) || math.IsInf(l.avg, 0) {
+		return 0, false
+	}
+	return min(1, float64(l.procs)/max(l.avg, 1)), true
+}
+
+// atLoad returns by how much the wall time of a run recorded at load
+// rec is multiplied at load today: share(rec) / share(today), 1 when
+// rec's load is unknown (a row recorded before loads were: its time is
+// taken as it is). A today whose load is unknown counts as a quiet
+// machine (share 1).
+func atLoad(rec, today load) float64 {
+	s, ok := rec.share()
+	if !ok {
+		return 1
+	}
+	t, ok := today.share()
+	if !ok {
+		t = 1
+	}
+	return s / t
+}

@@ -1,0 +1,144 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package runners
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/repro-dp/repro/experiments"
+	"github.com/repro-dp/repro/internal/results"
+)
+
+func TestParseLoadavg(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		// The format of proc(5): three averages, runnable/total, last pid.
+		{"0.52 0.58 0.59 1/467 12345\n", 0.52, true},
+		{"17.25 15.10 12.00 9/900 1", 17.25, true},
+		{"0.00 0.01 0.05 1/100 2", 0, true},
+		{"", 0, false},
+		{"x 1 2", 0, false},
+		{"-1 0 0", 0, false},
+		{"NaN 0 0", 0, false},
+		{"Inf 0 0", 0, false},
+	} {
+		if got, ok := parseLoadavg([]byte(tc.in)); got != tc.want || ok != tc.ok {
+			t.Errorf("parseLoadavg(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestLoadShare checks the share of a core at a load, min(1, N/max(L, 1)),
+// by hand, and that a load or core count not recorded is unknown.
+func TestLoadShare(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	for _, tc := range []struct {
+		l    load
+		want float64
+		ok   bool
+	}{
+		{load{avg: 8, procs: 2}, 0.25, true},
+		{load{avg: 4, procs: 2}, 0.5, true},
+		{load{avg: 2, procs: 2}, 1, true},
+		{load{avg: 0.3, procs: 2}, 1, true}, // quiet: below one runnable thread
+		{load{avg: 0.3, procs: 1}, 1, true},
+		{load{avg: 20, procs: 16}, 0.8, true},
+		{load{avg: nan, procs: 2}, 0, false},
+		{load{avg: 8}, 0, false},
+	} {
+		if got, ok := tc.l.share(); got != tc.want || ok != tc.ok {
+			t.Errorf("%+v.share() = %v, %v; want %v, %v", tc.l, got, ok, tc.want, tc.ok)
+		}
+	}
+	for _, tc := range []struct {
+		r    results.Run
+		want float64
+	}{
+		{results.Run{LoadStart: 6, LoadEnd: 10, GOMAXPROCS: 2}, 8},
+		{results.Run{LoadStart: 6, LoadEnd: nan, GOMAXPROCS: 2}, 6},
+		{results.Run{LoadStart: nan, LoadEnd: 10, GOMAXPROCS: 2}, 10},
+	} {
+		if got := loadOf(tc.r); got.avg != tc.want || got.procs != 2 {
+			t.Errorf("loadOf(%v → %v) = %+v, want avg %v on 2", tc.r.LoadStart, tc.r.LoadEnd, got, tc.want)
+		}
+	}
+	if l := loadOf(results.Run{LoadStart: nan, LoadEnd: nan, GOMAXPROCS: 2}); !math.IsNaN(l.avg) {
+		t.Errorf("loadOf of no load = %+v, want avg NaN", l)
+	}
+}
+
+// TestETALoad checks, by hand on a synthetic checked-in table, that the
+// prior counts a run's recorded seconds at today's load: x's run took
+// 400 s at load 8 on 2 cores, a quarter of a core (min(1, 2/8)), so it
+// takes 100 s on a quiet machine (or one whose load is unknown, or with
+// 16 cores at load 8), 200 s at load 4 on 2 cores and 400 s at load 8
+// again; y's run, recorded without its load (a table written before
+// loads were), takes its 400 s at any load. Both have 100 planned steps,
+// so the per-step costs scale the same way; a run with no steps (z, by
+// its whole run) too.
+func TestETALoad(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	steps := map[string]int64{"x": 100, "y": 100, "z": 0}
+	plan := func(r *Run) (int64, string) { return steps[r.Config.Method], "first-order" }
+	row := func(method string, secs, start, end float64, procs int64) results.Run {
+		return results.Run{RunID: method, Status: results.OK, Experiment: "e", Method: method, Task: "t", Scale: "small",
+			Seconds: secs, Steps: steps[method], LoadStart: start, LoadEnd: end, GOMAXPROCS: procs, Jobs: 1,
+			Epsilon: nan, Sigma: nan, SampleRate: nan}
+	}
+	dir := t.TempDir()
+	rows := []results.Run{row("x", 400, 7, 9, 2), row("y", 400, nan, nan, 0), row("z", 400, 8, nan, 2)}
+	if err := results.WriteRuns(filepath.Join(dir, "e-small.parquet"), rows); err != nil {
+		t.Fatal(err)
+	}
+	run := func(method string) *Run {
+		return &Run{Experiment: "other", Config: experiments.Config{Method: method, Task: "t", Scale: "small"}}
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		desc    string
+		today   load
+		x, y, z time.Duration
+	}{
+		{"quiet", load{avg: 0.4, procs: 2}, 100 * time.Second, 400 * time.Second, 100 * time.Second},
+		{"unknown load", load{avg: nan, procs: 2}, 100 * time.Second, 400 * time.Second, 100 * time.Second},
+		{"load 4 on 2 cores", load{avg: 4, procs: 2}, 200 * time.Second, 400 * time.Second, 200 * time.Second},
+		{"load 8 on 2 cores", load{avg: 8, procs: 2}, 400 * time.Second, 400 * time.Second, 400 * time.Second},
+		{"load 8 on 16 cores", load{avg: 8, procs: 16}, 100 * time.Second, 400 * time.Second, 100 * time.Second},
+	} {
+		prior := checkedInPrior(os.DirFS(dir), "small", plan, tc.today)
+		for _, c := range []struct {
+			method string
+			want   time.Duration
+		}{{"x", tc.x}, {"y", tc.y}, {"z", tc.z}} {
+			d, from, ok := newETA([]*Run{run(c.method)}, 1, plan, prior).estimate(at)
+			if !ok || d != c.want || from != fromCheckedIn {
+				t.Errorf("%s: a run of %s: %v from %v (%v), want %v from the checked-in timings", tc.desc, c.method, d, from, ok, c.want)
+			}
+		}
+		// The recorded runs under the results folder are counted the
+		// same way.
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "e"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := results.WriteRuns(filepath.Join(root, "e", results.RunsFile), rows); err != nil {
+			t.Fatal(err)
+		}
+		d, from, ok := newETA([]*Run{run("x")}, 1, plan, loadPrior(root, "small", plan, tc.today)).estimate(at)
+		if !ok || d != tc.x || from != fromRecorded {
+			t.Errorf("%s: a run of x from the recorded runs: %v from %v (%v), want %v", tc.desc, d, from, ok, tc.x)
+		}
+	}
+}
