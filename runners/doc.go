@@ -55,7 +55,15 @@
 //     marked on the line ("ETA ~12m0s (from checked-in timings)") until
 //     this invocation's own runs have replaced it. So a sweep whose runs
 //     differ a hundredfold in length (table1's DPZO and DP-SGD) is not
-//     estimated from its mean run, nor a DPZO step from a DP-SGD one. The first line, printed before any run starts, carries
+//     estimated from its mean run, nor a DPZO step from a DP-SGD one.
+//     Each run records the load it ran under (the 1-minute load average
+//     at its start and end, GOMAXPROCS and the jobs, in its manifest and
+//     its runs.parquet row; none of it in the run id), and the prior
+//     counts a recorded run's seconds at today's load: a CPU-bound run
+//     at load L on N cores gets min(1, N/max(L, 1)) of a core, so its
+//     quiet time is its wall time times that, and today's estimate is
+//     the quiet time over today's share (the load when the sweep starts;
+//     runs recorded before loads were keep their seconds). The first line, printed before any run starts, carries
 //     the recorded runs' estimate already ("ETA ?" only where none tells,
 //     or where a remote backend has not yet shown how many runs it runs
 //     at once).

@@ -89,7 +89,13 @@ func runCommand() *cli.Command {
 			"code (per step, any scale, converted by the ratio of the scales' costs; a run\n" +
 			"without planned steps from its own experiment's runs at this scale, else from runs\n" +
 			"of the same recipe), marked \"ETA ~12m0s (from checked-in timings)\"; \"ETA ?\"\n" +
-			"only where neither knows the method.\n\n" +
+			"only where neither knows the method. Each run records the load it ran under (the\n" +
+			"1-minute load average at its start and end, GOMAXPROCS, --jobs) in its manifest and\n" +
+			"its runs.parquet row. The estimate assumes a CPU-bound run at load L on N cores gets\n" +
+			"min(1, N/max(L, 1)) of a core: a run recorded at load 8 on 2 cores took four times\n" +
+			"its quiet time, and today's estimate is that quiet time over today's share (the\n" +
+			"load when the sweep starts and GOMAXPROCS; a machine without /proc/loadavg counts\n" +
+			"as quiet). Runs recorded before loads were are taken at their seconds as they are.\n\n" +
 			"   $ repro run table1 --dry-run\n" +
 			"   $ repro run table1 --scale smoke --jobs 2\n" +
 			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8\n\n" +

@@ -166,6 +166,15 @@ func printManifest(w io.Writer, m *results.Manifest, state string) {
 	row("revision", "%s", rev)
 	row("go", "%s %s/%s", p.GoVersion, p.OS, p.Arch)
 	row("host", "%s (%d CPUs, GOMAXPROCS %d, %d jobs)", p.Host, p.CPUs, p.GOMAXPROCS, p.Jobs)
+	if m.LoadStart != nil || m.LoadEnd != nil {
+		loadText := func(x *float64) string {
+			if x == nil {
+				return "unknown"
+			}
+			return fmt.Sprintf("%.2f", *x)
+		}
+		row("load", "%s at start, %s at end (1-minute average)", loadText(m.LoadStart), loadText(m.LoadEnd))
+	}
 	if pr := m.Privacy; pr != nil {
 		row("privacy.accountant", "%s", pr.Accountant)
 		row("privacy.epsilon", "%s (target %s)", experiments.FormatFloat(float64(pr.Epsilon)), experiments.FormatFloat(float64(pr.EpsilonTarget)))

@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,13 @@ func TestShow(t *testing.T) {
 	eps := m0.Config.Epsilon.String()
 	for _, want := range []string{"run " + id, "status ok", "method " + fakeMethod,
 		"privacy.accountant rdp", "privacy.epsilon " + map[string]string{"1": "0.5", "8": "4"}[eps] + " (target " + eps + ")", "results.acc 0.", "stage.fine-tune 0.", "revision ", "inputs.data (not recorded)"} {
+		if !strings.Contains(squeeze(out), want) {
+			t.Errorf("repro show printed:\n%s\nwant it to contain %q", out, want)
+		}
+	}
+	// The load the run ran under, where the system reports one.
+	if m0.LoadStart != nil && m0.LoadEnd != nil {
+		want := fmt.Sprintf("load %.2f at start, %.2f at end (1-minute average)", *m0.LoadStart, *m0.LoadEnd)
 		if !strings.Contains(squeeze(out), want) {
 			t.Errorf("repro show printed:\n%s\nwant it to contain %q", out, want)
 		}
