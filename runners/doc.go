@@ -51,7 +51,9 @@
 //     whole run of its method and task: this invocation's, else those
 //     of its own experiment (same method, task and variant) recorded at
 //     its scale, else those of other experiments with the same
-//     hyperparameters, else those of every experiment. Such an estimate is
+//     hyperparameters, else those of the nearest such recipe (the most
+//     hyperparameters in common; the line says how many runs are costed
+//     so), else those of every experiment. Such an estimate is
 //     marked on the line ("ETA ~12m0s (from checked-in timings)") until
 //     this invocation's own runs have replaced it. So a sweep whose runs
 //     differ a hundredfold in length (table1's DPZO and DP-SGD) is not

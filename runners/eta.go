@@ -40,7 +40,8 @@ import (
 // the mean wall time of the finished runs of its method and task (else
 // the prior's: of the runs of its experiment, method, task and variant
 // at its scale, else of its method and task's with its hyperparameters,
-// else of every run of its method and task, see priorRun; else this
+// else of the nearest such recipe, else of every run of its method and
+// task, see priorRun; else this
 // invocation's runs of its method, else of every run). It then replays
 // the pool: the running runs hold their workers for what they have left,
 // and the queued ones go, in the order the pool starts them, to the
@@ -145,6 +146,31 @@ func (p *etaPrior) recipeRun(mt string, params map[string]any) (float64, bool) {
 		}
 	}
 	return secs, n > 0
+}
+
+// nearestRecipe returns the seconds of a run of method/task mt with
+// params that p's nearest recipe tells, when none is a subset of params
+// (see recipeRun): the recipe of mt with the most hyperparameters that
+// params has with the same value, at least one; of those, the one with
+// the fewest others (whose value differs or that params lacks); then the
+// first by key. False when no recipe shares a hyperparameter with params.
+// Its runs share more of r's setting than the median of every run of the
+// method and task, which mixes epochs, data and attacks (extraction's
+// 30-epoch runs with extraction-control's 100).
+func (p *etaPrior) nearestRecipe(mt string, params map[string]any) (float64, bool) {
+	secs, common, other := 0.0, 0, 0
+	for _, c := range p.recipes[mt] {
+		n := 0
+		for k, v := range c.params {
+			if w, ok := params[k]; ok && fmt.Sprint(w) == v {
+				n++
+			}
+		}
+		if n > common || n == common && n > 0 && len(c.params)-n < other {
+			secs, common, other = c.seconds, n, len(c.params)-n
+		}
+	}
+	return secs, common > 0
 }
 
 // in reports whether params has each of c's hyperparameters, with the
@@ -523,10 +549,10 @@ func (e *eta) learn(r *Run, secs float64) {
 	}
 }
 
-// cost returns the predicted wall time of r in seconds and where it
-// comes from, false when neither a finished run nor a prior tells (see
-// eta).
-func (e *eta) cost(r *Run) (float64, source, bool) {
+// cost returns the predicted wall time of r in seconds, where it comes
+// from and whether from a nearest recipe (see priorRun); ok is false when
+// neither a finished run nor a prior tells (see eta).
+func (e *eta) cost(r *Run) (secs float64, from source, near, ok bool) {
 	steps, class := e.plan(r)
 	mt := r.Config.Method + "/" + r.Config.Task
 	speed := 1.0 // how much slower than the prior runs of r's class are
@@ -535,22 +561,22 @@ func (e *eta) cost(r *Run) (float64, source, bool) {
 	}
 	if steps > 0 {
 		if s, ok := e.perStep[mt].mean(); ok {
-			return s * float64(steps), fromOwn, true
+			return s * float64(steps), fromOwn, false, true
 		}
 		if s, from, ok := e.priorStep(mt); ok {
-			return s * speed * float64(steps), from, true
+			return s * speed * float64(steps), from, false, true
 		}
 		if class != "" {
 			if s, ok := e.perStep["class:"+class].mean(); ok {
-				return s * float64(steps), fromOwn, true
+				return s * float64(steps), fromOwn, false, true
 			}
 			if s, from, ok := e.priorStep("class:" + class); ok {
-				return s * speed * float64(steps), from, true
+				return s * speed * float64(steps), from, false, true
 			}
-			return 0, 0, false // never a step of another class
+			return 0, 0, false, false // never a step of another class
 		}
 		if s, ok := e.perStep[""].mean(); ok {
-			return s * float64(steps), fromOwn, true
+			return s * float64(steps), fromOwn, false, true
 		}
 	}
 	// A run whose steps are not known: a whole run's time, which only
@@ -559,17 +585,17 @@ func (e *eta) cost(r *Run) (float64, source, bool) {
 	// other experiments take from seconds to minutes: table1's DPZO runs
 	// 4,000 steps, mia's 300).
 	if s, ok := e.perRun[mt].mean(); ok {
-		return s, fromOwn, true
+		return s, fromOwn, false, true
 	}
-	if s, from, ok := e.priorRun(r); ok {
-		return s * speed, from, true
+	if s, from, near, ok := e.priorRun(r); ok {
+		return s * speed, from, near, true
 	}
 	for _, k := range []string{"method:" + r.Config.Method, ""} {
 		if s, ok := e.perRun[k].mean(); ok {
-			return s, fromOwn, true
+			return s, fromOwn, false, true
 		}
 	}
-	return 0, 0, false
+	return 0, 0, false, false
 }
 
 // priorStep returns the seconds per step of key k of the first prior that
@@ -591,7 +617,7 @@ func (e *eta) priorCost(r *Run) (float64, bool) {
 	if s, _, ok := e.priorStep(mt); ok && steps > 0 {
 		return s * float64(steps), true
 	}
-	s, _, ok := e.priorRun(r)
+	s, _, _, ok := e.priorRun(r)
 	return s, ok
 }
 
@@ -602,29 +628,37 @@ func (e *eta) priorCost(r *Run) (float64, bool) {
 // r has, with the same values, the most of them (see recipeRun:
 // extraction-chance's runs, which add train_holdout, take
 // extraction-control's non-private records runs, 550 s at small, not
-// extraction's at 30 epochs, 190 s); else of every run of its method and
-// task. An experiment's runs, and a recipe's, share their epochs, data
-// and attacks, which a method and task's runs across experiments do not.
-func (e *eta) priorRun(r *Run) (float64, source, bool) {
+// extraction's at 30 epochs, 190 s); else of the nearest recipe of its
+// method and task, the one with the most hyperparameters in common with
+// r (see nearestRecipe; near is true); else of every run of its method
+// and task. An experiment's runs, and a recipe's, share their epochs,
+// data and attacks, which a method and task's runs across experiments
+// do not.
+func (e *eta) priorRun(r *Run) (secs float64, from source, near, ok bool) {
 	mt := r.Config.Method + "/" + r.Config.Task
 	if k := expKey(r.Experiment, mt, r.Config.Params); k != "" {
 		for _, p := range e.priors {
 			if s, ok := p.perRun[k]; ok {
-				return s, p.from, true
+				return s, p.from, false, true
 			}
 		}
 	}
 	for _, p := range e.priors {
 		if s, ok := p.recipeRun(mt, r.Config.Params); ok {
-			return s, p.from, true
+			return s, p.from, false, true
+		}
+	}
+	for _, p := range e.priors {
+		if s, ok := p.nearestRecipe(mt, r.Config.Params); ok {
+			return s, p.from, true, true
 		}
 	}
 	for _, p := range e.priors {
 		if s, ok := p.perRun[mt]; ok {
-			return s, p.from, true
+			return s, p.from, false, true
 		}
 	}
-	return 0, 0, false
+	return 0, 0, false, false
 }
 
 // expKey returns the key of the priors' whole-run seconds of the runs of
@@ -652,22 +686,32 @@ func (e *eta) left(now time.Time) (time.Duration, bool) {
 // estimate returns what left does and where the roughest of the costs it
 // adds up comes from.
 func (e *eta) estimate(now time.Time) (time.Duration, source, bool) {
+	d, from, _, ok := e.estimateNear(now)
+	return d, from, ok
+}
+
+// estimateNear returns what estimate does and how many of the runs left
+// are costed from their nearest recipe (see priorRun).
+func (e *eta) estimateNear(now time.Time) (time.Duration, source, int, bool) {
 	w := e.workers
 	if w <= 0 {
 		if e.peak == 0 {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		w = e.peak
 	}
-	from := fromOwn
+	from, nears := fromOwn, 0
 	free := make([]float64, w) // seconds from now until each worker is free
 	i := 0
 	for _, r := range slices.SortedFunc(maps.Keys(e.running), func(a, b *Run) int { return e.running[a].Compare(e.running[b]) }) {
-		c, f, ok := e.cost(r)
+		c, f, near, ok := e.cost(r)
 		if !ok {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		from = max(from, f)
+		if near {
+			nears++
+		}
 		left := max(c-now.Sub(e.running[r]).Seconds(), 0)
 		if i < w {
 			free[i] = left
@@ -677,12 +721,15 @@ func (e *eta) estimate(now time.Time) (time.Duration, source, bool) {
 		i++
 	}
 	for _, r := range e.queued {
-		c, f, ok := e.cost(r)
+		c, f, near, ok := e.cost(r)
 		if !ok {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		from = max(from, f)
+		if near {
+			nears++
+		}
 		free[slices.Index(free, slices.Min(free))] += c
 	}
-	return time.Duration(slices.Max(free) * float64(time.Second)), from, true
+	return time.Duration(slices.Max(free) * float64(time.Second)), from, nears, true
 }

@@ -486,8 +486,9 @@ func TestETAPriorExperiment(t *testing.T) {
 // the scale: the median of the runs of its method and task whose
 // hyperparameters it has, with the same values, the most of them (c:
 // epochs 100 and train_embeddings, 550, 560, 570 s: 560 s, before e's
-// epochs 100 alone, 300 s, for a run with both), else of every run of
-// its method and task (190, 300, 550, 560, 570: 550 s).
+// epochs 100 alone, 300 s, for a run with both), else of the nearest
+// recipe (c's for a run with train_embeddings and other epochs), else of
+// every run of its method and task (190, 300, 550, 560, 570: 550 s).
 func TestETAPriorRecipe(t *testing.T) {
 	plan := func(r *Run) (int64, string) { return 0, "first-order" }
 	row := func(exp string, secs float64, params map[string]any) results.Run {
@@ -513,7 +514,9 @@ func TestETAPriorRecipe(t *testing.T) {
 		{map[string]any{"epochs": 100.0, "train_embeddings": true, "train_holdout": int64(1)}, 560 * time.Second},
 		{map[string]any{"epochs": int64(100), "train_holdout": int64(1)}, 300 * time.Second},
 		{map[string]any{"epochs": int64(30)}, 190 * time.Second},
-		{map[string]any{"epochs": int64(50), "train_embeddings": true}, 550 * time.Second},
+		// No recipe is a subset: c's is the nearest (train_embeddings
+		// in common, see TestETANearestRecipe).
+		{map[string]any{"epochs": int64(50), "train_embeddings": true}, 560 * time.Second},
 		{nil, 550 * time.Second},
 	} {
 		r := &Run{Experiment: "chance", Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: c.params}}
@@ -521,5 +524,65 @@ func TestETAPriorRecipe(t *testing.T) {
 		if !ok || d != c.want || from != fromCheckedIn {
 			t.Errorf("a run with %v: %v from %v (%v), want %v from the checked-in timings", c.params, d, from, ok, c.want)
 		}
+	}
+}
+
+// TestETANearestRecipe checks, by hand on a fake checked-in table, the
+// cost of a run whose steps are not known, whose experiment has no runs
+// at the scale and no recipe of whose method and task is a subset of its
+// hyperparameters: the nearest recipe's, the one with the most
+// hyperparameters in common (then the fewest others, then the first by
+// key), and that the progress line says so. The recipes: c {epochs 100,
+// train_embeddings} 560 s, e {epochs 100, lr 0.1} 300 s, f {epochs 30,
+// lr 0.1, wd 0} 900 s; every run's median is 560 s.
+func TestETANearestRecipe(t *testing.T) {
+	t.Parallel()
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	row := func(exp string, secs float64, params map[string]any) results.Run {
+		return results.Run{Status: results.OK, Experiment: exp, Method: "nonprivate", Task: "records", Scale: "small", Seconds: secs, Params: params}
+	}
+	dir := t.TempDir()
+	rows := []results.Run{
+		row("c", 560, map[string]any{"epochs": int64(100), "train_embeddings": true}),
+		row("e", 300, map[string]any{"epochs": int64(100), "lr": 0.1}),
+		row("f", 900, map[string]any{"epochs": int64(30), "lr": 0.1, "wd": 0.0}),
+	}
+	for _, r := range rows {
+		if err := results.WriteRuns(filepath.Join(dir, r.Experiment+"-small.parquet"), []results.Run{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prior := checkedInPrior(os.DirFS(dir), "small", plan, load{})
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := func(params map[string]any) *Run {
+		return &Run{Experiment: "new", Config: experiments.Config{Method: "nonprivate", Task: "records", Scale: "small", Params: params}}
+	}
+	for _, c := range []struct {
+		desc   string
+		params map[string]any
+		want   time.Duration
+		near   int
+	}{
+		{"two in common with f, one with e", map[string]any{"epochs": int64(30), "lr": 0.1, "wd": 1.0}, 900 * time.Second, 1},
+		{"one in common with c and e, one other each: e's key first", map[string]any{"epochs": int64(100), "lr": 0.5}, 300 * time.Second, 1},
+		{"epochs as a float, in common with c and e: e's key first", map[string]any{"epochs": 100.0, "lr": 0.2, "seed_data": int64(3)}, 300 * time.Second, 1},
+		{"c is a subset: no nearest", map[string]any{"epochs": int64(100), "lr": 0.5, "train_embeddings": true}, 560 * time.Second, 0},
+		{"nothing in common: every run's median", map[string]any{"epochs": int64(50)}, 560 * time.Second, 0},
+		{"no hyperparameters", nil, 560 * time.Second, 0},
+	} {
+		d, from, near, ok := newETA([]*Run{run(c.params)}, 1, plan, prior).estimateNear(at)
+		if !ok || d != c.want || from != fromCheckedIn || near != c.near {
+			t.Errorf("%s: %v from %v, %d nearest (%v); want %v from the checked-in timings, %d nearest", c.desc, d, from, near, ok, c.want, c.near)
+		}
+	}
+
+	// The progress line says how many runs are costed so: f's 900 s and
+	// the median's 560 s on one worker, 24m20s.
+	e := newETA([]*Run{run(map[string]any{"epochs": int64(30), "lr": 0.1}), run(map[string]any{"epochs": int64(50)})}, 1, plan, prior)
+	var b bytes.Buffer
+	p := newProgress(&b, time.Hour, "new", 2, 0, func() time.Time { return at }, e)
+	p.close()
+	if l, want := strings.Split(b.String(), "\n")[0], "ETA ~24m20s (from checked-in timings; 1 run costed as its nearest recipe)"; !strings.HasSuffix(l, want) {
+		t.Errorf("first line %q, want it to end in %q", l, want)
 	}
 }

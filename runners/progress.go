@@ -186,9 +186,19 @@ func (p *progress) line() string {
 	case p.eta != nil:
 		// An estimate that is not yet this invocation's own (a prior's)
 		// says so: "ETA ~12m0s (from checked-in timings)".
-		if left, from, ok := p.eta.estimate(p.now()); ok {
+		// So does one that costs runs from their nearest recipe:
+		// "ETA ~12m0s (from checked-in timings; 6 runs costed as their
+		// nearest recipe)".
+		if left, from, near, ok := p.eta.estimateNear(p.now()); ok {
 			eta = roundDuration(left).String()
 			if m := from.mark(); m != "" && p.done < p.total {
+				if near > 0 {
+					runs, their := "runs", "their"
+					if near == 1 {
+						runs, their = "run", "its"
+					}
+					m = fmt.Sprintf("%s; %d %s costed as %s nearest recipe)", strings.TrimSuffix(m, ")"), near, runs, their)
+				}
 				eta = "~" + eta + m
 			}
 		}

@@ -88,7 +88,9 @@ func runCommand() *cli.Command {
 			"\"ETA ~5m0s (from recorded runs)\", else from the run tables checked in with the\n" +
 			"code (per step, any scale, converted by the ratio of the scales' costs; a run\n" +
 			"without planned steps from its own experiment's runs at this scale, else from runs\n" +
-			"of the same recipe), marked \"ETA ~12m0s (from checked-in timings)\"; \"ETA ?\"\n" +
+			"of the same recipe, else of the nearest one: the same method and task and the most\n" +
+			"hyperparameters in common, which the line adds, \"; 2 runs costed as their nearest\n" +
+			"recipe\"), marked \"ETA ~12m0s (from checked-in timings)\"; \"ETA ?\"\n" +
 			"only where neither knows the method. Each run records the load it ran under (the\n" +
 			"1-minute load average at its start and end, GOMAXPROCS, --jobs) in its manifest and\n" +
 			"its runs.parquet row. The estimate assumes a CPU-bound run at load L on N cores gets\n" +
