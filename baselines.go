@@ -18,7 +18,9 @@ var baselines embed.FS
 // (EXP-SCALE.parquet, one row per run) as the binary was built with them.
 // The runner's ETA reads their recorded seconds when no run table under
 // the results folder tells how long a run takes (a fresh --results
-// folder, or a scale with no table of its own).
+// folder, or a scale with no table of its own), counted at today's load
+// where a row records the load it ran under (its timing columns, which
+// add about 2% to a table).
 func Baselines() fs.FS {
 	sub, err := fs.Sub(baselines, "results/baselines")
 	if err != nil {
