@@ -232,13 +232,44 @@ func exampleAccounting(name string, run *fedRun, events []privacy.Composed, sigm
 	if err != nil {
 		return accounting{}, err
 	}
+	clients, err := distinctEvents(events, steps)
+	if err != nil {
+		return accounting{}, err
+	}
 	a.Sigma = sigma
 	a.Record = results.Privacy{
 		Accountant: h.Accountant, EpsilonTarget: results.Float(job.Epsilon), Epsilon: results.Float(achieved),
 		Delta: job.Delta, Sigma: sigma, SampleRate: q[at], Steps: int64(steps[at]), Sampling: "poisson",
 		Neighbouring: exampleRelation.Name, ClipNorm: h.Clip, Events: json.RawMessage(evb), Caveats: caveats,
+		ClientEvents: clients,
 	}
 	return a, nil
+}
+
+// distinctEvents returns the encodings of the clients' mechanisms events,
+// each distinct one once, in client order, leaving out the clients that
+// take no step (steps[k] = 0: nothing of theirs is released). They are
+// the record's ClientEvents: the worst-ε client need not have the largest
+// TPR at every FPR (a client of fewer steps at a higher rate against one
+// of more steps at a lower rate), so a bound for an example of any client
+// is the largest over them.
+func distinctEvents(events []privacy.Composed, steps []int) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	seen := map[string]bool{}
+	for k, ev := range events {
+		if steps[k] == 0 {
+			continue
+		}
+		b, err := privacy.MarshalEvent(ev)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			out = append(out, json.RawMessage(b))
+		}
+	}
+	return out, nil
 }
 
 // privatizer returns the Privatizer of client k in round r: the round's

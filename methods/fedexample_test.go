@@ -6,6 +6,8 @@ package methods
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -226,6 +228,51 @@ func TestExampleAccounting(t *testing.T) {
 			q := min(1, float64(batch)/float64(sizes[at]))
 			if p.SampleRate != q || p.Steps != int64(part[at]*steps) || p.Sampling != "poisson" || p.Neighbouring != "add-remove" {
 				t.Errorf("record: q %v, %d steps, %s, %s; want %v, %d, poisson, add-remove", p.SampleRate, p.Steps, p.Sampling, p.Neighbouring, q, part[at]*steps)
+			}
+			// The record lists every distinct client's mechanism: each
+			// client that takes a step has one of their ε, each of them
+			// is some client's, and the worst is the record's.
+			clientEps := map[string]bool{}
+			for k := range sizes {
+				if part[k] == 0 {
+					continue
+				}
+				a, err := privacy.NewRDP(&privacy.RDPOptions{Relation: privacy.AddOrRemove})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Compose(privacy.PoissonGaussian{Q: min(1, float64(batch)/float64(sizes[k])), Sigma: sigmaStep}, part[k]*steps); err != nil {
+					t.Fatal(err)
+				}
+				e, err := a.Epsilon(delta)
+				if err != nil {
+					t.Fatal(err)
+				}
+				clientEps[fmt.Sprintf("%.9g", e)] = true
+			}
+			listed := map[string]bool{}
+			worstListed := false
+			for _, b := range p.ClientEvents {
+				ev, err := privacy.UnmarshalEvent(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, err := privacy.NewRDP(&privacy.RDPOptions{Relation: privacy.AddOrRemove})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Compose(ev, 1); err != nil {
+					t.Fatal(err)
+				}
+				e, err := a.Epsilon(delta)
+				if err != nil {
+					t.Fatal(err)
+				}
+				listed[fmt.Sprintf("%.9g", e)] = true
+				worstListed = worstListed || string(b) == string(p.Events)
+			}
+			if !maps.Equal(listed, clientEps) || !worstListed {
+				t.Errorf("client events of ε %v (the worst's listed: %v); the clients' ε %v", slices.Sorted(maps.Keys(listed)), worstListed, slices.Sorted(maps.Keys(clientEps)))
 			}
 			if len(p.Caveats) == 0 || !strings.Contains(p.Caveats[0], "one training example of one client") {
 				t.Errorf("the record does not state the unit: %q", p.Caveats)

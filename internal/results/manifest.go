@@ -199,6 +199,13 @@ type Privacy struct {
 	// Events is the mechanism as accountant events, as the privacy
 	// package encodes them; repro stores it as given.
 	Events json.RawMessage `json:"events,omitempty"`
+	// ClientEvents, when not nil, are the mechanisms of the distinct
+	// clients of a federated run at the record-level unit (one per
+	// distinct sampling rate and step count), each encoded as Events is;
+	// Events and Epsilon are the worst-ε client's. A membership test on
+	// an example of unknown client is bounded by the largest TPR over
+	// them at each FPR, which need not be the worst-ε client's.
+	ClientEvents []json.RawMessage `json:"client_events,omitempty"`
 	// Caveats lists what the accountant does not charge (for example a
 	// data-dependent mask computed on private data).
 	Caveats []string `json:"caveats,omitempty"`

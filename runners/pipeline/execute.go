@@ -471,7 +471,8 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 	target := &attacks.Target{Model: m, Visual: vt, Decode: datasets.Vocab().Decode,
 		Epsilon: float64(p.Epsilon), Delta: p.Delta,
 		Planted: slices.ContainsFunc(p.Caveats, func(c string) bool { return strings.HasPrefix(c, methods.PlantedCaveat) })}
-	if p.Sigma > 0 {
+	switch eps := float64(p.Epsilon); {
+	case p.Sigma > 0:
 		var err error
 		target.TPRBound, err = tprBound(p)
 		switch {
@@ -482,6 +483,10 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 		case err != nil:
 			return nil, err
 		}
+	case p.Accountant != "none" && p.Accountant != "" && eps > 0 && !math.IsInf(eps, 0):
+		// A private record without a Gaussian noise multiplier (LDP-FL):
+		// its stated (ε, δ) bounds every test.
+		target.TPRBound = epsilonDeltaBound(p)
 	}
 	if target.Epsilon == 0 { // no privacy record: nothing is claimed
 		target.Epsilon = math.Inf(1)
@@ -572,10 +577,36 @@ func recordReport(rec *runners.Recorder, name string, rep *attacks.Report, warne
 }
 
 // tprBound returns the PLD accountant's TPR bound for the mechanism of p,
-// composed once per process for each distinct mechanism.
+// composed once per process for each distinct mechanism. When the record
+// lists its clients' mechanisms (p.ClientEvents: a federated run at the
+// record-level unit), the bound at each FPR is the largest over them: an
+// example of any client is covered, and at partial participation the
+// worst-ε client (p.Events) need not have the largest TPR at every FPR.
 func tprBound(p results.Privacy) (func(float64) (float64, error), error) {
-	pld, err := memo(&cache.plds, string(p.Events), func() (*privacy.PLD, error) {
-		ev, err := privacy.UnmarshalEvent(p.Events)
+	events := p.ClientEvents
+	if len(events) == 0 {
+		events = []json.RawMessage{p.Events}
+	}
+	plds := make([]*privacy.PLD, len(events))
+	for i, e := range events {
+		var err error
+		if plds[i], err = eventPLD(e); err != nil {
+			return nil, err
+		}
+	}
+	// Accountants are not safe for concurrent use; runs share these.
+	return func(fpr float64) (float64, error) {
+		cache.Lock()
+		defer cache.Unlock()
+		return maxTPR(plds, fpr)
+	}, nil
+}
+
+// eventPLD returns the PLD accountant of the encoded mechanism e, composed
+// once per process.
+func eventPLD(e json.RawMessage) (*privacy.PLD, error) {
+	return memo(&cache.plds, string(e), func() (*privacy.PLD, error) {
+		ev, err := privacy.UnmarshalEvent(e)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: privacy events: %w", err)
 		}
@@ -588,15 +619,29 @@ func tprBound(p results.Privacy) (func(float64) (float64, error), error) {
 		}
 		return pld, nil
 	})
-	if err != nil {
-		return nil, err
+}
+
+// maxTPR returns the largest TPR bound at fpr of the accountants plds: the
+// bound of a test whose example may belong to any of their mechanisms.
+func maxTPR(plds []*privacy.PLD, fpr float64) (float64, error) {
+	best := 0.0
+	for _, a := range plds {
+		t, err := a.TPR(fpr)
+		if err != nil {
+			return 0, err
+		}
+		best = max(best, t)
 	}
-	// Accountants are not safe for concurrent use; runs share this one.
-	return func(fpr float64) (float64, error) {
-		cache.Lock()
-		defer cache.Unlock()
-		return pld.TPR(fpr)
-	}, nil
+	return best, nil
+}
+
+// epsilonDeltaBound returns the TPR bound of a record that states only
+// its (ε, δ) (no Gaussian noise multiplier: LDP-FL's randomised response,
+// pure ε-DP releases composed to (ε, δ)): the trade-off region of an
+// (ε, δ)-DP mechanism (privacy.EpsilonDeltaTPR).
+func epsilonDeltaBound(p results.Privacy) func(float64) (float64, error) {
+	eps, delta := float64(p.Epsilon), p.Delta
+	return func(fpr float64) (float64, error) { return privacy.EpsilonDeltaTPR(eps, delta, fpr) }
 }
 
 // writeImages writes an attack's images as <dir>/images/<name>.png

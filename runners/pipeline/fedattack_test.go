@@ -158,3 +158,162 @@ func TestFusionTargetClientBound(t *testing.T) {
 		}
 	}
 }
+
+// TestClientEventsBound checks the TPR bound of a record that lists its
+// clients' mechanisms (Privacy.ClientEvents, a federated run at the
+// record-level unit): at every FPR it is at least each client's own bound
+// and equals the largest of them, taken from closed forms the test
+// computes apart from the pipeline: the Gaussian mechanism's trade-off,
+// Φ(Φ⁻¹(α) + μ) for μ = √L/σ (Dong, Roth and Su, "Gaussian Differential
+// Privacy", JRSS B 2022, Corollary 3.3), and the (ε, δ) region's
+// (privacy.EpsilonDeltaTPR, Kairouz, Oh and Viswanath, ICML 2015). When
+// one client dominates (two Gaussians, μ = 1 and 0.5) the bound is the
+// worst client's at every FPR; when the curves cross (μ = 1 against an
+// (ε = 0.3, δ = 0.05) client, which is worse below FPR ≈ 0.01 and better
+// above) it is neither client's alone, and a bound from the worst-ε client
+// only (the (ε, δ) one: ε(10⁻⁵) = +∞) would be too low at FPR 0.5.
+func TestClientEventsBound(t *testing.T) {
+	t.Parallel()
+	phi := func(x float64) float64 { return math.Erfc(-x/math.Sqrt2) / 2 }
+	phiInv := func(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }
+	gauss := func(sigma float64) (json []byte, tpr func(float64) float64) {
+		ev, err := privacy.MarshalEvent(privacy.SelfComposed{Event: privacy.Gaussian{Sigma: sigma, Sensitivity: 1}, Count: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu := 2 / sigma // √4/σ
+		return ev, func(a float64) float64 { return phi(phiInv(a) + mu) }
+	}
+	ed := func(eps, delta float64) ([]byte, func(float64) float64) {
+		ev, err := privacy.MarshalEvent(privacy.EpsilonDelta{Epsilon: eps, Delta: delta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev, func(a float64) float64 {
+			v, err := privacy.EpsilonDeltaTPR(eps, delta, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	g1, tpr1 := gauss(2)   // μ = 1
+	g05, tpr05 := gauss(4) // μ = 0.5
+	e03, tprE := ed(0.3, 0.05)
+	for _, tc := range []struct {
+		name    string
+		events  [][]byte
+		clients []func(float64) float64
+		// worst is the index of the client whose bound the record's is
+		// at each FPR of fprs (-1: the clients' curves cross).
+		worst int
+	}{
+		{"one client dominates", [][]byte{g05, g1}, []func(float64) float64{tpr05, tpr1}, 1},
+		{"the curves cross", [][]byte{g1, e03}, []func(float64) float64{tpr1, tprE}, -1},
+	} {
+		p := results.Privacy{Accountant: "pld", Epsilon: 1, Delta: 1e-5, Sigma: 2, Neighbouring: "add-remove",
+			Events: tc.events[len(tc.events)-1]}
+		for _, e := range tc.events {
+			p.ClientEvents = append(p.ClientEvents, e)
+		}
+		bound, err := tprBound(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		only, err := tprBound(results.Privacy{Events: p.Events, Sigma: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		above := false // the record's bound is above the worst-ε client's somewhere
+		for _, fpr := range []float64{0.001, 0.01, 0.1, 0.5} {
+			got, err := bound(fpr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0.0
+			for k, c := range tc.clients {
+				v := c(fpr)
+				// The PLD's bound dominates the closed form and lies
+				// within 0.01 of it.
+				if got < v-1e-9 {
+					t.Errorf("%s: FPR %v: bound %.5f below client %d's %.5f", tc.name, fpr, got, k, v)
+				}
+				want = max(want, v)
+			}
+			if got > want+0.01 {
+				t.Errorf("%s: FPR %v: bound %.5f, the largest client's %.5f (+ at most 0.01)", tc.name, fpr, got, want)
+			}
+			if tc.worst >= 0 {
+				if w := tc.clients[tc.worst](fpr); got > w+0.01 {
+					t.Errorf("%s: FPR %v: bound %.5f, the dominating client's %.5f", tc.name, fpr, got, w)
+				}
+			}
+			o, err := only(fpr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			above = above || got > o+0.05
+		}
+		if tc.worst < 0 && !above {
+			t.Errorf("%s: the record's bound is the last client's at every FPR; want it above where the other client is worse", tc.name)
+		}
+	}
+}
+
+// TestEpsilonDeltaTarget checks the bound of a record with a stated (ε, δ)
+// and no Gaussian noise multiplier (LDP-FL's randomised response): the
+// (ε, δ) region at every FPR, against its closed form min(1, δ + e^ε·α,
+// 1 − e^−ε·(1 − δ − α)) written out here (Kairouz, Oh and Viswanath,
+// ICML 2015, Theorem 2.1); a non-private record (accountant none, or ε =
+// +Inf) has none.
+func TestEpsilonDeltaTarget(t *testing.T) {
+	t.Parallel()
+	d, err := DataPart("fl-mm", "smoke", 1, experiments.Partition{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nn.Preset("smoke", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Classes = len(d.Classes)
+	m, err := nn.NewFusion(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eps, delta = 1.0, 1e-5
+	ev, err := privacy.MarshalEvent(privacy.SelfComposed{Event: privacy.EpsilonDelta{Epsilon: 1e-6}, Count: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := results.Privacy{Accountant: "rdp", EpsilonTarget: eps, Epsilon: eps, Delta: delta, Neighbouring: "replace-one", Events: ev}
+	tg, err := fusionTarget(m, d, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.TPRBound == nil {
+		t.Fatal("no TPR bound for an (ε, δ) record")
+	}
+	for _, fpr := range []float64{0, 0.001, 0.01, 0.1, 0.5, 1} {
+		got, err := tg.TPRBound(fpr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := math.Min(1, math.Min(delta+math.E*fpr, 1-(1-delta-fpr)/math.E))
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("FPR %v: bound %.12g, want %.12g", fpr, got, want)
+		}
+	}
+	for _, q := range []results.Privacy{
+		{Accountant: "none", Epsilon: results.Float(math.Inf(1)), Delta: delta, Events: ev},
+		{Accountant: "rdp", Epsilon: results.Float(math.Inf(1)), Delta: delta, Events: ev},
+	} {
+		tg, err := fusionTarget(m, d, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tg.TPRBound != nil {
+			t.Errorf("accountant %s, ε = %v: a TPR bound; want none", q.Accountant, q.Epsilon)
+		}
+	}
+}
