@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pairs BenchmarkThin' off and on rounds in inproc/thin.txt (or the file
+"""Pairs BenchmarkThin's off and on rounds in inproc/thin.txt (or the file
 named by the first argument): for each step, the median over rounds of on's
 CPU time over off's in the same round, the rounds where on was faster, the
 medians of each, and the DPZO/DP-SGD ratio of the medians."""
