@@ -535,8 +535,7 @@ func (m *TinyMLLM) forwardRows(t *Tape, batch []Sequence, vc *VisualCache, loss 
 	if sh != nil && !sh.fill {
 		g := sh.g
 		rows := g.off[len(g.off)-1]
-		x := t.nodeOver([]int{rows, len(g.x) / rows})
-		keepOrCopy(false, &g.x, x.Value.Data)
+		x := t.shareRead(g.x, []int{rows, len(g.x) / rows})
 		t.setRows(g.off, 0)
 		t.share = sh
 		hid, _ = m.LM.forward(t, x, g.off, &g.keep, -1, nil)

@@ -118,6 +118,29 @@ func BenchmarkVecKernels(b *testing.B) {
 	}
 }
 
+// BenchmarkThin measures BenchmarkZOStep's four steps with the narrow
+// AVX2 kernels (gemmAVX2x8: LoRA's x·Aᵀ of rank 8, the last panel of
+// attention's products with the values), the bias rows filled by
+// doubling copies (fillRows) and the PassShare's values read in place
+// off and on (thinOff), alternated in one process as BenchmarkVecKernels
+// does. Off is the code before them: the same bits.
+func BenchmarkThin(b *testing.B) {
+	shapes := engineShapes(b)
+	defer func() { thinOff = false }()
+	for r := range 4 {
+		for _, off := range [][]bool{{true, false}, {false, true}}[r%2] {
+			name := "on"
+			if off {
+				name = "off"
+			}
+			for _, sh := range shapes {
+				b.Run(sh.name+"/dpzo/"+name, func(b *testing.B) { thinOff = off; benchDPZOStep(b, sh) })
+				b.Run(sh.name+"/dpsgd/"+name, func(b *testing.B) { thinOff = off; benchDPSGDStep(b, sh) })
+			}
+		}
+	}
+}
+
 // BenchmarkEvalPass measures one evaluation pass over a test set of the
 // shape's batch, as pipeline.Evaluate makes it, one example at a time:
 // greedy decoding of the answer's length from the prompt

@@ -400,7 +400,7 @@ func (p *gemmPlan) block(it int, tile []float32) {
 		b, ldb = p.b[j0:], p.ldb
 	}
 	kern := &p.kern
-	if n := kern.narrow; n != nil && cols <= n.nr {
+	for n := kern.narrow; n != nil && cols <= n.nr && !(thinOff && n.nr < 16); n = n.narrow {
 		kern = n // same bits, half the work
 	}
 	end := min(p.m, (rb+1)*gemmMC)

@@ -52,14 +52,45 @@ func gemm4x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *flo
 //go:noescape
 func gemm5x32AVX512(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
 
+// The narrow kernels of gemm_short_amd64.s: tiles of 1 to 6 rows and 8
+// columns.
+//
+//go:noescape
+func gemm1x8AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm2x8AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm3x8AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm4x8AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm5x8AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func gemm6x8AVX2(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
 // gemmAsm is the signature of the assembly kernels.
 type gemmAsm func(k int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
 
 var (
 	gemmShortAVX2   = [gemmMR]gemmAsm{nil, gemm1x16AVX2, gemm2x16AVX2, gemm3x16AVX2, gemm4x16AVX2, gemm5x16AVX2}
 	gemmShortAVX512 = [gemmMR]gemmAsm{nil, gemm1x32AVX512, gemm2x32AVX512, gemm3x32AVX512, gemm4x32AVX512, gemm5x32AVX512}
+	gemmShortAVX2x8 = [gemmMR]gemmAsm{nil, gemm1x8AVX2, gemm2x8AVX2, gemm3x8AVX2, gemm4x8AVX2, gemm5x8AVX2}
 
-	gemmAVX2 = gemmKernel{name: "avx2", nr: 16, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+	// gemmAVX2x8 is the narrow companion of gemmAVX2 (and, through it,
+	// of gemmAVX512): panels of at most 8 columns take half the work of
+	// a 16-column tile, and are stored directly rather than through the
+	// scratch tile.
+	gemmAVX2x8 = gemmKernel{name: "avx2x8", nr: 8, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemm6x8AVX2(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}, short: func(rows, k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		gemmShortAVX2x8[rows](k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
+	}}
+	gemmAVX2 = gemmKernel{name: "avx2", nr: 16, narrow: &gemmAVX2x8, run: func(k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 		gemm6x16AVX2(k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)
 	}, short: func(rows, k int, a []float32, rsA, csA int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 		gemmShortAVX2[rows](k, &a[0], rsA, csA, &b[0], ldb, &c[0], ldc, alpha, beta)

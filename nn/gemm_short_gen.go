@@ -5,7 +5,7 @@
 //go:build ignore
 
 // gemm_short_gen writes gemm_short_amd64.s, the short micro-kernels of
-// gemm.go (tiles of 1 to 5 rows): go generate ./nn.
+// gemm.go (tiles of 1 to 5 rows) and the narrow ones (8 columns, 1 to 6 rows): go generate ./nn.
 package main
 
 import (
@@ -35,20 +35,33 @@ const header = `// Copyright ©2026 The repro Authors. All rights reserved.
 // C with DX, R13 and R11.
 `
 
+const narrowHeader = `
+// The narrow AVX2 kernels: tiles of 1 to 6 rows and 8 columns, one Y
+// register a row, for the panels of at most 8 columns (thin products such
+// as LoRA's x·Aᵀ of rank 8, and the last panel of a product whose width
+// is 8 more than a multiple of 16). The same chains, α and β, as the
+// kernels above.
+`
+
 var (
-	rowA = []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(R12)", "(R12)(R8*1)"}
-	rowC = []string{"(DX)", "(DX)(R11*1)", "(DX)(R11*2)", "(R13)", "(R13)(R11*1)"}
+	rowA = []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(R12)", "(R12)(R8*1)", "(R12)(R8*2)"}
+	rowC = []string{"(DX)", "(DX)(R11*1)", "(DX)(R11*2)", "(R13)", "(R13)(R11*1)", "(R13)(R11*2)"}
 )
 
 // kernel writes the kernel of rows rows: 16 columns in two Y registers
-// (AVX2) or 32 in two Z registers (AVX-512).
-func kernel(w *strings.Builder, rows int, avx512 bool) {
+// (AVX2) or 32 in two Z registers (AVX-512); with narrow, 8 columns in one
+// Y register (AVX2 only), in tiles of 1 to 6 rows.
+func kernel(w *strings.Builder, rows int, avx512, narrow bool) {
 	v, width, name := "Y", 32, fmt.Sprintf("gemm%dx16AVX2", rows)
+	halves := 2
 	if avx512 {
 		v, width, name = "Z", 64, fmt.Sprintf("gemm%dx32AVX512", rows)
 	}
+	if narrow {
+		name, halves = fmt.Sprintf("gemm%dx8AVX2", rows), 1
+	}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	acc := func(i, h int) string { return fmt.Sprintf("%s%d", v, 2*i+h) }
+	acc := func(i, h int) string { return fmt.Sprintf("%s%d", v, halves*i+h) }
 	half := func(i, h int) string { // C(i, 0) or C(i, 8·lanes)
 		if h == 0 {
 			return rowC[i]
@@ -66,17 +79,21 @@ func kernel(w *strings.Builder, rows int, avx512 bool) {
 		p("\tLEAQ (SI)(R8*2), R12\n\tADDQ R8, R12\n\tLEAQ (DX)(R11*2), R13\n\tADDQ R11, R13")
 	}
 	for i := range rows {
-		for h := range 2 {
+		for h := range halves {
 			p("\tVXORPS %s, %s, %s", acc(i, h), acc(i, h), acc(i, h))
 		}
 	}
 	p("%s_loop:", name)
-	p("\tVMOVUPS (DI), %s12\n\tVMOVUPS %d(DI), %s13", v, width, v)
+	p("\tVMOVUPS (DI), %s12", v)
+	if halves == 2 {
+		p("\tVMOVUPS %d(DI), %s13", width, v)
+	}
 	for i := range rows {
 		bc := fmt.Sprintf("%s%d", v, 14+i%2)
 		p("\tVBROADCASTSS %s, %s", rowA[i], bc)
-		p("\tVFMADD231PS %s12, %s, %s", v, bc, acc(i, 0))
-		p("\tVFMADD231PS %s13, %s, %s", v, bc, acc(i, 1))
+		for h := range halves {
+			p("\tVFMADD231PS %s%d, %s, %s", v, 12+h, bc, acc(i, h))
+		}
 	}
 	p("\tADDQ R9, SI")
 	if rows > 3 {
@@ -85,21 +102,21 @@ func kernel(w *strings.Builder, rows int, avx512 bool) {
 	p("\tADDQ R10, DI\n\tDECQ CX\n\tJNZ %s_loop\n", name)
 	p("\tVBROADCASTSS alpha+64(FP), %s12", v)
 	for i := range rows {
-		for h := range 2 {
+		for h := range halves {
 			p("\tVMULPS %s12, %s, %s", v, acc(i, h), acc(i, h))
 		}
 	}
 	p("\tMOVL beta+68(FP), AX\n\tANDL $0x7fffffff, AX\n\tJZ %s_store", name)
 	p("\tVBROADCASTSS beta+68(FP), %s13", v)
 	for i := range rows {
-		for h := range 2 {
+		for h := range halves {
 			p("\tVMULPS %s, %s13, %s14", half(i, h), v, v)
 			p("\tVADDPS %s14, %s, %s", v, acc(i, h), acc(i, h))
 		}
 	}
 	p("%s_store:", name)
 	for i := range rows {
-		for h := range 2 {
+		for h := range halves {
 			p("\tVMOVUPS %s, %s", acc(i, h), half(i, h))
 		}
 	}
@@ -111,8 +128,12 @@ func main() {
 	w.WriteString(header)
 	for _, avx512 := range []bool{false, true} {
 		for rows := 1; rows < 6; rows++ {
-			kernel(&w, rows, avx512)
+			kernel(&w, rows, avx512, false)
 		}
+	}
+	w.WriteString(narrowHeader)
+	for rows := 1; rows <= 6; rows++ {
+		kernel(&w, rows, false, true)
 	}
 	if err := os.WriteFile("gemm_short_amd64.s", []byte(w.String()), 0o644); err != nil {
 		log.Fatal(err)

@@ -243,7 +243,7 @@ func TestGemmShortTiles(t *testing.T) {
 			ms = append(ms, m)
 		}
 		for i, m := range ms {
-			for _, n := range []int{16, 40, 64, 7} {
+			for _, n := range []int{16, 40, 64, 7, 8} {
 				for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 					ab := [][2]float32{{1, 0}, {0.75, -0.5}}[(i+n)%2]
 					k := 1 + (m*n)%37

@@ -34,6 +34,12 @@ import (
 // (TestInferBitwise compares every logit of several shapes with the
 // ordinary tape's).
 
+// thinOff turns off the narrow AVX2 kernels (panels of at most 8
+// columns, gemmAVX2x8), the bias rows filled by doubling copies
+// (fillRows) and the PassShare's values read in place (BenchmarkThin's
+// comparison in one process): the code before them, with the same bits.
+var thinOff bool
+
 // inferArenas are the arenas of inference tapes, kept between calls; a
 // pool of their own, so that the slabs of training's arenas (arenas) keep
 // the sizes of training's tapes.

@@ -22,9 +22,7 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 	y := t.nodeOver(shape, x, w, b)
 	yd := y.Value.Data
 	if b != nil {
-		for i := 0; i < n; i++ {
-			copy(yd[i*out:(i+1)*out], b.Value.Data)
-		}
+		fillRows(yd[:n*out], b.Value.Data)
 	}
 	beta := float32(0)
 	if b != nil {
@@ -70,6 +68,27 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 		}
 	})
 	return y
+}
+
+// fillRows sets every row of y (rows of len(r) elements) to r: the first
+// row from r, then each copy doubles the rows written, so that a long
+// matrix of short rows takes a few long copies rather than one short copy
+// a row.
+func fillRows(y, r []float32) {
+	c := len(r)
+	if len(y) == 0 {
+		return
+	}
+	if thinOff {
+		for i := 0; i < len(y); i += c {
+			copy(y[i:i+c], r)
+		}
+		return
+	}
+	copy(y[:c], r)
+	for k := c; k < len(y); k *= 2 {
+		copy(y[k:], y[:k])
+	}
 }
 
 // Add returns a + b elementwise. The shapes must have the same number of

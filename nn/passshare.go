@@ -155,9 +155,22 @@ func (t *Tape) shareNorm1(b *Block, x *Node) *Node {
 		keepOrCopy(true, &sh.g.a, a.Value.Data)
 		return a
 	}
-	a := t.nodeOver(x.Value.Shape, x)
-	keepOrCopy(false, &sh.g.a, a.Value.Data)
-	return a
+	return t.shareRead(sh.g.a, x.Value.Shape)
+}
+
+// shareRead returns a node of the given shape holding a value v kept in a
+// PassShare: v itself, which the tape's operations only read (the input
+// rows of the language model and its first LayerNorm's output feed
+// products, residual sums and row gathers, none of which writes its
+// input), or a copy of v (thinOff).
+func (t *Tape) shareRead(v []float32, shape []int) *Node {
+	shape = append([]int(nil), shape...)
+	if thinOff {
+		n := t.nodeOver(shape)
+		keepOrCopy(false, &v, n.Value.Data)
+		return n
+	}
+	return t.Input(Tensor{Shape: shape, Data: v[:numel(shape)]}, false)
 }
 
 // shareLinear is l.Forward(t, x, nil) for map i (query, key, value) of
