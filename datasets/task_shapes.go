@@ -320,6 +320,10 @@ func isPublicKey(key string) bool {
 // one per colour and shape.
 var SceneObjectClasses = len(shapeColours) * len(shapeKinds)
 
+// SceneAttributes returns the numbers of colours and shapes of scene
+// objects: SceneCells' class c is colour c/shapes, shape c%shapes.
+func SceneAttributes() (colours, shapes int) { return len(shapeColours), len(shapeKinds) }
+
 // SceneCells parses the item key of a shapes-vqa scene ("shapes:" and the
 // four cells' contents, as Example.Items holds it) into the object class
 // of each cell, colour·(number of shapes) + shape, -1 for an empty cell.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/internal/device"
 	"github.com/repro-dp/repro/pretrain"
 )
@@ -51,6 +52,7 @@ func pretrainCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "pretraining seed `N`"},
 			&cli.StringFlag{Name: "data-dir", Usage: "read the full Fashion-MNIST release from `DIR`"},
 			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "train on `device`: cpu, or cuda (an NVIDIA GPU; needs a binary built with make cuda-build); not part of the cache key"},
+			&cli.BoolFlag{Name: "probe", Usage: "tinymllm only: also fit linear probes that read each scene cell's colour and shape from the frozen visual features (shapes-vqa-tune: its training scenes, scored on its validation scenes)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object (checkpoint, hash, metrics, ...)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on standard error"},
 		},
@@ -93,9 +95,36 @@ func pretrainCommand() *cli.Command {
 			if !r.Cached {
 				fmt.Fprintf(c.App.Writer, "device %s\n", device.Describe())
 			}
-			return r.WriteText(c.App.Writer)
+			if err := r.WriteText(c.App.Writer); err != nil {
+				return err
+			}
+			if c.Bool("probe") {
+				return probeBase(c.App.Writer, r, opt)
+			}
+			return nil
 		},
 	}
+}
+
+// probeBase prints the linear probes of pretrain.ProbeScenes on the
+// TinyMLLM base r: fitted on the training scenes of shapes-vqa-tune at the
+// base's scale and seed (public scenes), scored on its validation scenes
+// (public scenes held out of pretraining).
+func probeBase(w io.Writer, r *pretrain.Result, opt pretrain.Options) error {
+	m := r.TinyMLLM()
+	if m == nil {
+		return fmt.Errorf("pretrain: --probe needs a tinymllm base, not %s", r.Manifest.Arch)
+	}
+	d, err := datasets.Build("shapes-vqa"+datasets.TuneSuffix, &datasets.Options{Scale: datasets.Scale(opt.Scale), Seed: opt.Seed, DataDir: opt.DataDir})
+	if err != nil {
+		return err
+	}
+	probes, err := pretrain.ProbeScenes(m, d.Private, d.Test)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return pretrain.WriteProbes(w, probes)
 }
 
 // writePretrainJSON prints the result for scripts: at least checkpoint,

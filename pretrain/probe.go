@@ -1,0 +1,353 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+package pretrain
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/repro-dp/repro/datasets"
+	"github.com/repro-dp/repro/nn"
+)
+
+// Probe is the accuracy of one linear probe of ProbeScenes.
+type Probe struct {
+	// Features names what the probe reads: "pixels" (the cell's 14×14 RGB
+	// pixels), "encoder" (the frozen vision encoder's output rows of the
+	// patches whose centres lie in the cell, concatenated), "tokens" (the
+	// projected visual tokens of those patches, what the language model
+	// reads) or "init-encoder" (the encoder rows of the model as
+	// initialised from its configuration's seed, before any training).
+	Features string
+	// Target is "colour" (six colours or an empty cell) or "shape" (three
+	// shapes or an empty cell).
+	Target string
+	// Dims is the number of features.
+	Dims int
+	// Train and Held are the accuracies (fractions) on the probe's
+	// training cells and on the held-out cells; Chance is the held-out
+	// share of the most frequent training class.
+	Train, Held, Chance float64
+}
+
+// ProbeScenes fits linear probes (multinomial logistic regression) that
+// read the colour and the shape of the object in each cell of shapes-vqa
+// scenes from m's frozen visual features, and from the pixels as a
+// reference: whether the features the language model gets can tell the
+// colours and shapes apart at all. If the encoder's features cannot, no
+// fine-tuning of the language model will answer colour questions.
+//
+// train and held are scene examples (Example.Items[0] a scene key, one
+// image); each scene counts once. The probes are fitted on train's cells
+// and scored on held's. It returns an error if a key is not a scene key or
+// the patches do not divide evenly among the four cells.
+func ProbeScenes(m *nn.TinyMLLM, train, held []datasets.Example) ([]Probe, error) {
+	init, err := nn.NewTinyMLLM(m.Config)
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: probe: %w", err)
+	}
+	cells, err := patchCells(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	nColours, nShapes := datasets.SceneAttributes()
+	type set struct {
+		x      map[string][][]float64
+		colour []int
+		shape  []int
+	}
+	collect := func(exs []datasets.Example) (set, error) {
+		s := set{x: map[string][][]float64{}}
+		seen := map[string]bool{}
+		for i := range exs {
+			ex := &exs[i]
+			if len(ex.Items) == 0 || len(ex.Images) != 1 || seen[ex.Items[0]] {
+				continue
+			}
+			seen[ex.Items[0]] = true
+			classes, ok := datasets.SceneCells(ex.Items[0])
+			if !ok {
+				return s, fmt.Errorf("pretrain: probe: example %s: %q is not a scene key", ex.ID, ex.Items[0])
+			}
+			img := ex.Images[0]
+			enc, tok := visualRows(m, img)
+			enc0, _ := visualRows(init, img)
+			for cell, class := range classes {
+				col, shp := nColours, nShapes // an empty cell
+				if class >= 0 {
+					col, shp = class/nShapes, class%nShapes
+				}
+				s.colour = append(s.colour, col)
+				s.shape = append(s.shape, shp)
+				s.x["pixels"] = append(s.x["pixels"], cellPixels(img, cell))
+				s.x["encoder"] = append(s.x["encoder"], gatherRows(enc, cells[cell]))
+				s.x["tokens"] = append(s.x["tokens"], gatherRows(tok, cells[cell]))
+				s.x["init-encoder"] = append(s.x["init-encoder"], gatherRows(enc0, cells[cell]))
+			}
+		}
+		return s, nil
+	}
+	tr, err := collect(train)
+	if err != nil {
+		return nil, err
+	}
+	he, err := collect(held)
+	if err != nil {
+		return nil, err
+	}
+	if len(tr.colour) == 0 || len(he.colour) == 0 {
+		return nil, fmt.Errorf("pretrain: probe: no scenes (%d training cells, %d held-out cells)", len(tr.colour), len(he.colour))
+	}
+	var out []Probe
+	for _, f := range []string{"pixels", "encoder", "tokens", "init-encoder"} {
+		for _, tg := range []struct {
+			name     string
+			classes  int
+			tr, held []int
+		}{
+			{"colour", nColours + 1, tr.colour, he.colour},
+			{"shape", nShapes + 1, tr.shape, he.shape},
+		} {
+			w := fitSoftmax(tr.x[f], tg.tr, tg.classes)
+			out = append(out, Probe{Features: f, Target: tg.name, Dims: len(tr.x[f][0]),
+				Train: w.accuracy(tr.x[f], tg.tr), Held: w.accuracy(he.x[f], tg.held),
+				Chance: majorityShare(tg.tr, tg.held, tg.classes)})
+		}
+	}
+	return out, nil
+}
+
+// WriteProbes prints probes as an aligned table.
+func WriteProbes(w io.Writer, probes []Probe) error {
+	if _, err := fmt.Fprintf(w, "%-13s %-7s %5s %7s %7s %7s\n", "features", "target", "dims", "train", "held", "chance"); err != nil {
+		return err
+	}
+	for _, p := range probes {
+		if _, err := fmt.Fprintf(w, "%-13s %-7s %5d %6.1f%% %6.1f%% %6.1f%%\n", p.Features, p.Target, p.Dims, 100*p.Train, 100*p.Held, 100*p.Chance); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// patchCells returns, for each of the four 14×14 cells of a scene, the
+// rows (1-based after [CLS]) of the encoder output whose patch centre lies
+// in the cell, in row order. Every cell must get as many patches.
+func patchCells(cfg nn.Config) ([4][]int, error) {
+	var cells [4][]int
+	g := cfg.ImageSize / cfg.Patch
+	half := float64(cfg.ImageSize) / 2
+	for r := range g {
+		for c := range g {
+			cx, cy := (float64(c)+0.5)*float64(cfg.Patch), (float64(r)+0.5)*float64(cfg.Patch)
+			cell := 0
+			if cx >= half {
+				cell++
+			}
+			if cy >= half {
+				cell += 2
+			}
+			cells[cell] = append(cells[cell], 1+r*g+c)
+		}
+	}
+	for _, c := range cells[1:] {
+		if len(c) != len(cells[0]) {
+			return cells, fmt.Errorf("pretrain: probe: %d-pixel patches do not divide the four cells evenly", cfg.Patch)
+		}
+	}
+	return cells, nil
+}
+
+// visualRows returns m's vision encoder output and projected visual tokens
+// of img ([CLS] first, every patch), computed without gradients.
+func visualRows(m *nn.TinyMLLM, img []float32) (enc, tok nn.Tensor) {
+	t := nn.NewTape(nil, nil)
+	v, _ := m.EncodeImage(t, img, 0, false, nil, nil)
+	return v.Encoder.Value, v.Tokens.Value
+}
+
+// gatherRows concatenates rows of x ([rows, cols]) as float64.
+func gatherRows(x nn.Tensor, rows []int) []float64 {
+	c := x.Shape[1]
+	out := make([]float64, 0, len(rows)*c)
+	for _, r := range rows {
+		for _, v := range x.Data[r*c : (r+1)*c] {
+			out = append(out, float64(v))
+		}
+	}
+	return out
+}
+
+// cellPixels returns the RGB pixels of cell (0 top left … 3 bottom right)
+// of a scene image, channel by channel, row by row.
+func cellPixels(img []float32, cell int) []float64 {
+	const size, half = datasets.ImageSize, datasets.ImageSize / 2
+	x0, y0 := (cell%2)*half, (cell/2)*half
+	var out []float64
+	for c := range len(img) / (size * size) {
+		for y := y0; y < y0+half; y++ {
+			for x := x0; x < x0+half; x++ {
+				out = append(out, float64(img[c*size*size+y*size+x]))
+			}
+		}
+	}
+	return out
+}
+
+// majorityShare returns the share of held whose class is the most frequent
+// class of train (the lowest on ties).
+func majorityShare(train, held []int, classes int) float64 {
+	n := make([]int, classes)
+	for _, y := range train {
+		n[y]++
+	}
+	best := 0
+	for k := range n {
+		if n[k] > n[best] {
+			best = k
+		}
+	}
+	hit := 0
+	for _, y := range held {
+		if y == best {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(held))
+}
+
+// softmaxProbe is a fitted multinomial logistic regression on
+// standardised features.
+type softmaxProbe struct {
+	mean, scale []float64
+	w           [][]float64 // [classes][dims+1], the bias last
+}
+
+// Settings of fitSoftmax: full-batch Adam on the mean cross-entropy plus
+// probeL2·‖w‖²/2 (biases excluded).
+const (
+	probeSteps = 500
+	probeLR    = 0.05
+	probeL2    = 1e-3
+)
+
+// fitSoftmax fits a softmax regression of y (classes values) on x by
+// full-batch Adam (Kingma and Ba, "Adam: A Method for Stochastic
+// Optimization", ICLR 2015, Algorithm 1) from zero weights. The features
+// are standardised with the training mean and standard deviation.
+func fitSoftmax(x [][]float64, y []int, classes int) *softmaxProbe {
+	d := len(x[0])
+	p := &softmaxProbe{mean: make([]float64, d), scale: make([]float64, d), w: make([][]float64, classes)}
+	for _, r := range x {
+		for j, v := range r {
+			p.mean[j] += v
+		}
+	}
+	for j := range p.mean {
+		p.mean[j] /= float64(len(x))
+	}
+	for _, r := range x {
+		for j, v := range r {
+			p.scale[j] += (v - p.mean[j]) * (v - p.mean[j])
+		}
+	}
+	for j := range p.scale {
+		sd := math.Sqrt(p.scale[j] / float64(len(x)))
+		p.scale[j] = 0
+		if sd > 1e-8 {
+			p.scale[j] = 1 / sd
+		}
+	}
+	z := make([][]float64, len(x))
+	for i, r := range x {
+		z[i] = p.standardise(r)
+	}
+	g, m1, m2 := make([][]float64, classes), make([][]float64, classes), make([][]float64, classes)
+	for k := range classes {
+		p.w[k], g[k], m1[k], m2[k] = make([]float64, d+1), make([]float64, d+1), make([]float64, d+1), make([]float64, d+1)
+	}
+	const b1, b2, eps = 0.9, 0.999, 1e-8
+	prob := make([]float64, classes)
+	for step := 1; step <= probeSteps; step++ {
+		for k := range g {
+			clear(g[k])
+		}
+		for i, r := range z {
+			p.probs(r, prob)
+			prob[y[i]]--
+			for k := range classes {
+				e := prob[k] / float64(len(z))
+				for j, v := range r {
+					g[k][j] += e * v
+				}
+				g[k][d] += e
+			}
+		}
+		c1, c2 := 1-math.Pow(b1, float64(step)), 1-math.Pow(b2, float64(step))
+		for k := range classes {
+			for j := range g[k] {
+				gj := g[k][j]
+				if j < d {
+					gj += probeL2 * p.w[k][j]
+				}
+				m1[k][j] = b1*m1[k][j] + (1-b1)*gj
+				m2[k][j] = b2*m2[k][j] + (1-b2)*gj*gj
+				p.w[k][j] -= probeLR * (m1[k][j] / c1) / (math.Sqrt(m2[k][j]/c2) + eps)
+			}
+		}
+	}
+	return p
+}
+
+func (p *softmaxProbe) standardise(r []float64) []float64 {
+	z := make([]float64, len(r))
+	for j, v := range r {
+		z[j] = (v - p.mean[j]) * p.scale[j]
+	}
+	return z
+}
+
+// probs writes the class probabilities of the standardised features z
+// into out.
+func (p *softmaxProbe) probs(z, out []float64) {
+	d := len(z)
+	top := math.Inf(-1)
+	for k, w := range p.w {
+		s := w[d]
+		for j, v := range z {
+			s += w[j] * v
+		}
+		out[k] = s
+		top = max(top, s)
+	}
+	sum := 0.0
+	for k := range out {
+		out[k] = math.Exp(out[k] - top)
+		sum += out[k]
+	}
+	for k := range out {
+		out[k] /= sum
+	}
+}
+
+// accuracy returns the share of x whose most likely class is y's.
+func (p *softmaxProbe) accuracy(x [][]float64, y []int) float64 {
+	prob := make([]float64, len(p.w))
+	hit := 0
+	for i, r := range x {
+		p.probs(p.standardise(r), prob)
+		best := 0
+		for k := range prob {
+			if prob[k] > prob[best] {
+				best = k
+			}
+		}
+		if best == y[i] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(x))
+}
