@@ -78,7 +78,12 @@ type GradientMatch struct {
 	// norm), instead of over their concatenation (each weighs by its
 	// share of the norm). A tensor with a small gradient that depends
 	// strongly on the input (TinyMLLM's query and key LoRA factors on
-	// the prompt) counts in full.
+	// the prompt) counts in full. A released tensor whose norm is below
+	// 10⁻⁶ of the largest one's is left out of the average: its update is
+	// rounding noise (an attention key's bias, on which the loss does not
+	// depend: softmax is invariant to a shift), whose direction no
+	// candidate can match and whose cosine's gradient, scaled by the
+	// inverse of that norm, would swamp the others.
 	PerBlock bool
 	// Step is the relative step η of the central difference: the
 	// parameters move by ±h·v with h = η·‖θ‖/‖v‖ (‖θ‖ over Layout's
@@ -108,6 +113,7 @@ type GradientMatch struct {
 	Clip nn.ClipRule
 
 	mask  []bool // the released blocks
+	tiny  []bool // PerBlock: the released blocks left out (tinyBlocks), on first use
 	theta [][]float32
 	gt    []float32
 	gp    []float32
@@ -243,8 +249,12 @@ func (gm *GradientMatch) distance(g, dv []float32) float64 {
 	}
 	var sum float64
 	n := 0
+	if gm.tiny == nil {
+		gm.tiny = tinyBlocks(gm.Layout, gm.Want, gm.mask)
+	}
+	clear(dv)
 	for i, ok := range gm.mask {
-		if !ok {
+		if !ok || gm.tiny[i] {
 			continue
 		}
 		var db []float32
@@ -258,6 +268,24 @@ func (gm *GradientMatch) distance(g, dv []float32) float64 {
 		dv[i] /= float32(n)
 	}
 	return sum / float64(n)
+}
+
+// tinyBlocks marks the released blocks of want whose norm is below 10⁻⁶
+// of the largest released block's (PerBlock's doc comment).
+func tinyBlocks(l *nn.Layout, want []float32, mask []bool) []bool {
+	norms := make([]float64, len(mask))
+	var top float64
+	for i, ok := range mask {
+		if ok {
+			norms[i] = norm(l.Block(want, i))
+			top = max(top, norms[i])
+		}
+	}
+	tiny := make([]bool, len(mask))
+	for i, ok := range mask {
+		tiny[i] = ok && norms[i] < 1e-6*top
+	}
+	return tiny
 }
 
 // released returns the released blocks of g, concatenated.

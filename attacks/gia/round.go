@@ -271,6 +271,11 @@ type GroupOptions struct {
 	// negative, or no Mean: none.
 	Stats     float64
 	Mean, Std []float32
+	// Activity, when not nil, adds ActivityWeight·R(x), the squared hinge
+	// of the first layer's revealed ReLU pattern (ActivityPrior; x the
+	// whole C×H×W image, the layer's input).
+	Activity       *ActivityPrior
+	ActivityWeight float64
 	// Gray ties the channels to one value per pixel (InvertOptions.Gray).
 	Gray bool
 	// Init, when not nil, is the start of the first member (C×H×W, with
@@ -313,7 +318,7 @@ func (o *GroupOptions) withDefaults() GroupOptions {
 // InvertGroup minimises, for each of G reconstructions x_g ∈ [0, 1]^{C×H×W}
 // from its own random start,
 //
-//	obj(x_g) + TV·R_TV(x_g) + β·R_stats(x_g) + α·‖x_g − E‖²/n
+//	obj(x_g) + TV·R_TV(x_g) + β·R_stats(x_g) + α·‖x_g − E‖²/n (+ the activity prior)
 //
 // by Adam with projection onto the box (adamBox's rule, the G members in
 // lockstep, E the members' mean before each step, held fixed in it). Each
@@ -337,6 +342,9 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 	}
 	if o.Init != nil && len(o.Init) != n {
 		return nil, nil, 0, fmt.Errorf("gia: initial image of %d values, want %d", len(o.Init), n)
+	}
+	if o.Activity != nil && o.Activity.in != n {
+		return nil, nil, 0, fmt.Errorf("gia: activity prior of a layer on %d inputs, want %d", o.Activity.in, n)
 	}
 	members := groupStarts(&o, nu)
 	const b1, b2, eps = 0.9, 0.999, 1e-8
@@ -375,6 +383,9 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 			}
 			if o.Stats > 0 && o.Mean != nil {
 				statsPrior(x, o.Mean, o.Std, o.Stats, gx)
+			}
+			if o.Activity != nil && o.ActivityWeight > 0 {
+				o.Activity.add(x, o.ActivityWeight, gx)
 			}
 			reduce(gu, gx)
 			if o.Consistency > 0 && o.Group > 1 {

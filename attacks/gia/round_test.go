@@ -43,7 +43,7 @@ func smokeFusionMLP(t testing.TB) (*nn.Fusion, *nn.Layout) {
 // fixed, the E steps re-simulated at each point; step 10⁻³ in x, since
 // the image encoder's ReLU makes a larger one cross activation switches),
 // for E = 1, 2 and 3, the
-// cosine and the ℓ₂ distance, on a fusion classifier with the mlp encoder.
+// cosine (whole and tensor by tensor) and the ℓ₂ distance, on a fusion classifier with the mlp encoder.
 // The target is the round of another image of the data set (so the
 // objective is far from its minimum). Both are float32 estimates: 5% of
 // the directional derivative.
@@ -78,6 +78,9 @@ func TestRoundMatchFD(t *testing.T) {
 			rm.L2 = l2
 			checkObjectiveFDStep(t, rm, ex.Images[0], rng, fmt.Sprintf("steps %d, l2 %v", steps, l2), 1e-3)
 		}
+		// The cosine distance tensor by tensor (gia-round's perblock).
+		rm.L2, rm.PerBlock = false, true
+		checkObjectiveFDStep(t, rm, ex.Images[0], rng, fmt.Sprintf("steps %d, per block", steps), 1e-3)
 	}
 }
 
@@ -261,7 +264,11 @@ func TestRoundAttack(t *testing.T) {
 	if _, err := attacks.Configure("gia-round", map[string][]string{"consistency": {"0"}}); err != nil {
 		t.Errorf("consistency 0 (none): %v", err)
 	}
-	for _, bad := range []map[string][]string{{"trials": {"0"}}, {"group": {"17"}}, {"iterations": {"1.5"}}, {"consistency": {"-1"}}} {
+	if b, err := attacks.Configure("gia-round", map[string][]string{"activity": {"2.5"}}); err != nil || b.(RoundAttack).Activity != 2.5 {
+		t.Errorf("activity 2.5: %v, %v", b, err)
+	}
+	for _, bad := range []map[string][]string{{"trials": {"0"}}, {"group": {"17"}}, {"iterations": {"1.5"}}, {"consistency": {"-1"}},
+		{"activity": {"-1"}}, {"activity": {"101"}}, {"activity": {"x"}}} {
 		if _, err := attacks.Configure("gia-round", bad); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

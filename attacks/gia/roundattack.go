@@ -64,6 +64,18 @@ type RoundAttack struct {
 	// smoke models it pulled the members into one poor minimum more often
 	// than it helped, docs/secmmfl.md).
 	Consistency float64
+	// Activity is the weight of the first-layer activity prior
+	// (ActivityPrior, GroupOptions.Activity; 0: none, the default): the
+	// image encoder's image.fc units that the round shows as inactive (zero
+	// rows) are held inactive and the others active. It is on only where
+	// the round reveals a pattern (some rows exactly zero): a noised round
+	// has none, and the attack on it is the same without it.
+	Activity float64
+	// PerBlock takes the cosine distance tensor by tensor and averages it
+	// (GradientMatch.PerBlock) instead of over the whole round: every
+	// tensor weighs the same, so image.fc, whose rows carry the image
+	// itself, is not drowned by the larger text tensors.
+	PerBlock bool
 }
 
 // Name implements attacks.Attack.
@@ -85,6 +97,15 @@ func (RoundAttack) Options() []attacks.Option {
 				}
 				return nil
 			}, Default: []string{"0"}},
+		{Name: "activity", Elem: "activity weight", Kind: attacks.Numbers, Doc: "weight of the prior that holds image.fc's ReLU pattern to the one the round's zero rows reveal, one number in [0, 100] (0: none)",
+			Check: func(x float64) error {
+				if x < 0 || x > 100 {
+					return fmt.Errorf("must be in [0, 100]")
+				}
+				return nil
+			}, Default: []string{"0"}},
+		{Name: "perblock", Elem: "perblock", Kind: attacks.Numbers, Doc: "1: the cosine distance tensor by tensor, averaged over the round's tensors; 0 (default): over the whole round",
+			Check: integerIn(0, 1), Default: []string{"0"}},
 	}
 }
 
@@ -101,6 +122,20 @@ func (RoundAttack) WithOptions(opts map[string][]string) (attacks.Attack, error)
 				return nil, fmt.Errorf("option consistency: %q is not a number in [0, 10]", vals[0])
 			}
 			out.Consistency = x
+			continue
+		}
+		if name == "perblock" {
+			if err != nil || (x != 0 && x != 1) {
+				return nil, fmt.Errorf("option perblock: %q is not 0 or 1", vals[0])
+			}
+			out.PerBlock = x == 1
+			continue
+		}
+		if name == "activity" {
+			if err != nil || !(x >= 0 && x <= 100) {
+				return nil, fmt.Errorf("option activity: %q is not a number in [0, 100]", vals[0])
+			}
+			out.Activity = x
 			continue
 		}
 		if err != nil || x != math.Trunc(x) {
@@ -156,6 +191,7 @@ func (a RoundAttack) RunUploads(ctx context.Context, up *methods.FedUpload, priv
 	mu, sd := PixelStats(public)
 	rep := &attacks.Report{Results: map[string]float64{}, Images: map[string][]byte{}}
 	var psnr, ssim, trr, lab, dist, bpsnr, bssim, sec float64
+	var pinned, active, viol, tviol float64 // the activity prior's rounds, active units, violations (reconstruction, truth)
 	for k := range trials {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -198,11 +234,27 @@ func (a RoundAttack) RunUploads(ctx context.Context, up *methods.FedUpload, priv
 		if err != nil {
 			return nil, err
 		}
+		rm.PerBlock = a.PerBlock
+		var act *ActivityPrior
+		if a.Activity > 0 && m.ImgFC != nil && m.ImgFC.B != nil {
+			gw, gb := block(l, g, m.ImgFC.W), block(l, g, m.ImgFC.B)
+			if gw != nil && gb != nil {
+				if act, err = NewActivityPrior(slices.Clone(m.ImgFC.W.Data), slices.Clone(m.ImgFC.B.Data), gw, gb); err != nil {
+					return nil, err
+				}
+			}
+		}
 		img, _, d, err := InvertGroup(rm.Objective, c.Channels, c.ImageSize, c.ImageSize, &GroupOptions{
 			Iterations: a.Iterations, Group: a.Group, Gray: true, Consistency: cmp.Or(a.Consistency, -1),
-			Mean: mu, Std: sd, Init: mean, Spread: 0.2, Seed: uint64(k)})
+			Mean: mu, Std: sd, Init: mean, Spread: 0.2, Seed: uint64(k), Activity: act, ActivityWeight: a.Activity})
 		if err != nil {
 			return nil, err
+		}
+		if act != nil {
+			pinned++
+			active += float64(act.Active())
+			viol += float64(act.Violations(img))
+			tviol += float64(act.Violations(ex.Images[0]))
 		}
 		if err := o.Score([][]float32{img}, [][]float32{ex.Images[0]}, c.Channels, c.ImageSize, c.ImageSize); err != nil {
 			return nil, err
@@ -233,6 +285,14 @@ func (a RoundAttack) RunUploads(ctx context.Context, up *methods.FedUpload, priv
 	for name, v := range map[string]float64{"psnr": psnr, "ssim": ssim, "trr": trr, "label_acc": lab, "distance": dist,
 		"baseline_psnr": bpsnr, "baseline_ssim": bssim, "seconds": sec} {
 		rep.Results["gia_round_"+name] = v / n
+	}
+	if a.Activity > 0 {
+		rep.Results["gia_round_pinned"] = pinned / n
+		if pinned > 0 {
+			rep.Results["gia_round_active_units"] = active / pinned
+			rep.Results["gia_round_violations"] = viol / pinned
+			rep.Results["gia_round_true_violations"] = tviol / pinned
+		}
 	}
 	return rep, nil
 }
