@@ -17,6 +17,7 @@ import (
 	"github.com/repro-dp/repro/attacks"
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/methods"
+	"github.com/repro-dp/repro/nn"
 )
 
 func init() { attacks.Register(RoundAttack{}) }
@@ -169,6 +170,43 @@ func (RoundAttack) Run(context.Context, *attacks.Target) (*attacks.Report, error
 	return nil, fmt.Errorf("gia: gia-round attacks a federated method's client rounds (a fusion classifier); this run has none")
 }
 
+// recoverCaption reads what the round g of trial k gives away in closed
+// form: the label from the head's bias, the caption's bag of words from
+// the token embedding's rows and their order from the positions'. It
+// returns the outcome so far and the caption the inversion assumes.
+func recoverCaption(m *nn.Fusion, l *nn.Layout, g []float32, ex *datasets.Example, k int) (*Outcome, []int, error) {
+	c := m.Config
+	distinct := map[int]bool{}
+	for _, id := range ex.Prompt {
+		distinct[id] = true
+	}
+	o := &Outcome{TRR: math.NaN()}
+	o.Labels = labels(block(l, g, m.Head.B), 1)
+	o.LabelAcc = LabelAccuracy(o.Labels, []int{ex.Label})
+	seq := ex.Prompt[:0:0]
+	if ge := block(l, g, m.Tok); ge != nil {
+		o.Tokens = BagOfWords(ge, c.Width, len(distinct))
+		o.TRR = TRR(o.Tokens, [][]int{ex.Prompt})
+		if gp := block(l, g, m.Pos); gp != nil {
+			offset := 0
+			if c.FusionMode == "early" {
+				offset = 1
+			}
+			seq = Sequence(ge, gp, c.Width, o.Tokens, offset, 0)
+		}
+	}
+	// The candidate's caption: the recovered order, cut to the
+	// model's length; the bag when no order was recovered.
+	seq = seq[:min(len(seq), c.MaxLen)]
+	if len(seq) == 0 {
+		seq = slices.Clone(o.Tokens[:min(len(o.Tokens), c.MaxLen)])
+	}
+	if len(seq) == 0 || slices.Contains(seq, -1) {
+		return nil, nil, fmt.Errorf("gia: trial %d: no caption recovered", k)
+	}
+	return o, seq, nil
+}
+
 // RunUploads attacks the rounds of up for the first Trials examples of
 // private, with the public images' mean as the baseline and their
 // pixel-wise statistics as the prior. It returns an error if there are
@@ -202,33 +240,9 @@ func (a RoundAttack) RunUploads(ctx context.Context, up *methods.FedUpload, priv
 		if err != nil {
 			return nil, err
 		}
-		distinct := map[int]bool{}
-		for _, id := range ex.Prompt {
-			distinct[id] = true
-		}
-		o := &Outcome{TRR: math.NaN()}
-		o.Labels = labels(block(l, g, m.Head.B), 1)
-		o.LabelAcc = LabelAccuracy(o.Labels, []int{ex.Label})
-		seq := ex.Prompt[:0:0]
-		if ge := block(l, g, m.Tok); ge != nil {
-			o.Tokens = BagOfWords(ge, c.Width, len(distinct))
-			o.TRR = TRR(o.Tokens, [][]int{ex.Prompt})
-			if gp := block(l, g, m.Pos); gp != nil {
-				offset := 0
-				if c.FusionMode == "early" {
-					offset = 1
-				}
-				seq = Sequence(ge, gp, c.Width, o.Tokens, offset, 0)
-			}
-		}
-		// The candidate's caption: the recovered order, cut to the
-		// model's length; the bag when no order was recovered.
-		seq = seq[:min(len(seq), c.MaxLen)]
-		if len(seq) == 0 {
-			seq = slices.Clone(o.Tokens[:min(len(o.Tokens), c.MaxLen)])
-		}
-		if len(seq) == 0 || slices.Contains(seq, -1) {
-			return nil, fmt.Errorf("gia: trial %d: no caption recovered", k)
+		o, seq, err := recoverCaption(m, l, g, ex, k)
+		if err != nil {
+			return nil, err
 		}
 		rm, err := NewRoundMatch(l, FusionGrad(m, l, seq, o.Labels[0]), g, up.Steps, up.LR)
 		if err != nil {

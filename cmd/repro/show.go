@@ -175,27 +175,8 @@ func printManifest(w io.Writer, m *results.Manifest, state string) {
 		}
 		row("load", "%s at start, %s at end (1-minute average)", loadText(m.LoadStart), loadText(m.LoadEnd))
 	}
-	if pr := m.Privacy; pr != nil {
-		row("privacy.accountant", "%s", pr.Accountant)
-		row("privacy.epsilon", "%s (target %s)", experiments.FormatFloat(float64(pr.Epsilon)), experiments.FormatFloat(float64(pr.EpsilonTarget)))
-		if pr.EpsilonNominal != nil {
-			row("privacy.epsilon_nominal", "%s", experiments.FormatFloat(float64(*pr.EpsilonNominal)))
-		}
-		row("privacy.delta", "%g", pr.Delta)
-		row("privacy.sigma", "%g", pr.Sigma)
-		row("privacy.sample_rate", "%g (%s sampling)", pr.SampleRate, pr.Sampling)
-		row("privacy.steps", "%d", pr.Steps)
-		row("privacy.clip_norm", "%g", pr.ClipNorm)
-		row("privacy.neighbouring", "%s", pr.Neighbouring)
-		for _, c := range pr.Components {
-			row("privacy.component", "%s: σ %g, ε %s alone", c.Name, c.Sigma, experiments.FormatFloat(float64(c.Epsilon)))
-		}
-		if pr.SigmaScale > 0 {
-			row("privacy.sigma_scale", "%g", pr.SigmaScale)
-		}
-		for _, cv := range pr.Caveats {
-			row("privacy.caveat", "%s", cv)
-		}
+	if m.Privacy != nil {
+		printPrivacy(row, m.Privacy)
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Results)) {
 		row("results."+k, "%s", experiments.FormatFloat(float64(m.Results[k])))
@@ -205,6 +186,30 @@ func printManifest(w io.Writer, m *results.Manifest, state string) {
 	}
 	if m.Stack != "" {
 		fmt.Fprintf(w, "\nstack:\n%s", m.Stack)
+	}
+}
+
+// printPrivacy prints a run's privacy record with row (see printManifest).
+func printPrivacy(row func(k, format string, args ...any), pr *results.Privacy) {
+	row("privacy.accountant", "%s", pr.Accountant)
+	row("privacy.epsilon", "%s (target %s)", experiments.FormatFloat(float64(pr.Epsilon)), experiments.FormatFloat(float64(pr.EpsilonTarget)))
+	if pr.EpsilonNominal != nil {
+		row("privacy.epsilon_nominal", "%s", experiments.FormatFloat(float64(*pr.EpsilonNominal)))
+	}
+	row("privacy.delta", "%g", pr.Delta)
+	row("privacy.sigma", "%g", pr.Sigma)
+	row("privacy.sample_rate", "%g (%s sampling)", pr.SampleRate, pr.Sampling)
+	row("privacy.steps", "%d", pr.Steps)
+	row("privacy.clip_norm", "%g", pr.ClipNorm)
+	row("privacy.neighbouring", "%s", pr.Neighbouring)
+	for _, c := range pr.Components {
+		row("privacy.component", "%s: σ %g, ε %s alone", c.Name, c.Sigma, experiments.FormatFloat(float64(c.Epsilon)))
+	}
+	if pr.SigmaScale > 0 {
+		row("privacy.sigma_scale", "%g", pr.SigmaScale)
+	}
+	for _, cv := range pr.Caveats {
+		row("privacy.caveat", "%s", cv)
 	}
 }
 
