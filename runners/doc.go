@@ -64,8 +64,9 @@
 //     counts a recorded run's seconds at today's load: a CPU-bound run
 //     at load L on N cores gets min(1, N/max(L, 1)) of a core, so its
 //     quiet time is its wall time times that, and today's estimate is
-//     the quiet time over today's share (the load when the sweep starts;
-//     runs recorded before loads were keep their seconds). The first line, printed before any run starts, carries
+//     the quiet time over today's share (the load when the sweep starts
+//     plus its jobs; unknown, so quiet, for a remote backend; runs
+//     recorded before loads were keep their seconds). The first line, printed before any run starts, carries
 //     the recorded runs' estimate already ("ETA ?" only where none tells,
 //     or where a remote backend has not yet shown how many runs it runs
 //     at once).

@@ -68,6 +68,20 @@ func currentLoad() load {
 	return l
 }
 
+// sweepLoad returns the load a sweep's runs will run under, from the
+// machine's load now, before it starts them: now's average plus the jobs
+// it is about to run at once (each at least one runnable thread, which
+// a recorded run's load counted too), on now's cores. A remote
+// backend's runs execute on other machines, whose load is not known
+// here: unknown.
+func sweepLoad(now load, jobs int, remote bool) load {
+	if remote {
+		return load{avg: math.NaN()}
+	}
+	now.avg += float64(jobs)
+	return now
+}
+
 // loadOf returns the load a recorded run ran under: the mean of its load
 // averages at start and end (the one known, if only one is), and its
 // GOMAXPROCS.

@@ -78,6 +78,23 @@ func TestLoadShare(t *testing.T) {
 	}
 }
 
+// TestSweepLoad checks the load a sweep expects its runs to run under:
+// the load now plus its jobs (a quiet two-core machine at load 0.3 with
+// two jobs: 2.3, a share of 2/2.3 of a core each), unknown for a remote
+// backend.
+func TestSweepLoad(t *testing.T) {
+	t.Parallel()
+	if got := sweepLoad(load{avg: 0.3, procs: 2}, 2, false); got.avg != 2.3 || got.procs != 2 {
+		t.Errorf("sweepLoad(0.3 on 2, 2 jobs) = %+v, want 2.3 on 2", got)
+	}
+	if got := sweepLoad(load{avg: 0.3, procs: 2}, 2, true); !math.IsNaN(got.avg) {
+		t.Errorf("sweepLoad of a remote backend = %+v, want an unknown load", got)
+	}
+	if got := sweepLoad(load{avg: math.NaN(), procs: 2}, 1, false); !math.IsNaN(got.avg) {
+		t.Errorf("sweepLoad of no load average = %+v, want an unknown load", got)
+	}
+}
+
 // TestETALoad checks, by hand on a synthetic checked-in table, that the
 // prior counts a run's recorded seconds at today's load: x's run took
 // 400 s at load 8 on 2 cores, a quarter of a core (min(1, 2/8)), so it

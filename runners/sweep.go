@@ -143,7 +143,8 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 	// workers run in order; the prior (what runs recorded before tell)
 	// gives the first progress line an estimate.
 	workers := s.jobs
-	if _, remote := opts.Backend.(Remote); remote {
+	_, remote := opts.Backend.(Remote)
+	if remote {
 		workers = 0 // as many as the backend runs at once
 	}
 	// The checked-in timings, of any scale, fill what the recorded runs
@@ -155,7 +156,7 @@ func Sweep(ctx context.Context, spec *experiments.Spec, opts *Options) (*Summary
 		if opts.Timings != nil {
 			checked = readTables(opts.Timings)
 		}
-		today := currentLoad()
+		today := sweepLoad(currentLoad(), s.jobs, remote)
 		priors = []*etaPrior{loadPrior(opts.root(), spec.Scale, plan, today), convertPrior(checked, spec.Scale, plan, today)}
 	}
 	s.prog = newProgress(opts.Progress, opts.ProgressInterval, spec.Name, len(s.pending), s.sum.Cached, s.now,

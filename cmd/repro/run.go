@@ -96,8 +96,9 @@ func runCommand() *cli.Command {
 			"its runs.parquet row. The estimate assumes a CPU-bound run at load L on N cores gets\n" +
 			"min(1, N/max(L, 1)) of a core: a run recorded at load 8 on 2 cores took four times\n" +
 			"its quiet time, and today's estimate is that quiet time over today's share (the\n" +
-			"load when the sweep starts and GOMAXPROCS; a machine without /proc/loadavg counts\n" +
-			"as quiet). Runs recorded before loads were are taken at their seconds as they are.\n\n" +
+			"load when the sweep starts plus its --jobs, on GOMAXPROCS cores; a machine without\n" +
+			"/proc/loadavg, or a cluster's nodes, count as quiet). Runs recorded before loads\n" +
+			"were are taken at their seconds as they are.\n\n" +
 			"   $ repro run table1 --dry-run\n" +
 			"   $ repro run table1 --scale smoke --jobs 2\n" +
 			"   $ repro run table1 --seeds 5 --set delta=1e-6 --only method=dpsgd,epsilon=8\n\n" +
