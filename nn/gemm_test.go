@@ -105,12 +105,14 @@ func gemmAt(x []float32, ld, i, j int, trans bool) float32 {
 // bit for bit against gemmNaive, and gemmNaive against the product in
 // float64, on sizes that do and do not fill the tiles, every transpose,
 // strides wider than the rows, α and β of several kinds (β = 0 must not
-// read C, which holds NaN there), and products large enough to run on
-// several goroutines under GOMAXPROCS 1, 2 and 3.
+// read C, which holds NaN there; β = 0.3, whose product with C rounds, so
+// that a kernel that fuses β·C into the sum fails, where a power of two
+// cannot tell), and products large enough to run on several goroutines
+// under GOMAXPROCS 1, 2 and 3.
 func TestGemmKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
 	shapes := [][3]int{{1, 1, 1}, {1, 17, 3}, {5, 15, 2}, {6, 16, 1}, {7, 33, 9}, {12, 32, 64}, {13, 31, 17}, {33, 64, 64}, {97, 65, 40}, {200, 130, 170}}
-	scal := [][2]float32{{1, 0}, {0.75, -0.5}, {1, 1}, {-2, 0}}
+	scal := [][2]float32{{1, 0}, {0.75, -0.5}, {1, 1}, {-2, 0}, {0.75, 0.3}}
 	for _, kern := range gemmKernels() {
 		for si, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
@@ -210,7 +212,8 @@ func TestGemmParallel(t *testing.T) {
 // for bit against gemmNaive: each one alone, writing C directly with α
 // and β and strides wider than the rows, and through gemm on every number
 // of rows left over by the tiles of gemmMR (m = 1…20, and past the first
-// row block), every transpose, and panels full, partial and narrow.
+// row block), every transpose, and panels full, partial and narrow; β
+// includes 0.3, whose product with C rounds (see TestGemmKernels).
 func TestGemmShortTiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 4))
 	for _, kern := range gemmKernels() {
@@ -223,7 +226,7 @@ func TestGemmShortTiles(t *testing.T) {
 					nr, lda, ldc := kk.nr, k+3, kk.nr+5
 					a := randTensor(rng, 1, rows*lda).Data
 					b := randTensor(rng, 1, k*nr).Data
-					for _, ab := range [][2]float32{{1, 0}, {0.75, -0.5}} {
+					for _, ab := range [][2]float32{{1, 0}, {0.75, -0.5}, {0.75, 0.3}} {
 						c0 := randTensor(rng, 1, rows*ldc).Data
 						want := slices.Clone(c0)
 						gemmNaive(false, false, rows, nr, k, ab[0], a, lda, b, nr, ab[1], want, ldc)
@@ -245,7 +248,7 @@ func TestGemmShortTiles(t *testing.T) {
 		for i, m := range ms {
 			for _, n := range []int{16, 40, 64, 7, 8} {
 				for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
-					ab := [][2]float32{{1, 0}, {0.75, -0.5}}[(i+n)%2]
+					ab := [][2]float32{{1, 0}, {0.75, -0.5}, {0.75, 0.3}}[(i+n)%3]
 					k := 1 + (m*n)%37
 					desc := fmt.Sprintf("%s %dx%dx%d tA=%v tB=%v α=%v β=%v", kern.name, m, n, k, tr[0], tr[1], ab[0], ab[1])
 					checkGemm(t, rng, desc, kern, tr[0], tr[1], m, n, k, ab[0], ab[1])

@@ -41,8 +41,13 @@ func EpsilonDeltaTPR(epsilon, delta, fpr float64) (float64, error) {
 		return 1, nil
 	}
 	// The two lines of the region's upper edge cross at
-	// α* = (1 − δ)/(1 + e^ε); the first is the smaller below it.
-	a := delta + math.Exp(epsilon)*fpr
+	// α* = (1 − δ)/(1 + e^ε); the first is the smaller below it. At
+	// fpr = 0 the first is δ whatever ε: e^ε·0 would be NaN where e^ε
+	// overflows (ε > ln(MaxFloat64) ≈ 709.8).
+	a := delta
+	if fpr > 0 {
+		a += math.Exp(epsilon) * fpr
+	}
 	b := 1 - math.Exp(-epsilon)*(1-delta-fpr)
 	return math.Min(1, math.Min(a, b)), nil
 }

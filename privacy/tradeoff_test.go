@@ -80,6 +80,17 @@ func TestEpsilonDeltaTPR(t *testing.T) {
 	if v, _ := EpsilonDeltaTPR(math.Inf(1), 1e-5, 0); v != 1e-5 {
 		t.Errorf("ε = +Inf, FPR 0: %v, want δ", v)
 	}
+	// A finite ε whose e^ε overflows float64 (ε > ln(MaxFloat64) ≈ 709.8)
+	// is the same region: δ at FPR 0 (where e^ε·0 would be +Inf·0 = NaN),
+	// 1 above it.
+	for _, eps := range []float64{709, 710, 1000} {
+		if v, err := EpsilonDeltaTPR(eps, 1e-5, 0); err != nil || v != 1e-5 {
+			t.Errorf("ε = %v, FPR 0: %v (%v), want δ", eps, v, err)
+		}
+		if v, err := EpsilonDeltaTPR(eps, 1e-5, 1e-3); err != nil || v != 1 {
+			t.Errorf("ε = %v, FPR 0.001: %v (%v), want 1", eps, v, err)
+		}
+	}
 	for _, c := range [][3]float64{{-1, 0, 0.1}, {math.NaN(), 0, 0.1}, {1, 1, 0.1}, {1, -1e-9, 0.1}, {1, 0, 1.5}, {1, 0, math.NaN()}} {
 		if _, err := EpsilonDeltaTPR(c[0], c[1], c[2]); err == nil {
 			t.Errorf("EpsilonDeltaTPR(%v, %v, %v): no error", c[0], c[1], c[2])
