@@ -116,7 +116,15 @@ func testAttackOptions(attack string) []AttackOption {
 		}
 		cons := AttackOption{Name: "consistency", Elem: "consistency weight", Default: []string{"0"}, Sort: numSort,
 			Canonical: num("consistency weight", func(x float64) bool { return x >= 0 && x <= 10 }, "in [0, 10]")}
-		return []AttackOption{count("trials", "1"), count("iterations", "400"), count("group", "4"), cons}
+		act := AttackOption{Name: "activity", Elem: "activity weight", Default: []string{"0"}, Sort: numSort,
+			Canonical: num("activity weight", func(x float64) bool { return x >= 0 && x <= 100 }, "in [0, 100]")}
+		sw := func(name string) AttackOption {
+			return AttackOption{Name: name, Elem: name, Default: []string{"0"}, Sort: numSort,
+				Canonical: num(name, func(x float64) bool { return x == 0 || x == 1 }, "0 or 1")}
+		}
+		lr := AttackOption{Name: "lr", Elem: "learning rate", Default: []string{"0.03"}, Sort: numSort,
+			Canonical: num("learning rate", func(x float64) bool { return x > 0 && x <= 1 }, "in (0, 1]")}
+		return []AttackOption{count("trials", "1"), count("iterations", "400"), count("group", "4"), cons, act, sw("perblock"), lr, sw("decay")}
 	}
 	return nil
 }

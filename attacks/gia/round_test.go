@@ -264,11 +264,12 @@ func TestRoundAttack(t *testing.T) {
 	if _, err := attacks.Configure("gia-round", map[string][]string{"consistency": {"0"}}); err != nil {
 		t.Errorf("consistency 0 (none): %v", err)
 	}
-	if b, err := attacks.Configure("gia-round", map[string][]string{"activity": {"2.5"}}); err != nil || b.(RoundAttack).Activity != 2.5 {
-		t.Errorf("activity 2.5: %v, %v", b, err)
+	if b, err := attacks.Configure("gia-round", map[string][]string{"activity": {"2.5"}, "decay": {"1"}, "perblock": {"1"}, "lr": {"0.1"}}); err != nil ||
+		b.(RoundAttack) != (RoundAttack{Activity: 2.5, Decay: true, PerBlock: true, LR: 0.1}) {
+		t.Errorf("activity 2.5, decay 1, perblock 1, lr 0.1: %v, %v", b, err)
 	}
 	for _, bad := range []map[string][]string{{"trials": {"0"}}, {"group": {"17"}}, {"iterations": {"1.5"}}, {"consistency": {"-1"}},
-		{"activity": {"-1"}}, {"activity": {"101"}}, {"activity": {"x"}}} {
+		{"activity": {"-1"}}, {"activity": {"101"}}, {"activity": {"x"}}, {"decay": {"2"}}, {"perblock": {"0.5"}}, {"lr": {"0"}}, {"lr": {"2"}}} {
 		if _, err := attacks.Configure("gia-round", bad); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

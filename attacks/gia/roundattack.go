@@ -38,13 +38,17 @@ func init() { attacks.Register(RoundAttack{}) }
 //     distance to the round over every released tensor) minimised by
 //     InvertGroup: a group of Group reconstructions from random starts
 //     with total variation, the public-statistics prior (for Yin et al.'s
-//     BatchNorm prior) and, when Consistency > 0, group consistency; the
-//     first member starts at the public mean image, the others at it plus
-//     uniform noise of ±0.2; the member that matches the round best (its
-//     best iterate) is the reconstruction.
+//     BatchNorm prior), when Consistency > 0 group consistency, and when
+//     Activity > 0 the activity prior (ActivityPrior: the image.fc units
+//     whose rows the round leaves at exactly zero held inactive, the
+//     others active); the first member starts at the public mean image,
+//     the others at it plus uniform noise of ±0.2; the member that
+//     matches the round best (its best iterate, by the matching distance
+//     alone: what the attacker can see) is the reconstruction.
 //
 // It never reads the image's first layer in closed form: that is
-// gia-upload's attack. The attacker knows the weights, the round's local
+// gia-upload's attack (the activity prior reads only which of its rows
+// are zero). The attacker knows the weights, the round's local
 // steps and learning rate, and the caption's number of distinct tokens.
 // It is deterministic: one goroutine, starts seeded by the trial.
 //
@@ -52,7 +56,12 @@ func init() { attacks.Register(RoundAttack{}) }
 // gia_round_trr, gia_round_label_acc, gia_round_distance (the matching
 // distance at the reconstruction), gia_round_baseline_psnr and
 // gia_round_baseline_ssim (the public mean image as the guess),
-// gia_round_seconds. Images: the first trial's original and
+// gia_round_seconds; with Activity > 0, gia_round_pinned (the share of
+// trials whose round revealed a pattern: 0 for a noised round) and, over
+// those, gia_round_active_units (units shown active),
+// gia_round_violations and gia_round_true_violations (units whose
+// activity at the reconstruction, and at the true image, differs from the
+// pattern). Images: the first trial's original and
 // reconstruction, round-b1-orig-0 and round-b1-recon-0 (beside
 // gia-upload's b1-orig-0 and b1-recon-0 in the same run).
 type RoundAttack struct {
@@ -77,6 +86,12 @@ type RoundAttack struct {
 	// tensor weighs the same, so image.fc, whose rows carry the image
 	// itself, is not drowned by the larger text tensors.
 	PerBlock bool
+	// Decay divides Adam's step by 10 after 3/8, 5/8 and 7/8 of the
+	// iterations (Geiping et al. 2020's schedule, GroupOptions.Decay;
+	// default off).
+	Decay bool
+	// LR is Adam's step size (0: GroupOptions' default, 0.03).
+	LR float64
 }
 
 // Name implements attacks.Attack.
@@ -107,6 +122,15 @@ func (RoundAttack) Options() []attacks.Option {
 			}, Default: []string{"0"}},
 		{Name: "perblock", Elem: "perblock", Kind: attacks.Numbers, Doc: "1: the cosine distance tensor by tensor, averaged over the round's tensors; 0 (default): over the whole round",
 			Check: integerIn(0, 1), Default: []string{"0"}},
+		{Name: "lr", Elem: "learning rate", Kind: attacks.Numbers, Doc: "Adam's step size, one number in (0, 1] (default 0.03)",
+			Check: func(x float64) error {
+				if !(x > 0 && x <= 1) {
+					return fmt.Errorf("must be in (0, 1]")
+				}
+				return nil
+			}, Default: []string{"0.03"}},
+		{Name: "decay", Elem: "decay", Kind: attacks.Numbers, Doc: "1: Adam's step divided by 10 after 3/8, 5/8 and 7/8 of the iterations; 0 (default): constant",
+			Check: integerIn(0, 1), Default: []string{"0"}},
 	}
 }
 
@@ -125,11 +149,22 @@ func (RoundAttack) WithOptions(opts map[string][]string) (attacks.Attack, error)
 			out.Consistency = x
 			continue
 		}
-		if name == "perblock" {
+		if name == "perblock" || name == "decay" {
 			if err != nil || (x != 0 && x != 1) {
-				return nil, fmt.Errorf("option perblock: %q is not 0 or 1", vals[0])
+				return nil, fmt.Errorf("option %s: %q is not 0 or 1", name, vals[0])
 			}
-			out.PerBlock = x == 1
+			if name == "decay" {
+				out.Decay = x == 1
+			} else {
+				out.PerBlock = x == 1
+			}
+			continue
+		}
+		if name == "lr" {
+			if err != nil || !(x > 0 && x <= 1) {
+				return nil, fmt.Errorf("option lr: %q is not a number in (0, 1]", vals[0])
+			}
+			out.LR = x
 			continue
 		}
 		if name == "activity" {
@@ -260,7 +295,7 @@ func (a RoundAttack) RunUploads(ctx context.Context, up *methods.FedUpload, priv
 		}
 		img, _, d, err := InvertGroup(rm.Objective, c.Channels, c.ImageSize, c.ImageSize, &GroupOptions{
 			Iterations: a.Iterations, Group: a.Group, Gray: true, Consistency: cmp.Or(a.Consistency, -1),
-			Mean: mu, Std: sd, Init: mean, Spread: 0.2, Seed: uint64(k), Activity: act, ActivityWeight: a.Activity})
+			Mean: mu, Std: sd, Init: mean, Spread: 0.2, Seed: uint64(k), Activity: act, ActivityWeight: a.Activity, Decay: a.Decay, LR: a.LR})
 		if err != nil {
 			return nil, err
 		}
