@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/repro-dp/repro/datasets"
 	"github.com/repro-dp/repro/nn"
@@ -20,7 +21,10 @@ type Probe struct {
 	// patches whose centres lie in the cell, concatenated), "tokens" (the
 	// projected visual tokens of those patches, what the language model
 	// reads) or "init-encoder" (the encoder rows of the model as
-	// initialised from its configuration's seed, before any training).
+	// initialised from its configuration's seed, before any training), or
+	// "cls" (the encoder's [CLS] row, placed in the block of the cell's
+	// index among four, so that the probe is one linear map per cell: what
+	// the image's summary token tells of each cell).
 	Features string
 	// Target is "colour" (six colours or an empty cell) or "shape" (three
 	// shapes or an empty cell).
@@ -31,6 +35,11 @@ type Probe struct {
 	// training cells and on the held-out cells; Chance is the held-out
 	// share of the most frequent training class.
 	Train, Held, Chance float64
+	// VarShare is the share of the features' total variance (the trace of
+	// their covariance over the training cells, unstandardised) that the
+	// target's class means explain: how loud the target is in the
+	// features, where Held says whether it can be read at all.
+	VarShare float64
 }
 
 // ProbeScenes fits linear probes (multinomial logistic regression) that
@@ -86,6 +95,9 @@ func ProbeScenes(m *nn.TinyMLLM, train, held []datasets.Example) ([]Probe, error
 				s.x["encoder"] = append(s.x["encoder"], gatherRows(enc, cells[cell]))
 				s.x["tokens"] = append(s.x["tokens"], gatherRows(tok, cells[cell]))
 				s.x["init-encoder"] = append(s.x["init-encoder"], gatherRows(enc0, cells[cell]))
+				cls := make([]float64, 4*enc.Shape[1])
+				copy(cls[cell*enc.Shape[1]:], gatherRows(enc, []int{0}))
+				s.x["cls"] = append(s.x["cls"], cls)
 			}
 		}
 		return s, nil
@@ -102,7 +114,7 @@ func ProbeScenes(m *nn.TinyMLLM, train, held []datasets.Example) ([]Probe, error
 		return nil, fmt.Errorf("pretrain: probe: no scenes (%d training cells, %d held-out cells)", len(tr.colour), len(he.colour))
 	}
 	var out []Probe
-	for _, f := range []string{"pixels", "encoder", "tokens", "init-encoder"} {
+	for _, f := range []string{"pixels", "encoder", "tokens", "init-encoder", "cls"} {
 		for _, tg := range []struct {
 			name     string
 			classes  int
@@ -114,7 +126,7 @@ func ProbeScenes(m *nn.TinyMLLM, train, held []datasets.Example) ([]Probe, error
 			w := fitSoftmax(tr.x[f], tg.tr, tg.classes)
 			out = append(out, Probe{Features: f, Target: tg.name, Dims: len(tr.x[f][0]),
 				Train: w.accuracy(tr.x[f], tg.tr), Held: w.accuracy(he.x[f], tg.held),
-				Chance: majorityShare(tg.tr, tg.held, tg.classes)})
+				Chance: majorityShare(tg.tr, tg.held, tg.classes), VarShare: varShare(tr.x[f], tg.tr, tg.classes)})
 		}
 	}
 	return out, nil
@@ -122,11 +134,11 @@ func ProbeScenes(m *nn.TinyMLLM, train, held []datasets.Example) ([]Probe, error
 
 // WriteProbes prints probes as an aligned table.
 func WriteProbes(w io.Writer, probes []Probe) error {
-	if _, err := fmt.Fprintf(w, "%-13s %-7s %5s %7s %7s %7s\n", "features", "target", "dims", "train", "held", "chance"); err != nil {
+	if _, err := fmt.Fprintf(w, "%-13s %-7s %5s %7s %7s %7s %9s\n", "features", "target", "dims", "train", "held", "chance", "variance"); err != nil {
 		return err
 	}
 	for _, p := range probes {
-		if _, err := fmt.Fprintf(w, "%-13s %-7s %5d %6.1f%% %6.1f%% %6.1f%%\n", p.Features, p.Target, p.Dims, 100*p.Train, 100*p.Held, 100*p.Chance); err != nil {
+		if _, err := fmt.Fprintf(w, "%-13s %-7s %5d %6.1f%% %6.1f%% %6.1f%% %8.1f%%\n", p.Features, p.Target, p.Dims, 100*p.Train, 100*p.Held, 100*p.Chance, 100*p.VarShare); err != nil {
 			return err
 		}
 	}
@@ -192,6 +204,127 @@ func cellPixels(img []float32, cell int) []float64 {
 			for x := x0; x < x0+half; x++ {
 				out = append(out, float64(img[c*size*size+y*size+x]))
 			}
+		}
+	}
+	return out
+}
+
+// varShare returns the between-class share of the total variance of x:
+// Σⱼ Σₖ (nₖ/N)(x̄ₖⱼ − x̄ⱼ)² / Σⱼ Var(xⱼ), the R² of predicting every
+// feature by its class mean (0 when x does not vary).
+func varShare(x [][]float64, y []int, classes int) float64 {
+	d, n := len(x[0]), float64(len(x))
+	mean := make([]float64, d)
+	cm := make([][]float64, classes)
+	cn := make([]float64, classes)
+	for k := range cm {
+		cm[k] = make([]float64, d)
+	}
+	for i, r := range x {
+		cn[y[i]]++
+		for j, v := range r {
+			mean[j] += v
+			cm[y[i]][j] += v
+		}
+	}
+	var total, between float64
+	for j := range mean {
+		mean[j] /= n
+	}
+	for _, r := range x {
+		for j, v := range r {
+			total += (v - mean[j]) * (v - mean[j])
+		}
+	}
+	for k := range cm {
+		if cn[k] == 0 {
+			continue
+		}
+		for j := range cm[k] {
+			dm := cm[k][j]/cn[k] - mean[j]
+			between += cn[k] * dm * dm
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return between / total
+}
+
+// CaptionScore is how well a base describes scenes it never trained on
+// (Captions).
+type CaptionScore struct {
+	// Captions is the number of scenes captioned; Objects the number of
+	// objects they hold.
+	Captions, Objects int
+	// Count is the share of captions that name as many objects as the
+	// scene has; Position the share of objects that the caption puts in
+	// their cell; Colour and Shape the shares of objects whose cell the
+	// caption names with the object's colour, or its shape.
+	Count, Position, Colour, Shape float64
+}
+
+// Captions greedily decodes m's caption of every held-out public scene
+// among exs (shapes-vqa's public split: "<image> describe the scene ." →
+// "a red circle at the top left and …", held out of pretraining by
+// datasets.PretrainHeldOut) and scores it object by object against the
+// reference caption: whether the base reads the colours and shapes it
+// was pretrained to describe. It returns an error if no example is a
+// held-out caption.
+func Captions(m *nn.TinyMLLM, exs []datasets.Example) (CaptionScore, error) {
+	voc := datasets.Vocab()
+	var s CaptionScore
+	var count, pos, col, shp int
+	for i := range exs {
+		ex := &exs[i]
+		if ex.Kind != "caption" || !datasets.PretrainHeldOut(ex.Items) {
+			continue
+		}
+		p := nn.Sequence{Tokens: ex.Prompt, Images: ex.Images}
+		out, err := m.Generate(&p, len(ex.Answer)+8, nn.Sampler{}, nil, nil, nil)
+		if err != nil {
+			return s, fmt.Errorf("pretrain: caption of %s: %w", ex.ID, err)
+		}
+		got, want := captionObjects(voc.Decode(out)), captionObjects(voc.Decode(ex.Answer))
+		s.Captions++
+		if len(got) == len(want) {
+			count++
+		}
+		for cell, w := range want {
+			s.Objects++
+			g, ok := got[cell]
+			if !ok {
+				continue
+			}
+			pos++
+			if g[0] == w[0] {
+				col++
+			}
+			if g[1] == w[1] {
+				shp++
+			}
+		}
+	}
+	if s.Captions == 0 {
+		return s, fmt.Errorf("pretrain: no held-out scene captions among %d examples", len(exs))
+	}
+	s.Count = float64(count) / float64(s.Captions)
+	s.Position = float64(pos) / float64(s.Objects)
+	s.Colour = float64(col) / float64(s.Objects)
+	s.Shape = float64(shp) / float64(s.Objects)
+	return s, nil
+}
+
+// captionObjects parses a scene caption ("a red circle at the top left
+// and a blue square at the bottom right <eos>") into the colour and shape
+// named for each cell ("top left" → {"red", "circle"}); words that do not
+// fit the pattern are skipped.
+func captionObjects(text string) map[string][2]string {
+	ws := strings.Fields(text)
+	out := map[string][2]string{}
+	for i := 0; i+6 < len(ws); i++ {
+		if ws[i] == "a" && ws[i+3] == "at" && ws[i+4] == "the" {
+			out[ws[i+5]+" "+ws[i+6]] = [2]string{ws[i+1], ws[i+2]}
 		}
 	}
 	return out

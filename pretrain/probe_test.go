@@ -5,6 +5,7 @@
 package pretrain
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -100,7 +101,7 @@ func TestProbeScenes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dims := map[string]int{"pixels": 3 * 14 * 14, "encoder": cfg.VisionWidth, "tokens": cfg.Width, "init-encoder": cfg.VisionWidth}
+	dims := map[string]int{"pixels": 3 * 14 * 14, "encoder": cfg.VisionWidth, "tokens": cfg.Width, "init-encoder": cfg.VisionWidth, "cls": 4 * cfg.VisionWidth}
 	if len(probes) != 2*len(dims) {
 		t.Fatalf("got %d probes, want %d", len(probes), 2*len(dims))
 	}
@@ -114,5 +115,59 @@ func TestProbeScenes(t *testing.T) {
 		if p.Chance <= 0 || p.Chance >= 1 {
 			t.Errorf("%s %s: chance %v, want in (0, 1)", p.Features, p.Target, p.Chance)
 		}
+		if p.VarShare < 0 || p.VarShare > 1 {
+			t.Errorf("%s %s: variance share %v, want in [0, 1]", p.Features, p.Target, p.VarShare)
+		}
+	}
+	cs, err := Captions(m, d.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.Captions == 0 || cs.Objects < cs.Captions {
+		t.Errorf("Captions: %d captions, %d objects; want some, at least one object each", cs.Captions, cs.Objects)
+	}
+	for _, v := range []float64{cs.Count, cs.Position, cs.Colour, cs.Shape} {
+		if v < 0 || v > 1 {
+			t.Errorf("Captions = %+v: a share out of [0, 1]", cs)
+		}
+	}
+}
+
+// TestVarShare checks the between-class share of variance against values
+// worked by hand: features equal to the class's one-hot code are all
+// between-class variance (1); a feature constant across classes with
+// within-class spread ±1 around class means ±1 has between-class variance
+// 1 and total 2 (½); features that do not vary give 0.
+func TestVarShare(t *testing.T) {
+	for _, tc := range []struct {
+		desc string
+		x    [][]float64
+		y    []int
+		want float64
+	}{
+		{"one-hot", [][]float64{{1, 0}, {0, 1}, {1, 0}, {0, 1}}, []int{0, 1, 0, 1}, 1},
+		{"half", [][]float64{{0}, {-2}, {2}, {0}}, []int{0, 0, 1, 1}, 0.5},
+		{"constant", [][]float64{{3}, {3}, {3}}, []int{0, 1, 2}, 0},
+	} {
+		if got := varShare(tc.x, tc.y, 3); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: varShare = %v, want %v", tc.desc, got, tc.want)
+		}
+	}
+}
+
+// TestCaptionObjects checks the parse of scene captions against captions
+// worked by hand, with an unfinished object at the end skipped.
+func TestCaptionObjects(t *testing.T) {
+	got := captionObjects("a red circle at the top left and a blue square at the bottom right and a green <eos>")
+	want := map[string][2]string{"top left": {"red", "circle"}, "bottom right": {"blue", "square"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("captionObjects (-want +got):\n%s", diff)
+	}
+	var s datasets.Scene
+	s.Objects = []datasets.Object{{Colour: 2, Kind: 1, Cell: 1}, {Colour: 0, Kind: 2, Cell: 2}}
+	got = captionObjects(s.Caption())
+	want = map[string][2]string{"top right": {"blue", "square"}, "bottom left": {"red", "triangle"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("captionObjects(%q) (-want +got):\n%s", s.Caption(), diff)
 	}
 }

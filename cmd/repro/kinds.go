@@ -32,7 +32,7 @@ func kindsCommand() *cli.Command {
 			"predictions.parquet and its data set (rebuilt from the run's task, scale, seed and\n" +
 			"data params), and prints, for each group of runs that differ only in the seed, the\n" +
 			"accuracy on each question kind of the test split (Example.Kind: shapes-vqa's count,\n" +
-			"colour-at, ...) beside the accuracy of always giving the kind's most frequent\n" +
+			"colour-at, ...; n counts the examples over all seeds) beside the accuracy of always giving the kind's most frequent\n" +
 			"training answer (the majority answer, as acc_majority), mean ± std over seeds.\n\n" +
 			"   $ repro kinds shapes-learnable",
 		Flags: []cli.Flag{
@@ -112,7 +112,11 @@ func kinds(w io.Writer, root, exp string) error {
 		var all []kindScore
 		for _, k := range slices.Sorted(maps.Keys(groups[label])) {
 			s := groups[label][k]
-			fmt.Fprintf(w, "%-14s %6d %15s %15s\n", k, s[0].n, meanStd(s, false), meanStd(s, true))
+			n := 0
+			for _, x := range s {
+				n += x.n
+			}
+			fmt.Fprintf(w, "%-14s %6d %15s %15s\n", k, n, meanStd(s, false), meanStd(s, true))
 			for j, x := range s {
 				if j >= len(all) {
 					all = append(all, kindScore{})
@@ -122,7 +126,11 @@ func kinds(w io.Writer, root, exp string) error {
 				all[j].majority += x.majority
 			}
 		}
-		fmt.Fprintf(w, "%-14s %6d %15s %15s\n", "all", all[0].n, meanStd(all, false), meanStd(all, true))
+		n := 0
+		for _, x := range all {
+			n += x.n
+		}
+		fmt.Fprintf(w, "%-14s %6d %15s %15s\n", "all", n, meanStd(all, false), meanStd(all, true))
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func pretrainCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "pretraining seed `N`"},
 			&cli.StringFlag{Name: "data-dir", Usage: "read the full Fashion-MNIST release from `DIR`"},
 			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "train on `device`: cpu, or cuda (an NVIDIA GPU; needs a binary built with make cuda-build); not part of the cache key"},
-			&cli.BoolFlag{Name: "probe", Usage: "tinymllm only: also fit linear probes that read each scene cell's colour and shape from the frozen visual features (shapes-vqa-tune: its training scenes, scored on its validation scenes)"},
+			&cli.BoolFlag{Name: "probe", Usage: "tinymllm only: also fit linear probes that read each scene cell's colour and shape from the frozen visual features (shapes-vqa-tune: its training scenes, scored on its validation scenes), and score the base's captions of held-out public scenes object by object"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object (checkpoint, hash, metrics, ...)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on standard error"},
 		},
@@ -124,7 +124,17 @@ func probeBase(w io.Writer, r *pretrain.Result, opt pretrain.Options) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	return pretrain.WriteProbes(w, probes)
+	if err := pretrain.WriteProbes(w, probes); err != nil {
+		return err
+	}
+	cs, err := pretrain.Captions(m, d.Public)
+	if err != nil {
+		return err
+	}
+	colours, shapes := datasets.SceneAttributes()
+	_, err = fmt.Fprintf(w, "\ncaptions of %d held-out public scenes (%d objects): object count right %.1f%%, object in its cell %.1f%%, colour right there %.1f%% (chance %.1f%%), shape %.1f%% (chance %.1f%%)\n",
+		cs.Captions, cs.Objects, 100*cs.Count, 100*cs.Position, 100*cs.Colour, 100/float64(colours), 100*cs.Shape, 100/float64(shapes))
+	return err
 }
 
 // writePretrainJSON prints the result for scripts: at least checkpoint,
