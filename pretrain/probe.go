@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/repro-dp/repro/datasets"
@@ -174,11 +175,15 @@ func patchCells(cfg nn.Config) ([4][]int, error) {
 }
 
 // visualRows returns m's vision encoder output and projected visual tokens
-// of img ([CLS] first, every patch), computed without gradients.
+// of img ([CLS] first, every patch), computed without gradients, as copies
+// that outlive the tape (whose memory a later tape may reuse).
 func visualRows(m *nn.TinyMLLM, img []float32) (enc, tok nn.Tensor) {
 	t := nn.NewTape(nil, nil)
 	v, _ := m.EncodeImage(t, img, 0, false, nil, nil)
-	return v.Encoder.Value, v.Tokens.Value
+	clone := func(x nn.Tensor) nn.Tensor {
+		return nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
+	}
+	return clone(v.Encoder.Value), clone(v.Tokens.Value)
 }
 
 // gatherRows concatenates rows of x ([rows, cols]) as float64.
