@@ -8,15 +8,5 @@
 #
 #   $ RUNS=6 bench/engine/zo-thin/inproc.sh && bench/engine/zo-thin/inproc.py
 set -e
-root=$(git rev-parse --show-toplevel)
-out=$(realpath -m "${OUT:-$root/bench/engine/zo-thin/inproc}")
-tmp=$(mktemp -d)
-mkdir -p "$out"
-(cd "$root" && go test -c -o "$tmp/nn.test" ./nn)
-cd "$root/nn"
-for i in $(seq "${RUNS:-6}"); do
-  echo "# run $i $(date -u +%T) $(uptime)" >> "$out/load.txt"
-  GOMAXPROCS=1 nice -n 5 "$tmp/nn.test" -test.run '^$' -test.bench Thin \
-    -test.cpu 1 -test.benchmem -test.benchtime 5x -test.count 1 >> "$out/thin.txt"
-done
-echo "# done $(date -u +%T) $(uptime)" >> "$out/load.txt"
+here=$(dirname "$(realpath "$0")")
+BENCH=Thin FILE=thin.txt OUT="${OUT:-$here/inproc}" exec "$here/../offon.sh"

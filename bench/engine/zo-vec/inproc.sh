@@ -7,15 +7,5 @@
 #
 #   $ RUNS=6 bench/engine/zo-vec/inproc.sh && bench/engine/zo-vec/inproc.py
 set -e
-root=$(git rev-parse --show-toplevel)
-out=$(realpath -m "${OUT:-$root/bench/engine/zo-vec/inproc}")
-tmp=$(mktemp -d)
-mkdir -p "$out"
-(cd "$root" && go test -c -o "$tmp/nn.test" ./nn)
-cd "$root/nn"
-for i in $(seq "${RUNS:-6}"); do
-  echo "# run $i $(date -u +%T) $(uptime)" >> "$out/load.txt"
-  GOMAXPROCS=1 nice -n 5 "$tmp/nn.test" -test.run '^$' -test.bench VecKernels \
-    -test.cpu 1 -test.benchmem -test.benchtime 5x -test.count 1 >> "$out/vec.txt"
-done
-echo "# done $(date -u +%T) $(uptime)" >> "$out/load.txt"
+here=$(dirname "$(realpath "$0")")
+BENCH=VecKernels FILE=vec.txt OUT="${OUT:-$here/inproc}" exec "$here/../offon.sh"
