@@ -147,27 +147,7 @@ func scoreKinds(test, train []datasets.Example, preds []results.Prediction) (map
 			correct[p.ExampleID] = p.Correct
 		}
 	}
-	counts := map[string]map[string]int{}
-	for i := range train {
-		ex := &train[i]
-		if ex.Canary >= 0 {
-			continue
-		}
-		if counts[ex.Kind] == nil {
-			counts[ex.Kind] = map[string]int{}
-		}
-		counts[ex.Kind][fmt.Sprint(ex.Answer)]++
-	}
-	majority := map[string]string{}
-	for kind, c := range counts {
-		best, bestN := "", -1
-		for a, n := range c {
-			if n > bestN || (n == bestN && a < best) {
-				best, bestN = a, n
-			}
-		}
-		majority[kind] = best
-	}
+	majority := pipeline.MajorityAnswers(train)
 	out := map[string]kindScore{}
 	for i := range test {
 		ex := &test[i]

@@ -80,28 +80,7 @@ func Evaluate(ctx context.Context, m *nn.TinyMLLM, vt nn.VisualTransform, test, 
 	if err != nil {
 		return nil, err
 	}
-	// The most frequent training answer per question kind.
-	counts := map[string]map[string]int{}
-	for i := range train {
-		ex := &train[i]
-		if ex.Canary >= 0 {
-			continue
-		}
-		if counts[ex.Kind] == nil {
-			counts[ex.Kind] = map[string]int{}
-		}
-		counts[ex.Kind][fmt.Sprint(ex.Answer)]++
-	}
-	majority := map[string]string{}
-	for kind, c := range counts {
-		best, bestN := "", -1
-		for a, n := range c {
-			if n > bestN || (n == bestN && a < best) {
-				best, bestN = a, n
-			}
-		}
-		majority[kind] = best
-	}
+	majority := MajorityAnswers(train)
 	e := Eval{Predictions: preds}
 	var hit, hitImg, hitText, hitMaj int
 	for i := range test {
@@ -247,4 +226,32 @@ func percentTrue(hit []bool) float64 {
 		}
 	}
 	return 100 * float64(n) / float64(len(hit))
+}
+
+// MajorityAnswers returns the most frequent answer of train's
+// non-canary examples for each question kind, keyed by the answer's
+// fmt.Sprint form; ties go to the lowest.
+func MajorityAnswers(train []datasets.Example) map[string]string {
+	counts := map[string]map[string]int{}
+	for i := range train {
+		ex := &train[i]
+		if ex.Canary >= 0 {
+			continue
+		}
+		if counts[ex.Kind] == nil {
+			counts[ex.Kind] = map[string]int{}
+		}
+		counts[ex.Kind][fmt.Sprint(ex.Answer)]++
+	}
+	majority := map[string]string{}
+	for kind, c := range counts {
+		best, bestN := "", -1
+		for a, n := range c {
+			if n > bestN || (n == bestN && a < best) {
+				best, bestN = a, n
+			}
+		}
+		majority[kind] = best
+	}
+	return majority
 }
