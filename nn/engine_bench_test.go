@@ -102,20 +102,7 @@ func benchDPSGDStep(b *testing.B, sh engineShape) {
 // machine's changing load falls on both alike. Off is the code before
 // them: the same bits, the Go loops.
 func BenchmarkVecKernels(b *testing.B) {
-	shapes := engineShapes(b)
-	defer func() { vrowOff = false }()
-	for r := range 4 {
-		for _, off := range [][]bool{{true, false}, {false, true}}[r%2] {
-			name := "on"
-			if off {
-				name = "off"
-			}
-			for _, sh := range shapes {
-				b.Run(sh.name+"/dpzo/"+name, func(b *testing.B) { vrowOff = off; benchDPZOStep(b, sh) })
-				b.Run(sh.name+"/dpsgd/"+name, func(b *testing.B) { vrowOff = off; benchDPSGDStep(b, sh) })
-			}
-		}
-	}
+	benchOffOn(b, &vrowOff)
 }
 
 // BenchmarkThin measures BenchmarkZOStep's four steps with the narrow
@@ -125,20 +112,7 @@ func BenchmarkVecKernels(b *testing.B) {
 // off and on (thinOff), alternated in one process as BenchmarkVecKernels
 // does. Off is the code before them: the same bits.
 func BenchmarkThin(b *testing.B) {
-	shapes := engineShapes(b)
-	defer func() { thinOff = false }()
-	for r := range 4 {
-		for _, off := range [][]bool{{true, false}, {false, true}}[r%2] {
-			name := "on"
-			if off {
-				name = "off"
-			}
-			for _, sh := range shapes {
-				b.Run(sh.name+"/dpzo/"+name, func(b *testing.B) { thinOff = off; benchDPZOStep(b, sh) })
-				b.Run(sh.name+"/dpsgd/"+name, func(b *testing.B) { thinOff = off; benchDPSGDStep(b, sh) })
-			}
-		}
-	}
+	benchOffOn(b, &thinOff)
 }
 
 // BenchmarkEvalPass measures one evaluation pass over a test set of the
@@ -252,6 +226,26 @@ func BenchmarkPackCache(b *testing.B) {
 				}
 				cpu.stop(b)
 			})
+		}
+	}
+}
+
+// benchOffOn runs the DPZO and DP-SGD steps at engineShapes' shapes with
+// *off set and cleared, alternated in one process (rounds of off, on,
+// on, off), so that a loaded machine's changing load falls on both alike.
+func benchOffOn(b *testing.B, off *bool) {
+	shapes := engineShapes(b)
+	defer func() { *off = false }()
+	for r := range 4 {
+		for _, o := range [][]bool{{true, false}, {false, true}}[r%2] {
+			name := "on"
+			if o {
+				name = "off"
+			}
+			for _, sh := range shapes {
+				b.Run(sh.name+"/dpzo/"+name, func(b *testing.B) { *off = o; benchDPZOStep(b, sh) })
+				b.Run(sh.name+"/dpsgd/"+name, func(b *testing.B) { *off = o; benchDPSGDStep(b, sh) })
+			}
 		}
 	}
 }
