@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -68,7 +69,8 @@ type Claim struct {
 	// Metric is the run-table column compared.
 	Metric string `json:"metric"`
 	// A and B select the runs of each side: run column → value, formatted
-	// as in a table reference (epsilon_target 1 or "inf"). B is nil for a
+	// as in a table reference (epsilon_target 1 or "inf"); NoValue (a
+	// spec's null) selects the runs without a value in the column. B is nil for a
 	// claim about the value of A alone: Expect "value", or "greater" and
 	// "less" against Value (a one-sided claim mean(A) > Value or < Value).
 	A map[string]string `json:"a"`
@@ -171,6 +173,13 @@ type Regression struct {
 	// the threshold is one): ≥ 0.
 	Threshold float64 `json:"threshold"`
 }
+
+// NoValue is a selector's value for the runs that have no value in a
+// run column: null in a spec. {method: dpsgd, variant: null} selects
+// DP-SGD's runs listed without a variant, and none of its variants. A
+// run table prints such a value as "—", which a selector does not take:
+// that is how a table shows the value, not the value.
+const NoValue = ""
 
 // claimTests are the values of a claim's test key.
 var claimTests = []string{"auto", "paired", "welch", "exact"}
@@ -402,16 +411,78 @@ func (d *decoder) selector(v *yaml.Node, what string) (map[string]string, error)
 		if _, dup := out[k]; dup {
 			return nil, d.errorf(v.Content[i], "%s: duplicate key %q", what, k)
 		}
-		if err := d.scalar(v.Content[i+1], what+"."+k); err != nil {
+		vn := v.Content[i+1]
+		if err := d.scalar(vn, what+"."+k); err != nil {
 			return nil, err
 		}
-		val := v.Content[i+1].Value
-		if x, err := d.number(v.Content[i+1], k); err == nil {
+		if vn.ShortTag() == "!!null" {
+			out[k] = NoValue
+			continue
+		}
+		val := vn.Value
+		if val == NoValue || val == "—" {
+			return nil, d.errorf(vn, "%s.%s: %q is not a value; null selects the runs without a value", what, k, val)
+		}
+		if x, err := d.number(vn, k); err == nil {
 			val = FormatFloat(x)
 		}
 		out[k] = val
 	}
 	return out, nil
+}
+
+// checkSelectors checks the methods and variants that the sides of claim
+// c select against the methods of s: each value names a method (a
+// variant, or null for none) that s lists, and a method with a variant
+// names a pair that s lists, so that a misspelt value is an error at
+// parse time rather than a side that selects no run. n is the claim's
+// node.
+func (d *decoder) checkSelectors(s *Spec, c Claim, n *yaml.Node) error {
+	var methods, variants []string
+	for _, m := range s.Methods {
+		methods = append(methods, m.Name)
+		variants = append(variants, m.Variant)
+	}
+	spell := func(v string) string {
+		if v == NoValue {
+			return "null"
+		}
+		return strconv.Quote(v)
+	}
+	sides := []struct {
+		name string
+		sel  map[string]string
+	}{{"a", c.A}, {"b", c.B}, {"x1", c.X1}, {"x2", c.X2}}
+	for _, side := range sides {
+		for _, col := range []string{"method", VariantParam} {
+			v, ok := side.sel[col]
+			if !ok {
+				continue
+			}
+			known := methods
+			if col == VariantParam {
+				known = variants
+			}
+			if has(known, v) {
+				continue
+			}
+			var have []string
+			for _, k := range sortedUnique(known) {
+				have = append(have, spell(k))
+			}
+			msg := fmt.Sprintf("claim %s: %s selects %s %s, which no method of the spec has (have: %s)", c.Name, side.name, col, spell(v), strings.Join(have, ", "))
+			if near, ok := nearest(v, slices.DeleteFunc(slices.Clone(known), func(k string) bool { return k == NoValue })); ok && v != NoValue {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			return d.errorf(n, "%s", msg)
+		}
+		m, okM := side.sel["method"]
+		vr, okV := side.sel[VariantParam]
+		if okM && okV && !slices.ContainsFunc(s.Methods, func(x Method) bool { return x.Name == m && x.Variant == vr }) {
+			return d.errorf(n, "claim %s: %s selects method %s with variant %s, which the spec does not list", c.Name, side.name, m, spell(vr))
+		}
+	}
+	return nil
 }
 
 // paperValues decodes a claim's paper list: one entry per test, its at
@@ -508,6 +579,9 @@ func (d *decoder) checkClaims(s *Spec, columns []string, at func(string) *yaml.N
 			if !has(columns, col) {
 				return d.errorf(cn, "claim %s: %q is not a run column (have: %s)", c.Name, col, strings.Join(sortedUnique(columns), ", "))
 			}
+		}
+		if err := d.checkSelectors(s, c, cn); err != nil {
+			return err
 		}
 	}
 	return d.premiseCycle(s)

@@ -195,6 +195,97 @@ func TestParseClaimErrors(t *testing.T) {
 	}
 }
 
+// variantsBase is base with DP-SGD listed again as a variant, tuned,
+// and a claim of tuned against the plain DP-SGD (line 22 on, its b on
+// line 25).
+const variantsBase = `name: t
+description: a test spec
+scale: smoke
+delta: 1e-5
+tasks: [fashion-vqa]
+methods:
+  - name: nonprivate
+    sweep: {epsilon: [inf]}
+  - name: dpsgd
+  - name: dpsgd
+    variant: tuned
+    params: {lr: 0.01}
+  - name: dualpriv
+    variant: full
+params: {lr: 0.001, peft: lora}
+sweep:
+  epsilon: [1, 8]
+  seed: [1, 2]
+tables:
+  - {name: tab, rows: [method, variant], columns: [epsilon_target], metrics: [acc], best: max}
+claims:
+  - name: tuned-helps
+    metric: acc
+    a: {method: dpsgd, variant: tuned}
+    b: {method: dpsgd, variant: null}
+    each: [epsilon_target]
+    expect: greater
+    source: "the tuning"
+`
+
+// TestClaimNoValue checks the selector value null (NoValue): it parses
+// in either YAML spelling and selects exactly the runs listed without a
+// variant; a run table's "—", an empty string and a misspelt or unlisted
+// method or variant are errors at parse time, at the claim's line.
+func TestClaimNoValue(t *testing.T) {
+	for _, null := range []string{"null", "~", "Null"} {
+		src := strings.Replace(variantsBase, "variant: null}", "variant: "+null+"}", 1)
+		s, err := Parse("t.yaml", []byte(src), nil)
+		if err != nil {
+			t.Fatalf("Parse with variant %s: %v", null, err)
+		}
+		if got, want := s.Claims[0].B, map[string]string{"method": "dpsgd", "variant": NoValue}; !cmp.Equal(got, want) {
+			t.Errorf("variant %s: b = %v, want %v", null, got, want)
+		}
+		// The runs that b selects, matched as reports matches a String
+		// column: every plain DP-SGD run (2 ε × 2 seeds) and no other.
+		var got []string
+		for _, c := range s.Expand() {
+			v, _ := c.Params[VariantParam].(string)
+			if c.Method == "dpsgd" && v == NoValue {
+				got = append(got, c.Epsilon.String()+"/"+FormatFloat(float64(c.Seed))+"/"+FormatFloat(c.Params["lr"].(float64)))
+			}
+		}
+		if want := []string{"1/1/0.001", "1/2/0.001", "8/1/0.001", "8/2/0.001"}; !cmp.Equal(got, want, cmpopts.SortSlices(func(a, b string) bool { return a < b })) {
+			t.Errorf("variant %s: b selects %q, want %q", null, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		desc, old, new string
+		line           int
+		msg            string
+	}{
+		{"table's dash", "variant: null}", `variant: "—"}`, 25, `claim b.variant: "—" is not a value; null selects the runs without a value`},
+		{"empty string", "variant: null}", `variant: ""}`, 25, `claim b.variant: "" is not a value`},
+		{"misspelt variant", "variant: tuned}", "variant: tunned}", 22, `claim tuned-helps: a selects variant "tunned", which no method of the spec has (have: null, "full", "tuned"); did you mean "tuned"?`},
+		{"misspelt null", "variant: null}", "variant: nul}", 22, `b selects variant "nul", which no method of the spec has`},
+		{"misspelt method", "a: {method: dpsgd,", "a: {method: dpsdg,", 22, `a selects method "dpsdg", which no method of the spec has (have: "dpsgd", "dualpriv", "nonprivate"); did you mean "dpsgd"?`},
+		{"method null", "b: {method: dpsgd, variant: null}", "b: {method: null, variant: tuned}", 22, `b selects method null, which no method of the spec has`},
+		{"unlisted pair", "b: {method: dpsgd, variant: null}", "b: {method: dualpriv, variant: null}", 22, "b selects method dualpriv with variant null, which the spec does not list"},
+		{"no method without variant", "  - name: nonprivate\n    sweep: {epsilon: [inf]}\n  - name: dpsgd\n", "  - name: dpsgd\n    variant: plain\n", 21, `b selects variant null, which no method of the spec has (have: "full", "plain", "tuned")`},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			src := strings.Replace(variantsBase, tc.old, tc.new, 1)
+			if src == variantsBase {
+				t.Fatalf("test case does not change the spec: %q not found", tc.old)
+			}
+			_, err := Parse("bad.yaml", []byte(src), nil)
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse: got error %v (%T), want a *SyntaxError", err, err)
+			}
+			if se.Line != tc.line || !strings.Contains(se.Msg, tc.msg) {
+				t.Errorf("Parse: got %q, want bad.yaml:%d: ...%s...", err, tc.line, tc.msg)
+			}
+		})
+	}
+}
+
 // TestEmbeddedClaimsPairUp checks every comparative claim of the embedded
 // specs against the spec's own runs: for each value of its Each columns
 // among the runs A or B selects, both sides must select some run, or the
@@ -231,8 +322,8 @@ func TestEmbeddedClaimsPairUp(t *testing.T) {
 	}
 	selects := func(c *Config, sel map[string]string) bool {
 		for k, v := range sel {
-			// A run table shows a missing value ("") as "—".
-			if got := col(c, k); got != v && !(got == "" && v == "—") {
+			// NoValue ("") selects the runs without a value.
+			if col(c, k) != v {
 				return false
 			}
 		}

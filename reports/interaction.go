@@ -73,7 +73,11 @@ func with(sel, x map[string]string) map[string]string {
 func xText(x map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(x)) {
-		parts = append(parts, k+"="+x[k])
+		v := x[k]
+		if v == NoValue {
+			v = "null"
+		}
+		parts = append(parts, k+"="+v)
 	}
 	return strings.Join(parts, " ")
 }

@@ -333,10 +333,22 @@ func (k *keyer) header(labels map[string]string, i int) []string {
 	return h
 }
 
+// NoValue is the selector value that denotes a missing value ("" in a
+// String column, NaN in a Float one): a claim side or a Where with
+// {variant: NoValue} keeps the runs that have no variant. It is a
+// spec's null (package experiments), never the "—" a table prints.
+const NoValue = ""
+
 // matches reports whether text s denotes value i of column c: the formatted
 // value, or for a Float column any spelling that parses to the same number
-// ("inf", "+Inf", "1.0").
+// ("inf", "+Inf", "1.0"); NoValue denotes a missing value.
 func matches(c *Column, i int, s string) bool {
+	if s == NoValue {
+		if c.Kind == String {
+			return c.Strings[i] == ""
+		}
+		return math.IsNaN(c.Floats[i])
+	}
 	if c.Format(i) == s {
 		return true
 	}

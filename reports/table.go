@@ -96,7 +96,8 @@ type Table struct {
 	// task). It is an error to set both Metric and Metrics.
 	Metrics []string
 	// Where keeps only the runs whose column (the key) has the given value,
-	// matched like the values of Reference.At. Nil keeps every run.
+	// matched like the values of Reference.At (NoValue: the runs without
+	// a value there). Nil keeps every run.
 	Where map[string]string
 	// Best is the rule that marks the best cells. Cells are compared by
 	// their mean as printed, so ties are all marked; a group of cells is

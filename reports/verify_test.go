@@ -253,3 +253,55 @@ func TestVerifyOutput(t *testing.T) {
 		t.Errorf("JSON paper_a = %v, want 84.2", got)
 	}
 }
+
+// TestVerifyNoValue checks that the selector value NoValue keeps exactly
+// the runs without a value in its column (a String column's "", a Float
+// column's NaN), in a claim's sides as in selectRuns: the plain DP-SGD
+// runs have no variant, the tuned ones variant "tuned", and the means
+// of the sides are those of the hand-listed rows.
+func TestVerifyNoValue(t *testing.T) {
+	t.Parallel()
+	var rows []Row
+	for seed, acc := range []float64{60, 61, 62} {
+		rows = append(rows, Row{"method": "dpsgd", "variant": nil, "lr": 0.01, "seed": seed + 1, "status": "ok", "acc": acc})
+	}
+	for seed, acc := range []float64{70, 71, 72} {
+		rows = append(rows, Row{"method": "dpsgd", "variant": "tuned", "lr": nil, "seed": seed + 1, "status": "ok", "acc": acc})
+	}
+	rows = append(rows, Row{"method": "dualpriv", "variant": "full", "lr": 0.01, "seed": 1, "status": "ok", "acc": 65.0})
+	runs, err := NewRuns(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		where map[string]string
+		want  []int
+	}{
+		{map[string]string{"variant": NoValue}, []int{0, 1, 2}},
+		{map[string]string{"method": "dpsgd", "variant": NoValue}, []int{0, 1, 2}},
+		{map[string]string{"lr": NoValue}, []int{3, 4, 5}},
+		{map[string]string{"variant": "tuned"}, []int{3, 4, 5}},
+		// A run with a variant is not one without.
+		{map[string]string{"method": "dualpriv", "variant": NoValue}, nil},
+	} {
+		got, err := selectRuns(runs, tc.where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("selectRuns(%v) = %v, want %v", tc.where, got, tc.want)
+		}
+	}
+	c := Claim{Name: "tuned-helps", Metric: "acc", A: map[string]string{"method": "dpsgd", "variant": "tuned"},
+		B: map[string]string{"method": "dpsgd", "variant": NoValue}, Expect: "greater"}
+	v, err := Verify(runs, []Claim{c}, &VerifyOptions{Resamples: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Checks) != 1 {
+		t.Fatalf("%d checks, want 1", len(v.Checks))
+	}
+	if ch := v.Checks[0]; ch.MeanA != 71 || ch.MeanB != 61 || ch.NA != 3 || ch.NB != 3 {
+		t.Errorf("means %v / %v over %d / %d runs, want 71 / 61 over 3 / 3 (check %+v)", ch.MeanA, ch.MeanB, ch.NA, ch.NB, ch)
+	}
+}
