@@ -51,3 +51,62 @@ func EpsilonDeltaTPR(epsilon, delta, fpr float64) (float64, error) {
 	b := 1 - math.Exp(-epsilon)*(1-delta-fpr)
 	return math.Min(1, math.Min(a, b)), nil
 }
+
+// PureInterval returns the grid spacing at which the PLD accountant
+// composes e without discretisation error, when e is made of pure ε-DP
+// releases of one ε (EpsilonDelta events with δ = 0 and the same finite
+// ε > 0, self-composed or composed any number of times, such as LDP-FL's
+// per-coordinate randomised responses): h = ε/⌈ε/10⁻⁴⌉, at most the
+// default 10⁻⁴, which puts the release's two privacy losses ±ε on grid
+// points. It returns 0 (the default spacing) for any other event.
+//
+// The loss distribution of a pure ε-DP release's dominating pair, the
+// randomised response (P = (e^ε, 1)/(1 + e^ε) against the reverse, with
+// losses ±ε), has only those two atoms, so on this grid the connect-the-
+// dots discretisation (PLD) keeps it exactly, and so does the composition
+// up to the FFT's rounding and the tails cut at TailMass. At the default
+// spacing an atom between grid points is split between its neighbours
+// (pessimistically, as it must be), and over n releases the split adds up
+// to n times the variance of a two-point rounding, up to n·h²/4: at
+// LDP-FL's ε_w ≈ 1.1·10⁻⁴ over n ≈ 5·10⁶ releases a fifth of the
+// composed loss's variance n·ε_w², a much looser bound than the
+// mechanism's.
+//
+// References:
+//   - P. Kairouz, S. Oh and P. Viswanath, The composition theorem for
+//     differential privacy, ICML 2015 (Theorem 2.1: randomised response
+//     dominates every (ε, 0)-DP mechanism).
+//   - V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar and P. Manurangsi,
+//     Connect the dots: tighter discrete approximations of privacy loss
+//     distributions, PETS 2022.
+func PureInterval(e Event) float64 {
+	eps, ok := pureEpsilon(e)
+	if !ok || !(eps > 0) || math.IsInf(eps, 1) {
+		return 0
+	}
+	const base = 1e-4
+	return eps / math.Ceil(eps/base)
+}
+
+// pureEpsilon returns the one ε of the pure EpsilonDelta events e is made
+// of, and false if e holds any other event, a δ > 0 or two different ε.
+// An empty Composed has none (false).
+func pureEpsilon(e Event) (float64, bool) {
+	switch e := e.(type) {
+	case EpsilonDelta:
+		return e.Epsilon, e.Delta == 0
+	case SelfComposed:
+		return pureEpsilon(e.Event)
+	case Composed:
+		eps, found := 0.0, false
+		for _, x := range e {
+			v, ok := pureEpsilon(x)
+			if !ok || (found && v != eps) {
+				return 0, false
+			}
+			eps, found = v, true
+		}
+		return eps, found
+	}
+	return 0, false
+}

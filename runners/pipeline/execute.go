@@ -485,8 +485,13 @@ func attackTarget(m *nn.TinyMLLM, vt nn.VisualTransform, d *datasets.Dataset, p 
 		}
 	case p.Accountant != "none" && p.Accountant != "" && eps > 0 && !math.IsInf(eps, 0):
 		// A private record without a Gaussian noise multiplier (LDP-FL):
-		// its stated (ε, δ) bounds every test.
-		target.TPRBound = epsilonDeltaBound(p)
+		// its stated (ε, δ) bounds every test, and the PLD of its
+		// composed pure releases, where its events are those, more
+		// tightly.
+		var err error
+		if target.TPRBound, err = pureBound(p); err != nil {
+			return nil, err
+		}
 	}
 	if target.Epsilon == 0 { // no privacy record: nothing is claimed
 		target.Epsilon = math.Inf(1)
@@ -610,7 +615,9 @@ func eventPLD(e json.RawMessage) (*privacy.PLD, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: privacy events: %w", err)
 		}
-		pld, err := privacy.NewPLD(nil)
+		// Pure ε-DP releases get a grid that holds their losses ±ε
+		// exactly; every other mechanism the default (PureInterval is 0).
+		pld, err := privacy.NewPLD(&privacy.PLDOptions{Interval: privacy.PureInterval(ev)})
 		if err != nil {
 			return nil, err
 		}
@@ -633,6 +640,47 @@ func maxTPR(plds []*privacy.PLD, fpr float64) (float64, error) {
 		best = max(best, t)
 	}
 	return best, nil
+}
+
+// pureBound returns the TPR bound of a private record without a Gaussian
+// noise multiplier. When its events are pure ε-DP releases of one ε
+// (LDP-FL's per-coordinate randomised responses: privacy.PureInterval is
+// not 0), it is the smaller at each FPR of the (ε, δ) region at the
+// record's accounted ε (epsilonDeltaBound) and the trade-off of the
+// composed releases read from the PLD accountant on a grid that holds
+// their losses exactly (eventPLD), which is much tighter: at LDP-FL's ε =
+// 1 over 104 458 coordinates and 50 rounds, 0.15 against 0.27 at FPR 0.1
+// (privacy.TestPureIntervalTPR). Both are upper bounds on every test's
+// TPR, so their minimum is one. For any other record it is the (ε, δ)
+// region alone.
+func pureBound(p results.Privacy) (func(float64) (float64, error), error) {
+	ed := epsilonDeltaBound(p)
+	ev, err := privacy.UnmarshalEvent(p.Events)
+	if err != nil || privacy.PureInterval(ev) == 0 {
+		// No events, or events of another kind: the stated (ε, δ) only.
+		return ed, nil
+	}
+	pld, err := eventPLD(p.Events)
+	switch {
+	case errors.Is(err, privacy.ErrGridTooLarge):
+		// Too many grid points for the composition: the (ε, δ) region.
+		return ed, nil
+	case err != nil:
+		return nil, err
+	}
+	return func(fpr float64) (float64, error) {
+		b, err := ed(fpr)
+		if err != nil {
+			return 0, err
+		}
+		cache.Lock()
+		defer cache.Unlock()
+		t, err := pld.TPR(fpr)
+		if err != nil {
+			return 0, err
+		}
+		return min(b, t), nil
+	}, nil
 }
 
 // epsilonDeltaBound returns the TPR bound of a record that states only

@@ -261,11 +261,17 @@ func TestClientEventsBound(t *testing.T) {
 }
 
 // TestEpsilonDeltaTarget checks the bound of a record with a stated (ε, δ)
-// and no Gaussian noise multiplier (LDP-FL's randomised response): the
-// (ε, δ) region at every FPR, against its closed form min(1, δ + e^ε·α,
-// 1 − e^−ε·(1 − δ − α)) written out here (Kairouz, Oh and Viswanath,
-// ICML 2015, Theorem 2.1); a non-private record (accountant none, or ε =
-// +Inf) has none.
+// and no Gaussian noise multiplier (LDP-FL's randomised response). When
+// its events are not pure ε-DP releases it is the (ε, δ) region at every
+// FPR, against its closed form min(1, δ + e^ε·α, 1 − e^−ε·(1 − δ − α))
+// written out here (Kairouz, Oh and Viswanath, ICML 2015, Theorem 2.1).
+// When they are (four randomised responses at ε = 0.25, stated as (1,
+// 10⁻⁵) by basic composition), it is their composition's trade-off,
+// against the exact Neyman–Pearson test of the number K of ones released,
+// Binomial(4, p) under P and Binomial(4, 1 − p) under Q with p =
+// e^0.25/(1 + e^0.25), enumerated here: never below it, at most 10⁻⁶
+// above, never above the region and below it by more than 0.05 at FPR
+// 0.1. A non-private record (accountant none, or ε = +Inf) has none.
 func TestEpsilonDeltaTarget(t *testing.T) {
 	t.Parallel()
 	d, err := DataPart("fl-mm", "smoke", 1, experiments.Partition{})
@@ -282,28 +288,69 @@ func TestEpsilonDeltaTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	const eps, delta = 1.0, 1e-5
-	ev, err := privacy.MarshalEvent(privacy.SelfComposed{Event: privacy.EpsilonDelta{Epsilon: 1e-6}, Count: 1000})
+	region := func(fpr float64) float64 { return math.Min(1, math.Min(delta+math.E*fpr, 1-(1-delta-fpr)/math.E)) }
+	// exact is the Neyman–Pearson test of four randomised responses at
+	// ε = 0.25: reject for the largest K first, randomising at the last.
+	exact := func(fpr float64) float64 {
+		p := 1 / (1 + math.Exp(-0.25))
+		binom := [5]float64{1, 4, 6, 4, 1}
+		tpr, used := 0.0, 0.0
+		for k := 4; k >= 0; k-- {
+			pk := binom[k] * math.Pow(p, float64(k)) * math.Pow(1-p, float64(4-k))
+			qk := binom[k] * math.Pow(1-p, float64(k)) * math.Pow(p, float64(4-k))
+			if used+qk <= fpr {
+				used, tpr = used+qk, tpr+pk
+				continue
+			}
+			return tpr + pk*(fpr-used)/qk
+		}
+		return math.Min(1, tpr)
+	}
+	mixed, err := privacy.MarshalEvent(privacy.EpsilonDelta{Epsilon: eps, Delta: delta})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := results.Privacy{Accountant: "rdp", EpsilonTarget: eps, Epsilon: eps, Delta: delta, Neighbouring: "replace-one", Events: ev}
-	tg, err := fusionTarget(m, d, p)
+	pure, err := privacy.MarshalEvent(privacy.SelfComposed{Event: privacy.EpsilonDelta{Epsilon: 0.25}, Count: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tg.TPRBound == nil {
-		t.Fatal("no TPR bound for an (ε, δ) record")
-	}
-	for _, fpr := range []float64{0, 0.001, 0.01, 0.1, 0.5, 1} {
-		got, err := tg.TPRBound(fpr)
+	for _, tc := range []struct {
+		name   string
+		events []byte
+		want   func(float64) float64
+		tol    float64 // the bound lies in [want, want + tol]
+		// tighter: below the region by more than 0.05 at FPR 0.1.
+		tighter bool
+	}{
+		{"(ε, δ) events", mixed, region, 1e-12, false},
+		{"pure releases", pure, exact, 1e-6, true},
+	} {
+		p := results.Privacy{Accountant: "rdp", EpsilonTarget: eps, Epsilon: eps, Delta: delta, Neighbouring: "replace-one", Events: tc.events}
+		tg, err := fusionTarget(m, d, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := math.Min(1, math.Min(delta+math.E*fpr, 1-(1-delta-fpr)/math.E))
-		if math.Abs(got-want) > 1e-12 {
-			t.Errorf("FPR %v: bound %.12g, want %.12g", fpr, got, want)
+		if tg.TPRBound == nil {
+			t.Fatalf("%s: no TPR bound for an (ε, δ) record", tc.name)
+		}
+		for _, fpr := range []float64{0, 0.001, 0.01, 0.1, 0.5, 1} {
+			got, err := tg.TPRBound(fpr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want(fpr)
+			if got < want-1e-12 || got > want+tc.tol {
+				t.Errorf("%s: FPR %v: bound %.12g, want %.12g (+ at most %g)", tc.name, fpr, got, want, tc.tol)
+			}
+			if got > region(fpr)+1e-12 {
+				t.Errorf("%s: FPR %v: bound %.12g above the (ε, δ) region's %.12g", tc.name, fpr, got, region(fpr))
+			}
+		}
+		if b, _ := tg.TPRBound(0.1); tc.tighter && b > region(0.1)-0.05 {
+			t.Errorf("%s: FPR 0.1: bound %.4f, the (ε, δ) region's %.4f; want it tighter by 0.05", tc.name, b, region(0.1))
 		}
 	}
+	ev := mixed
 	for _, q := range []results.Privacy{
 		{Accountant: "none", Epsilon: results.Float(math.Inf(1)), Delta: delta, Events: ev},
 		{Accountant: "rdp", Epsilon: results.Float(math.Inf(1)), Delta: delta, Events: ev},
