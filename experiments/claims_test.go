@@ -124,6 +124,16 @@ func TestParseClaims(t *testing.T) {
 	if got := logSpec.Claims[1].Scale; got != "log" {
 		t.Errorf("scale %q, want log", got)
 	}
+	// A selector value that is a range of a numeric column ("9..32":
+	// package reports selects the runs of those seeds) is kept as text.
+	rangeSrc := strings.Replace(claimsBase, "    a: {method: dpsgd, epsilon_target: inf}\n", "    a: {method: dpsgd, epsilon_target: inf, seed: \"9..32\"}\n", 1)
+	rangeSpec, err := Parse("t.yaml", []byte(rangeSrc), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if got := rangeSpec.Claims[1].A["seed"]; got != "9..32" {
+		t.Errorf("seed range %q, want 9..32", got)
+	}
 	// The claims marshal to JSON, the NaN left out.
 	b, err := json.Marshal(s.Claims)
 	if err != nil || !strings.Contains(string(b), `"paper":[{"a":81}]`) {

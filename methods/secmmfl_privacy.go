@@ -5,6 +5,7 @@
 package methods
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -143,17 +144,36 @@ func paperSigma(epsI, deltaI float64, rounds int) float64 {
 }
 
 // mmEpsilon returns the ε at δ of the composition of events under the
-// named accountant and relation, +Inf when an event has no noise.
+// named accountant and relation, +Inf when an event has no noise. Under
+// the PLD, when the privacy-loss grid of the default spacing (10⁻⁴) does
+// not fit (privacy.ErrGridTooLarge: a small σ, at a budget of thousands),
+// it retries at the spacings pldFallback lists in turn, as repro account
+// does; a coarser grid still gives an upper bound on ε, with a looser
+// error bound. A run that fits the default grid is accounted as before.
 func mmEpsilon(accountant string, rel mmRelation, delta float64, events privacy.Event) (float64, error) {
 	a, err := newMMAccountant(accountant, rel)
 	if err != nil {
 		return 0, err
 	}
-	if err := a.Compose(events, 1); err != nil {
+	err = a.Compose(events, 1)
+	for _, h := range pldFallback {
+		if accountant != "pld" || !errors.Is(err, privacy.ErrGridTooLarge) {
+			break
+		}
+		if a, err = privacy.NewPLD(&privacy.PLDOptions{Relation: rel.Relation, Interval: h}); err != nil {
+			return 0, err
+		}
+		err = a.Compose(events, 1)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("methods: secmmfl: %w", err)
 	}
 	return a.Epsilon(delta)
 }
+
+// pldFallback are the PLD grid spacings mmEpsilon tries, in turn, after
+// the default 10⁻⁴ does not fit.
+var pldFallback = []float64{1e-3, 1e-2, 0.1}
 
 // effectiveSigma returns the noise multiplier of the one Gaussian release
 // equivalent to releasing every block g of an update at once, each

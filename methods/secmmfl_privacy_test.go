@@ -5,6 +5,7 @@
 package methods
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -311,4 +312,46 @@ func directComposition(t *testing.T, acct string, example bool, sigma, q []float
 		worst = max(worst, epsOf(a))
 	}
 	return worst
+}
+
+// TestMMEpsilonCoarseGrid checks the PLD's fallback to a coarser grid at a
+// large budget: 20 Gaussian releases of σ = 0.02 (add-remove, sensitivity
+// 1) compose to one of σ/√20, whose exact ε at δ = 10⁻⁵ is the analytic
+// Gaussian mechanism's (privacy.GaussianEpsilon, Balle and Wang, ICML
+// 2018). Its privacy loss spans tens of thousands, which the default grid
+// (10⁻⁴) cannot hold, so without the fallback the record fails; with it
+// the PLD's ε is an upper bound within 1% of the exact one. At σ = 1 the
+// default grid fits and the result is the default accountant's.
+func TestMMEpsilonCoarseGrid(t *testing.T) {
+	t.Parallel()
+	rel := mmRelations["add-remove"]
+	for _, sigma := range []float64{0.02, 1} {
+		ev := privacy.SelfComposed{Event: privacy.Gaussian{Sigma: sigma, Sensitivity: 1}, Count: 20}
+		got, err := mmEpsilon("pld", rel, 1e-5, ev)
+		if err != nil {
+			t.Fatalf("σ %v: %v", sigma, err)
+		}
+		exact, err := privacy.GaussianEpsilon(sigma/math.Sqrt(20), 1, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(got >= exact*(1-1e-9) && got <= 1.01*exact) {
+			t.Errorf("σ %v: PLD ε %v, want in [%v, %v] (exact analytic Gaussian)", sigma, got, exact, 1.01*exact)
+		}
+		def, err := privacy.NewPLD(&privacy.PLDOptions{Relation: rel.Relation})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = def.Compose(ev, 1)
+		switch {
+		case sigma < 1 && !errors.Is(err, privacy.ErrGridTooLarge):
+			t.Errorf("σ %v: the default grid gave %v, want ErrGridTooLarge (else the fallback is not tested)", sigma, err)
+		case sigma == 1 && err != nil:
+			t.Errorf("σ 1: the default grid: %v", err)
+		case sigma == 1:
+			if e, _ := def.Epsilon(1e-5); e != got {
+				t.Errorf("σ 1: ε %v, the default grid's %v; want the same", got, e)
+			}
+		}
+	}
 }

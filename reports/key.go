@@ -361,3 +361,30 @@ func matches(c *Column, i int, s string) bool {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return err == nil && v == c.Floats[i]
 }
+
+// inRange reports whether s is a closed range "lo..hi" of two finite
+// numbers, lo ≤ hi, and value i of the Float column c lies in it: a
+// selector's way to name a set of seeds ("9..32") or of budgets. A
+// missing value (NaN) is in no range; s of any other form is none.
+func inRange(c *Column, i int, s string) bool {
+	if c.Kind != Float {
+		return false
+	}
+	lo, hi, ok := parseRange(s)
+	return ok && c.Floats[i] >= lo && c.Floats[i] <= hi
+}
+
+// parseRange parses "lo..hi" (spaces around either number allowed) into
+// two finite numbers with lo ≤ hi; ok is false for anything else.
+func parseRange(s string) (lo, hi float64, ok bool) {
+	a, b, found := strings.Cut(s, "..")
+	if !found {
+		return 0, 0, false
+	}
+	lo, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	hi, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if err1 != nil || err2 != nil || math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}

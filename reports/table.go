@@ -97,7 +97,8 @@ type Table struct {
 	Metrics []string
 	// Where keeps only the runs whose column (the key) has the given value,
 	// matched like the values of Reference.At (NoValue: the runs without
-	// a value there). Nil keeps every run.
+	// a value there), or, for a numeric column, a value in the closed range
+	// "lo..hi" (seed "9..32"). Nil keeps every run.
 	Where map[string]string
 	// Best is the rule that marks the best cells. Cells are compared by
 	// their mean as printed, so ties are all marked; a group of cells is
@@ -610,7 +611,9 @@ func (g *Grid) colName(c int) string {
 	return g.Cols[c].String()
 }
 
-// selectRuns returns the indices of the runs that satisfy where.
+// selectRuns returns the indices of the runs that satisfy where: each
+// named column's value matches (see matches) or, for a numeric column, lies
+// in the closed range "lo..hi" (see inRange).
 func selectRuns(runs *Runs, where map[string]string) ([]int, error) {
 	names := make([]string, 0, len(where))
 	for name := range where {
@@ -629,7 +632,7 @@ func selectRuns(runs *Runs, where map[string]string) ([]int, error) {
 	for i := range runs.Len() {
 		keep := true
 		for j, c := range cols {
-			if !matches(c, i, where[names[j]]) {
+			if v := where[names[j]]; !matches(c, i, v) && !inRange(c, i, v) {
 				keep = false
 				break
 			}

@@ -25,7 +25,9 @@ type Claim struct {
 	Name, Text, Metric string
 	// A and B select the runs of each side (run column → value, matched
 	// as a table's Where is; NoValue keeps the runs without a value in
-	// that column). B is nil for a claim about A alone.
+	// that column, and a numeric column also takes a closed range "lo..hi",
+	// so {method: fedavg, seed: "9..32"} is a trial's seeds). B is nil for
+	// a claim about A alone.
 	A, B map[string]string
 	Each []string
 	// X1 and X2, when given (both, with B), make the claim an interaction,

@@ -260,3 +260,59 @@ func TestVerifyEffectFromValue(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifySeedRange checks that a claim's selector takes a closed range
+// "lo..hi" of a numeric column, so that a claim can read one trial's seeds
+// (secmmfl-tablec's fresh control, seed "9..32"): the claim on seeds 4..6
+// of a = [10, 11, 12, 23, 24, 25] (seeds 1–6) is the one-sample test of
+// [23, 24, 25] against 20, whose two-sided p has the closed form of
+// TestVerifyOneSidedValue (t = 4√3, 2 degrees of freedom); seeds 1..3 fail
+// it; a range that selects no seed, or a text that is no range, selects
+// nothing.
+func TestVerifySeedRange(t *testing.T) {
+	t.Parallel()
+	runs := claimRuns(t, map[string]map[string][]float64{"x": {"t": {10, 11, 12, 23, 24, 25}}}, nil)
+	tStat := 4 * math.Sqrt(3)
+	p2 := 2 * (0.5 - tStat/(2*math.Sqrt(2+tStat*tStat)))
+	for _, tc := range []struct {
+		seeds   string
+		verdict string
+		mean    float64 // NaN: none selected
+		p       float64 // NaN: not checked
+	}{
+		{"4..6", Pass, 24, p2},
+		{" 4 .. 6 ", Pass, 24, p2},
+		{"4..9", Pass, 24, p2},
+		{"1..3", Fail, 11, math.NaN()},
+		{"1..6", Inconclusive, 17.5, math.NaN()},
+		{"6..4", NotRun, math.NaN(), math.NaN()},
+		{"7..9", NotRun, math.NaN(), math.NaN()},
+		{"4..", NotRun, math.NaN(), math.NaN()},
+		{"4-6", NotRun, math.NaN(), math.NaN()},
+		{"-inf..6", NotRun, math.NaN(), math.NaN()},
+	} {
+		c := Claim{Name: "c", Metric: "acc", A: map[string]string{"method": "x", "seed": tc.seeds}, Expect: "greater", Value: 20, MinSeeds: 3}
+		v, err := Verify(runs, []Claim{c}, &VerifyOptions{Resamples: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := v.Checks[0]
+		if ch.Verdict != tc.verdict {
+			t.Errorf("seed %q: verdict %s, want %s (%s)", tc.seeds, ch.Verdict, tc.verdict, ch.Reason)
+		}
+		if !(math.IsNaN(tc.mean) && math.IsNaN(ch.MeanA)) && !scalar.EqualWithinAbs(ch.MeanA, tc.mean, 1e-12) {
+			t.Errorf("seed %q: mean %v, want %v", tc.seeds, ch.MeanA, tc.mean)
+		}
+		if !math.IsNaN(tc.p) && !scalar.EqualWithinAbs(ch.P, tc.p, 1e-12) {
+			t.Errorf("seed %q: p = %v, want %v (closed form, t with 2 df)", tc.seeds, ch.P, tc.p)
+		}
+	}
+	// A range on a string column matches nothing; a plain value still
+	// matches as before.
+	if sel, _ := selectRuns(runs, map[string]string{"method": "a..z"}); len(sel) != 0 {
+		t.Errorf("a range on a string column selected %v, want none", sel)
+	}
+	if sel, _ := selectRuns(runs, map[string]string{"seed": "5"}); len(sel) != 1 {
+		t.Errorf("seed 5 selected %v, want one run", sel)
+	}
+}

@@ -5,8 +5,10 @@
 package gia
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -215,6 +217,69 @@ func TestRoundWorkers(t *testing.T) {
 	if !slices.Equal(rounds[0], rounds[1]) || objs[0] != objs[1] || !slices.Equal(grads[0], grads[1]) {
 		t.Errorf("1 and 2 workers differ: rounds equal %v, objectives %v and %v, gradients equal %v",
 			slices.Equal(rounds[0], rounds[1]), objs[0], objs[1], slices.Equal(grads[0], grads[1]))
+	}
+}
+
+// TestRoundOptionsWorkers checks that gia-round with its options on
+// (activity prior, per-tensor distance, step size, step decay, alone and
+// together) gives the same bits on the rounds of runs trained on 1 and 2
+// workers, and the same bits when run twice on the same run (the
+// determinism the other attacks are held to). The activity prior must be
+// on (a non-private round reveals a pattern), or the test checks nothing
+// of it.
+func TestRoundOptionsWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("optimisation-based inversion: slow")
+	}
+	t.Parallel()
+	configs := []map[string][]string{
+		{"activity": {"1"}, "lr": {"0.1"}}, // the secmmfl-tablec setting
+		{"activity": {"2"}, "perblock": {"1"}, "decay": {"1"}, "lr": {"0.05"}},
+	}
+	type outcome struct {
+		results map[string]float64
+		images  map[string][]byte
+	}
+	attack := func(res *methods.Result, d *datasets.Dataset, opts map[string][]string) outcome {
+		t.Helper()
+		var pub [][]float32
+		for _, e := range d.Public {
+			pub = append(pub, e.Images[0])
+		}
+		base := map[string][]string{"trials": {"2"}, "iterations": {"30"}, "group": {"2"}}
+		for k, v := range opts {
+			base[k] = v
+		}
+		a, err := attacks.Configure("gia-round", base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := a.(RoundAttack).RunUploads(context.Background(), res.Upload, d.Private, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(rep.Results, "gia_round_seconds") // wall time, the one result that may differ
+		return outcome{rep.Results, rep.Images}
+	}
+	same := func(x, y outcome) bool {
+		return maps.Equal(x.results, y.results) && maps.EqualFunc(x.images, y.images, bytes.Equal)
+	}
+	var runs [2]*methods.Result
+	var data [2]*datasets.Dataset
+	for i, w := range []int{1, 2} {
+		runs[i], data[i] = fedavgRunWorkers(t, 2, 4, w)
+	}
+	for _, opts := range configs {
+		one, two := attack(runs[0], data[0], opts), attack(runs[1], data[1], opts)
+		if one.results["gia_round_pinned"] != 1 {
+			t.Errorf("%v: gia_round_pinned %v, want 1 (the prior on in every non-private round)", opts, one.results["gia_round_pinned"])
+		}
+		if !same(one, two) {
+			t.Errorf("%v: 1 and 2 workers differ:\n%v\n%v", opts, one.results, two.results)
+		}
+		if again := attack(runs[1], data[1], opts); !same(two, again) {
+			t.Errorf("%v: a repeat differs:\n%v\n%v", opts, two.results, again.results)
+		}
 	}
 }
 
