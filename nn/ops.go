@@ -156,9 +156,20 @@ func (t *Tape) Weighted(w []float32, xs ...*Node) *Node {
 	if len(w) != len(xs) || len(xs) == 0 {
 		panic(errLength)
 	}
-	y := t.node(xs[0].Value.Shape, xs...)
-	for i, x := range xs {
-		axpy(w[i], x.Value.Data, y.Value.Data)
+	// The first term is written as +0 + w₀·x₀ (axpyVec with no a), the
+	// bits of axpy into a cleared output, without clearing it first.
+	y := t.nodeOver(xs[0].Value.Shape, xs...)
+	x0, yd := xs[0].Value.Data, y.Value.Data
+	if len(x0) != len(yd) {
+		panic(errLength)
+	}
+	j := axpyVec(yd, nil, x0, w[0])
+	clear(yd[j:])
+	for ; j < len(yd); j++ {
+		yd[j] += w[0] * x0[j]
+	}
+	for i, x := range xs[1:] {
+		axpy(w[i+1], x.Value.Data, yd)
 	}
 	t.record(y, func(g []float32) {
 		for i, x := range xs {
@@ -186,8 +197,8 @@ func (t *Tape) GELU(x *Node) *Node {
 	geluFwd(y.Value.Data, d, x.Value.Data)
 	t.record(y, func(g []float32) {
 		gx := t.g(x)
-		for i, v := range d {
-			gx[i] += g[i] * v
+		for i := mulAddVec(gx, g, d); i < len(d); i++ {
+			gx[i] += g[i] * d[i]
 		}
 	})
 	return y
