@@ -104,10 +104,10 @@ func (t *Tape) Add(a, b *Node) *Node {
 	}
 	t.record(y, func(g []float32) {
 		if a.needs {
-			axpy(1, g, t.g(a))
+			t.gAxpy(a, 1, g)
 		}
 		if b.needs {
-			axpy(1, g, t.g(b))
+			t.gAxpy(b, 1, g)
 		}
 	})
 	return y
@@ -174,7 +174,7 @@ func (t *Tape) Weighted(w []float32, xs ...*Node) *Node {
 	t.record(y, func(g []float32) {
 		for i, x := range xs {
 			if x.needs {
-				axpy(w[i], g, t.g(x))
+				t.gAxpy(x, w[i], g)
 			}
 		}
 	})
@@ -196,10 +196,7 @@ func (t *Tape) GELU(x *Node) *Node {
 	}
 	geluFwd(y.Value.Data, d, x.Value.Data)
 	t.record(y, func(g []float32) {
-		gx := t.g(x)
-		for i := mulAddVec(gx, g, d); i < len(d); i++ {
-			gx[i] += g[i] * d[i]
-		}
+		t.gMulAdd(x, g, d)
 	})
 	return y
 }

@@ -10,7 +10,7 @@ package nn
 func axpyAVX2(y, a, x *float32, alpha float32, n8 int)
 
 //go:noescape
-func mulAddAVX2(y, a, b *float32, n8 int)
+func mulAddAVX2(y, s, a, b *float32, n8 int)
 
 //go:noescape
 func scaleAVX2(x *float32, alpha float32, n8 int)
@@ -42,16 +42,21 @@ func axpyVec(y, a, x []float32, alpha float32) int {
 	return 8 * n8
 }
 
-// mulAddVec computes the first elements of y[j] += a[j]·b[j] in assembly,
-// eight at a time, and returns how many: a multiple of eight, 0 without
-// AVX2. a and b must hold len(y) elements.
-func mulAddVec(y, a, b []float32) int {
+// mulAddVec computes the first elements of y[j] = s[j] + a[j]·b[j] (s
+// nil: +0 + a[j]·b[j]) in assembly, eight at a time, and returns how
+// many: a multiple of eight, 0 without AVX2. s (when not nil), a and b
+// must hold len(y) elements.
+func mulAddVec(y, s, a, b []float32) int {
 	n8 := len(y) / 8
 	if !gradVec() || n8 == 0 {
 		return 0
 	}
 	a, b = a[:8*n8], b[:8*n8]
-	mulAddAVX2(&y[0], &a[0], &b[0], n8)
+	var sp *float32
+	if s != nil {
+		sp = &s[:8*n8][0]
+	}
+	mulAddAVX2(&y[0], sp, &a[0], &b[0], n8)
 	return 8 * n8
 }
 

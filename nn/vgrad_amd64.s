@@ -48,25 +48,43 @@ axpyAVX2_zloop:
 	VZEROUPPER
 	RET
 
-// func mulAddAVX2(y, a, b *float32, n8 int)
-// y[j] = y[j] + a[j]·b[j] (the product rounded, then the sum), eight
-// elements at a time.
-TEXT ·mulAddAVX2(SB), NOSPLIT, $0-32
+// func mulAddAVX2(y, s, a, b *float32, n8 int)
+// y[j] = s[j] + a[j]·b[j] (the product rounded, then the sum), or
+// y[j] = +0 + a[j]·b[j] when s is nil, eight elements at a time.
+TEXT ·mulAddAVX2(SB), NOSPLIT, $0-40
 	MOVQ y+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n8+24(FP), CX
+	MOVQ s+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ n8+32(FP), CX
+	TESTQ R8, R8
+	JZ mulAddAVX2_zero
 mulAddAVX2_loop:
 	VMOVUPS (SI), Y1
 	VMULPS (DX), Y1, Y1
-	VMOVUPS (DI), Y0
+	VMOVUPS (R8), Y0
 	VADDPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNZ mulAddAVX2_loop
+	VZEROUPPER
+	RET
+mulAddAVX2_zero:
+	VXORPS Y14, Y14, Y14
+mulAddAVX2_zloop:
+	VMOVUPS (SI), Y1
+	VMULPS (DX), Y1, Y1
+	VADDPS Y1, Y14, Y0
 	VMOVUPS Y0, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DX
 	ADDQ $32, DI
 	DECQ CX
-	JNZ mulAddAVX2_loop
+	JNZ mulAddAVX2_zloop
 	VZEROUPPER
 	RET
 

@@ -8,7 +8,7 @@ package nn
 
 // The kernels of vgrad_amd64.s leave all the work to the Go loops.
 func axpyVec(y, a, x []float32, alpha float32) int { return 0 }
-func mulAddVec(y, a, b []float32) int              { return 0 }
+func mulAddVec(y, s, a, b []float32) int           { return 0 }
 func scaleVec(x []float32, alpha float32) int      { return 0 }
 
 func sumSquares8(x *[8][]float32, n int) (s [8]float64, ok bool) { return s, false }

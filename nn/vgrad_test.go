@@ -101,21 +101,83 @@ func TestWeightedZero(t *testing.T) {
 }
 
 // TestMulAddVec checks GELU's backward accumulation y += a·b (mulAddVec
-// and its loop) against the loop y[i] += a[i]·b[i].
+// and its loop, over y and over a cleared y, written without clearing)
+// against the loop y[i] += a[i]·b[i].
 func TestMulAddVec(t *testing.T) {
 	rng := rand.New(rand.NewPCG(52, 1))
 	for _, special := range []bool{false, true} {
 		for _, n := range vgradLengths {
 			a, b, y := vrowValues(rng, n, special), vrowValues(rng, n, special), vrowValues(rng, n, special)
-			got, want := append([]float32(nil), y...), append([]float32(nil), y...)
-			for i := mulAddVec(got, a, b); i < n; i++ {
-				got[i] += a[i] * b[i]
+			for _, fresh := range []bool{false, true} {
+				got, want := append([]float32(nil), y...), append([]float32(nil), y...)
+				src := got
+				if fresh {
+					src, want = nil, make([]float32, n)
+				}
+				i := mulAddVec(got, src, a, b)
+				if fresh {
+					clear(got[i:])
+				}
+				for ; i < n; i++ {
+					got[i] += a[i] * b[i]
+				}
+				for i := range want {
+					want[i] += a[i] * b[i]
+				}
+				if i := firstDiff(got, want); i >= 0 {
+					t.Fatalf("n=%d special %t fresh %t: y[%d] = %v, want %v", n, special, fresh, i, got[i], want[i])
+				}
 			}
-			for i := range want {
-				want[i] += a[i] * b[i]
+		}
+	}
+}
+
+// TestGradFresh checks Tape.gAxpy and Tape.gMulAdd, which write a
+// gradient not yet made without clearing it (an arena's memory holding
+// old values), against the loops over a cleared gradient (y[i] += α·x[i],
+// y[i] += a[i]·b[i]) for a first and a second contribution, with exact
+// −0s among the contributions.
+func TestGradFresh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(58, 1))
+	for _, n := range vgradLengths {
+		x, a, b := vrowValues(rng, n, true), vrowValues(rng, n, true), vrowValues(rng, n, true)
+		for i := range x {
+			if rng.IntN(3) == 0 {
+				x[i], a[i] = float32(math.Copysign(0, -1)), float32(math.Copysign(0, -1))
 			}
-			if i := firstDiff(got, want); i >= 0 {
-				t.Fatalf("n=%d special %t: y[%d] = %v, want %v", n, special, i, got[i], want[i])
+		}
+		for _, order := range []bool{false, true} {
+			tp := NewTape(nil, nil)
+			tp.arena = new(arena)
+			junk := tp.arena.alloc(8*n + 64)
+			for i := range junk {
+				junk[i] = float32(i) - 7
+			}
+			tp.arena.reset()
+			node := tp.Input(Tensor{Shape: []int{n}, Data: make([]float32, n)}, true)
+			want := make([]float32, n)
+			axpyStep := func() {
+				tp.gAxpy(node, 0.75, x)
+				for i := range want {
+					want[i] += 0.75 * x[i]
+				}
+			}
+			mulStep := func() {
+				tp.gMulAdd(node, a, b)
+				for i := range want {
+					want[i] += a[i] * b[i]
+				}
+			}
+			if order {
+				axpyStep()
+				mulStep()
+			} else {
+				mulStep()
+				axpyStep()
+			}
+			if i := firstDiff(node.Grad, want); i >= 0 {
+				t.Fatalf("n=%d, axpy first %t: g[%d] = %v (bits %#x), want %v (bits %#x)", n, order, i,
+					node.Grad[i], math.Float32bits(node.Grad[i]), want[i], math.Float32bits(want[i]))
 			}
 		}
 	}
