@@ -136,6 +136,9 @@ func Clip(g []float32, r ClipRule) []float64 {
 // ClipAll clips every per-sample gradient by r and returns their norms
 // before clipping, norms[i][k] for example i and part k.
 func ClipAll(gs [][]float32, r ClipRule) [][]float64 {
+	if r.Part == nil && len(r.C) == 1 && r.C[0] >= 0 && !gradOff {
+		return clipAllFlat(gs, r.C[0])
+	}
 	ns := make([][]float64, len(gs))
 	for i, g := range gs {
 		ns[i] = Clip(g, r)
@@ -164,6 +167,15 @@ func Sum(dst []float32, gs [][]float32) []float32 {
 		if len(g) != n {
 			panic(errLength)
 		}
+	}
+	i := 0
+	for ; i+4 <= len(gs) && !gradOff; i += 4 {
+		// Four vectors a pass, each element's chain in their order.
+		if !acc4(acc, (*[4][]float32)(gs[i:i+4])) {
+			break
+		}
+	}
+	for _, g := range gs[i:] {
 		for j, v := range g {
 			acc[j] += float64(v)
 		}

@@ -115,6 +115,16 @@ func BenchmarkThin(b *testing.B) {
 	benchOffOn(b, &thinOff)
 }
 
+// BenchmarkFirstOrder measures BenchmarkZOStep's four steps with the
+// kernels of vgrad_amd64.s (the backward's y += α·x and GELU's
+// accumulation, Tape.Weighted's first term written without clearing,
+// clipping's rescaling) and ClipAll's and Sum's several examples at a
+// time off and on (gradOff), alternated in one process as
+// BenchmarkVecKernels does. Off is the code before them: the same bits.
+func BenchmarkFirstOrder(b *testing.B) {
+	benchOffOn(b, &gradOff)
+}
+
 // BenchmarkEvalPass measures one evaluation pass over a test set of the
 // shape's batch, as pipeline.Evaluate makes it, one example at a time:
 // greedy decoding of the answer's length from the prompt

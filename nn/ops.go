@@ -104,10 +104,10 @@ func (t *Tape) Add(a, b *Node) *Node {
 	}
 	t.record(y, func(g []float32) {
 		if a.needs {
-			axpy(1, g, t.g(a))
+			t.gAxpy(a, 1, g)
 		}
 		if b.needs {
-			axpy(1, g, t.g(b))
+			t.gAxpy(b, 1, g)
 		}
 	})
 	return y
@@ -156,14 +156,25 @@ func (t *Tape) Weighted(w []float32, xs ...*Node) *Node {
 	if len(w) != len(xs) || len(xs) == 0 {
 		panic(errLength)
 	}
-	y := t.node(xs[0].Value.Shape, xs...)
-	for i, x := range xs {
-		axpy(w[i], x.Value.Data, y.Value.Data)
+	// The first term is written as +0 + w₀·x₀ (axpyVec with no a), the
+	// bits of axpy into a cleared output, without clearing it first.
+	y := t.nodeOver(xs[0].Value.Shape, xs...)
+	x0, yd := xs[0].Value.Data, y.Value.Data
+	if len(x0) != len(yd) {
+		panic(errLength)
+	}
+	j := axpyVec(yd, nil, x0, w[0])
+	clear(yd[j:])
+	for ; j < len(yd); j++ {
+		yd[j] += w[0] * x0[j]
+	}
+	for i, x := range xs[1:] {
+		axpy(w[i+1], x.Value.Data, yd)
 	}
 	t.record(y, func(g []float32) {
 		for i, x := range xs {
 			if x.needs {
-				axpy(w[i], g, t.g(x))
+				t.gAxpy(x, w[i], g)
 			}
 		}
 	})
@@ -185,10 +196,7 @@ func (t *Tape) GELU(x *Node) *Node {
 	}
 	geluFwd(y.Value.Data, d, x.Value.Data)
 	t.record(y, func(g []float32) {
-		gx := t.g(x)
-		for i, v := range d {
-			gx[i] += g[i] * v
-		}
+		t.gMulAdd(x, g, d)
 	})
 	return y
 }

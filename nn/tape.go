@@ -144,6 +144,16 @@ func (t *Tape) record(out *Node, back func(g []float32)) {
 
 // g returns n's gradient buffer, allocating it on first use.
 func (t *Tape) g(n *Node) []float32 {
+	t.gCheck(n)
+	if n.Grad == nil {
+		n.Grad = t.floats(len(n.Value.Data))
+		t.bytes += int64(4 * len(n.Grad))
+	}
+	return n.Grad
+}
+
+// gCheck panics where n's gradient may not be taken (Tape.g).
+func (t *Tape) gCheck(n *Node) {
 	if n.param != nil && t.batch != nil {
 		// Only Affine routes a trainable parameter's gradient to the
 		// examples of a batched tape; any other use would sum them.
@@ -152,11 +162,58 @@ func (t *Tape) g(n *Node) []float32 {
 	if n.rows != nil {
 		panic(errGathered)
 	}
-	if n.Grad == nil {
-		n.Grad = t.floats(len(n.Value.Data))
-		t.bytes += int64(4 * len(n.Grad))
+}
+
+// gFresh returns n's gradient not yet made, not cleared (floatsOver), for
+// a caller that writes every element as +0 plus its contribution: the
+// bits of the contribution added into a cleared gradient. nil when n's
+// gradient exists already, or without an arena or with gradOff.
+func (t *Tape) gFresh(n *Node) []float32 {
+	t.gCheck(n)
+	if n.Grad != nil || t.arena == nil || gradOff {
+		return nil
 	}
+	n.Grad = t.floatsOver(len(n.Value.Data))
+	t.bytes += int64(4 * len(n.Grad))
 	return n.Grad
+}
+
+// gAxpy adds α·x to n's gradient (axpy into Tape.g), writing a gradient
+// not yet made as +0 + α·x[i] without clearing it first (gFresh).
+func (t *Tape) gAxpy(n *Node, alpha float32, x []float32) {
+	gx := t.gFresh(n)
+	if gx == nil {
+		axpy(alpha, x, t.g(n))
+		return
+	}
+	if len(x) != len(gx) {
+		panic(errLength)
+	}
+	j := axpyVec(gx, nil, x, alpha)
+	clear(gx[j:])
+	for ; j < len(gx); j++ {
+		gx[j] += alpha * x[j]
+	}
+}
+
+// gMulAdd adds a·b elementwise to n's gradient (gx[i] += a[i]·b[i]),
+// writing a gradient not yet made as +0 + a[i]·b[i] without clearing it
+// first (gFresh). a and b must hold as many elements as n's value.
+func (t *Tape) gMulAdd(n *Node, a, b []float32) {
+	var src []float32
+	gx := t.gFresh(n)
+	if gx == nil {
+		gx = t.g(n)
+		src = gx
+	}
+	a, b = a[:len(gx)], b[:len(gx)]
+	j := mulAddVec(gx, src, a, b)
+	if src == nil {
+		clear(gx[j:])
+	}
+	for ; j < len(gx); j++ {
+		gx[j] += a[j] * b[j]
+	}
 }
 
 // Backward computes the gradient of the scalar loss with respect to every

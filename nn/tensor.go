@@ -84,17 +84,21 @@ func Dot(x, y []float32) float64 {
 	return s
 }
 
+// axpy adds alpha·x to y: y[i] += alpha·x[i], the product rounded, then
+// the sum (axpyVec's kernel, then the Go loop).
 func axpy(alpha float32, x, y []float32) {
 	if len(x) != len(y) {
 		panic(errLength)
 	}
-	for i, v := range x {
-		y[i] += alpha * v
+	for i := axpyVec(y, y, x, alpha); i < len(x); i++ {
+		y[i] += alpha * x[i]
 	}
 }
 
+// scale multiplies x by alpha in place (scaleVec's kernel, then the Go
+// loop).
 func scale(alpha float32, x []float32) {
-	for i := range x {
+	for i := scaleVec(x, alpha); i < len(x); i++ {
 		x[i] *= alpha
 	}
 }

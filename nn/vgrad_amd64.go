@@ -1,0 +1,120 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+//go:build !purego
+
+package nn
+
+//go:noescape
+func axpyAVX2(y, a, x *float32, alpha float32, n8 int)
+
+//go:noescape
+func mulAddAVX2(y, s, a, b *float32, n8 int)
+
+//go:noescape
+func scaleAVX2(x *float32, alpha float32, n8 int)
+
+//go:noescape
+func sumSq8AVX2(x *[8]*float32, n4 int, s *[8]float64)
+
+//go:noescape
+func accAVX2(acc *float64, gs *[4]*float32, n4 int)
+
+// gradVec reports whether the kernels of vgrad_amd64.s run.
+func gradVec() bool { return vmathAVX2 && !gradOff }
+
+// axpyVec computes the first elements of y[j] = a[j] + alpha·x[j] (a nil:
+// +0 + alpha·x[j]) in assembly, eight at a time, and returns how many: a
+// multiple of eight, 0 without AVX2. a (when not nil) and x must hold
+// len(y) elements.
+func axpyVec(y, a, x []float32, alpha float32) int {
+	n8 := len(y) / 8
+	if !gradVec() || n8 == 0 {
+		return 0
+	}
+	x = x[:8*n8] // bounds: panics if short
+	var ap *float32
+	if a != nil {
+		ap = &a[:8*n8][0]
+	}
+	axpyAVX2(&y[0], ap, &x[0], alpha, n8)
+	return 8 * n8
+}
+
+// mulAddVec computes the first elements of y[j] = s[j] + a[j]·b[j] (s
+// nil: +0 + a[j]·b[j]) in assembly, eight at a time, and returns how
+// many: a multiple of eight, 0 without AVX2. s (when not nil), a and b
+// must hold len(y) elements.
+func mulAddVec(y, s, a, b []float32) int {
+	n8 := len(y) / 8
+	if !gradVec() || n8 == 0 {
+		return 0
+	}
+	a, b = a[:8*n8], b[:8*n8]
+	var sp *float32
+	if s != nil {
+		sp = &s[:8*n8][0]
+	}
+	mulAddAVX2(&y[0], sp, &a[0], &b[0], n8)
+	return 8 * n8
+}
+
+// scaleVec computes the first elements of x[j] *= alpha in assembly,
+// eight at a time, and returns how many: a multiple of eight, 0 without
+// AVX2.
+func scaleVec(x []float32, alpha float32) int {
+	n8 := len(x) / 8
+	if !gradVec() || n8 == 0 {
+		return 0
+	}
+	scaleAVX2(&x[0], alpha, n8)
+	return 8 * n8
+}
+
+// sumSquares8 returns sumSquares of each of the eight vectors x, all of
+// length n, each chain in sumSquares' order: the first elements, four
+// at a time, in sumSq8AVX2, the last n mod 4 continuing each chain here.
+// ok is false (nothing computed) without AVX2 or with fewer than four
+// elements.
+func sumSquares8(x *[8][]float32, n int) (s [8]float64, ok bool) {
+	n4 := n / 4
+	if !gradVec() || n4 == 0 {
+		return s, false
+	}
+	var p [8]*float32
+	for k := range x {
+		p[k] = &x[k][:n][0] // bounds: panics if short
+	}
+	sumSq8AVX2(&p, n4, &s)
+	for k := range x {
+		for _, v := range x[k][4*n4 : n] {
+			s[k] += float64(v) * float64(v)
+		}
+	}
+	return s, true
+}
+
+// acc4 adds the four vectors g, each of len(acc) elements, to acc in
+// order, each element's chain in turn (acc[j] += float64(g_k[j]) for k =
+// 0…3), and reports whether it did: the first elements four at a time in
+// accAVX2, the rest here; false (nothing added) without AVX2 or with
+// fewer than four elements.
+func acc4(acc []float64, g *[4][]float32) bool {
+	n := len(acc)
+	n4 := n / 4
+	if !gradVec() || n4 == 0 {
+		return false
+	}
+	var p [4]*float32
+	for k := range g {
+		p[k] = &g[k][:n][0] // bounds: panics if short
+	}
+	accAVX2(&acc[0], &p, n4)
+	for j := 4 * n4; j < n; j++ {
+		for k := range g {
+			acc[j] += float64(g[k][j])
+		}
+	}
+	return true
+}

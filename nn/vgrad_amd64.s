@@ -1,0 +1,214 @@
+// Copyright ©2026 The repro Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style licence
+// that can be found in the LICENSE file.
+
+//go:build !purego
+
+#include "textflag.h"
+
+// The AVX kernels of vgrad.go: per-element passes of the first-order
+// step (the backward's accumulations, the per-sample gradients' norms,
+// clipping and sum), each lane running exactly the scalar operations of
+// the Go loop it replaces (no fused multiply-adds: the Go loops have none
+// on amd64) and every sum in its order, so the results are the same bits.
+
+// func axpyAVX2(y, a, x *float32, alpha float32, n8 int)
+// y[j] = a[j] + alpha·x[j] (the product rounded, then the sum), or
+// y[j] = +0 + alpha·x[j] when a is nil, eight elements at a time.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ x+16(FP), DX
+	VBROADCASTSS alpha+24(FP), Y15
+	MOVQ n8+32(FP), CX
+	TESTQ SI, SI
+	JZ axpyAVX2_zero
+axpyAVX2_loop:
+	VMULPS (DX), Y15, Y1
+	VMOVUPS (SI), Y0
+	VADDPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ axpyAVX2_loop
+	VZEROUPPER
+	RET
+axpyAVX2_zero:
+	VXORPS Y14, Y14, Y14
+axpyAVX2_zloop:
+	VMULPS (DX), Y15, Y1
+	VADDPS Y1, Y14, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ axpyAVX2_zloop
+	VZEROUPPER
+	RET
+
+// func mulAddAVX2(y, s, a, b *float32, n8 int)
+// y[j] = s[j] + a[j]·b[j] (the product rounded, then the sum), or
+// y[j] = +0 + a[j]·b[j] when s is nil, eight elements at a time.
+TEXT ·mulAddAVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ s+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ n8+32(FP), CX
+	TESTQ R8, R8
+	JZ mulAddAVX2_zero
+mulAddAVX2_loop:
+	VMOVUPS (SI), Y1
+	VMULPS (DX), Y1, Y1
+	VMOVUPS (R8), Y0
+	VADDPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNZ mulAddAVX2_loop
+	VZEROUPPER
+	RET
+mulAddAVX2_zero:
+	VXORPS Y14, Y14, Y14
+mulAddAVX2_zloop:
+	VMOVUPS (SI), Y1
+	VMULPS (DX), Y1, Y1
+	VADDPS Y1, Y14, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ mulAddAVX2_zloop
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, alpha float32, n8 int)
+// x[j] = x[j]·alpha, eight elements at a time.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), DI
+	VBROADCASTSS alpha+8(FP), Y15
+	MOVQ n8+16(FP), CX
+scaleAVX2_loop:
+	VMOVUPS (DI), Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	DECQ CX
+	JNZ scaleAVX2_loop
+	VZEROUPPER
+	RET
+
+// func sumSq8AVX2(x *[8]*float32, n4 int, s *[8]float64)
+// s[k] = Σ_j float64(x_k[j])² over the first 4·n4 elements of the eight
+// vectors x_k, n4 ≥ 1, each vector's chain in its own lane and in order:
+// four vectors a half, their next four elements transposed into four
+// vectors, squared (exactly: a float32's square fits a float64) and added
+// in element order. Two independent chains of lanes (vectors 0–3, 4–7).
+TEXT ·sumSq8AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ 32(AX), R12
+	MOVQ 40(AX), R13
+	MOVQ 48(AX), SI
+	MOVQ 56(AX), DI
+	MOVQ n4+8(FP), CX
+	XORQ BX, BX
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+sumSq8AVX2_loop:
+	VMOVUPS (R8)(BX*1), X0
+	VMOVUPS (R9)(BX*1), X1
+	VMOVUPS (R10)(BX*1), X2
+	VMOVUPS (R11)(BX*1), X3
+	VUNPCKLPS X1, X0, X4
+	VUNPCKHPS X1, X0, X5
+	VUNPCKLPS X3, X2, X6
+	VUNPCKHPS X3, X2, X7
+	VMOVLHPS X6, X4, X0
+	VMOVHLPS X4, X6, X1
+	VMOVLHPS X7, X5, X2
+	VMOVHLPS X5, X7, X3
+	VCVTPS2PD X0, Y0
+	VMULPD Y0, Y0, Y0
+	VADDPD Y0, Y8, Y8
+	VCVTPS2PD X1, Y1
+	VMULPD Y1, Y1, Y1
+	VADDPD Y1, Y8, Y8
+	VCVTPS2PD X2, Y2
+	VMULPD Y2, Y2, Y2
+	VADDPD Y2, Y8, Y8
+	VCVTPS2PD X3, Y3
+	VMULPD Y3, Y3, Y3
+	VADDPD Y3, Y8, Y8
+	VMOVUPS (R12)(BX*1), X0
+	VMOVUPS (R13)(BX*1), X1
+	VMOVUPS (SI)(BX*1), X2
+	VMOVUPS (DI)(BX*1), X3
+	VUNPCKLPS X1, X0, X4
+	VUNPCKHPS X1, X0, X5
+	VUNPCKLPS X3, X2, X6
+	VUNPCKHPS X3, X2, X7
+	VMOVLHPS X6, X4, X0
+	VMOVHLPS X4, X6, X1
+	VMOVLHPS X7, X5, X2
+	VMOVHLPS X5, X7, X3
+	VCVTPS2PD X0, Y0
+	VMULPD Y0, Y0, Y0
+	VADDPD Y0, Y9, Y9
+	VCVTPS2PD X1, Y1
+	VMULPD Y1, Y1, Y1
+	VADDPD Y1, Y9, Y9
+	VCVTPS2PD X2, Y2
+	VMULPD Y2, Y2, Y2
+	VADDPD Y2, Y9, Y9
+	VCVTPS2PD X3, Y3
+	VMULPD Y3, Y3, Y3
+	VADDPD Y3, Y9, Y9
+	ADDQ $16, BX
+	DECQ CX
+	JNZ sumSq8AVX2_loop
+	MOVQ s+16(FP), AX
+	VMOVUPD Y8, (AX)
+	VMOVUPD Y9, 32(AX)
+	VZEROUPPER
+	RET
+
+// func accAVX2(acc *float64, gs *[4]*float32, n4 int)
+// acc[j] = (((acc[j] + float64(g_0[j])) + float64(g_1[j])) + float64(g_2[j]))
+// + float64(g_3[j]), four elements at a time: each element's chain adds
+// the four vectors in order.
+TEXT ·accAVX2(SB), NOSPLIT, $0-24
+	MOVQ acc+0(FP), DI
+	MOVQ gs+8(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ n4+16(FP), CX
+	XORQ BX, BX
+accAVX2_loop:
+	VMOVUPD (DI), Y0
+	VCVTPS2PD (R8)(BX*1), Y1
+	VADDPD Y1, Y0, Y0
+	VCVTPS2PD (R9)(BX*1), Y2
+	VADDPD Y2, Y0, Y0
+	VCVTPS2PD (R10)(BX*1), Y3
+	VADDPD Y3, Y0, Y0
+	VCVTPS2PD (R11)(BX*1), Y4
+	VADDPD Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ $16, BX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ accAVX2_loop
+	VZEROUPPER
+	RET
