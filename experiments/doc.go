@@ -111,6 +111,12 @@
 // run does (img for imgg, acc_text for acc_txet) is a misspelling and a
 // file:line error before anything runs, naming the metric meant (see
 // [Names.Metrics]).
+// A table's pool lists run columns that are neither its rows nor its
+// columns whose runs each cell averages per seed before the seeds: a
+// selection table with rows of hyperparameters and `pool: [task]` shows
+// the mean over seeds of each seed's mean over the tasks (the ± is over
+// seeds), where without it the cell would mix the tasks' runs as if they
+// were seeds, and warn so.
 // Each plot kind takes its own keys besides name, title and kind, and any
 // other key is an error:
 //

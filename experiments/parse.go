@@ -791,6 +791,7 @@ func (d *decoder) table(n *yaml.Node) (Table, error) {
 		"rows":    func(v *yaml.Node) (err error) { t.Rows, err = d.identList(v, "table rows"); return err },
 		"columns": func(v *yaml.Node) (err error) { t.Columns, err = d.identList(v, "table columns"); return err },
 		"metrics": func(v *yaml.Node) (err error) { t.Metrics, err = d.identList(v, "table metrics"); return err },
+		"pool":    func(v *yaml.Node) (err error) { t.Pool, err = d.identList(v, "table pool"); return err },
 		"best": func(v *yaml.Node) error {
 			if err := d.str(v, "best", &t.Best); err != nil {
 				return err
@@ -814,6 +815,11 @@ func (d *decoder) table(n *yaml.Node) (Table, error) {
 	for _, r := range t.Rows {
 		if has(t.Columns, r) {
 			return t, d.errorf(n, "table %s: %s is both a row and a column", t.Name, r)
+		}
+	}
+	for _, p := range t.Pool {
+		if has(t.Rows, p) || has(t.Columns, p) || p == "seed" {
+			return t, d.errorf(n, "table %s: pooled column %s is a row, a column or the seed", t.Name, p)
 		}
 	}
 	for i, r := range t.Reference {
@@ -1131,7 +1137,7 @@ func (d *decoder) checkOutputs(s *Spec, columns []string, at func(string) *yaml.
 			return d.errorf(tn, "duplicate output name %q", t.Name)
 		}
 		outputs[t.Name] = true
-		for _, c := range slices.Concat(t.Rows, t.Columns) {
+		for _, c := range slices.Concat(t.Rows, t.Columns, t.Pool) {
 			if !has(columns, c) {
 				return d.errorf(tn, "table %s: %q is not a run column (have: %s)", t.Name, c, strings.Join(sortedUnique(columns), ", "))
 			}

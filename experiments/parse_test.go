@@ -120,6 +120,9 @@ func TestParseErrors(t *testing.T) {
 		{"plot kind", "x: epsilon_target", "kind: pie, x: epsilon_target", 19, "plot kind must be one of"},
 		{"table column", "columns: [method]", "columns: [colour]", 17, `table tab: "colour" is not a run column`},
 		{"table epsilon", "columns: [method]", "columns: [epsilon]", 17, `"epsilon" is not a run column`},
+		{"table pool", "columns: [method]", "columns: [method], pool: [colour]", 17, `table tab: "colour" is not a run column`},
+		{"table pool row", "columns: [method]", "columns: [method], pool: [method]", 17, "table tab: pooled column method is a row, a column or the seed"},
+		{"table pool seed", "columns: [method]", "columns: [method], pool: [seed]", 17, "pooled column seed"},
 		{"alias", "tasks: [fashion-vqa]", "tasks: &t [fashion-vqa]\nattack2: *t", 6, "aliases are not supported"},
 		{"yaml syntax", "scale: smoke", "scale: smoke\n  - x: [", 4, ""},
 		// A tab may separate a value from its key (line 3), not indent

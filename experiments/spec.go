@@ -254,6 +254,11 @@ type Table struct {
 	Rows    []string `json:"rows"`
 	Columns []string `json:"columns"`
 	Metrics []string `json:"metrics"`
+	// Pool are run columns whose runs a cell averages per seed before
+	// the seeds (a selection table's mean over tasks): each cell is then
+	// the mean ± std over seeds of that mean. Neither a row nor a column,
+	// nor the seed; nil pools nothing.
+	Pool []string `json:"pool,omitempty"`
 	// Best is "max" or "min": which value per column is set in bold; ""
 	// means no bold.
 	Best      string      `json:"best,omitempty"`

@@ -118,6 +118,64 @@ func (a *aggregator) add(metric *Column, idx []int, where func() (what, why stri
 	return sample{N: len(ys), Mean: mean, Std: std}
 }
 
+// addPooled reduces the values of metric over the runs idx as add does,
+// after averaging the runs of each seed: the runs of one seed that differ
+// in pool's columns (a table's Pool, such as the task) count as one value,
+// their mean, so a group holds one value per seed and its std is over
+// seeds. Runs with a NaN value are skipped. Two runs of one seed with the
+// same pool key are recorded as add records them; seeds that pool
+// different numbers of runs are recorded as
+// "<what> pools 1–2 runs a seed: <uneven>" (a seed missing a task
+// averages fewer).
+func (a *aggregator) addPooled(metric *Column, idx []int, pool *keyer, where func() (what, why, uneven string)) sample {
+	bySeed := map[float64][]float64{}
+	var seeds []float64 // in first-seen order
+	keys := map[float64]map[string]bool{}
+	dup := false
+	for _, i := range idx {
+		v := metric.Floats[i]
+		if math.IsNaN(v) {
+			continue
+		}
+		s := 0.0
+		if a.seed != nil {
+			s = a.seed.Floats[i]
+		}
+		if _, ok := bySeed[s]; !ok {
+			seeds = append(seeds, s)
+			keys[s] = map[string]bool{}
+		}
+		bySeed[s] = append(bySeed[s], v*a.scale)
+		k := pool.id(i)
+		if keys[s][k] && !dup {
+			dup = true
+			what, why, _ := where()
+			a.dups = append(a.dups, fmt.Errorf("%s has several runs of seed %s: %s", what, formatKeyFloat(s), why))
+		}
+		keys[s][k] = true
+	}
+	ys := make([]float64, 0, len(seeds))
+	lo, hi := math.MaxInt, 0
+	for _, s := range seeds {
+		vs := bySeed[s]
+		sum := 0.0
+		for _, v := range vs {
+			sum += v
+		}
+		ys = append(ys, sum/float64(len(vs)))
+		lo, hi = min(lo, len(vs)), max(hi, len(vs))
+	}
+	if lo < hi {
+		what, _, uneven := where()
+		a.dups = append(a.dups, fmt.Errorf("%s pools %d–%d runs a seed: %s", what, lo, hi, uneven))
+	}
+	mean, std := meanStd(ys)
+	if len(ys) > 0 {
+		a.minN, a.maxN = min(a.minN, len(ys)), max(a.maxN, len(ys))
+	}
+	return sample{N: len(ys), Mean: mean, Std: std}
+}
+
 // warnings returns the warnings of the groups added so far: repeated seeds,
 // then "n=… seeds < minSeeds" if a group with values has fewer than
 // minSeeds runs (never when minSeeds ≤ 0).

@@ -95,6 +95,13 @@ type Table struct {
 	// key (Dual-Priv's Table 1 shows Acc and IMG under each method and
 	// task). It is an error to set both Metric and Metrics.
 	Metrics []string
+	// Pool are run columns whose runs a cell averages before its seeds:
+	// the runs of one seed that differ in these columns count as one
+	// value, their mean, so each cell is the mean ± std over seeds of
+	// that mean (a selection table averaged over tasks: Pool {"task"},
+	// with task neither a row nor a column key). Nil averages every run
+	// of a cell as one seed's value, warning when two share a seed.
+	Pool []string
 	// Where keeps only the runs whose column (the key) has the given value,
 	// matched like the values of Reference.At (NoValue: the runs without
 	// a value there), or, for a numeric column, a value in the closed range
@@ -319,6 +326,7 @@ type tableSetup struct {
 	names      []string  // the metrics
 	metrics    []*Column // their columns
 	rows, cols *keyer
+	pool       *keyer // nil: no pooled columns
 	among      []string
 	prec       int
 	minSeeds   int
@@ -357,6 +365,16 @@ func (t *Table) setup(runs *Runs) (*tableSetup, error) {
 	}
 	if ts.cols, err = newKeyer(runs, "column", t.Cols); err != nil {
 		return nil, err
+	}
+	for _, name := range t.Pool {
+		if slices.Contains(t.Rows, name) || slices.Contains(t.Cols, name) || name == "seed" {
+			return nil, fmt.Errorf("reports: pooled column %q is a row or column key or the seed", name)
+		}
+	}
+	if len(t.Pool) > 0 {
+		if ts.pool, err = newKeyer(runs, "pooled", t.Pool); err != nil {
+			return nil, err
+		}
 	}
 	ts.among = t.BestAmong
 	if ts.among == nil {
@@ -453,9 +471,18 @@ func (t *Table) fill(g *Grid, runs *Runs, ts *tableSetup, lay *tableLayout, sel 
 		g.Cells[r] = make([]Cell, len(lay.cellRuns[r]))
 		for j, idx := range lay.cellRuns[r] {
 			good := slices.DeleteFunc(slices.Clone(idx), func(i int) bool { return !ok[i] })
-			s := agg.add(ts.metrics[j%nm], good, func() (string, string) {
-				return fmt.Sprintf("cell (%s; %s)", g.Rows[r], g.colName(j)), "a swept column is neither a row nor a column key"
-			})
+			var s sample
+			if ts.pool != nil {
+				s = agg.addPooled(ts.metrics[j%nm], good, ts.pool, func() (string, string, string) {
+					return fmt.Sprintf("cell (%s; %s)", g.Rows[r], g.colName(j)),
+						"a swept column is neither a row, a column nor a pooled key",
+						"a seed lacks a run of a pooled value, and its mean averages fewer"
+				})
+			} else {
+				s = agg.add(ts.metrics[j%nm], good, func() (string, string) {
+					return fmt.Sprintf("cell (%s; %s)", g.Rows[r], g.colName(j)), "a swept column is neither a row nor a column key"
+				})
+			}
 			g.Cells[r][j] = Cell{N: s.N, Mean: s.Mean, Std: s.Std, Ref: math.NaN()}
 			if isBytes(ts.names[j%nm]) {
 				g.Cells[r][j].Mean /= mib

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -588,5 +589,68 @@ func TestLaTeXPaperReady(t *testing.T) {
 	}
 	if len(blocks) != 2 {
 		t.Errorf("got %d blocks, want 2", len(blocks))
+	}
+}
+
+// TestTablePool checks a table that averages the tasks of each seed
+// before the seeds (a selection table's rule: the mean over seeds and
+// tasks): each cell holds one value per seed, the mean of its tasks'
+// runs, and says nothing of several runs of a seed. The reference is
+// the means worked by hand in the comments.
+func TestTablePool(t *testing.T) {
+	rows := []Row{
+		{"status": "ok", "method": "a", "task": "x", "seed": 1, "acc": 0.2},
+		{"status": "ok", "method": "a", "task": "y", "seed": 1, "acc": 0.4},
+		{"status": "ok", "method": "a", "task": "x", "seed": 2, "acc": 0.6},
+		{"status": "ok", "method": "a", "task": "y", "seed": 2, "acc": 0.6},
+		{"status": "ok", "method": "b", "task": "x", "seed": 1, "acc": 0.5},
+		{"status": "ok", "method": "b", "task": "y", "seed": 1, "acc": 0.7},
+	}
+	g, err := (&Table{Rows: []string{"method"}, Metric: "acc", Scale: 100, MinSeeds: -1, Pool: []string{"task"}}).Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a: seed 1 (20 + 40)/2 = 30, seed 2 (60 + 60)/2 = 60; mean 45, std
+	// √((15² + 15²)/1) = 21.2132…; b: seed 1 (50 + 70)/2 = 60, one seed.
+	want := []Cell{{N: 2, Mean: 45, Std: 15 * math.Sqrt2}, {N: 1, Mean: 60, Std: 0}}
+	for r, w := range want {
+		c := g.Cells[r][0]
+		if c.N != w.N || math.Abs(c.Mean-w.Mean) > 1e-12 || math.Abs(c.Std-w.Std) > 1e-12 {
+			t.Errorf("row %s: got n=%d %g ± %g, want n=%d %g ± %g", g.Rows[r], c.N, c.Mean, c.Std, w.N, w.Mean, w.Std)
+		}
+	}
+	if len(g.Warnings) != 0 {
+		t.Errorf("got warnings %q, want none", errorStrings(g.Warnings))
+	}
+
+	// Without Pool the same cells mix the tasks' runs and say so.
+	g, err = (&Table{Rows: []string{"method"}, Metric: "acc", MinSeeds: -1}).Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Warnings) == 0 || !strings.Contains(g.Warnings[0].Error(), "several runs of seed 1") {
+		t.Errorf("unpooled: got warnings %q, want several runs of seed 1", errorStrings(g.Warnings))
+	}
+
+	// A seed with one task of two, and two runs of one seed and task.
+	uneven := append(slices.Clone(rows), Row{"status": "ok", "method": "b", "task": "x", "seed": 2, "acc": 0.1},
+		Row{"status": "ok", "method": "a", "task": "x", "seed": 1, "acc": 0.3})
+	g, err = (&Table{Rows: []string{"method"}, Metric: "acc", MinSeeds: -1, Pool: []string{"task"}}).Build(mustRuns(t, uneven))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantW := []string{
+		"cell (a; acc) has several runs of seed 1: a swept column is neither a row, a column nor a pooled key",
+		"cell (a; acc) pools 2–3 runs a seed: a seed lacks a run of a pooled value, and its mean averages fewer",
+		"cell (b; acc) pools 1–2 runs a seed: a seed lacks a run of a pooled value, and its mean averages fewer",
+	}
+	if got := errorStrings(g.Warnings); !equalStrings(got, wantW) {
+		t.Errorf("uneven: got warnings %q, want %q", got, wantW)
+	}
+
+	for _, pool := range [][]string{{"method"}, {"seed"}, {"missing"}} {
+		if _, err := (&Table{Rows: []string{"method"}, Metric: "acc", Pool: pool}).Build(mustRuns(t, rows)); err == nil {
+			t.Errorf("Pool %q: got no error", pool)
+		}
 	}
 }

@@ -84,7 +84,7 @@ func TableOf(t experiments.Table) (*reports.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &reports.Table{Title: t.Title, Rows: t.Rows, Cols: t.Columns, Metrics: t.Metrics, Best: best}
+	rt := &reports.Table{Title: t.Title, Rows: t.Rows, Cols: t.Columns, Metrics: t.Metrics, Pool: t.Pool, Best: best}
 	for _, r := range t.Reference {
 		rt.References = append(rt.References, reports.Reference{At: r.At, Metric: r.Metric, Value: r.Value, Source: r.Source})
 	}

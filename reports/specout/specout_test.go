@@ -246,3 +246,93 @@ func TestWriteGoesOnPastAFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectionTablePool builds tune-dualpriv's selection table, which
+// pools the two -tune tasks of each seed, from its checked-in run table:
+// each cell is the mean over seeds of the seed's two-task mean, worked
+// here from the runs themselves, and no cell warns of several runs of a
+// seed (the unpooled table mixed both tasks' runs of one seed in a cell).
+func TestSelectionTablePool(t *testing.T) {
+	// The names the spec uses; package specout runs without the
+	// registries.
+	names := &experiments.Names{Methods: []string{"dpsgd", "dualpriv"}, Tasks: []string{"fashion-vqa-tune", "shapes-vqa-tune"},
+		Scales: []string{"smoke", "small"}, Metric: func(name string) bool { return name == "acc" }}
+	s, err := experiments.Load("tune-dualpriv", &experiments.Options{Names: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(s.Tables, func(t experiments.Table) bool { return t.Name == "tune" })
+	if i < 0 || !slices.Equal(s.Tables[i].Pool, []string{"task"}) {
+		t.Fatalf("tune-dualpriv has no table tune pooling task")
+	}
+	rt, err := TableOf(s.Tables[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := reports.ReadRuns("../../results/baselines/tune-dualpriv-smoke.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := rt.Build(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range g.Warnings {
+		if strings.Contains(w.Error(), "several runs of") || strings.Contains(w.Error(), "pools") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	// The reference: acc (in percent in the runs) by row key and seed,
+	// summed over tasks.
+	col := func(name string) *reports.Column {
+		c, ok := runs.Column(name)
+		if !ok {
+			t.Fatalf("no column %s", name)
+		}
+		return c
+	}
+	acc, seed, status := col("acc"), col("seed"), col("status")
+	keys := make([]*reports.Column, len(rt.Rows))
+	for j, name := range rt.Rows {
+		keys[j] = col(name)
+	}
+	type cellSeed struct {
+		row  string
+		seed float64
+	}
+	sum, tasks := map[cellSeed]float64{}, map[cellSeed]int{}
+	for r := range runs.Len() {
+		if status.Strings[r] != "ok" {
+			continue
+		}
+		var k []string
+		for _, c := range keys {
+			k = append(k, c.Format(r))
+		}
+		cs := cellSeed{strings.Join(k, " "), seed.Floats[r]}
+		sum[cs] += acc.Floats[r]
+		tasks[cs]++
+	}
+	for r, key := range g.Rows {
+		var means []float64
+		for cs, v := range sum {
+			if cs.row == key.String() {
+				if tasks[cs] != 2 {
+					t.Fatalf("row %s seed %g: %d tasks, want 2", key, cs.seed, tasks[cs])
+				}
+				means = append(means, v/2)
+			}
+		}
+		m, v := 0.0, 0.0
+		for _, x := range means {
+			m += x / float64(len(means))
+		}
+		for _, x := range means {
+			v += (x - m) * (x - m) / float64(len(means)-1)
+		}
+		c := g.Cells[r][0]
+		if c.N != len(means) || c.N < 2 || math.Abs(c.Mean-m) > 1e-9 || math.Abs(c.Std-math.Sqrt(v)) > 1e-9 {
+			t.Errorf("row %s: got n=%d %g ± %g, want n=%d (≥ 2) %g ± %g", key, c.N, c.Mean, c.Std, len(means), m, math.Sqrt(v))
+		}
+	}
+}
