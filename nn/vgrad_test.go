@@ -351,3 +351,45 @@ func TestClipAllFlat(t *testing.T) {
 		t.Error("no example needed a nudge: the test does not reach Clip's loop")
 	}
 }
+
+// TestBatchedPackedWeights checks that the batched training tapes take
+// the frozen weights' cached panels (runBatched's pack scope) and that a
+// frozen weight changed between two calls is packed again: the per-sample
+// gradients after the change are bit for bit those of one tape per
+// example, which packs every product itself.
+func TestBatchedPackedWeights(t *testing.T) {
+	m, l := batchModel(t, batchCases[0])
+	batch := raggedBatch(rand.New(rand.NewPCG(84, 84)), m.Config, 9)
+	var frozen *Param
+	for _, p := range m.Params() {
+		if l.Index(p) < 0 && len(p.Shape) == 2 && p.Kind == KindWeight {
+			frozen = p
+		}
+	}
+	if frozen == nil {
+		t.Fatal("no frozen weight matrix")
+	}
+	opt := &Options{Workers: 2, Reuse: true}
+	if _, err := m.PerSample(l, batch, nil, nil, opt); err != nil {
+		t.Fatal(err)
+	}
+	if frozen.pack.Load() == nil && gemmUse.name != "go" {
+		t.Fatalf("%s: no cached panels after a batched call", frozen.Name)
+	}
+	for j := range frozen.Data {
+		frozen.Data[j] *= 1.25
+	}
+	r, err := m.PerSample(l, batch, nil, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := PerSample(l, len(batch), func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, nil) }, &Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range batch {
+		if !bitsEqual(r.Grads[i], want.Grads[i]) {
+			t.Fatalf("example %d: gradient after %s changed differs from its own tape's", i, frozen.Name)
+		}
+	}
+}
