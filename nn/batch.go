@@ -209,12 +209,19 @@ type batchLoss func(t *Tape, from, to int) *Node
 func runBatched(l *Layout, groups [][2]int, build batchLoss, opt *Options, grads [][]float32, losses []float64, done func(u int)) Stats {
 	tapeBytes := make([]int64, len(groups))
 	var live liveBytes
+	// The groups' forward products x·Wᵀ with a frozen weight W take its
+	// cached panels (packcache.go), checked once a call, as MeanLosses'
+	// do; the tensors of l (trained) are never cached. The same bits.
+	var scope *packScope
+	if !gradOff {
+		scope = newPackScope(l)
+	}
 	workers(opt.Workers, len(groups), opt.Reuse, func(a *arena, u int) {
 		from, to := groups[u][0], groups[u][1]
 		if a != nil {
 			a.reset()
 		}
-		t := &Tape{layout: l, params: make(map[*Param]*Node), arena: a, batch: &batchRows{grads: grads[from:to]}}
+		t := &Tape{layout: l, params: make(map[*Param]*Node), arena: a, batch: &batchRows{grads: grads[from:to]}, packs: scope}
 		out := build(t, from, to)
 		b := t.Bytes()
 		live.add(b)

@@ -257,7 +257,11 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 	xhat := t.floatsOver(len(x.Value.Data))
 	rstd := make([]float64, rows)
 	t.bytes += int64(4*len(xhat) + 8*rows)
-	for i := 0; i < rows; i++ {
+	if !gradOff {
+		// The same arithmetic, several rows' statistics at once.
+		layerNormRowsH(y.Value.Data, xhat, rstd, x.Value.Data, c, g.Value.Data, bd, eps)
+	}
+	for i := 0; i < rows && gradOff; i++ {
 		xr := x.Value.Data[i*c : (i+1)*c]
 		var m float64
 		for _, v := range xr {
@@ -292,6 +296,10 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 		if perExample != nil {
 			perExample.bias(t, rm, b, gy, rows)
 		}
+		i0 := 0
+		if x.needs && !gradOff {
+			i0 = layerNormBackRows4(t.g(x), gy, xhat, rstd, g.Value.Data, c)
+		}
 		for i := 0; i < rows; i++ {
 			gr, hr := gy[i*c:(i+1)*c], xhat[i*c:(i+1)*c]
 			if g.needs {
@@ -303,7 +311,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 			if b != nil && b.needs && perExample == nil {
 				axpy(1, gr, t.g(b))
 			}
-			if x.needs {
+			if x.needs && i >= i0 {
 				var s1, s2 float64
 				for j, v := range gr {
 					d := float64(v) * float64(g.Value.Data[j])
@@ -321,6 +329,45 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 		}
 	})
 	return y
+}
+
+// layerNormBackRows4 adds LayerNorm's gradient with respect to x to gx
+// for the first rows, four at a time, and returns how many: each row's
+// two float64 sums s1 = Σ gy·g and s2 = Σ gy·g·x̂ in Tape.LayerNorm's
+// order, four rows' chains in one loop so that they overlap, then the
+// rows' elements as that loop computes them. The same bits.
+func layerNormBackRows4(gx, gy, xhat []float32, rstd []float64, g []float32, c int) int {
+	rows := len(rstd)
+	fc := float64(c)
+	i := 0
+	for ; i+4 <= rows; i += 4 {
+		var s1, s2 [4]float64
+		g0, g1, g2, g3 := gy[i*c:(i+1)*c], gy[(i+1)*c:(i+2)*c], gy[(i+2)*c:(i+3)*c], gy[(i+3)*c:(i+4)*c]
+		h0, h1, h2, h3 := xhat[i*c:(i+1)*c], xhat[(i+1)*c:(i+2)*c], xhat[(i+2)*c:(i+3)*c], xhat[(i+3)*c:(i+4)*c]
+		g = g[:c]
+		g1, g2, g3, h0, h1, h2, h3 = g1[:c], g2[:c], g3[:c], h0[:c], h1[:c], h2[:c], h3[:c]
+		for j, v := range g0[:c] {
+			w := float64(g[j])
+			d0, d1, d2, d3 := float64(v)*w, float64(g1[j])*w, float64(g2[j])*w, float64(g3[j])*w
+			s1[0] += d0
+			s1[1] += d1
+			s1[2] += d2
+			s1[3] += d3
+			s2[0] += d0 * float64(h0[j])
+			s2[1] += d1 * float64(h1[j])
+			s2[2] += d2 * float64(h2[j])
+			s2[3] += d3 * float64(h3[j])
+		}
+		for k := range 4 {
+			a1, a2, r := s1[k]/fc, s2[k]/fc, rstd[i+k]
+			gr, hr, gxr := gy[(i+k)*c:(i+k+1)*c], xhat[(i+k)*c : (i+k+1)*c][:c], gx[(i+k)*c : (i+k+1)*c][:c]
+			for j, v := range gr {
+				d := float64(v) * float64(g[j])
+				gxr[j] += float32(r * (d - a1 - float64(hr[j])*a2))
+			}
+		}
+	}
+	return i
 }
 
 // layerNormRow sets yr to the row xr normalised to zero mean and unit
@@ -352,9 +399,11 @@ func layerNormRow(yr, hr, xr, g, b []float32, eps float64) float64 {
 // where the CPU has it (the same operations, four lanes at a time), the
 // rest through the loop here.
 func normRow(yr, hr, xr, g, b []float32, m, r float64) {
-	j0 := 0
+	var j0 int
 	if hr == nil {
 		j0 = normRowVec(yr, xr, g, b, m, r)
+	} else {
+		j0 = normRowHVec(yr, hr, xr, g, b, m, r)
 	}
 	for j := j0; j < len(xr); j++ {
 		v := xr[j]
@@ -376,8 +425,29 @@ func normRow(yr, hr, xr, g, b []float32, m, r float64) {
 // in layerNormRow's order, so that the dependency chains overlap: the same
 // bits, in less time.
 func layerNormRows(y, x []float32, c int, g, b []float32, eps float64) {
+	layerNormRowsH(y, nil, nil, x, c, g, b, eps)
+}
+
+// layerNormRowsH is layerNormRows that also writes, when hr is not nil,
+// the normalised rows to hr and each row's reciprocal standard deviation
+// to rstd (a training tape's LayerNorm): the arithmetic of
+// Tape.LayerNorm's loop.
+func layerNormRowsH(y, hr []float32, rstd []float64, x []float32, c int, g, b []float32, eps float64) {
 	rows := len(x) / c
 	fc := float64(c)
+	h := func(i int) []float32 {
+		if hr == nil {
+			return nil
+		}
+		return hr[i*c : (i+1)*c]
+	}
+	norm := func(i int, m, s float64) {
+		r := 1 / math.Sqrt(s/fc+eps)
+		if rstd != nil {
+			rstd[i] = r
+		}
+		normRow(y[i*c:(i+1)*c], h(i), x[i*c:(i+1)*c], g, b, m/fc, r)
+	}
 	i := 0
 	for ; i+16 <= rows; i += 16 {
 		m, s, ok := rowStats16(x[i*c:], c)
@@ -385,7 +455,7 @@ func layerNormRows(y, x []float32, c int, g, b []float32, eps float64) {
 			break
 		}
 		for k := range 16 {
-			normRow(y[(i+k)*c:(i+k+1)*c], nil, x[(i+k)*c:(i+k+1)*c], g, b, m[k]/fc, 1/math.Sqrt(s[k]/fc+eps))
+			norm(i+k, m[k], s[k])
 		}
 	}
 	for ; !vrowOff && i+8 <= rows; i += 8 {
@@ -395,7 +465,7 @@ func layerNormRows(y, x []float32, c int, g, b []float32, eps float64) {
 		}
 		m, s := rowStats8(&xs)
 		for k := range xs {
-			normRow(y[(i+k)*c:(i+k+1)*c], nil, xs[k], g, b, m[k]/fc, 1/math.Sqrt(s[k]/fc+eps))
+			norm(i+k, m[k], s[k])
 		}
 	}
 	for ; i+4 <= rows; i += 4 {
@@ -420,13 +490,18 @@ func layerNormRows(y, x []float32, c int, g, b []float32, eps float64) {
 			s2 += d2 * d2
 			s3 += d3 * d3
 		}
-		normRow(y[i*c:(i+1)*c], nil, x0, g, b, m0, 1/math.Sqrt(s0/fc+eps))
-		normRow(y[(i+1)*c:(i+2)*c], nil, x1, g, b, m1, 1/math.Sqrt(s1/fc+eps))
-		normRow(y[(i+2)*c:(i+3)*c], nil, x2, g, b, m2, 1/math.Sqrt(s2/fc+eps))
-		normRow(y[(i+3)*c:(i+4)*c], nil, x3, g, b, m3, 1/math.Sqrt(s3/fc+eps))
+		for k, r := range [4]float64{1 / math.Sqrt(s0/fc+eps), 1 / math.Sqrt(s1/fc+eps), 1 / math.Sqrt(s2/fc+eps), 1 / math.Sqrt(s3/fc+eps)} {
+			if rstd != nil {
+				rstd[i+k] = r
+			}
+			normRow(y[(i+k)*c:(i+k+1)*c], h(i+k), x[(i+k)*c:(i+k+1)*c], g, b, [4]float64{m0, m1, m2, m3}[k], r)
+		}
 	}
 	for ; i < rows; i++ {
-		layerNormRow(y[i*c:(i+1)*c], nil, x[i*c:(i+1)*c], g, b, eps)
+		r := layerNormRow(y[i*c:(i+1)*c], h(i), x[i*c:(i+1)*c], g, b, eps)
+		if rstd != nil {
+			rstd[i] = r
+		}
 	}
 }
 

@@ -24,6 +24,9 @@ import "sync"
 // are never cached. The panels are the ones the product would have packed,
 // so the results are the same bits with the cache as without it.
 //
+// The batched training tapes of PerSample and Gradient (runBatched) take
+// the frozen weights' panels from the same caches, one scope a call.
+//
 // TokenLosses and Generate, which take one example at a time, and Forward
 // and ForwardBatch on an inference tape (the attacks' passes) use it only
 // within a period of TinyMLLM.PackWeights (an evaluation pass, a set of
@@ -109,7 +112,8 @@ var packOff bool
 
 // weightPanels returns the cached panels of Wᵀ for a product x·Wᵀ with
 // the weight node w (an [n, k] matrix) on t, or nil where the product
-// packs them itself: off an inference tape, for a node that is not a
+// packs them itself: on a tape without a pack scope (only inference tapes
+// and batched training tapes have one), for a node that is not a
 // parameter or needs a gradient, or for a tensor the tape's scope skips.
 func (t *Tape) weightPanels(w *Node, n, k int) []float32 {
 	if t.packs == nil || packOff || w.param == nil || w.needs || w.rows != nil {

@@ -47,8 +47,9 @@ type Tape struct {
 	// parameter is trainable, and the layers may fuse maps and overwrite
 	// values that nothing else reads (infer.go).
 	infer bool
-	// packs, on an inference tape, holds the packed weights of the call
-	// the tape belongs to (packcache.go).
+	// packs, on an inference tape or a batched training tape
+	// (runBatched), holds the packed frozen weights of the call the tape
+	// belongs to (packcache.go).
 	packs *packScope
 	// share, on an inference tape of MeanLosses with a PassShare, is
 	// what the language model's first block keeps or reads there; nil

@@ -6,8 +6,10 @@ package nn
 
 import "math"
 
-// gradOff turns off the kernels of vgrad_amd64.s and ClipAll's and Sum's
-// several examples at a time (BenchmarkFirstOrder's comparison in one
+// gradOff turns off the kernels of vgrad_amd64.s, ClipAll's and Sum's
+// several examples at a time, the backward's gradients written without
+// clearing (Tape.gFresh) and the packed frozen weights on batched
+// training tapes (runBatched) (BenchmarkFirstOrder's comparison in one
 // process): the code before them, with the same bits.
 var gradOff bool
 

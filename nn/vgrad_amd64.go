@@ -118,3 +118,24 @@ func acc4(acc []float64, g *[4][]float32) bool {
 	}
 	return true
 }
+
+//go:noescape
+func normRowHAVX2(y, h, x, gain, b *float32, n4 int, m, r float64)
+
+// normRowHVec computes the first elements of normRow with normalised rows
+// (h) in assembly, four at a time, and returns how many: a multiple of
+// four, 0 without AVX2. y, h, g and b (when not nil) must hold len(x)
+// elements.
+func normRowHVec(y, h, x, g, b []float32, m, r float64) int {
+	n4 := len(x) / 4
+	if !gradVec() || n4 == 0 {
+		return 0
+	}
+	y, h, g = y[:4*n4], h[:4*n4], g[:4*n4] // bounds: panics if short
+	var bp *float32
+	if b != nil {
+		bp = &b[:4*n4][0]
+	}
+	normRowHAVX2(&y[0], &h[0], &x[0], &g[0], bp, n4, m, r)
+	return 4 * n4
+}

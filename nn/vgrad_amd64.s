@@ -212,3 +212,53 @@ accAVX2_loop:
 	JNZ accAVX2_loop
 	VZEROUPPER
 	RET
+
+// func normRowHAVX2(y, h, x, gain, b *float32, n4 int, m, r float64)
+// h[j] = float32((float64(x[j]) − m)·r), y[j] = h[j]·gain[j] (+ b[j] when
+// b is not nil), four elements at a time: normRowAVX2 that also stores
+// the normalised row (a training tape's LayerNorm).
+TEXT ·normRowHAVX2(SB), NOSPLIT, $0-64
+	MOVQ y+0(FP), DI
+	MOVQ h+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ gain+24(FP), R8
+	MOVQ b+32(FP), R9
+	MOVQ n4+40(FP), CX
+	VBROADCASTSD m+48(FP), Y14
+	VBROADCASTSD r+56(FP), Y15
+	TESTQ R9, R9
+	JZ normRowHAVX2_nob
+normRowHAVX2_loop:
+	VCVTPS2PD (SI), Y0
+	VSUBPD Y14, Y0, Y0
+	VMULPD Y15, Y0, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS X0, (DX)
+	VMULPS (R8), X0, X0
+	VADDPS (R9), X0, X0
+	VMOVUPS X0, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	ADDQ $16, DX
+	ADDQ $16, R8
+	ADDQ $16, R9
+	DECQ CX
+	JNZ normRowHAVX2_loop
+	VZEROUPPER
+	RET
+normRowHAVX2_nob:
+	VCVTPS2PD (SI), Y0
+	VSUBPD Y14, Y0, Y0
+	VMULPD Y15, Y0, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS X0, (DX)
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	ADDQ $16, DX
+	ADDQ $16, R8
+	DECQ CX
+	JNZ normRowHAVX2_nob
+	VZEROUPPER
+	RET

@@ -351,3 +351,97 @@ func TestClipAllFlat(t *testing.T) {
 		t.Error("no example needed a nudge: the test does not reach Clip's loop")
 	}
 }
+
+// TestBatchedPackedWeights checks that the batched training tapes take
+// the frozen weights' cached panels (runBatched's pack scope) and that a
+// frozen weight changed between two calls is packed again: the per-sample
+// gradients after the change are bit for bit those of one tape per
+// example, which packs every product itself.
+func TestBatchedPackedWeights(t *testing.T) {
+	m, l := batchModel(t, batchCases[0])
+	batch := raggedBatch(rand.New(rand.NewPCG(84, 84)), m.Config, 9)
+	var frozen *Param
+	for _, p := range m.Params() {
+		if l.Index(p) < 0 && len(p.Shape) == 2 && p.Kind == KindWeight {
+			frozen = p
+		}
+	}
+	if frozen == nil {
+		t.Fatal("no frozen weight matrix")
+	}
+	opt := &Options{Workers: 2, Reuse: true}
+	if _, err := m.PerSample(l, batch, nil, nil, opt); err != nil {
+		t.Fatal(err)
+	}
+	if frozen.pack.Load() == nil && gemmUse.name != "go" {
+		t.Fatalf("%s: no cached panels after a batched call", frozen.Name)
+	}
+	for j := range frozen.Data {
+		frozen.Data[j] *= 1.25
+	}
+	r, err := m.PerSample(l, batch, nil, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := PerSample(l, len(batch), func(tp *Tape, i int) (*Node, error) { return m.Loss(tp, &batch[i], nil, nil) }, &Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range batch {
+		if !bitsEqual(r.Grads[i], want.Grads[i]) {
+			t.Fatalf("example %d: gradient after %s changed differs from its own tape's", i, frozen.Name)
+		}
+	}
+}
+
+// TestLayerNormTrain checks a training tape's LayerNorm (several rows'
+// statistics at once in layerNormRowsH, the normalised rows through
+// normRowHVec, four rows' backward sums at once in layerNormBackRows4)
+// against the code before them, Tape.LayerNorm's row-by-row loops
+// (gradOff): the output and the gradients of x, the gain and the bias,
+// bit for bit, for 1 to 40 rows of 3, 13, 64 and 96 values, with and
+// without a bias, on an arena holding old values.
+func TestLayerNormTrain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(59, 1))
+	defer func() { gradOff = false }()
+	for _, c := range []int{3, 13, 64, 96} {
+		for rows := 1; rows <= 40; rows++ {
+			special := rows%7 == 0
+			x := vrowValues(rng, rows*c, special)
+			gain, bias := vrowValues(rng, c, false), vrowValues(rng, c, false)
+			seed := vrowValues(rng, rows*c, false)
+			for _, withBias := range []bool{false, true} {
+				var out [2][4][]float32
+				for k, off := range []bool{true, false} {
+					gradOff = off
+					tp := NewTape(nil, nil)
+					tp.arena = new(arena)
+					junk := tp.arena.alloc(8*rows*c + 256)
+					for i := range junk {
+						junk[i] = float32(i%97) - 7
+					}
+					tp.arena.reset()
+					xn := tp.Input(Tensor{Shape: []int{rows, c}, Data: x}, true)
+					gn := tp.Input(Tensor{Shape: []int{c}, Data: gain}, true)
+					var bn *Node
+					if withBias {
+						bn = tp.Input(Tensor{Shape: []int{c}, Data: bias}, true)
+					}
+					y := tp.LayerNorm(xn, gn, bn, 1e-5)
+					tp.BackwardFrom(y, seed)
+					out[k][0] = append([]float32(nil), y.Value.Data...)
+					out[k][1] = append([]float32(nil), xn.Grad...)
+					out[k][2] = append([]float32(nil), gn.Grad...)
+					if bn != nil {
+						out[k][3] = append([]float32(nil), bn.Grad...)
+					}
+				}
+				for q, name := range []string{"y", "x's gradient", "gain's gradient", "bias's gradient"} {
+					if i := firstDiff(out[1][q], out[0][q]); i >= 0 {
+						t.Fatalf("c=%d rows=%d bias %t: %s[%d] = %v, want %v", c, rows, withBias, name, i, out[1][q][i], out[0][q][i])
+					}
+				}
+			}
+		}
+	}
+}
