@@ -98,22 +98,37 @@ func loadOf(r results.Run) load {
 	return l
 }
 
+// loadExponent is b in share's (N/L)^b, fitted on the shared two-core
+// development machine (bench/load: measure.sh, fit.py): table1 smoke's
+// DPZO and DP-SGD cells of seed 1 run with GOMAXPROCS=1 at nice 5 and
+// --jobs 1, whose slowdown is wall / (user + sys) since on a quiet
+// machine a one-thread process's wall time is its CPU time, took 4.8–7.2
+// times their CPU time at load 20–25 where N/L says 10–12.7; the fit of
+// log slowdown against log(L/N) gives b = 0.726 (root-mean-square log
+// error 0.21, against 0.71 for N/L, which over-corrects by a factor of
+// about 2 there). The load average counts threads that run in bursts or
+// wait (builds, I/O), not only ones that compete for the whole interval.
+const loadExponent = 0.726
+
 // share returns the fraction of a core that a CPU-bound thread gets at
-// load l: with L runnable threads on N cores each gets about N/L of a
-// core when L > N, and a whole one otherwise, so min(1, N/max(L, 1)).
-// False when the load or the cores are unknown.
+// load l: with L runnable threads on N cores, a whole core when L ≤ N,
+// else (N/L)^b with b = loadExponent (a fair scheduler with every thread
+// always runnable would give N/L, b = 1; a measured run gets more, see
+// loadExponent), so min(1, (N/max(L, 1))^b). False when the load or the
+// cores are unknown.
 //
 // A run's quiet-equivalent time is its wall time × share (a run at load
-// 8 on 2 cores took four times what it takes on a quiet machine), and
-// the time it takes at another load is that divided by the other's
+// 8 on 2 cores took 1/0.37 = 2.7 times what it takes on a quiet machine),
+// and the time it takes at another load is that divided by the other's
 // share. This treats a run as CPU-bound and the load as steady over the
 // run (the mean of its start and end averages); the 1-minute average
-// lags by about a minute.
+// lags by about a minute, and at one load a run's share varies (table1
+// smoke's DPZO runs got 0.09–0.57 of a core at load 13–26).
 func (l load) share() (float64, bool) {
 	if l.procs <= 0 || !(l.avg >= 0) || math.IsInf(l.avg, 0) {
 		return 0, false
 	}
-	return min(1, float64(l.procs)/max(l.avg, 1)), true
+	return min(1, math.Pow(float64(l.procs)/max(l.avg, 1), loadExponent)), true
 }
 
 // atLoad returns by how much the wall time of a run recorded at load
