@@ -99,16 +99,17 @@ func loadOf(r results.Run) load {
 }
 
 // loadExponent is b in share's (N/L)^b, fitted on the shared two-core
-// development machine (bench/load: measure.sh, fit.py): table1 smoke's
-// DPZO and DP-SGD cells of seed 1 run with GOMAXPROCS=1 at nice 5 and
-// --jobs 1, whose slowdown is wall / (user + sys) since on a quiet
-// machine a one-thread process's wall time is its CPU time, took 4.8–7.2
-// times their CPU time at load 20–25 where N/L says 10–12.7; the fit of
-// log slowdown against log(L/N) gives b = 0.726 (root-mean-square log
-// error 0.21, against 0.71 for N/L, which over-corrects by a factor of
-// about 2 there). The load average counts threads that run in bursts or
+// development machine (bench/load: measure.sh, fit.py, runs.txt):
+// table1 smoke's DPZO, DP-SGD and Dual-Priv cells of seed 1 run with
+// GOMAXPROCS=1 at nice 5 and --jobs 1, whose slowdown is wall / (user +
+// sys) since on a quiet machine a one-thread process's wall time is its
+// CPU time, took 3.9–7.2 times their CPU time at load 17–26 where N/L
+// says 8.6–13; the least-squares fit of log slowdown against log(L/N)
+// over the ten processes gives b = 0.668 (root-mean-square log error
+// 0.18, against 0.81 for N/L, which over-corrects by a factor of about
+// 2.2 there). The load average counts threads that run in bursts or
 // wait (builds, I/O), not only ones that compete for the whole interval.
-const loadExponent = 0.726
+const loadExponent = 0.668
 
 // share returns the fraction of a core that a CPU-bound thread gets at
 // load l: with L runnable threads on N cores, a whole core when L ≤ N,
@@ -118,7 +119,7 @@ const loadExponent = 0.726
 // cores are unknown.
 //
 // A run's quiet-equivalent time is its wall time × share (a run at load
-// 8 on 2 cores took 1/0.37 = 2.7 times what it takes on a quiet machine),
+// 8 on 2 cores took 1/0.40 = 2.5 times what it takes on a quiet machine),
 // and the time it takes at another load is that divided by the other's
 // share. This treats a run as CPU-bound and the load as steady over the
 // run (the mean of its start and end averages); the 1-minute average

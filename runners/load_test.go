@@ -41,9 +41,9 @@ func TestParseLoadavg(t *testing.T) {
 }
 
 // TestLoadShare checks the share of a core at a load, min(1, (N/max(L,
-// 1))^0.726), against Python's min(1, (N / max(L, 1)) ** 0.726) (0.25 **
-// 0.726 = 0.3655143621000083, 0.5 ** 0.726 = 0.6045778379166807, 0.8 **
-// 0.726 = 0.8504393180476227), and that a load or core count not
+// 1))^0.668), against Python's min(1, (N / max(L, 1)) ** 0.668) (0.25 **
+// 0.668 = 0.39611740546248453, 0.5 ** 0.668 = 0.6293785867524289, 0.8 **
+// 0.668 = 0.8615175151073354), and that a load or core count not
 // recorded is unknown.
 func TestLoadShare(t *testing.T) {
 	t.Parallel()
@@ -53,12 +53,12 @@ func TestLoadShare(t *testing.T) {
 		want float64
 		ok   bool
 	}{
-		{load{avg: 8, procs: 2}, 0.3655143621000083, true},
-		{load{avg: 4, procs: 2}, 0.6045778379166807, true},
+		{load{avg: 8, procs: 2}, 0.39611740546248453, true},
+		{load{avg: 4, procs: 2}, 0.6293785867524289, true},
 		{load{avg: 2, procs: 2}, 1, true},
 		{load{avg: 0.3, procs: 2}, 1, true}, // quiet: below one runnable thread
 		{load{avg: 0.3, procs: 1}, 1, true},
-		{load{avg: 20, procs: 16}, 0.8504393180476227, true},
+		{load{avg: 20, procs: 16}, 0.8615175151073354, true},
 		{load{avg: nan, procs: 2}, 0, false},
 		{load{avg: 8}, 0, false},
 	} {
@@ -102,11 +102,11 @@ func TestSweepLoad(t *testing.T) {
 
 // TestETALoad checks, by hand on a synthetic checked-in table, that the
 // prior counts a run's recorded seconds at today's load: x's run took
-// 400 s at load 8 on 2 cores, 0.3655 of a core ((2/8)^0.726, see
-// TestLoadShare), so it takes 400 × 0.3655 = 146.2 s on a quiet machine
-// (or one whose load is unknown, or with 16 cores at load 8), 146.2 /
-// 0.6046 = 241.8 s at load 4 on 2 cores (Python: 400 * 0.25 ** 0.726 /
-// 0.5 ** 0.726 = 241.83113516667) and 400 s at load 8 again; y's run,
+// 400 s at load 8 on 2 cores, 0.3961 of a core ((2/8)^0.668, see
+// TestLoadShare), so it takes 400 × 0.3961 = 158.4 s on a quiet machine
+// (or one whose load is unknown, or with 16 cores at load 8), 158.4 /
+// 0.6294 = 251.8 s at load 4 on 2 cores (Python: 400 * 0.25 ** 0.668 /
+// 0.5 ** 0.668 = 251.75143470097152) and 400 s at load 8 again; y's run,
 // recorded without its load (a table written before loads were), takes
 // its 400 s at any load. Both have 100 planned steps, so the per-step
 // costs scale the same way; a run with no steps (z, by its whole run)
@@ -131,8 +131,8 @@ func TestETALoad(t *testing.T) {
 	}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	quiet := sec(146.20574484000332) // 400 × 0.25^0.726
-	at4 := sec(241.8311351666723)    // that / 0.5^0.726
+	quiet := sec(158.44696218499382) // 400 × 0.25^0.668
+	at4 := sec(251.75143470097152)   // that / 0.5^0.668
 	near := func(a, b time.Duration) bool { return (a - b).Abs() < time.Millisecond }
 	for _, tc := range []struct {
 		desc    string
