@@ -109,6 +109,10 @@ func loadOf(r results.Run) load {
 // 0.18, against 0.81 for N/L, which over-corrects by a factor of about
 // 2.2 there). The load average counts threads that run in bursts or
 // wait (builds, I/O), not only ones that compete for the whole interval.
+// A run's CPU time grows under load too (table1 smoke: 467 CPU-seconds
+// at load 11–26 against 427 on two quiet cores, its base included), so
+// wall / CPU understates the slowdown against a quiet run by up to
+// about a tenth, b by up to about 0.04.
 const loadExponent = 0.668
 
 // share returns the fraction of a core that a CPU-bound thread gets at
