@@ -111,8 +111,9 @@ func loadOf(r results.Run) load {
 // wait (builds, I/O), not only ones that compete for the whole interval.
 // A run's CPU time grows under load too (table1 smoke: 467 CPU-seconds
 // at load 11–26 against 427 on two quiet cores, its base included), so
-// wall / CPU understates the slowdown against a quiet run by up to
-// about a tenth, b by up to about 0.04.
+// wall / CPU understates the slowdown against a quiet run by a tenth or
+// more (the quiet figure includes pretraining the base, which the loaded
+// one did not), b by about 0.04 or more.
 const loadExponent = 0.668
 
 // share returns the fraction of a core that a CPU-bound thread gets at
