@@ -107,7 +107,9 @@ func loadOf(r results.Run) load {
 // says 8.6–13; the least-squares fit of log slowdown against log(L/N)
 // over the ten processes gives b = 0.668 (root-mean-square log error
 // 0.18, against 0.81 for N/L, which over-corrects by a factor of about
-// 2.2 there). The load average counts threads that run in bursts or
+// 2.2 there). The two sessions of runs.txt alone give 0.726 (four
+// processes) and 0.624 (six): the load average tells a run's share only
+// roughly. The load average counts threads that run in bursts or
 // wait (builds, I/O), not only ones that compete for the whole interval.
 // A run's CPU time grows under load too (table1 smoke: 467 CPU-seconds
 // at load 11–26 against 427 on two quiet cores, its base included), so
