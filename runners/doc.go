@@ -62,7 +62,8 @@
 //     at its start and end, GOMAXPROCS and the jobs, in its manifest and
 //     its runs.parquet row; none of it in the run id), and the prior
 //     counts a recorded run's seconds at today's load: a CPU-bound run
-//     at load L on N cores gets min(1, N/max(L, 1)) of a core, so its
+//     at load L on N cores gets min(1, (N/max(L, 1))^0.668) of a core
+//     (the exponent fitted on measured runs, see loadExponent), so its
 //     quiet time is its wall time times that, and today's estimate is
 //     the quiet time over today's share (the load when the sweep starts
 //     plus its jobs; unknown, so quiet, for a remote backend; runs

@@ -98,22 +98,45 @@ func loadOf(r results.Run) load {
 	return l
 }
 
+// loadExponent is b in share's (N/L)^b, fitted on the shared two-core
+// development machine (bench/load: measure.sh, fit.py, runs.txt):
+// table1 smoke's DPZO, DP-SGD and Dual-Priv cells of seed 1 run with
+// GOMAXPROCS=1 at nice 5 and --jobs 1, whose slowdown is wall / (user +
+// sys) since on a quiet machine a one-thread process's wall time is its
+// CPU time, took 3.9–7.2 times their CPU time at load 17–26 where N/L
+// says 8.6–13; the least-squares fit of log slowdown against log(L/N)
+// over the ten processes gives b = 0.668 (root-mean-square log error
+// 0.18, against 0.81 for N/L, which over-corrects by a factor of about
+// 2.2 there). The two sessions of runs.txt alone give 0.726 (four
+// processes) and 0.624 (six): the load average tells a run's share only
+// roughly. The load average counts threads that run in bursts or
+// wait (builds, I/O), not only ones that compete for the whole interval.
+// A run's CPU time grows under load too (table1 smoke: 467 CPU-seconds
+// at load 11–26 against 427 on two quiet cores, its base included), so
+// wall / CPU understates the slowdown against a quiet run by a tenth or
+// more (the quiet figure includes pretraining the base, which the loaded
+// one did not), b by about 0.04 or more.
+const loadExponent = 0.668
+
 // share returns the fraction of a core that a CPU-bound thread gets at
-// load l: with L runnable threads on N cores each gets about N/L of a
-// core when L > N, and a whole one otherwise, so min(1, N/max(L, 1)).
-// False when the load or the cores are unknown.
+// load l: with L runnable threads on N cores, a whole core when L ≤ N,
+// else (N/L)^b with b = loadExponent (a fair scheduler with every thread
+// always runnable would give N/L, b = 1; a measured run gets more, see
+// loadExponent), so min(1, (N/max(L, 1))^b). False when the load or the
+// cores are unknown.
 //
 // A run's quiet-equivalent time is its wall time × share (a run at load
-// 8 on 2 cores took four times what it takes on a quiet machine), and
-// the time it takes at another load is that divided by the other's
+// 8 on 2 cores took 1/0.40 = 2.5 times what it takes on a quiet machine),
+// and the time it takes at another load is that divided by the other's
 // share. This treats a run as CPU-bound and the load as steady over the
 // run (the mean of its start and end averages); the 1-minute average
-// lags by about a minute.
+// lags by about a minute, and at one load a run's share varies (table1
+// smoke's DPZO runs got 0.09–0.57 of a core at load 13–26).
 func (l load) share() (float64, bool) {
 	if l.procs <= 0 || !(l.avg >= 0) || math.IsInf(l.avg, 0) {
 		return 0, false
 	}
-	return min(1, float64(l.procs)/max(l.avg, 1)), true
+	return min(1, math.Pow(float64(l.procs)/max(l.avg, 1), loadExponent)), true
 }
 
 // atLoad returns by how much the wall time of a run recorded at load

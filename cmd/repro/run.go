@@ -94,8 +94,9 @@ func runCommand() *cli.Command {
 			"only where neither knows the method. Each run records the load it ran under (the\n" +
 			"1-minute load average at its start and end, GOMAXPROCS, --jobs) in its manifest and\n" +
 			"its runs.parquet row. The estimate assumes a CPU-bound run at load L on N cores gets\n" +
-			"min(1, N/max(L, 1)) of a core: a run recorded at load 8 on 2 cores took four times\n" +
-			"its quiet time, and today's estimate is that quiet time over today's share (the\n" +
+			"min(1, (N/max(L, 1))^0.668) of a core (fitted on runs timed on a shared two-core\n" +
+			"machine, where N/L over-corrected twofold): a run recorded at load 8 on 2 cores took\n" +
+			"2.5 times its quiet time, and today's estimate is that quiet time over today's share (the\n" +
 			"load when the sweep starts plus its --jobs, on GOMAXPROCS cores; a machine without\n" +
 			"/proc/loadavg, or a cluster's nodes, count as quiet). Runs recorded before loads\n" +
 			"were are taken at their seconds as they are.\n\n" +
