@@ -70,7 +70,10 @@ type Claim struct {
 	Metric string `json:"metric"`
 	// A and B select the runs of each side: run column → value, formatted
 	// as in a table reference (epsilon_target 1 or "inf"); NoValue (a
-	// spec's null) selects the runs without a value in the column. B is nil for a
+	// spec's null) selects the runs without a value in the column, and
+	// "lo..hi" the runs whose numeric value lies in that closed range
+	// (seed "9..20"; a value that tries to be a range and is not one,
+	// such as "9.." or "20..9", is an error). B is nil for a
 	// claim about the value of A alone: Expect "value", or "greater" and
 	// "less" against Value (a one-sided claim mean(A) > Value or < Value).
 	A map[string]string `json:"a"`
@@ -425,10 +428,33 @@ func (d *decoder) selector(v *yaml.Node, what string) (map[string]string, error)
 		}
 		if x, err := d.number(vn, k); err == nil {
 			val = FormatFloat(x)
+		} else if badRange(val) {
+			return nil, d.errorf(vn, "%s.%s: %q is not a range lo..hi of two finite numbers with lo ≤ hi (it would select no run)", what, k, val)
 		}
 		out[k] = val
 	}
 	return out, nil
+}
+
+// badRange reports whether s tries to be a numeric range "lo..hi", one
+// side of its first ".." a number (or empty beside one), and is not a
+// valid one: two finite numbers with lo ≤ hi, as package reports reads
+// it. A text with ".." whose sides are no numbers ("../x") is no range.
+func badRange(s string) bool {
+	a, b, found := strings.Cut(s, "..")
+	if !found {
+		return false
+	}
+	num := func(x string) (float64, bool) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return v, err == nil
+	}
+	lo, okA := num(a)
+	hi, okB := num(b)
+	if !okA && !okB {
+		return false
+	}
+	return !(okA && okB && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && !math.IsNaN(lo) && !math.IsNaN(hi) && lo <= hi)
 }
 
 // checkSelectors checks the methods and variants that the sides of claim

@@ -403,3 +403,37 @@ func checkPairs(t *testing.T, spec, claim string, runs []Config, each []string, 
 		}
 	}
 }
+
+// TestClaimRangeErrors checks that a selector value that tries to be a
+// numeric range "lo..hi" and is not one ("9..", "..9", "32..9", "-inf..6",
+// "1...2") is an error at parse time, at the value's line, rather than a
+// side that selects no run (package reports selects nothing for it: the
+// claim would be NOT RUN, a required one failing only as not run); a
+// valid range, and a text with ".." in it that is no number ("../x",
+// "v1..v2", matched as text), parse.
+func TestClaimRangeErrors(t *testing.T) {
+	const old = "    a: {method: dpsgd, epsilon_target: inf}\n"
+	for _, v := range []string{"9..", "..9", "32..9", "-inf..6", "1..inf", "1...2", " 9 .. "} {
+		src := strings.Replace(claimsBase, old, "    a: {method: dpsgd, epsilon_target: inf, seed: \""+v+"\"}\n", 1)
+		_, err := Parse("bad.yaml", []byte(src), nil)
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("seed %q: got error %v (%T), want a *SyntaxError", v, err, err)
+			continue
+		}
+		if se.Line != 35 || !strings.Contains(se.Msg, "is not a range lo..hi") {
+			t.Errorf("seed %q: got %q, want bad.yaml:35: ...is not a range lo..hi...", v, err)
+		}
+	}
+	for _, v := range []string{"9..32", " 9 .. 32 ", "1..1", "-1..0.5", "1e3..1e5", "../x", "v1..v2"} {
+		src := strings.Replace(claimsBase, old, "    a: {method: dpsgd, epsilon_target: inf, seed: \""+v+"\"}\n", 1)
+		s, err := Parse("t.yaml", []byte(src), nil)
+		if err != nil {
+			t.Errorf("seed %q: %v", v, err)
+			continue
+		}
+		if got := s.Claims[1].A["seed"]; got != v {
+			t.Errorf("seed %q: kept as %q", v, got)
+		}
+	}
+}

@@ -126,22 +126,30 @@ func (g *Grid) cellText(c Cell, n int, st style) string {
 }
 
 // subtitle says what the cells hold; "mean ± std" only when the title does
-// not say it already.
+// not say it already. A pooled table's cells count seeds, each the mean of
+// its runs over the pooled columns.
 func (g *Grid) subtitle() string {
 	lo, hi := g.minN(), g.maxN()
 	what := "mean ± std over "
 	if strings.Contains(g.Title, "±") {
 		what = "over "
 	}
+	unit, pooled := "runs", ""
+	if len(g.Pool) > 0 {
+		unit = "seeds"
+		pooled = ", each the mean of its runs over " + strings.Join(g.Pool, ", ")
+	}
 	switch {
 	case hi == 0:
 		return "no runs"
+	case hi == 1 && pooled != "":
+		return "one seed per cell, the mean of its runs over " + strings.Join(g.Pool, ", ")
 	case hi == 1:
 		return "one run per cell"
 	case lo == hi:
-		return fmt.Sprintf("%s%d runs", what, hi)
+		return fmt.Sprintf("%s%d %s%s", what, hi, unit, pooled)
 	}
-	return fmt.Sprintf("%s%d–%d runs", what, lo, hi)
+	return fmt.Sprintf("%s%d–%d %s%s", what, lo, hi, unit, pooled)
 }
 
 // notes returns the legend lines printed under the table; best is how the

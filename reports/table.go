@@ -190,6 +190,9 @@ type Grid struct {
 	// of the same key cell for cell ("shapes-vqa img: equals shapes-vqa
 	// acc"), as a note for the reader.
 	Omitted []string
+	// Pool are the table's pooled columns (Table.Pool): a cell's N then
+	// counts seeds, each the mean of its runs over these columns.
+	Pool []string
 }
 
 // Build aggregates runs into the cells of t. It returns an error if a column
@@ -416,7 +419,7 @@ func (t *Table) layout(ts *tableSetup, sel selection) (*Grid, *tableLayout) {
 	lay.rowGroups, lay.rowPos = ts.rows.groups(sel.all)
 	lay.colGroups, lay.colPos = ts.cols.groups(sel.all)
 	nm := len(ts.metrics)
-	g := &Grid{Title: t.Title, Precision: ts.prec, Best: t.Best, Metrics: ts.names}
+	g := &Grid{Title: t.Title, Precision: ts.prec, Best: t.Best, Metrics: ts.names, Pool: slices.Clone(t.Pool)}
 	if g.Title == "" {
 		labels := make([]string, nm)
 		for m, name := range ts.names {

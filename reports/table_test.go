@@ -654,3 +654,40 @@ func TestTablePool(t *testing.T) {
 		}
 	}
 }
+
+// TestTablePoolSubtitle checks what a pooled table says its cells hold:
+// one value per seed, each the mean of the seed's runs over the pooled
+// columns, so it counts seeds, not runs ("over 2 runs" would read as two
+// runs where each cell averages four, and "one run per cell" as one run
+// where it averages two).
+func TestTablePoolSubtitle(t *testing.T) {
+	var rows []Row
+	for _, seed := range []int{1, 2} {
+		for _, task := range []string{"x", "y"} {
+			rows = append(rows, Row{"status": "ok", "method": "a", "task": task, "seed": seed, "acc": 0.5})
+		}
+	}
+	for _, tc := range []struct {
+		rows []Row
+		want string
+	}{
+		{rows, "mean ± std over 2 seeds, each the mean of its runs over task"},
+		{rows[:2], "one seed per cell, the mean of its runs over task"},
+	} {
+		g, err := (&Table{Title: "t", Rows: []string{"method"}, Metric: "acc", MinSeeds: -1, Pool: []string{"task"}}).Build(mustRuns(t, tc.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Subtitle(); got != tc.want {
+			t.Errorf("%d runs: subtitle %q, want %q", len(tc.rows), got, tc.want)
+		}
+	}
+	// Unpooled, the count is of runs, as before.
+	g, err := (&Table{Title: "t", Rows: []string{"method", "task"}, Metric: "acc", MinSeeds: -1}).Build(mustRuns(t, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := g.Subtitle(), "mean ± std over 2 runs"; got != want {
+		t.Errorf("unpooled: subtitle %q, want %q", got, want)
+	}
+}
