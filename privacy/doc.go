@@ -34,7 +34,11 @@
 //     distribution composed by FFT. Its ε is an upper bound on the true ε;
 //     EpsilonBounds gives an interval that contains the true ε, and TPR
 //     the largest true-positive rate any membership attack can reach at a
-//     given false-positive rate.
+//     given false-positive rate. PureInterval gives the grid spacing that
+//     holds the losses ±ε of pure ε-DP releases (randomised responses)
+//     exactly, so that their composition is read without discretisation
+//     error; EpsilonDeltaTPR is the same bound for a mechanism known only
+//     to be (ε, δ)-DP.
 //
 // The neighbouring relation is explicit (AddOrRemove by default;
 // ReplaceOne where the event supports it). Calibrate finds the smallest

@@ -66,11 +66,11 @@ func EpsilonDeltaTPR(epsilon, delta, fpr float64) (float64, error) {
 // dots discretisation (PLD) keeps it exactly, and so does the composition
 // up to the FFT's rounding and the tails cut at TailMass. At the default
 // spacing an atom between grid points is split between its neighbours
-// (pessimistically, as it must be), and over n releases the split adds up
-// to n times the variance of a two-point rounding, up to n·h²/4: at
-// LDP-FL's ε_w ≈ 1.1·10⁻⁴ over n ≈ 5·10⁶ releases a fifth of the
-// composed loss's variance n·ε_w², a much looser bound than the
-// mechanism's.
+// (pessimistically, as it must be), which adds a rounding of variance at
+// most h²/4 to every release's loss, n times over n releases: at LDP-FL's
+// ε_w ≈ 1.08·10⁻⁴ over 5.2·10⁶ releases (ε = 1) the TPR bound at FPR 0.1
+// is 0.1523 at the default spacing against 0.1505 on this grid, which is
+// the exact composition's to six digits (TestPureIntervalTPR).
 //
 // References:
 //   - P. Kairouz, S. Oh and P. Viswanath, The composition theorem for
