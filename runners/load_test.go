@@ -265,3 +265,34 @@ func TestRunCoresFit(t *testing.T) {
 		t.Errorf("fitted c %.6f over %d runs, want Python's 1.326840 and runCores %v within 0.005", fit, n, runCores)
 	}
 }
+
+// TestETAQuietJobs checks the first estimate of a fresh table1 smoke
+// sweep on a quiet two-core machine (load 0.1), the prior being the
+// checked-in table itself and the plan its recorded steps, against
+// bench/load/first.py (Python, by hand from the same table as text:
+// 332.82837559539803 s with --jobs 1, a whole quiet run each; with
+// --jobs 2, 221.39690769061667 s, each of the two runs at once getting
+// 2 / (2 × 1.33) of its quiet speed; no run is over ten times its
+// method and task's median, so the outlier rule leaves none out).
+func TestETAQuietJobs(t *testing.T) {
+	t.Parallel()
+	rows, err := results.ReadRuns("../results/baselines/table1-smoke.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := make([]*Run, len(rows))
+	steps := map[*Run]int64{}
+	for i, row := range rows {
+		runs[i] = &Run{ID: row.RunID, Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed}}
+		steps[runs[i]] = row.Steps
+	}
+	plan := func(r *Run) (int64, string) { return steps[r], "" }
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for jobs, want := range map[int]float64{1: 332.82837559539803, 2: 221.39690769061667} {
+		prior := newPrior(rows, plan, sweepLoad(load{avg: 0.1, procs: 2}, jobs, false))
+		d, ok := newETA(runs, jobs, plan, prior).left(at)
+		if !ok || math.Abs(d.Seconds()-want) > 1e-6 {
+			t.Errorf("--jobs %d on a quiet machine: first estimate %v (%v), want %.3f s", jobs, d, ok, want)
+		}
+	}
+}
