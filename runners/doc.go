@@ -41,8 +41,10 @@
 //     The progress line's ETA replays the pool over the runs left, each
 //     costed from its planned steps (experiments.Names.Steps) at the
 //     seconds per step that the finished runs of its method and task
-//     took in this invocation; until one has finished, at those of the
-//     runs of the same scale recorded under the results folder (the
+//     took in this invocation; until one has finished, at the mean of
+//     those of the runs of the same scale recorded under the results
+//     folder (Σ seconds / Σ steps: a sweep's length is a sum, which a
+//     median of runs slowed by load underestimates; the
 //     checked-in tables included), else at those of the tables checked in
 //     with the code (embedded in the binary: a fresh results folder), of
 //     any scale, converted by the ratio of the scales' costs, each scaled
@@ -62,12 +64,14 @@
 //     at its start and end, GOMAXPROCS and the jobs, in its manifest and
 //     its runs.parquet row; none of it in the run id), and the prior
 //     counts a recorded run's seconds at today's load: a CPU-bound run
-//     at load L on N cores gets min(1, (N/max(L, 1))^0.668) of a core
-//     (the exponent fitted on measured runs, see loadExponent), so its
-//     quiet time is its wall time times that, and today's estimate is
-//     the quiet time over today's share (the load when the sweep starts
-//     plus its jobs; unknown, so quiet, for a remote backend; runs
-//     recorded before loads were keep their seconds). The first line, printed before any run starts, carries
+//     of J at once at load L on N cores gets min(1, N/(J·c),
+//     (N/max(L, 1))^0.668) of its quiet speed, c = 1.33 the cores a run
+//     keeps busy alone (see runCores; the exponent fitted on measured
+//     runs, see loadExponent), so its quiet time is its wall time times
+//     that, and today's estimate is the quiet time over today's share
+//     (the load when the sweep starts plus its jobs' threads, J·c;
+//     unknown, so quiet, for a remote backend; runs recorded before loads
+//     were keep their seconds). The first line, printed before any run starts, carries
 //     the recorded runs' estimate already ("ETA ?" only where none tells,
 //     or where a remote backend has not yet shown how many runs it runs
 //     at once).

@@ -95,9 +95,18 @@ func (s source) mark() string {
 }
 
 // etaPrior holds the seconds per step and per run of runs recorded before
-// an invocation, by the keys of eta's rates, as medians: a run table's
-// first run of a method may carry a pretraining, and a loaded machine
-// makes some runs several times slower.
+// an invocation, by the keys of eta's rates, as means: per step, the
+// runs' seconds over their steps (Σ seconds / Σ steps, what a plan's
+// total costs per step); per run, the mean of their seconds. A run's
+// time is skewed to the right (a loaded machine makes some runs several
+// times slower, never faster than quiet), and a sweep's length is the
+// sum of its runs', which a median underestimates: left one seed out of
+// the checked-in table1 smoke table, the other two seeds' medians
+// predict 72% of the run-seconds its 26 runs recorded (1,141 s of 1,591
+// over the three seeds, 65–82% per seed), their means 98% (1,555 s,
+// 85–117% per seed; bench/load/loso.py, TestETALeaveOneSeedOut). A
+// table's first run of a method may carry a pretraining of the base,
+// which a mean spreads over the method's runs.
 type etaPrior struct {
 	perStep map[string]float64
 	perRun  map[string]float64
@@ -105,12 +114,16 @@ type etaPrior struct {
 	// each set of hyperparameters (see recipe), sorted by key.
 	recipes map[string][]recipe
 	from    source // fromRecorded or fromCheckedIn
+	// medStep and medRun hold the medians of what perStep and perRun
+	// average, by the same keys, for the ratio of two scales' costs
+	// (scaleRatios): a ratio of typical runs, not a sum.
+	medStep, medRun map[string]float64
 }
 
 // A recipe is a set of hyperparameters recorded with a method and task
 // (results.Run.Params, the values as fmt.Sprint prints them, none of
-// the runs' columns: not the seed, not ε), and the median seconds of
-// its runs.
+// the runs' columns: not the seed, not ε), and the mean seconds of its
+// runs.
 type recipe struct {
 	key     string // the params, sorted, "name=value" joined by ","
 	params  map[string]string
@@ -154,7 +167,7 @@ func (p *etaPrior) recipeRun(mt string, params map[string]any) (float64, bool) {
 // params has with the same value, at least one; of those, the one with
 // the fewest others (whose value differs or that params lacks); then the
 // first by key. False when no recipe shares a hyperparameter with params.
-// Its runs share more of r's setting than the median of every run of the
+// Its runs share more of r's setting than the mean of every run of the
 // method and task, which mixes epochs, data and attacks (extraction's
 // 30-epoch runs with extraction-control's 100).
 func (p *etaPrior) nearestRecipe(mt string, params map[string]any) (float64, bool) {
@@ -191,7 +204,7 @@ func (c recipe) in(params map[string]any) bool {
 // cores took four times what it takes on a quiet machine); a row recorded
 // before loads were counts them as they are.
 func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *etaPrior {
-	step, run := map[string][]float64{}, map[string][]float64{}
+	step, run := map[string]*costs{}, map[string]*costs{}
 	recipes := map[string]map[string]*recipeRows{} // by method/task, by key
 	for _, row := range rows {
 		if row.Status != results.OK || !(row.Seconds > 0) {
@@ -201,9 +214,9 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *
 		r := &Run{Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed, Params: row.Params}}
 		_, class := plan(r)
 		mt := row.Method + "/" + row.Task
-		run[mt] = append(run[mt], row.Seconds)
+		run[mt] = run[mt].add(row.Seconds, 1)
 		if k := expKey(row.Experiment, mt, row.Params); k != "" {
-			run[k] = append(run[k], row.Seconds)
+			run[k] = run[k].add(row.Seconds, 1)
 		}
 		if c, ok := newRecipe(row.Params); ok {
 			if recipes[mt] == nil {
@@ -212,28 +225,29 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *
 			if recipes[mt][c.key] == nil {
 				recipes[mt][c.key] = &recipeRows{recipe: c}
 			}
-			recipes[mt][c.key].all = append(recipes[mt][c.key].all, row.Seconds)
+			recipes[mt][c.key].all = recipes[mt][c.key].all.add(row.Seconds, 1)
 		}
 		if row.Steps > 0 {
 			for _, k := range []string{mt, "class:" + class} {
-				step[k] = append(step[k], row.Seconds/float64(row.Steps))
+				step[k] = step[k].add(row.Seconds, float64(row.Steps))
 			}
 		}
 	}
 	if len(run) == 0 {
 		return nil
 	}
-	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, recipes: map[string][]recipe{}, from: fromRecorded}
+	p := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, recipes: map[string][]recipe{}, from: fromRecorded,
+		medStep: map[string]float64{}, medRun: map[string]float64{}}
 	for k, v := range step {
-		p.perStep[k] = median(v)
+		p.perStep[k], p.medStep[k] = v.mean(), v.median()
 	}
 	for k, v := range run {
-		p.perRun[k] = median(v)
+		p.perRun[k], p.medRun[k] = v.mean(), v.median()
 	}
 	for mt, byKey := range recipes {
 		for _, k := range slices.Sorted(maps.Keys(byKey)) {
 			c := byKey[k].recipe
-			c.seconds = median(byKey[k].all)
+			c.seconds = byKey[k].all.mean()
 			p.recipes[mt] = append(p.recipes[mt], c)
 		}
 	}
@@ -243,7 +257,56 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *
 // recipeRows gathers the seconds of the runs of a recipe.
 type recipeRows struct {
 	recipe
-	all []float64
+	all *costs
+}
+
+// costs gathers recorded runs' seconds and what they are over (steps,
+// or 1 for a whole run).
+type costs struct{ secs, n []float64 }
+
+// add returns c (a new one for nil) with secs over n added.
+func (c *costs) add(secs, n float64) *costs {
+	if c == nil {
+		c = &costs{}
+	}
+	c.secs, c.n = append(c.secs, secs), append(c.n, n)
+	return c
+}
+
+// outlier is how many times the median seconds per unit a recorded run
+// may take before mean leaves it out: more is no slowness of the run but
+// work that is not its own, a base pretrained in a table's first run
+// (with it, the checked-in non-private fashion-vqa runs at small average
+// 0.71 s a step, nine times their median, 0.081 s), while load spreads
+// the runs of a table less (table1 smoke's slowest DPZO run on
+// fashion-vqa took 4.6 times its runs' median seconds per step once
+// their loads are counted).
+const outlier = 10
+
+// median returns the median seconds per unit of c's runs.
+func (c *costs) median() float64 {
+	per := make([]float64, len(c.secs))
+	for i := range per {
+		per[i] = c.secs[i] / c.n[i]
+	}
+	return median(per)
+}
+
+// mean returns Σ secs / Σ n over the runs whose seconds per unit are at
+// most outlier times the median's; c holds at least one run.
+func (c *costs) mean() float64 {
+	per := make([]float64, len(c.secs))
+	for i := range per {
+		per[i] = c.secs[i] / c.n[i]
+	}
+	m := median(slices.Clone(per))
+	s, n := 0.0, 0.0
+	for i, x := range per {
+		if x <= outlier*m {
+			s, n = s+c.secs[i], n+c.n[i]
+		}
+	}
+	return s / n
 }
 
 // loadPrior returns the prior of the runs at scale recorded under the
@@ -272,11 +335,11 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string), today load) 
 // checkedInPrior returns the prior that the run tables in fsys
 // (EXP-SCALE.parquet files: the checked-in ones, see [repro.Baselines])
 // give runs at scale, nil when they tell nothing. A method and task
-// recorded at scale keep their seconds; one recorded only at another
-// scale takes that scale's (the nearest first: small before smoke for
-// full), times the ratio of the two scales' costs: the median, over the
-// methods and tasks recorded at both, of the ratio of their seconds per
-// step (or per run, for a run whose steps are not known), which carries
+// recorded at scale keep their seconds (means, see etaPrior); one
+// recorded only at another scale takes that scale's median seconds (the
+// nearest scale first: small before smoke for full), times the ratio of
+// the two scales' costs: the median, over the methods and tasks recorded
+// at both, of the ratio of their median seconds per step (or per run, for a run whose steps are not known), which carries
 // the model's size, the batch and the sequence lengths of the scales; with
 // none recorded at both, the ratio of the presets' per-token multiply-adds
 // of a transformer block (see modelCost), which knows only the model.
@@ -286,7 +349,10 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string), today load) 
 // and task's (the ratio carries the scales' step counts, which differ by
 // experiment: extraction-chance's smoke runs, times the median ratio,
 // predict four times what extraction-control's same recipe took at
-// small). Seconds recorded with their load are counted at load today,
+// small). A converted cost is a typical run's, the median's: the tables
+// of one scale mix experiments whose steps cost differently, and their
+// means convert worse (TestCheckedInAcrossScales: median factor 2.3
+// against 2.0). Seconds recorded with their load are counted at load today,
 // as in newPrior.
 func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string), today load) *etaPrior {
 	return convertPrior(readTables(fsys), scale, plan, today)
@@ -306,24 +372,27 @@ func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, stri
 		}
 	}
 	out := &etaPrior{perStep: map[string]float64{}, perRun: map[string]float64{}, from: fromCheckedIn}
+	out.medStep, out.medRun = map[string]float64{}, map[string]float64{}
 	if p := priors[scale]; p != nil {
 		maps.Copy(out.perStep, p.perStep)
 		maps.Copy(out.perRun, p.perRun)
+		maps.Copy(out.medStep, p.medStep)
+		maps.Copy(out.medRun, p.medRun)
 		out.recipes = p.recipes // the scale's only, as an experiment's runs
 	}
 	for _, sc := range nearestScales(scale, slices.Collect(maps.Keys(priors))) {
 		step, run := scaleRatios(priors[sc], priors[scale], sc, scale)
-		for k, v := range priors[sc].perStep {
+		for k, v := range priors[sc].medStep {
 			if _, ok := out.perStep[k]; !ok && step > 0 {
-				out.perStep[k] = v * step
+				out.perStep[k], out.medStep[k] = v*step, v*step
 			}
 		}
-		for k, v := range priors[sc].perRun {
+		for k, v := range priors[sc].medRun {
 			if strings.HasPrefix(k, "exp:") {
 				continue // see checkedInPrior
 			}
 			if _, ok := out.perRun[k]; !ok && run > 0 {
-				out.perRun[k] = v * run
+				out.perRun[k], out.medRun[k] = v*run, v*run
 			}
 		}
 	}
@@ -365,7 +434,7 @@ func abs(x int) int { return max(x, -x) }
 // scaleRatios returns by how much a step and a whole run of from's
 // scale, fromScale, are multiplied at scale toScale, whose prior to
 // (nil: none) learnt from runs at it: medians over the methods and tasks
-// both record; with none, the presets' ratio for a step (modelCost) and
+// both record of the ratios of their median costs; with none, the presets' ratio for a step (modelCost) and
 // 0, unknown, for a run (its steps grow with the scale too).
 func scaleRatios(from, to *etaPrior, fromScale, toScale string) (step, run float64) {
 	ratios := func(a, b map[string]float64) float64 {
@@ -386,7 +455,7 @@ func scaleRatios(from, to *etaPrior, fromScale, toScale string) (step, run float
 		return median(rs)
 	}
 	if to != nil {
-		step, run = ratios(to.perStep, from.perStep), ratios(to.perRun, from.perRun)
+		step, run = ratios(to.medStep, from.medStep), ratios(to.medRun, from.medRun)
 	}
 	if step == 0 {
 		a, okA := modelCost(fromScale)
@@ -622,13 +691,13 @@ func (e *eta) priorCost(r *Run) (float64, bool) {
 }
 
 // priorRun returns the seconds of a whole run like r that the priors
-// tell, from the first prior that has them: the median of the runs of
+// tell, from the first prior that has them: the mean of the runs of
 // r's experiment, method, task and variant (see expKey); else of the
 // runs of its method and task in other experiments whose hyperparameters
 // r has, with the same values, the most of them (see recipeRun:
 // extraction-chance's runs, which add train_holdout, take
-// extraction-control's non-private records runs, 550 s at small, not
-// extraction's at 30 epochs, 190 s); else of the nearest recipe of its
+// extraction-control's non-private records runs at 100 epochs, not
+// extraction's at 30); else of the nearest recipe of its
 // method and task, the one with the most hyperparameters in common with
 // r (see nearestRecipe; near is true); else of every run of its method
 // and task. An experiment's runs, and a recipe's, share their epochs,

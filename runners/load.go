@@ -52,11 +52,13 @@ func loadNow() *float64 {
 }
 
 // A load is what a run's wall time was measured under: the machine's
-// 1-minute load average (NaN: unknown) and the cores the process could
-// use (GOMAXPROCS; 0: unknown).
+// 1-minute load average (NaN: unknown), the cores the process could use
+// (GOMAXPROCS; 0: unknown) and the runs it executed at once (0: unknown,
+// taken as 1).
 type load struct {
 	avg   float64
 	procs int
+	jobs  int
 }
 
 // currentLoad returns the load of the machine now, for this process.
@@ -69,16 +71,17 @@ func currentLoad() load {
 }
 
 // sweepLoad returns the load a sweep's runs will run under, from the
-// machine's load now, before it starts them: now's average plus the jobs
-// it is about to run at once (each at least one runnable thread, which
-// a recorded run's load counted too), on now's cores. A remote
-// backend's runs execute on other machines, whose load is not known
-// here: unknown.
+// machine's load now, before it starts them: now's average plus the
+// threads of the jobs it is about to run at once (runCores each, at most
+// the cores, which a recorded run's load counted too), on now's cores. A
+// remote backend's runs execute on other machines, whose load is not
+// known here: unknown.
 func sweepLoad(now load, jobs int, remote bool) load {
 	if remote {
 		return load{avg: math.NaN()}
 	}
-	now.avg += float64(jobs)
+	now.avg += float64(jobs) * min(runCores, float64(now.procs))
+	now.jobs = jobs
 	return now
 }
 
@@ -86,7 +89,7 @@ func sweepLoad(now load, jobs int, remote bool) load {
 // averages at start and end (the one known, if only one is), and its
 // GOMAXPROCS.
 func loadOf(r results.Run) load {
-	l := load{avg: math.NaN(), procs: int(r.GOMAXPROCS)}
+	l := load{avg: math.NaN(), procs: int(r.GOMAXPROCS), jobs: int(r.Jobs)}
 	switch a, b := r.LoadStart, r.LoadEnd; {
 	case !math.IsNaN(a) && !math.IsNaN(b):
 		l.avg = (a + b) / 2
@@ -118,12 +121,30 @@ func loadOf(r results.Run) load {
 // one did not), b by about 0.04 or more.
 const loadExponent = 0.668
 
-// share returns the fraction of a core that a CPU-bound thread gets at
-// load l: with L runnable threads on N cores, a whole core when L ≤ N,
-// else (N/L)^b with b = loadExponent (a fair scheduler with every thread
-// always runnable would give N/L, b = 1; a measured run gets more, see
-// loadExponent), so min(1, (N/max(L, 1))^b). False when the load or the
-// cores are unknown.
+// runCores is c, the cores a run keeps busy when it has them, on the
+// two-core development machine (GOMAXPROCS 2): its CPU time over its
+// quiet-equivalent wall time (wall × share at its load, below), summed
+// over the 29 runs of 5 s or more of the checked-in table1 smoke sweep
+// whose CPU time was sampled (bench/load/sweep-table1-smoke.txt: 381.2
+// CPU-seconds over 287.3 quiet seconds, 1.327; single runs 0.5–2.5; all
+// 44 sampled runs 1.325). The quiet two-job sweep agrees: 208 s of runs
+// on two cores where the same runs one at a time are counted at 333 s,
+// c = 2 × 208 / 333 = 1.25 (an older revision's time). A run's CPU time
+// grows under load (see loadExponent), which makes c from loaded runs
+// somewhat high. It is measured on table1 smoke's DPZO and Dual-Priv runs
+// only, and on more cores a run may keep more of them busy.
+const runCores = 1.33
+
+// share returns the fraction of its quiet speed (alone on a quiet
+// machine) that a run gets at load l. A CPU-bound thread gets a whole
+// core when L ≤ N (L runnable threads on N cores), else (N/L)^b with
+// b = loadExponent (a fair scheduler with every thread always runnable
+// would give N/L, b = 1; a measured run gets more, see loadExponent), so
+// min(1, (N/max(L, 1))^b). A run keeps c = min(runCores, N) cores busy
+// alone, so J runs at once on N cores share them, N/(J·c) each where J·c
+// > N, however quiet the rest of the machine: a run gets
+// min(1, N/(J·c), (N/max(L, 1))^b), where L counts the J runs' threads
+// too (sweepLoad). False when the load or the cores are unknown.
 //
 // A run's quiet-equivalent time is its wall time × share (a run at load
 // 8 on 2 cores took 1/0.40 = 2.5 times what it takes on a quiet machine),
@@ -136,7 +157,9 @@ func (l load) share() (float64, bool) {
 	if l.procs <= 0 || !(l.avg >= 0) || math.IsInf(l.avg, 0) {
 		return 0, false
 	}
-	return min(1, math.Pow(float64(l.procs)/max(l.avg, 1), loadExponent)), true
+	n := float64(l.procs)
+	fair := n / (float64(max(l.jobs, 1)) * min(runCores, n))
+	return min(1, fair, math.Pow(n/max(l.avg, 1), loadExponent)), true
 }
 
 // atLoad returns by how much the wall time of a run recorded at load

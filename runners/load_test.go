@@ -40,11 +40,14 @@ func TestParseLoadavg(t *testing.T) {
 	}
 }
 
-// TestLoadShare checks the share of a core at a load, min(1, (N/max(L,
-// 1))^0.668), against Python's min(1, (N / max(L, 1)) ** 0.668) (0.25 **
-// 0.668 = 0.39611740546248453, 0.5 ** 0.668 = 0.6293785867524289, 0.8 **
-// 0.668 = 0.8615175151073354), and that a load or core count not
-// recorded is unknown.
+// TestLoadShare checks the share of a core at a load, min(1, N/(J·c),
+// (N/max(L, 1))^0.668) with c = min(1.33, N), against Python's
+// min(1, N / (J * c), (N / max(L, 1)) ** 0.668) (0.25 ** 0.668 =
+// 0.39611740546248453, 0.5 ** 0.668 = 0.6293785867524289, 0.8 ** 0.668 =
+// 0.8615175151073354; two jobs on two quiet cores, L = 0.3 + 2 × 1.33 =
+// 2.96: min(1, 2 / 2.66, (2 / 2.96) ** 0.668) = 0.7518796992481203, the
+// load's part 0.769600203941146; at L = 17.66, 0.2333986017902781), and
+// that a load or core count not recorded is unknown.
 func TestLoadShare(t *testing.T) {
 	t.Parallel()
 	nan := math.NaN()
@@ -59,6 +62,11 @@ func TestLoadShare(t *testing.T) {
 		{load{avg: 0.3, procs: 2}, 1, true}, // quiet: below one runnable thread
 		{load{avg: 0.3, procs: 1}, 1, true},
 		{load{avg: 20, procs: 16}, 0.8615175151073354, true},
+		{load{avg: 20, procs: 16, jobs: 2}, 0.8615175151073354, true},
+		{load{avg: 2.96, procs: 2, jobs: 2}, 0.7518796992481203, true},
+		{load{avg: 17.66, procs: 2, jobs: 2}, 0.2333986017902781, true},
+		{load{avg: 1.33, procs: 2, jobs: 1}, 1, true},
+		{load{avg: 1, procs: 1, jobs: 1}, 1, true}, // c is at most the cores
 		{load{avg: nan, procs: 2}, 0, false},
 		{load{avg: 8}, 0, false},
 	} {
@@ -84,13 +92,16 @@ func TestLoadShare(t *testing.T) {
 }
 
 // TestSweepLoad checks the load a sweep expects its runs to run under:
-// the load now plus its jobs (a quiet two-core machine at load 0.3 with
-// two jobs: 2.3, a share of 2/2.3 of a core each), unknown for a remote
-// backend.
+// the load now plus its jobs' threads, runCores each (a quiet two-core
+// machine at load 0.3 with two jobs: 0.3 + 2 × 1.33 = 2.96; on one core,
+// 0.3 + 2 × 1 = 2.3), unknown for a remote backend.
 func TestSweepLoad(t *testing.T) {
 	t.Parallel()
-	if got := sweepLoad(load{avg: 0.3, procs: 2}, 2, false); got.avg != 2.3 || got.procs != 2 {
-		t.Errorf("sweepLoad(0.3 on 2, 2 jobs) = %+v, want 2.3 on 2", got)
+	if got := sweepLoad(load{avg: 0.3, procs: 2}, 2, false); math.Abs(got.avg-2.96) > 1e-12 || got.procs != 2 || got.jobs != 2 {
+		t.Errorf("sweepLoad(0.3 on 2, 2 jobs) = %+v, want 2.96 on 2, 2 jobs", got)
+	}
+	if got := sweepLoad(load{avg: 0.3, procs: 1}, 2, false); math.Abs(got.avg-2.3) > 1e-12 {
+		t.Errorf("sweepLoad(0.3 on 1, 2 jobs) = %+v, want 2.3", got)
 	}
 	if got := sweepLoad(load{avg: 0.3, procs: 2}, 2, true); !math.IsNaN(got.avg) {
 		t.Errorf("sweepLoad of a remote backend = %+v, want an unknown load", got)
@@ -214,4 +225,74 @@ func TestLoadExponentFit(t *testing.T) {
 		t.Errorf("squared log error: fitted share %.3f, N/L %.3f; want the fitted one smaller", errFit, errFair)
 	}
 	t.Logf("%d processes: rms log error %.3f with the fitted share, %.3f with N/L", n, math.Sqrt(errFit/float64(n)), math.Sqrt(errFair/float64(n)))
+}
+
+// TestRunCoresFit refits runCores from the checked-in table1 smoke
+// sweep's sampled CPU times (bench/load/sweep-table1-smoke.txt, written
+// by bench/load/sweep.py): Σ CPU / Σ wall × share(L) over the runs of 5 s
+// or more, one job on 2 cores (Python over the same lines: 381.24 /
+// 287.32932264120416 = 1.3268398661700973).
+func TestRunCoresFit(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../bench/load/sweep-table1-smoke.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cpu, quiet float64
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 5 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		v := make([]float64, 3)
+		for i := range v {
+			if v[i], err = strconv.ParseFloat(f[i+1], 64); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+		}
+		if v[1] < 5 {
+			continue
+		}
+		s, _ := load{avg: v[0], procs: 2, jobs: 1}.share()
+		cpu, quiet = cpu+v[2], quiet+v[1]*s
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("%d runs of 5 s or more, want at least 20", n)
+	}
+	if fit := cpu / quiet; math.Abs(fit-1.3268398661700973) > 1e-9 || math.Abs(fit-runCores) > 5e-3 {
+		t.Errorf("fitted c %.6f over %d runs, want Python's 1.326840 and runCores %v within 0.005", fit, n, runCores)
+	}
+}
+
+// TestETAQuietJobs checks the first estimate of a fresh table1 smoke
+// sweep on a quiet two-core machine (load 0.1), the prior being the
+// checked-in table itself and the plan its recorded steps, against
+// bench/load/first.py (Python, by hand from the same table as text:
+// 332.82837559539803 s with --jobs 1, a whole quiet run each; with
+// --jobs 2, 221.39690769061667 s, each of the two runs at once getting
+// 2 / (2 × 1.33) of its quiet speed; no run is over ten times its
+// method and task's median, so the outlier rule leaves none out).
+func TestETAQuietJobs(t *testing.T) {
+	t.Parallel()
+	rows, err := results.ReadRuns("../results/baselines/table1-smoke.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := make([]*Run, len(rows))
+	steps := map[*Run]int64{}
+	for i, row := range rows {
+		runs[i] = &Run{ID: row.RunID, Config: experiments.Config{Method: row.Method, Task: row.Task, Scale: row.Scale, Seed: row.Seed}}
+		steps[runs[i]] = row.Steps
+	}
+	plan := func(r *Run) (int64, string) { return steps[r], "" }
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for jobs, want := range map[int]float64{1: 332.82837559539803, 2: 221.39690769061667} {
+		prior := newPrior(rows, plan, sweepLoad(load{avg: 0.1, procs: 2}, jobs, false))
+		d, ok := newETA(runs, jobs, plan, prior).left(at)
+		if !ok || math.Abs(d.Seconds()-want) > 1e-6 {
+			t.Errorf("--jobs %d on a quiet machine: first estimate %v (%v), want %.3f s", jobs, d, ok, want)
+		}
+	}
 }

@@ -84,7 +84,7 @@ func runCommand() *cli.Command {
 			"may leave a table without the runs it needs, that is a warning instead.\n\n" +
 			"The progress line's ETA costs each run left at the seconds per step that this\n" +
 			"invocation's finished runs of its method and task took. Before one has finished it\n" +
-			"takes them from the runs of the same scale recorded under --results, marked\n" +
+			"takes their mean over the runs of the same scale recorded under --results, marked\n" +
 			"\"ETA ~5m0s (from recorded runs)\", else from the run tables checked in with the\n" +
 			"code (per step, any scale, converted by the ratio of the scales' costs; a run\n" +
 			"without planned steps from its own experiment's runs at this scale, else from runs\n" +
@@ -93,11 +93,12 @@ func runCommand() *cli.Command {
 			"recipe\"), marked \"ETA ~12m0s (from checked-in timings)\"; \"ETA ?\"\n" +
 			"only where neither knows the method. Each run records the load it ran under (the\n" +
 			"1-minute load average at its start and end, GOMAXPROCS, --jobs) in its manifest and\n" +
-			"its runs.parquet row. The estimate assumes a CPU-bound run at load L on N cores gets\n" +
-			"min(1, (N/max(L, 1))^0.668) of a core (fitted on runs timed on a shared two-core\n" +
-			"machine, where N/L over-corrected twofold): a run recorded at load 8 on 2 cores took\n" +
-			"2.5 times its quiet time, and today's estimate is that quiet time over today's share (the\n" +
-			"load when the sweep starts plus its --jobs, on GOMAXPROCS cores; a machine without\n" +
+			"its runs.parquet row. The estimate assumes a CPU-bound run, one of J at once, at load L\n" +
+			"on N cores gets min(1, N/(J·c), (N/max(L, 1))^0.668) of its quiet speed, where c = 1.33\n" +
+			"is the cores a run keeps busy alone (the exponent fitted on runs timed on a shared\n" +
+			"two-core machine, where N/L over-corrected twofold): a run recorded at load 8 on 2 cores\n" +
+			"took 2.5 times its quiet time, and today's estimate is that quiet time over today's share\n" +
+			"(the load when the sweep starts plus 1.33 per --jobs, on GOMAXPROCS cores; a machine without\n" +
 			"/proc/loadavg, or a cluster's nodes, count as quiet). Runs recorded before loads\n" +
 			"were are taken at their seconds as they are.\n\n" +
 			"   $ repro run table1 --dry-run\n" +
