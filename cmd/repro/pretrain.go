@@ -38,7 +38,8 @@ func pretrainCommand() *cli.Command {
 			"shapes of public shapes-vqa scene objects), cached as ARCH-SCALE-scenes-KEY; a spec\n" +
 			"selects it with the sweep axis vision_scenes. --shapes-questions builds the variant whose\n" +
 			"mixture also holds public shapes-vqa questions of every kind, cached as ARCH-SCALE-shapesqa-KEY;\n" +
-			"a spec selects it with the sweep axis shapes_questions.",
+			"a spec selects it with the sweep axis shapes_questions. --captions builds the variant with a\n" +
+			"captions-only stage before the mixture (LLaVA's feature alignment), cached as ARCH-SCALE-captions-KEY.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
@@ -46,6 +47,7 @@ func pretrainCommand() *cli.Command {
 			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},
 			&cli.IntFlag{Name: "patch", Usage: "tinymllm only: patch side `N` in pixels instead of the preset's (4: 49 patches an image at small)"},
 			&cli.BoolFlag{Name: "shapes-questions", Usage: "tinymllm only: the mixture also holds public shapes-vqa questions of every kind"},
+			&cli.BoolFlag{Name: "captions", Usage: "tinymllm only: a captions-only stage (public scene and item captions; projector and language model, the encoder frozen) before the mixture, as LLaVA's feature-alignment stage"},
 			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
@@ -70,6 +72,7 @@ func pretrainCommand() *cli.Command {
 				Scenes: c.Bool("scenes"),
 
 				ShapesQuestions: c.Bool("shapes-questions"),
+				Captions:        c.Bool("captions"),
 				DataDir:         c.String("data-dir"),
 
 				ImageEncoder: c.String("image-encoder"),
