@@ -368,6 +368,37 @@ func CellImage(img []float32, cell int) []float32 {
 	return out
 }
 
+// SceneCaption returns the caption of the scene whose item key is key (as
+// Example.Items holds it): Scene.Caption of its layout, "a red circle at
+// the top left and …", the answer of the public split's caption examples
+// without "<eos>". ok is false when key is not a scene key or names no
+// object. Pretraining's captions-only stage uses it to caption every
+// public scene, those the public split asks a question about as well.
+func SceneCaption(key string) (caption string, ok bool) {
+	s, ok := sceneOf(key)
+	if !ok {
+		return "", false
+	}
+	return s.Caption(), true
+}
+
+// sceneOf returns the layout of the scene whose item key is key (objects,
+// colours and cells; no jitter or size), or false when key is not a scene
+// key or names no object.
+func sceneOf(key string) (Scene, bool) {
+	cells, ok := SceneCells(key)
+	if !ok {
+		return Scene{}, false
+	}
+	var s Scene
+	for cell, class := range cells {
+		if class >= 0 {
+			s.Objects = append(s.Objects, Object{Colour: class / len(shapeKinds), Kind: class % len(shapeKinds), Cell: cell})
+		}
+	}
+	return s, len(s.Objects) > 0
+}
+
 // ShapesKinds returns the question kinds of shapes-vqa's private split, in
 // a fixed order.
 func ShapesKinds() []string { return slices.Clone(shapeKindsAll) }
@@ -383,17 +414,8 @@ func ShapesKinds() []string { return slices.Clone(shapeKindsAll) }
 // scenes to its mixture (as LLaVA's mixture holds GQA's training
 // questions).
 func SceneQuestion(key, kind string, rng *rand.Rand) (prompt, answer string, ok bool) {
-	cells, ok := SceneCells(key)
+	s, ok := sceneOf(key)
 	if !ok || !slices.Contains(shapeKindsAll, kind) {
-		return "", "", false
-	}
-	var s Scene
-	for cell, class := range cells {
-		if class >= 0 {
-			s.Objects = append(s.Objects, Object{Colour: class / len(shapeKinds), Kind: class % len(shapeKinds), Cell: cell})
-		}
-	}
-	if len(s.Objects) == 0 {
 		return "", "", false
 	}
 	_, q, a := s.question(rng, []string{kind})

@@ -272,3 +272,35 @@ func TestShapesBalancedFullFails(t *testing.T) {
 		t.Fatalf("shapes-vqa, balanced, full: error %v, want one saying the private layouts ran out", err)
 	}
 }
+
+// TestSceneCaption checks SceneCaption against the public split's own
+// captions (the reference: the answers buildShapesVQA wrote from the
+// scenes it drew, decoded), scene by scene, and that it refuses what is
+// not a scene key or an empty scene.
+func TestSceneCaption(t *testing.T) {
+	t.Parallel()
+	d, err := Build("shapes-vqa", &Options{Scale: Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Vocab()
+	n := 0
+	for _, ex := range d.Public {
+		if ex.Kind != "caption" {
+			continue
+		}
+		got, ok := SceneCaption(ex.Items[0])
+		if want := v.Decode(ex.Answer); !ok || got+" <eos>" != want {
+			t.Fatalf("SceneCaption(%q) = %q, %v; want %q", ex.Items[0], got, ok, want)
+		}
+		n++
+	}
+	if n < 100 {
+		t.Fatalf("%d public captions at smoke, want at least 100", n)
+	}
+	for _, key := range []string{"fmnist:3", "shapes:-,-,-,-", "shapes:red.circle,-,-", "shapes:pink.circle,-,-,-"} {
+		if c, ok := SceneCaption(key); ok {
+			t.Errorf("SceneCaption(%q) = %q, ok; want refused", key, c)
+		}
+	}
+}

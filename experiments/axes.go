@@ -45,6 +45,7 @@ var Axes = []AxisKind{
 	{Name: "vision_patch", Int: true, Doc: "side of the vision encoder's patches in pixels, dividing the 28-pixel images: 4 gives 49 patches an image, with a base pretrained for it (a base param; absent: the preset's)", Check: divides(28)},
 	{Name: "vision_scenes", Int: true, Doc: "1: the base whose vision encoder also learnt public scene objects' colours and shapes (pretrain --scenes), 0: the preset's (a base param)", Check: zeroOrOne},
 	{Name: "shapes_questions", Int: true, Doc: "1: the base whose pretraining mixture also holds public shapes-vqa questions of every kind (pretrain --shapes-questions), 0: the preset's (a base param)", Check: zeroOrOne},
+	{Name: "caption_stage", Int: true, Doc: "1: the base pretrained with a captions-only stage before the mixture (pretrain --captions, LLaVA's feature alignment), 0: the preset's (a base param)", Check: zeroOrOne},
 	{Name: "server_step", Doc: "FedAvg server step η_s on the mean upload > 0 (1: plain FedAvg)", Check: positive},
 	{Name: "local_lr", Doc: "federated clients' local SGD learning rate > 0", Check: positive},
 	{Name: "noise_scale", Doc: "control: scale of the noise σ against the calibrated σ > 0 (≠ 1 plants an under-noised run)", Check: positive},

@@ -102,7 +102,11 @@ var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout", "shapes
 // shapes_questions (1) selects the shapes-questions variant, whose
 // pretraining mixture also holds public shapes-vqa questions of every
 // kind (pretrain.Options.ShapesQuestions); 0 or absent, the preset's.
-var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions"}
+//
+// caption_stage (1) selects the captions variant, pretrained with a
+// captions-only stage before the mixture (pretrain.Options.Captions,
+// LLaVA's feature-alignment stage); 0 or absent, the preset's.
+var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions", "caption_stage"}
 
 // InputParam reports whether name is a data or a base param (DataParams,
 // BaseParams): a sweep axis that reaches the run's inputs, not its
@@ -131,11 +135,12 @@ type BaseChoice struct {
 	Patch           int  // vision_patch (Config.Patch)
 	Scenes          bool // vision_scenes = 1
 	ShapesQuestions bool // shapes_questions = 1
+	Captions        bool // caption_stage = 1
 }
 
 // BaseChoice returns the base c's base params (BaseParams) select.
 func (c *Config) BaseChoice() BaseChoice {
-	return BaseChoice{Patch: c.Patch(), Scenes: c.isOne("vision_scenes"), ShapesQuestions: c.isOne("shapes_questions")}
+	return BaseChoice{Patch: c.Patch(), Scenes: c.isOne("vision_scenes"), ShapesQuestions: c.isOne("shapes_questions"), Captions: c.isOne("caption_stage")}
 }
 
 // isOne reports whether c's param name is the number 1.

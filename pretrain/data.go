@@ -409,3 +409,37 @@ func (c *corpus) addShapesQuestions(seed uint64) error {
 	c.train[srcShapesQA] = seqs
 	return nil
 }
+
+// sceneCaptionPrompt is the prompt of shapes-vqa's public captions.
+const sceneCaptionPrompt = "<bos> <image> describe the scene ."
+
+// captions returns the captions-only stage's pool (Plan.CaptionSteps):
+// the caption of every public shapes-vqa scene that pretraining trains on
+// (not held out; datasets.SceneCaption, the scenes of the public split's
+// questions as well as of its captions, each once) and every public
+// fashion-vqa caption example that it trains on, in the public splits'
+// order.
+func (c *corpus) captions() ([]nn.Sequence, error) {
+	var caps []nn.Sequence
+	seen := map[string]bool{}
+	for _, e := range c.data[srcShapes].Public {
+		if heldOut(e.Items) || seen[e.Items[0]] {
+			continue
+		}
+		seen[e.Items[0]] = true
+		text, ok := datasets.SceneCaption(e.Items[0])
+		if !ok || len(e.Images) != 1 {
+			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
+		}
+		caps = append(caps, c.question(e.Images[0], sceneCaptionPrompt, text))
+	}
+	for i := range c.data[srcFashion].Public {
+		if e := &c.data[srcFashion].Public[i]; e.Kind == "caption" && !heldOut(e.Items) {
+			caps = append(caps, toSeq(e))
+		}
+	}
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("pretrain: no public scenes to caption")
+	}
+	return caps, nil
+}

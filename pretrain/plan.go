@@ -53,6 +53,25 @@ type Plan struct {
 	ICLSteps int     `json:"icl_steps"`
 	ICLBatch int     `json:"icl_batch"`
 	ICLLR    float64 `json:"icl_lr"`
+	// CaptionSteps, when positive, adds a captions-only stage between the
+	// in-context stage and the mixture, as LLaVA's first stage (feature
+	// alignment: "Visual Instruction Tuning", NeurIPS 2023): CaptionParts
+	// of the TinyMLLM ("projector", or "projector" and "lm"; the vision
+	// encoder stays frozen) learn for CaptionSteps steps of CaptionBatch
+	// public captions (AdamW at CaptionLR, warm-up and cosine as the other
+	// stages) with every visual token: the captions of every public
+	// shapes-vqa scene that pretraining trains on (datasets.SceneCaption,
+	// those the public split asks a question about as well) and the public
+	// fashion-vqa captions, in one pool whose order is reshuffled after
+	// every pass. Without it the mixture holds about one scene caption a
+	// step at small and the base captions held-out scenes with their
+	// colours and shapes at chance although its visual tokens tell them
+	// apart (docs/dualpriv.md). Options.Captions sets it (WithCaptions);
+	// the presets leave it 0.
+	CaptionSteps int      `json:"caption_steps,omitempty"`
+	CaptionBatch int      `json:"caption_batch,omitempty"`
+	CaptionLR    float64  `json:"caption_lr,omitempty"`
+	CaptionParts []string `json:"caption_parts,omitempty"`
 	// Steps is the number of optimizer steps of stage 3, when the
 	// projector and the language model train on the mixture with every
 	// visual token, but for the share PruneShare of it (the vision encoder
@@ -193,6 +212,17 @@ func (p Plan) WithShapesQuestions() Plan {
 	}
 	mix[srcShapesQA] = 2 * p.Mix[srcShapes]
 	p.Mix = mix
+	return p
+}
+
+// WithCaptions returns p with the captions-only stage (Plan.CaptionSteps)
+// of the captions variant of a preset (Options.Captions): as many steps
+// as the mixture (Plan.Steps), batches as large as the in-context
+// stage's, at the mixture's peak learning rate, training the projector
+// and the language model.
+func (p Plan) WithCaptions() Plan {
+	p.CaptionSteps, p.CaptionBatch, p.CaptionLR = p.Steps, p.ICLBatch, p.LR
+	p.CaptionParts = trainedParts
 	return p
 }
 

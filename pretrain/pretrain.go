@@ -66,11 +66,16 @@ type Options struct {
 	// the mixture (Plan.WithShapesQuestions): the shapes-questions variant
 	// of a preset, with the preset's recipe otherwise. TinyMLLM only.
 	ShapesQuestions bool
+	// Captions adds the captions-only stage before the mixture
+	// (Plan.WithCaptions, LLaVA's feature-alignment stage): the captions
+	// variant of a preset, with the preset's recipe otherwise. TinyMLLM
+	// only.
+	Captions bool
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
 	// its own folder Dir/<arch>-<scale>-<key>, or
 	// Dir/<arch>-<scale>-p<patch>-<key> with a Patch, with "-scenes"
 	// after the scale or the patch with Scenes, then "-shapesqa" with
-	// ShapesQuestions.
+	// ShapesQuestions, then "-captions" with Captions.
 	Dir string
 	// Fresh rebuilds the base even when the cache holds it.
 	Fresh bool
@@ -168,10 +173,11 @@ type Manifest struct {
 // Timings are the wall times of a build, in seconds.
 type Timings struct {
 	Data       float64 `json:"data"`
-	Vision     float64 `json:"vision"`        // stage 1 (TinyMLLM)
-	ICL        float64 `json:"icl,omitempty"` // stage 2 (TinyMLLM)
-	Train      float64 `json:"train"`         // stage 3, or the classifier's training
-	Eval       float64 `json:"eval"`          // held-out measures and the fine-tuning check
+	Vision     float64 `json:"vision"`             // stage 1 (TinyMLLM)
+	ICL        float64 `json:"icl,omitempty"`      // stage 2 (TinyMLLM)
+	Captions   float64 `json:"captions,omitempty"` // captions-only stage (TinyMLLM, Plan.CaptionSteps)
+	Train      float64 `json:"train"`              // stage 3, or the classifier's training
+	Eval       float64 `json:"eval"`               // held-out measures and the fine-tuning check
 	FineTune   float64 `json:"finetune"`
 	Total      float64 `json:"total"`
 	Steps      int     `json:"steps"`
@@ -218,7 +224,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %q %d %t %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.ShapesQuestions, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %d %t %t %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.ShapesQuestions, opt.Captions, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -353,6 +359,14 @@ func prepare(opt Options) (*builder, error) {
 		plan = plan.WithShapesQuestions()
 		b.plan = plan
 		name += "-shapesqa"
+	}
+	if opt.Captions {
+		if arch != "tinymllm" {
+			return nil, fmt.Errorf("pretrain: the captions variant is of the tinymllm base only, not %s", arch)
+		}
+		plan = plan.WithCaptions()
+		b.plan = plan
+		name += "-captions"
 	}
 	tasks := dataTasks
 	if arch != "tinymllm" {

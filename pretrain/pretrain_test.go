@@ -551,3 +551,169 @@ func TestShapesQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareCaptions checks the captions variant: its own folder and
+// key, the preset's recipe but for the captions-only stage (as many steps
+// as the mixture, the in-context stage's batch, the mixture's rate, the
+// projector and the language model), the preset's plan left as it was,
+// and its JSON, which the cache key and the runs' base id hash, without a
+// caption field (so the preset's bases keep their keys and ids), and
+// refusal for the other architectures.
+func TestPrepareCaptions(t *testing.T) {
+	dir := t.TempDir()
+	base, err := prepare(Options{Scale: "smoke", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := prepare(Options{Scale: "smoke", Dir: dir, Captions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(c.dir), "tinymllm-smoke-captions-") || c.k.key() == base.k.key() {
+		t.Errorf("captions folder %s key %.12s; preset folder %s key %.12s", c.dir, c.k.key(), base.dir, base.k.key())
+	}
+	want := base.plan
+	want.CaptionSteps, want.CaptionBatch, want.CaptionLR, want.CaptionParts = base.plan.Steps, base.plan.ICLBatch, base.plan.LR, []string{"projector", "lm"}
+	if !reflect.DeepEqual(c.plan, want) {
+		t.Errorf("captions plan %+v, want %+v", c.plan, want)
+	}
+	for _, scale := range []datasets.Scale{datasets.Smoke, datasets.Small, datasets.Full} {
+		p, _ := PlanFor(scale)
+		js, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(js), "caption") {
+			t.Errorf("the %s preset's plan names a caption field: %s", scale, js)
+		}
+	}
+	if p, _ := PlanFor("smoke"); !reflect.DeepEqual(p, base.plan) {
+		t.Error("the captions variant changed the preset's plan")
+	}
+	if _, err := prepare(Options{Scale: "smoke", Dir: dir, Arch: "vit", Captions: true}); err == nil {
+		t.Error("vit with captions: no error")
+	}
+}
+
+// TestCaptionPool checks the captions-only stage's pool against the
+// public splits: the caption of every distinct shapes-vqa scene that
+// pretraining trains on (the reference caption is built here from the
+// scene key's cells, in cell order) and every fashion-vqa caption example
+// that it trains on, none held out, each with its image and the loss on
+// the caption only.
+func TestCaptionPool(t *testing.T) {
+	b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.loadData(); err != nil {
+		t.Fatal(err)
+	}
+	caps, err := b.corpus.captions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		img          []float32
+		prompt, text string
+	}
+	cells := []string{"top left", "top right", "bottom left", "bottom right"}
+	var wants []want
+	seen := map[string]bool{}
+	for _, e := range b.data[srcShapes].Public {
+		if heldOut(e.Items) || seen[e.Items[0]] {
+			continue
+		}
+		seen[e.Items[0]] = true
+		var parts []string
+		for i, c := range strings.Split(strings.TrimPrefix(e.Items[0], "shapes:"), ",") {
+			if c != "-" {
+				col, kin, _ := strings.Cut(c, ".")
+				parts = append(parts, "a "+col+" "+kin+" at the "+cells[i])
+			}
+		}
+		wants = append(wants, want{e.Images[0], "<bos> <image> describe the scene .", strings.Join(parts, " and ") + " <eos>"})
+	}
+	scenes := len(wants)
+	v := datasets.Vocab()
+	for _, e := range b.data[srcFashion].Public {
+		if e.Kind == "caption" && !heldOut(e.Items) {
+			wants = append(wants, want{e.Images[0], v.Decode(e.Prompt), v.Decode(e.Answer)})
+		}
+	}
+	if len(caps) != len(wants) || scenes < 100 || len(caps) == scenes {
+		t.Fatalf("%d captions, want %d (%d scenes)", len(caps), len(wants), scenes)
+	}
+	for i, s := range caps {
+		n := 0
+		for n < len(s.Loss) && !s.Loss[n] {
+			n++
+		}
+		if !slices.Contains(s.Loss[n:], false) && len(s.Images) == 1 && slices.Equal(s.Images[0], wants[i].img) &&
+			v.Decode(s.Tokens[:n]) == wants[i].prompt && v.Decode(s.Tokens[n:]) == wants[i].text {
+			continue
+		}
+		t.Fatalf("caption %d: %q → %q (loss %v), want %q → %q with its image", i, v.Decode(s.Tokens[:n]), v.Decode(s.Tokens[n:]), s.Loss, wants[i].prompt, wants[i].text)
+	}
+}
+
+// TestCaptionStage checks that the captions-only stage trains the parts
+// it names and nothing else: with the projector alone the vision encoder
+// and the language model keep every value, with the projector and the
+// language model both change, the encoder never; and that it lowers the
+// captions' loss (a few steps at a high rate from a fresh model, whose
+// caption loss is about log(vocabulary) per token: by more than 0.5 nats
+// with the language model, at all with the projector alone).
+func TestCaptionStage(t *testing.T) {
+	b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.loadData(); err != nil {
+		t.Fatal(err)
+	}
+	caps, err := b.corpus.captions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := func(m *nn.TinyMLLM) float64 {
+		var s float64
+		for i := range 16 {
+			l, _, err := m.TokenLosses(&caps[i], nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s += mean(l)
+		}
+		return s / 16
+	}
+	for _, parts := range [][]string{{"projector"}, {"projector", "lm"}} {
+		m, err := nn.NewTinyMLLM(b.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := map[string][]float32{}
+		for _, p := range m.Params() {
+			before[p.Name] = slices.Clone(p.Data)
+		}
+		l0 := loss(m)
+		b.plan.CaptionSteps, b.plan.CaptionBatch, b.plan.CaptionLR, b.plan.CaptionParts = 12, 8, 1e-2, parts
+		if err := b.captionStage(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+		drop := 0.5 // the language model learns the captions' words
+		if len(parts) == 1 {
+			drop = 0 // a fresh language model behind a trained projector
+		}
+		if l1 := loss(m); !(l1 < l0-drop) {
+			t.Errorf("parts %v: caption loss %.3f before, %.3f after, want it more than %.1f lower", parts, l0, l1, drop)
+		}
+		for _, p := range m.Params() {
+			part, _, _ := strings.Cut(p.Name, ".")
+			trained := slices.Contains(parts, part)
+			if changed := !slices.Equal(before[p.Name], p.Data); changed != trained {
+				t.Errorf("parts %v: %s changed %v, want %v", parts, p.Name, changed, trained)
+			}
+		}
+	}
+}

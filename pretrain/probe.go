@@ -7,6 +7,7 @@ package pretrain
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -488,4 +489,114 @@ func (p *softmaxProbe) accuracy(x [][]float64, y []int) float64 {
 		}
 	}
 	return float64(hit) / float64(len(x))
+}
+
+// AttentionShare is where the language model's attention goes in one of
+// its blocks from the positions that predict the colour words of scene
+// captions (CaptionAttention): the mean, over heads and colour words, of
+// the attention on the patch tokens of the cell of the object the word
+// names (Own), on the image's other patch tokens (Other), on its [CLS]
+// token (CLS) and on the text (Text). The four sum to 1.
+type AttentionShare struct {
+	Block                 int
+	Own, Other, CLS, Text float64
+}
+
+// sceneCellNames are the cells of a scene caption in datasets.SceneCells'
+// order (0 top left … 3 bottom right).
+var sceneCellNames = [4]string{"top left", "top right", "bottom left", "bottom right"}
+
+// CaptionAttention teacher-forces the reference caption of every held-out
+// public scene among exs (as Captions picks them) through m and returns,
+// per block of the language model, where the attention of the positions
+// that predict a colour word goes (AttentionShare): whether the language
+// model looks at the cell of the object whose colour it names. Attention
+// blind to the cells puts on the object's own cell the cell's share of the
+// patches of Own+Other (area, a quarter). It returns an error if no
+// example is a held-out caption or the patches do not divide evenly among
+// the four cells.
+func CaptionAttention(m *nn.TinyMLLM, exs []datasets.Example) (shares []AttentionShare, area float64, err error) {
+	cells, err := patchCells(m.Config)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := m.Config.Patches()
+	area = float64(len(cells[0])) / float64(n)
+	voc := datasets.Vocab()
+	sum := map[string][4]float64{}
+	words := 0
+	for i := range exs {
+		ex := &exs[i]
+		if ex.Kind != "caption" || !datasets.PretrainHeldOut(ex.Items) {
+			continue
+		}
+		s := nn.Sequence{Tokens: append(slices.Clone(ex.Prompt), ex.Answer...), Images: ex.Images}
+		probs := map[string]nn.Tensor{}
+		h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
+			if strings.HasPrefix(site, "lm.") && strings.HasSuffix(site, ".attn.probs") {
+				probs[site] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
+			}
+		}}
+		_, pos, err := m.Forward(nn.NewTape(nil, nil), &s, nil, h, nil)
+		if err != nil {
+			return nil, 0, fmt.Errorf("pretrain: attention of %s: %w", ex.ID, err)
+		}
+		img := slices.Index(s.Tokens, datasets.Image)
+		// patch j (the encoder's row j, 1-based) and [CLS] in the language
+		// model's order (pos gives the first visual token).
+		patch := func(j int) int { return pos[img] + j }
+		cls := pos[img]
+		if m.Config.CLSLast {
+			patch = func(j int) int { return pos[img] + j - 1 }
+			cls = pos[img] + n
+		}
+		ws := make([]string, len(ex.Answer))
+		for j, id := range ex.Answer {
+			ws[j] = voc.Decode([]int{id})
+		}
+		for j := 0; j+6 < len(ws); j++ {
+			if ws[j] != "a" || ws[j+3] != "at" || ws[j+4] != "the" {
+				continue
+			}
+			cell := slices.Index(sceneCellNames[:], ws[j+5]+" "+ws[j+6])
+			if cell < 0 {
+				continue
+			}
+			row := pos[len(ex.Prompt)+j+1] - 1 // predicts the colour word
+			words++
+			for site, p := range probs {
+				heads, T := p.Shape[0], p.Shape[1]
+				acc := sum[site]
+				for hh := range heads {
+					r := p.Data[hh*T*T+row*T : hh*T*T+(row+1)*T]
+					var own, all float64
+					for k := 1; k <= n; k++ {
+						all += float64(r[patch(k)])
+						if slices.Contains(cells[cell], k) {
+							own += float64(r[patch(k)])
+						}
+					}
+					c := float64(r[cls])
+					acc[0] += own / float64(heads)
+					acc[1] += (all - own) / float64(heads)
+					acc[2] += c / float64(heads)
+					acc[3] += (1 - all - c) / float64(heads)
+				}
+				sum[site] = acc
+			}
+		}
+	}
+	if words == 0 {
+		return nil, 0, fmt.Errorf("pretrain: no colour words in held-out scene captions among %d examples", len(exs))
+	}
+	for _, site := range slices.Sorted(maps.Keys(sum)) {
+		var b int
+		if _, err := fmt.Sscanf(site, "lm.blocks.%d.attn.probs", &b); err != nil {
+			return nil, 0, fmt.Errorf("pretrain: unexpected attention site %q", site)
+		}
+		a, w := sum[site], float64(words)
+		shares = append(shares, AttentionShare{Block: b, Own: a[0] / w, Other: a[1] / w, CLS: a[2] / w, Text: a[3] / w})
+	}
+	slices.SortFunc(shares, func(x, y AttentionShare) int { return x.Block - y.Block })
+	return shares, area, nil
 }

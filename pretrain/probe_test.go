@@ -7,6 +7,8 @@ package pretrain
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -169,5 +171,138 @@ func TestCaptionObjects(t *testing.T) {
 	want = map[string][2]string{"top right": {"blue", "square"}, "bottom left": {"red", "triangle"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("captionObjects(%q) (-want +got):\n%s", s.Caption(), diff)
+	}
+}
+
+// TestCaptionAttention checks the attention shares against closed forms:
+// with every query map of the language model zeroed, each attention row
+// is uniform over the positions up to its own, so the position r that
+// predicts a colour word gives each earlier token 1/(r+1). In
+// "<bos> <image> describe the scene . CAPTION" the image's n patches and
+// [CLS] fill positions 1 to n+1, and token i ≥ 2 sits at position i+n; the
+// reference counts the patches of the named cell (n/4), the other patches
+// and [CLS] over r+1, word by word. With the initial query and key maps
+// scaled up (attention far from uniform), the own-cell share is checked
+// against the attention rows read here through nn.Hooks, with the cells taken from the scene keys (the
+// k-th object of a caption is the k-th non-empty cell) and the patches of
+// a cell from the 4×4 grid's geometry.
+func TestCaptionAttention(t *testing.T) {
+	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nn.Preset("small", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroed := 0
+	for _, p := range m.Params() {
+		if strings.HasPrefix(p.Name, "lm.") && strings.Contains(p.Name, ".attn.q.") {
+			clear(p.Data)
+			zeroed++
+		}
+	}
+	if zeroed != 2*cfg.Layers {
+		t.Fatalf("zeroed %d query tensors, want %d", zeroed, 2*cfg.Layers)
+	}
+	shares, area, err := CaptionAttention(m, d.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Patches()
+	var want [4]float64
+	words := 0
+	v := datasets.Vocab()
+	for _, ex := range d.Public {
+		if ex.Kind != "caption" || !datasets.PretrainHeldOut(ex.Items) {
+			continue
+		}
+		ws := strings.Fields(v.Decode(ex.Answer))
+		for j := 0; j+6 < len(ws); j += 8 { // "a C S at the P1 P2 and"
+			row := len(ex.Prompt) + j + 1 + n - 1
+			all := float64(row + 1)
+			want[0] += float64(n/4) / all
+			want[1] += float64(n-n/4) / all
+			want[2] += 1 / all
+			want[3] += (all - float64(n) - 1) / all
+			words++
+		}
+	}
+	if words == 0 || len(shares) != cfg.Layers || area != 0.25 {
+		t.Fatalf("%d colour words, %d blocks, area %v; want some, %d, 0.25", words, len(shares), area, cfg.Layers)
+	}
+	for i, s := range shares {
+		got := [4]float64{s.Own, s.Other, s.CLS, s.Text}
+		for k := range got {
+			if w := want[k] / float64(words); s.Block != i || math.Abs(got[k]-w) > 1e-5 {
+				t.Errorf("block %d (%d): share %d = %.6f, want %.6f", i, s.Block, k, got[k], w)
+			}
+		}
+	}
+
+	// The cell of each colour word, against attention that is not uniform
+	// (the initial query and key maps scaled up 20 times).
+	m, err = nn.NewTinyMLLM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params() {
+		if strings.HasPrefix(p.Name, "lm.") && (strings.Contains(p.Name, ".attn.q.") || strings.Contains(p.Name, ".attn.k.")) {
+			for i := range p.Data {
+				p.Data[i] *= 20
+			}
+		}
+	}
+	shares, _, err = CaptionAttention(m, d.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := make([]float64, cfg.Layers)
+	words = 0
+	for _, ex := range d.Public {
+		if ex.Kind != "caption" || !datasets.PretrainHeldOut(ex.Items) {
+			continue
+		}
+		var rows [][]float32 // per block: the attention rows, heads × T × T
+		h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
+			if strings.HasPrefix(site, "lm.") && strings.HasSuffix(site, ".attn.probs") {
+				rows = append(rows, slices.Clone(x.Data))
+			}
+		}}
+		s := nn.Sequence{Tokens: append(slices.Clone(ex.Prompt), ex.Answer...), Images: ex.Images}
+		if _, _, err := m.Forward(nn.NewTape(nil, nil), &s, nil, h, nil); err != nil {
+			t.Fatal(err)
+		}
+		T := len(s.Tokens) + n
+		var objCells []int
+		for c, part := range strings.Split(strings.TrimPrefix(ex.Items[0], "shapes:"), ",") {
+			if part != "-" {
+				objCells = append(objCells, c)
+			}
+		}
+		for k, cell := range objCells {
+			row := len(ex.Prompt) + 8*k + 1 + n - 1
+			words++
+			for b := range rows {
+				for hh := range cfg.Heads {
+					for a := range 4 { // patch (a, c) of the 4×4 grid at position 1 + 4a + c
+						for c := range 4 {
+							if 2*(a/2)+c/2 == cell {
+								own[b] += float64(rows[b][hh*T*T+row*T+1+4*a+c]) / float64(cfg.Heads)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for b, s := range shares {
+		if w := own[b] / float64(words); math.Abs(s.Own-w) > 1e-9 || math.Abs(s.Own-0.25*(s.Own+s.Other)) < 1e-3 {
+			t.Errorf("block %d, sharpened: own-cell share %.6f, want %.6f (and not exactly a quarter of the patches' %.6f)", b, s.Own, w, s.Own+s.Other)
+		}
 	}
 }

@@ -29,6 +29,7 @@ const (
 	streamPrune    = 106 // stage 3 token-dropping augmentation
 	streamScenes   = 107 // stage 1 scene object order (Plan.VisionScenes)
 	streamShapesQA = 108 // public shapes questions (Plan.Mix[srcShapesQA])
+	streamCaptions = 109 // captions-only stage order (Plan.CaptionSteps)
 )
 
 // trainer runs AdamW with a cosine schedule and global-norm clipping over a
@@ -158,6 +159,11 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		return nil, err
 	}
 	b.timings.ICL = time.Since(ti).Seconds()
+	tc := time.Now()
+	if err := b.captionStage(ctx, m); err != nil {
+		return nil, err
+	}
+	b.timings.Captions = time.Since(tc).Seconds()
 	base := cfg.PEFT
 	full := base
 	full.Method, full.Parts = "full", trainedParts
@@ -342,6 +348,53 @@ func (b *builder) iclStage(ctx context.Context, m *nn.TinyMLLM) error {
 		loss, err := tr.gradStep(m, step, batch, clsOnlyAll)
 		if err != nil {
 			return fmt.Errorf("pretrain: in-context step %d: %w", step, err)
+		}
+		prog.update(step+1, loss)
+	}
+	return nil
+}
+
+// captionStage trains the parts Plan.CaptionParts of m on public
+// captions alone, with every visual token and the vision encoder frozen
+// (Plan.CaptionSteps; LLaVA's feature-alignment stage).
+func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
+	p := b.plan
+	if p.CaptionSteps == 0 {
+		return nil
+	}
+	caps, err := b.corpus.captions()
+	if err != nil {
+		return err
+	}
+	pe := b.cfg.PEFT
+	pe.Method, pe.Parts = "full", p.CaptionParts
+	layout, err := m.SetPEFT(pe)
+	if err != nil {
+		return fmt.Errorf("pretrain: %w", err)
+	}
+	tr, err := newTrainer(layout, p.CaptionLR, p.CaptionLR/10, max(1, p.CaptionSteps/20), p.CaptionSteps, p.WeightDecay, p.ClipNorm)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(b.seed, streamCaptions))
+	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: captions", b.arch, b.scale), p.CaptionSteps)
+	prog.note("training %s on %d public captions, %d steps of %d", strings.Join(p.CaptionParts, " and "), len(caps), p.CaptionSteps, p.CaptionBatch)
+	var order []int
+	batch := make([]nn.Sequence, p.CaptionBatch)
+	for step := range p.CaptionSteps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i := range batch {
+			if len(order) == 0 {
+				order = rng.Perm(len(caps))
+			}
+			batch[i] = caps[order[0]]
+			order = order[1:]
+		}
+		loss, err := tr.gradStep(m, step, batch, nil)
+		if err != nil {
+			return fmt.Errorf("pretrain: caption step %d: %w", step, err)
 		}
 		prog.update(step+1, loss)
 	}

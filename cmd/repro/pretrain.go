@@ -38,7 +38,8 @@ func pretrainCommand() *cli.Command {
 			"shapes of public shapes-vqa scene objects), cached as ARCH-SCALE-scenes-KEY; a spec\n" +
 			"selects it with the sweep axis vision_scenes. --shapes-questions builds the variant whose\n" +
 			"mixture also holds public shapes-vqa questions of every kind, cached as ARCH-SCALE-shapesqa-KEY;\n" +
-			"a spec selects it with the sweep axis shapes_questions.",
+			"a spec selects it with the sweep axis shapes_questions. --captions builds the variant with a\n" +
+			"captions-only stage before the mixture (LLaVA's feature alignment), cached as ARCH-SCALE-captions-KEY.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
@@ -46,13 +47,14 @@ func pretrainCommand() *cli.Command {
 			&cli.StringFlag{Name: "fusion-mode", Usage: "fusion only: `late` (the default) or early fusion"},
 			&cli.IntFlag{Name: "patch", Usage: "tinymllm only: patch side `N` in pixels instead of the preset's (4: 49 patches an image at small)"},
 			&cli.BoolFlag{Name: "shapes-questions", Usage: "tinymllm only: the mixture also holds public shapes-vqa questions of every kind"},
+			&cli.BoolFlag{Name: "captions", Usage: "tinymllm only: a captions-only stage (public scene and item captions; projector and language model, the encoder frozen) before the mixture, as LLaVA's feature-alignment stage"},
 			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "pretraining seed `N`"},
 			&cli.StringFlag{Name: "data-dir", Usage: "read the full Fashion-MNIST release from `DIR`"},
 			&cli.StringFlag{Name: "device", Value: "cpu", Usage: "train on `device`: cpu, or cuda (an NVIDIA GPU; needs a binary built with make cuda-build); not part of the cache key"},
-			&cli.BoolFlag{Name: "probe", Usage: "tinymllm only: also fit linear probes that read each scene cell's colour and shape from the frozen visual features (shapes-vqa-tune: its training scenes, scored on its validation scenes), and score the base's captions of held-out public scenes object by object"},
+			&cli.BoolFlag{Name: "probe", Usage: "tinymllm only: also fit linear probes that read each scene cell's colour and shape from the frozen visual features (shapes-vqa-tune: its training scenes, scored on its validation scenes), score the base's captions of held-out public scenes object by object, and show where the language model attends when it names their colours"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object (checkpoint, hash, metrics, ...)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on standard error"},
 		},
@@ -70,6 +72,7 @@ func pretrainCommand() *cli.Command {
 				Scenes: c.Bool("scenes"),
 
 				ShapesQuestions: c.Bool("shapes-questions"),
+				Captions:        c.Bool("captions"),
 				DataDir:         c.String("data-dir"),
 
 				ImageEncoder: c.String("image-encoder"),
@@ -134,7 +137,19 @@ func probeBase(w io.Writer, r *pretrain.Result, opt pretrain.Options) error {
 	colours, shapes := datasets.SceneAttributes()
 	_, err = fmt.Fprintf(w, "\ncaptions of %d held-out public scenes (%d objects): object count right %.1f%%, object in its cell %.1f%%, colour right there %.1f%% (chance %.1f%%), shape %.1f%% (chance %.1f%%)\n",
 		cs.Captions, cs.Objects, 100*cs.Count, 100*cs.Position, 100*cs.Colour, 100/float64(colours), 100*cs.Shape, 100/float64(shapes))
-	return err
+	if err != nil {
+		return err
+	}
+	shares, area, err := pretrain.CaptionAttention(m, d.Public)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nattention of the positions that predict the captions' colour words (mean over heads and words; the object's cell is %.0f%% of the patches)\n", 100*area)
+	fmt.Fprintf(w, "%-6s %9s %13s %6s %6s %18s\n", "block", "own cell", "other patches", "[CLS]", "text", "own / all patches")
+	for _, s := range shares {
+		fmt.Fprintf(w, "%-6d %9.3f %13.3f %6.3f %6.3f %17.1f%%\n", s.Block+1, s.Own, s.Other, s.CLS, s.Text, 100*s.Own/(s.Own+s.Other))
+	}
+	return nil
 }
 
 // writePretrainJSON prints the result for scripts: at least checkpoint,

@@ -100,7 +100,7 @@ func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T,
 // (the zero choice: the preset's), writing the pretraining's progress
 // lines to progress; tests replace it.
 var newBase = func(ctx context.Context, dir, scale string, b experiments.BaseChoice, progress io.Writer) (*pretrain.Result, error) {
-	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, ShapesQuestions: b.ShapesQuestions, Dir: dir, Progress: progress})
+	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, ShapesQuestions: b.ShapesQuestions, Captions: b.Captions, Dir: dir, Progress: progress})
 }
 
 // Base returns the pretrained base of scale, built in or read from the
@@ -127,6 +127,9 @@ func BaseAt(ctx context.Context, dir, scale string, b experiments.BaseChoice) (*
 		}
 		if b.ShapesQuestions {
 			name += " (shapes questions)"
+		}
+		if b.Captions {
+			name += " (captions stage)"
 		}
 		runners.Note(ctx, "preparing the "+name+" base model")
 		defer runners.Note(ctx, "")
@@ -267,7 +270,8 @@ func BaseID(scale string) (string, error) {
 // choice: the preset's, whose identity is BaseID's): with a patch side
 // the model preset hashed is nn.Config.WithPatch's, with scenes the plan
 // is pretrain.Plan.WithScenes, with shapes questions
-// pretrain.Plan.WithShapesQuestions.
+// pretrain.Plan.WithShapesQuestions, with the captions stage
+// pretrain.Plan.WithCaptions.
 func BaseIDAt(scale string, b experiments.BaseChoice) (string, error) {
 	return memo(&cache.baseIDs, baseIDKey{scale, b}, func() (string, error) { return baseID(scale, b) })
 }
@@ -294,6 +298,9 @@ func baseID(scale string, bc experiments.BaseChoice) (string, error) {
 	}
 	if bc.ShapesQuestions {
 		plan = plan.WithShapesQuestions()
+	}
+	if bc.Captions {
+		plan = plan.WithCaptions()
 	}
 	b, err := json.Marshal(struct {
 		Format int           `json:"format"`

@@ -227,6 +227,18 @@ func TestBaseID(t *testing.T) {
 			t.Errorf("Inputs with shapes_questions %d = %+v, %v; want base %q", v, in, err, want)
 		}
 	}
+	// caption_stage 1 selects the captions base (another plan), 0 or
+	// absent the preset's, whose id the new plan fields leave as it was.
+	cp, err := BaseIDAt("smoke", experiments.BaseChoice{Captions: true})
+	if err != nil || cp == a || cp == sq || cp == sc || cp == p7 {
+		t.Errorf("BaseIDAt(smoke, captions) = %q, %v; want another base than %q, %q, %q and %q", cp, err, a, sq, sc, p7)
+	}
+	for v, want := range map[int64]string{0: a, 1: cp} {
+		in, err = Inputs(&experiments.Config{Task: "shapes-vqa", Scale: "smoke", Seed: 1, Params: map[string]any{"caption_stage": v}})
+		if err != nil || in.Base != want {
+			t.Errorf("Inputs with caption_stage %d = %+v, %v; want base %q", v, in, err, want)
+		}
+	}
 }
 
 // TestEvaluate compares greedy decoding's exact match with the
