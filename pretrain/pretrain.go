@@ -334,40 +334,11 @@ func prepare(opt Options) (*builder, error) {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}
 	cfg.Seed = seed
-	name := string(scale)
-	if opt.Patch != 0 && opt.Patch != cfg.Patch {
-		if arch != "tinymllm" {
-			return nil, fmt.Errorf("pretrain: a patch size shapes the tinymllm base only, not %s", arch)
-		}
-		if cfg, err = cfg.WithPatch(opt.Patch); err != nil {
-			return nil, fmt.Errorf("pretrain: %w", err)
-		}
-		name = fmt.Sprintf("%s-p%d", scale, opt.Patch)
+	cfg, plan, name, err := tinyVariants(opt, arch, cfg, plan, string(scale))
+	if err != nil {
+		return nil, err
 	}
-	if opt.Scenes {
-		if arch != "tinymllm" {
-			return nil, fmt.Errorf("pretrain: the scenes variant is of the tinymllm base only, not %s", arch)
-		}
-		plan = plan.WithScenes()
-		b.plan = plan
-		name += "-scenes"
-	}
-	if opt.ShapesQuestions {
-		if arch != "tinymllm" {
-			return nil, fmt.Errorf("pretrain: the shapes-questions variant is of the tinymllm base only, not %s", arch)
-		}
-		plan = plan.WithShapesQuestions()
-		b.plan = plan
-		name += "-shapesqa"
-	}
-	if opt.Captions {
-		if arch != "tinymllm" {
-			return nil, fmt.Errorf("pretrain: the captions variant is of the tinymllm base only, not %s", arch)
-		}
-		plan = plan.WithCaptions()
-		b.plan = plan
-		name += "-captions"
-	}
+	b.plan = plan
 	tasks := dataTasks
 	if arch != "tinymllm" {
 		tasks = []string{classifierTask[arch]}
@@ -404,6 +375,47 @@ func prepare(opt Options) (*builder, error) {
 	}
 	b.dir = filepath.Join(dir, fmt.Sprintf("%s-%s-%.16s", arch, name, b.k.key()))
 	return b, nil
+}
+
+// tinyVariants applies the tinymllm base's opt-in variants (patch size,
+// scenes, shapes questions, captions) to its configuration and plan, and
+// returns the base's name with their suffixes.
+func tinyVariants(opt Options, arch string, cfg nn.Config, plan Plan, name string) (nn.Config, Plan, string, error) {
+	only := func(what string) error {
+		return fmt.Errorf("pretrain: the %s variant is of the tinymllm base only, not %s", what, arch)
+	}
+	if opt.Patch != 0 && opt.Patch != cfg.Patch {
+		if arch != "tinymllm" {
+			return cfg, plan, "", fmt.Errorf("pretrain: a patch size shapes the tinymllm base only, not %s", arch)
+		}
+		var err error
+		if cfg, err = cfg.WithPatch(opt.Patch); err != nil {
+			return cfg, plan, "", fmt.Errorf("pretrain: %w", err)
+		}
+		name = fmt.Sprintf("%s-p%d", name, opt.Patch)
+	}
+	if opt.Scenes {
+		if arch != "tinymllm" {
+			return cfg, plan, "", only("scenes")
+		}
+		plan = plan.WithScenes()
+		name += "-scenes"
+	}
+	if opt.ShapesQuestions {
+		if arch != "tinymllm" {
+			return cfg, plan, "", only("shapes-questions")
+		}
+		plan = plan.WithShapesQuestions()
+		name += "-shapesqa"
+	}
+	if opt.Captions {
+		if arch != "tinymllm" {
+			return cfg, plan, "", only("captions")
+		}
+		plan = plan.WithCaptions()
+		name += "-captions"
+	}
+	return cfg, plan, name, nil
 }
 
 func (b *builder) loadData() error {
