@@ -123,7 +123,7 @@ func TestRunFailsBeforeStarting(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no executor", []string{"table1", "--set", "methods.0.name=" + unimplemented, "--only", "method=" + unimplemented}, "no executor for method " + unimplemented},
+		{"no executor", []string{fakeSpec(t, ""), "--set", "methods.0.name=" + unimplemented}, "no executor for method " + unimplemented},
 		{"unknown experiment", []string{"table9"}, `no experiment "table9"`},
 		{"epsilon", []string{"table1", "--set", "sweep.epsilon=[0, 1]"}, "--set sweep.epsilon=[0, 1]: sweep.epsilon: epsilon is 0, must be > 0 or inf"},
 		{"delta", []string{"table1", "--set", "delta=1"}, "--set delta=1: delta is 1, must be in [0, 1)"},
