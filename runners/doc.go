@@ -71,7 +71,8 @@
 //     that, and today's estimate is the quiet time over today's share
 //     (the load when the sweep starts plus its jobs' threads, J·c;
 //     unknown, so quiet, for a remote backend; runs recorded before loads
-//     were keep their seconds). The first line, printed before any run starts, carries
+//     were count at the median share of their scale's runs that recorded
+//     one, as they are where none did). The first line, printed before any run starts, carries
 //     the recorded runs' estimate already ("ETA ?" only where none tells,
 //     or where a remote backend has not yet shown how many runs it runs
 //     at once).

@@ -374,7 +374,10 @@ func TestETASource(t *testing.T) {
 // checked-in tables: each method and task timed at smoke and small is
 // predicted at small from its smoke median seconds per step and the
 // median ratio of the others (itself left out), against its recorded
-// small median (a converted cost is a typical run's, see convertPrior).
+// small median (a converted cost is a typical run's, see convertPrior),
+// at a quiet load: rows with a load at their quiet speed, rows without
+// at their scale's typical share (see typicalShare; taken as they are,
+// they mix with the quiet ones: median factor 2.58, 9 of 17 within ×3).
 // Tables recorded on a loaded machine make single factors wide; the
 // median factor must stay within ×2 and most within ×3.
 func TestCheckedInAcrossScales(t *testing.T) {

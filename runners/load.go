@@ -165,13 +165,19 @@ func (l load) share() (float64, bool) {
 // atLoad returns by how much the wall time of a run recorded at load
 // rec is multiplied at load today: share(rec) / share(today), 1 when
 // rec's load is unknown (a row recorded before loads were: its time is
-// taken as it is). A today whose load is unknown counts as a quiet
-// machine (share 1).
+// taken as it is, unless newPrior gives it its tables' typical share).
+// A today whose load is unknown counts as a quiet machine (share 1).
 func atLoad(rec, today load) float64 {
 	s, ok := rec.share()
 	if !ok {
 		return 1
 	}
+	return atShare(s, today)
+}
+
+// atShare returns by how much the wall time of a run that got share s of
+// its quiet speed is multiplied at load today (see atLoad).
+func atShare(s float64, today load) float64 {
 	t, ok := today.share()
 	if !ok {
 		t = 1

@@ -118,10 +118,13 @@ func TestSweepLoad(t *testing.T) {
 // (or one whose load is unknown, or with 16 cores at load 8), 158.4 /
 // 0.6294 = 251.8 s at load 4 on 2 cores (Python: 400 * 0.25 ** 0.668 /
 // 0.5 ** 0.668 = 251.75143470097152) and 400 s at load 8 again; y's run,
-// recorded without its load (a table written before loads were), takes
-// its 400 s at any load. Both have 100 planned steps, so the per-step
-// costs scale the same way; a run with no steps (z, by its whole run)
-// too.
+// recorded without its load (a table written before loads were), is
+// taken as run at the median share of the table's rows with one (x's
+// and z's, both at load 8: 0.3961, see typicalShare), so it costs what
+// x's does; alone in its table, with no row that recorded a load, it
+// takes its 400 s at any load. Both have 100 planned steps, so the
+// per-step costs scale the same way; a run with no steps (z, by its
+// whole run) too.
 func TestETALoad(t *testing.T) {
 	t.Parallel()
 	nan := math.NaN()
@@ -137,6 +140,10 @@ func TestETALoad(t *testing.T) {
 	if err := results.WriteRuns(filepath.Join(dir, "e-small.parquet"), rows); err != nil {
 		t.Fatal(err)
 	}
+	alone := t.TempDir() // y's run alone: no row recorded a load
+	if err := results.WriteRuns(filepath.Join(alone, "e-small.parquet"), rows[1:2]); err != nil {
+		t.Fatal(err)
+	}
 	run := func(method string) *Run {
 		return &Run{Experiment: "other", Config: experiments.Config{Method: method, Task: "t", Scale: "small"}}
 	}
@@ -150,13 +157,17 @@ func TestETALoad(t *testing.T) {
 		today   load
 		x, y, z time.Duration
 	}{
-		{"quiet", load{avg: 0.4, procs: 2}, quiet, 400 * time.Second, quiet},
-		{"unknown load", load{avg: nan, procs: 2}, quiet, 400 * time.Second, quiet},
-		{"load 4 on 2 cores", load{avg: 4, procs: 2}, at4, 400 * time.Second, at4},
+		{"quiet", load{avg: 0.4, procs: 2}, quiet, quiet, quiet},
+		{"unknown load", load{avg: nan, procs: 2}, quiet, quiet, quiet},
+		{"load 4 on 2 cores", load{avg: 4, procs: 2}, at4, at4, at4},
 		{"load 8 on 2 cores", load{avg: 8, procs: 2}, 400 * time.Second, 400 * time.Second, 400 * time.Second},
-		{"load 8 on 16 cores", load{avg: 8, procs: 16}, quiet, 400 * time.Second, quiet},
+		{"load 8 on 16 cores", load{avg: 8, procs: 16}, quiet, quiet, quiet},
 	} {
 		prior := checkedInPrior(os.DirFS(dir), "small", plan, tc.today)
+		p := checkedInPrior(os.DirFS(alone), "small", plan, tc.today)
+		if d, _, ok := newETA([]*Run{run("y")}, 1, plan, p).estimate(at); !ok || d != 400*time.Second {
+			t.Errorf("%s: a run of y, alone in its table: %v (%v), want 6m40s as recorded", tc.desc, d, ok)
+		}
 		for _, c := range []struct {
 			method string
 			want   time.Duration
@@ -179,6 +190,29 @@ func TestETALoad(t *testing.T) {
 		if !ok || !near(d, tc.x) || from != fromRecorded {
 			t.Errorf("%s: a run of x from the recorded runs: %v from %v (%v), want %v", tc.desc, d, from, ok, tc.x)
 		}
+	}
+}
+
+// TestTypicalShare checks the share that rows without a load are taken
+// to have run at, by hand: the median of the shares of the rows that
+// finished ok with a load, at load 2, 4, 8 and 16 on 2 cores, 1,
+// 0.5^0.668, 0.25^0.668 and 0.125^0.668, the mean of the middle two
+// (Python: (0.5 ** 0.668 + 0.25 ** 0.668) / 2 = 0.5127479961074567);
+// a failed run at load 16, a load-less row and a load without its cores
+// do not count. None with a load: false.
+func TestTypicalShare(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	row := func(status results.Status, l float64, procs int64) results.Run {
+		return results.Run{Status: status, Seconds: 10, LoadStart: l, LoadEnd: l, GOMAXPROCS: procs}
+	}
+	rows := []results.Run{row(results.OK, 2, 2), row(results.OK, 4, 2), row(results.OK, 8, 2), row(results.OK, 16, 2),
+		row(results.Failed, 16, 2), row(results.OK, nan, 0), row(results.OK, 16, 0)}
+	if s, ok := typicalShare(rows); !ok || math.Abs(s-0.5127479961074567) > 1e-12 {
+		t.Errorf("typicalShare = %v (%v), want 0.5127479961074567", s, ok)
+	}
+	if s, ok := typicalShare(rows[5:]); ok {
+		t.Errorf("typicalShare of rows without a load = %v, want none", s)
 	}
 }
 
