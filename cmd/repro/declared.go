@@ -55,15 +55,6 @@ func checkDeclared(runs []results.Run, expand func(scale string) ([]experiments.
 		configs = append(configs, cs...)
 	}
 	found := map[string]bool{}
-	// declaredVals holds, per method and variant, the values its configs
-	// give each param, to name what makes an undeclared run differ.
-	declaredVals := map[string]bool{}
-	for _, c := range configs {
-		for k, v := range c.Params {
-			declaredVals[cellOf(c.Method, c.Params)+"\x00"+k+"="+paramString(v)] = true
-		}
-		declaredVals[cellOf(c.Method, c.Params)+"\x00ε="+num64(float64(c.Epsilon))] = true
-	}
 	for _, r := range runs {
 		key := configKey(r.Method, r.Task, r.Scale, r.Seed, r.EpsilonTarget, r.Delta, r.Params)
 		if declared[key] {
@@ -72,19 +63,7 @@ func checkDeclared(runs []results.Run, expand func(scale string) ([]experiments.
 			continue
 		}
 		d.undeclared = append(d.undeclared, r)
-		cell := cellOf(r.Method, r.Params) + ", task " + r.Task
-		if !declaredVals[cellOf(r.Method, r.Params)+"\x00ε="+num64(r.EpsilonTarget)] {
-			cell += ", ε " + num64(r.EpsilonTarget)
-		}
-		for _, k := range slices.Sorted(maps.Keys(r.Params)) {
-			if k == experiments.VariantParam {
-				continue
-			}
-			if !declaredVals[cellOf(r.Method, r.Params)+"\x00"+k+"="+paramString(r.Params[k])] {
-				cell += fmt.Sprintf(", %s %s", k, paramString(r.Params[k]))
-			}
-		}
-		d.cells[cell]++
+		d.cells[undeclaredCell(r, configs)]++
 	}
 	for _, c := range configs {
 		if !found[configKey(c.Method, c.Task, c.Scale, c.Seed, float64(c.Epsilon), c.Delta, c.Params)] {
@@ -92,6 +71,54 @@ func checkDeclared(runs []results.Run, expand func(scale string) ([]experiments.
 		}
 	}
 	return d, nil
+}
+
+// undeclaredCell names the cell of the undeclared run r: its variant (or
+// method) and task, then how it differs from the nearest of configs with
+// the same ones, if any ("variant mp, task fashion-upper, lr 0.03"): the
+// values it differs in, "no k" for a param the config has and r lacks.
+func undeclaredCell(r results.Run, configs []experiments.Config) string {
+	name := cellOf(r.Method, r.Params)
+	cell := name + ", task " + r.Task
+	var best []string
+	for _, c := range configs {
+		if c.Method != r.Method || c.Task != r.Task || c.Scale != r.Scale || cellOf(c.Method, c.Params) != name {
+			continue
+		}
+		var diff []string
+		if float64(c.Epsilon) != r.EpsilonTarget {
+			diff = append(diff, "ε "+num64(r.EpsilonTarget))
+		}
+		if c.Delta != r.Delta {
+			diff = append(diff, "δ "+num64(r.Delta))
+		}
+		if c.Seed != r.Seed {
+			diff = append(diff, fmt.Sprintf("seed %d", r.Seed))
+		}
+		keys := slices.Sorted(maps.Keys(r.Params))
+		for k := range c.Params {
+			if _, ok := r.Params[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			v, ok := r.Params[k]
+			cv, cok := c.Params[k]
+			switch {
+			case !ok:
+				diff = append(diff, "no "+k)
+			case !cok || paramString(v) != paramString(cv):
+				diff = append(diff, k+" "+paramString(v))
+			}
+		}
+		if best == nil || len(diff) < len(best) {
+			best = diff
+		}
+	}
+	for _, d := range best {
+		cell += ", " + d
+	}
+	return cell
 }
 
 // warnings returns the warning lines of d for experiment exp: the runs
