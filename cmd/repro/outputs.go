@@ -52,7 +52,7 @@ func expFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once", DefaultText: "the number of CPUs"},
 		&cli.GenericFlag{Name: "set", Value: new(stringsValue), Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
 		&cli.BoolFlag{Name: "no-run", Usage: "EXP: run nothing; use the runs finished so far and warn how many are missing"},
-		&cli.StringFlag{Name: "from", Usage: "EXP: run nothing; read the runs from the run table `FILE.parquet` (a checked-in baseline) instead, writing any tables and plots into a temporary folder"},
+		&cli.StringFlag{Name: "from", Usage: "EXP: run nothing; read the runs from the run table `FILE.parquet` (a checked-in baseline, or a results folder such as results/EXP) instead, writing any tables and plots into a temporary folder"},
 	}
 }
 

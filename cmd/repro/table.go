@@ -41,7 +41,8 @@ func tableCommand() *cli.Command {
 			"   $ repro table table1 --scale smoke\n" +
 			"   $ repro table table1 --scale smoke --no-run --format md\n" +
 			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n" +
-			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n\n" +
+			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n" +
+			"   $ repro table sparta-table2 --from results/baselines/sparta-table2-small.parquet --all-runs\n\n" +
 			"With --from, the runs are compared with the runs the spec declares at their\n" +
 			"scale, by configuration (method, task, seed, ε, δ and every hyperparameter,\n" +
 			"variant included), not by run id, which moves with the code: runs the spec no\n" +
@@ -49,9 +50,8 @@ func tableCommand() *cli.Command {
 			"a warning that counts them and names their cells, and the declared runs the\n" +
 			"table lacks are counted. They are dropped rather than kept and marked because a\n" +
 			"table row names only a few keys: a stale run would be averaged into a cell\n" +
-			"that looks declared. --all-runs keeps them (still warning), as the table\n" +
-			"was before; repro verify always reads every run, its claims select runs by\n" +
-			"their column values.\n\n" +
+			"that looks declared. --all-runs keeps them (still warning). repro verify\n" +
+			"reads every run: its claims select runs by their column values.\n\n" +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and prints\n" +
 			"one row per distinct --rows value and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
