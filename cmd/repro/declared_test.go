@@ -5,6 +5,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestTableFromUndeclaredRuns(t *testing.T) {
 
 	missing := "fake: warning: 1 declared run at scale smoke missing from the run table (method " + fakeMethod + ", task fashion-vqa: 1)\n"
 	want, wantErr, err := run(t, "table", spec, "--from", only, "--format", "md")
-	if err != nil || !strings.Contains(wantErr, missing) || strings.Contains(wantErr, "not declared") {
+	if err != nil || !strings.Contains(wantErr, missing) || strings.Contains(wantErr, " not declared by ") {
 		t.Fatalf("repro table --from the declared runs: %v; stderr:\n%s\nwant the line\n%s", err, wantErr, missing)
 	}
 
@@ -72,6 +73,16 @@ func TestTableFromUndeclaredRuns(t *testing.T) {
 	kept := "(method " + fakeMethod + ", task fashion-vqa, lr 0.5: 1): kept (--all-runs)\n"
 	if err != nil || out == want || !strings.Contains(stderr, kept) {
 		t.Errorf("repro table --from --all-runs: %v, printed:\n%s\nstderr:\n%s\nwant a table other than the declared runs' and %q", err, out, stderr, kept)
+	}
+
+	// A results folder: its runs.parquet, every run declared.
+	full, err := os.ReadFile(filepath.Join(dir, "fake", "t1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err = run(t, "table", spec, "--from", filepath.Join(dir, "fake"), "--format", "md")
+	if err != nil || out != string(full) || strings.Contains(stderr, " not declared by ") || strings.Contains(stderr, "missing from the run table") {
+		t.Errorf("repro table --from a results folder: %v, printed:\n%s\nwant its t1.md:\n%s\nstderr:\n%s", err, out, full, stderr)
 	}
 
 	for _, args := range [][]string{
