@@ -146,13 +146,13 @@ func (d *declaredCheck) warnings(exp string, all bool) []string {
 }
 
 // counted returns the first maxCells cells, sorted, each with its count,
-// then "…" if there are more: "variant mp, task fashion-upper: 9; …".
+// then how many more there are: "variant mp, task fashion-upper: 9; … 2 more cells".
 func counted(cells map[string]int) string {
 	keys := slices.Sorted(maps.Keys(cells))
 	var parts []string
 	for i, k := range keys {
 		if i == maxCells {
-			parts = append(parts, fmt.Sprintf("… %d more", len(keys)-maxCells))
+			parts = append(parts, fmt.Sprintf("… %d more cells", len(keys)-maxCells))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%s: %d", k, cells[k]))

@@ -75,6 +75,12 @@ func TestTableFromUndeclaredRuns(t *testing.T) {
 		t.Errorf("repro table --from --all-runs: %v, printed:\n%s\nstderr:\n%s\nwant a table other than the declared runs' and %q", err, out, stderr, kept)
 	}
 
+	// No run declared: an error, not an empty table.
+	_, _, err = run(t, "table", spec, "--from", all, "--set", "sweep.seed=[9]")
+	if err == nil || !strings.Contains(err.Error(), "none of its 4 runs is declared by fake (--all-runs keeps them)") {
+		t.Errorf("repro table --from a table none of whose runs is declared: got %v, want an error", err)
+	}
+
 	// A results folder: its runs.parquet, every run declared.
 	full, err := os.ReadFile(filepath.Join(dir, "fake", "t1.md"))
 	if err != nil {

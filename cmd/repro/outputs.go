@@ -258,6 +258,10 @@ func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, o expOptions)
 		for _, w := range check.warnings(s.Name, o.allRuns) {
 			fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, w)
 		}
+		if len(check.keep) == 0 && !o.allRuns {
+			os.RemoveAll(tmp)
+			return "", fmt.Errorf("%s: --from %s: none of its %d runs is declared by %s (--all-runs keeps them)", cmd, file, len(runs), s.Name)
+		}
 	}
 	return tmp, nil
 }
