@@ -17,7 +17,7 @@ import (
 )
 
 // maxCells is the number of cells a declared-runs warning names before
-// it ends in "…".
+// it counts the others ("… 2 more cells").
 const maxCells = 4
 
 // declaredCheck is the comparison of a run table with the runs its spec
