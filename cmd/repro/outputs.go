@@ -35,6 +35,10 @@ type expOptions struct {
 	set     []string
 	noRun   bool
 	from    string // a run table to draw from instead of the runs
+	// declared leaves out of the run table from the runs that s does not
+	// declare at its scales, and warns of them and of the declared runs it
+	// lacks (checkDeclared); allRuns keeps them, still warning.
+	declared, allRuns bool
 }
 
 // expFlags returns the experiment flags of repro table and repro plot. The
@@ -48,7 +52,7 @@ func expFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Usage: "EXP: execute `n` runs at once", DefaultText: "the number of CPUs"},
 		&cli.GenericFlag{Name: "set", Value: new(stringsValue), Usage: "EXP: override a spec value: `key=value`, a dotted path and a YAML value; repeatable"},
 		&cli.BoolFlag{Name: "no-run", Usage: "EXP: run nothing; use the runs finished so far and warn how many are missing"},
-		&cli.StringFlag{Name: "from", Usage: "EXP: run nothing; read the runs from the run table `FILE.parquet` (a checked-in baseline) instead, writing any tables and plots into a temporary folder"},
+		&cli.StringFlag{Name: "from", Usage: "EXP: run nothing; read the runs from the run table `FILE.parquet` (a checked-in baseline, or a results folder such as results/EXP) instead, writing any tables and plots into a temporary folder"},
 	}
 }
 
@@ -130,7 +134,7 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 	}
 	warnCollapses(wErr, s)
 	if o.from != "" {
-		root, err := fromRunTable(wErr, cmd, s, o.from)
+		root, err := fromRunTable(wErr, cmd, s, o)
 		return s, root, false, nil, err
 	}
 	ropts := &runners.Options{Root: o.results, Jobs: o.jobs, Progress: wErr, Inputs: runInputs}
@@ -182,11 +186,18 @@ func prepareExperiment(ctx context.Context, wErr io.Writer, cmd string, o expOpt
 	return s, root, false, sweepErr, nil
 }
 
-// fromRunTable copies the run table file, which must hold runs of
-// experiment s, to a new temporary results folder and returns it, for
-// the outputs of s to be drawn from it; wErr says where they go. Outputs
-// that read the runs' folders (roc and grid plots) have none there.
-func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, file string) (string, error) {
+// fromRunTable copies the run table o.from (a file, or a results folder's
+// runs.parquet), which must hold runs of experiment s, to a new temporary
+// results folder and returns it, for the outputs of s to be drawn from it;
+// wErr says where they go. Outputs that read the runs' folders (roc and
+// grid plots) have none there. With o.declared, the runs that s does not
+// declare at their scale are left out (unless o.allRuns), and wErr counts
+// them and the declared runs the table lacks.
+func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, o expOptions) (string, error) {
+	file := o.from
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		file = filepath.Join(file, results.RunsFile)
+	}
 	runs, err := results.ReadRuns(file)
 	if err != nil {
 		return "", fmt.Errorf("%s: --from: %w", cmd, err)
@@ -202,6 +213,26 @@ func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, file string) 
 	if err != nil {
 		return "", fmt.Errorf("%s: --from: %w", cmd, err)
 	}
+	var check *declaredCheck
+	if o.declared {
+		check, err = checkDeclared(runs, func(scale string) ([]experiments.Config, error) {
+			if scale == s.Scale {
+				return s.Expand(), nil
+			}
+			opts, err := specOverrides(scale, "", o.set)
+			if err != nil {
+				return nil, err
+			}
+			at, err := experiments.Load(o.name, opts)
+			if err != nil {
+				return nil, fmt.Errorf("%s: --from %s: runs at scale %s: %w", cmd, file, scale, err)
+			}
+			return at.Expand(), nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
 	tmp, err := os.MkdirTemp("", "repro-"+s.Name+"-")
 	if err != nil {
 		return "", err
@@ -209,7 +240,13 @@ func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, file string) 
 	if err := os.MkdirAll(filepath.Join(tmp, s.Name), 0o755); err != nil {
 		return "", err
 	}
-	if err := results.WriteFile(filepath.Join(tmp, s.Name, results.RunsFile), data); err != nil {
+	dst := filepath.Join(tmp, s.Name, results.RunsFile)
+	if check != nil && len(check.undeclared) > 0 && !o.allRuns {
+		err = results.WriteRuns(dst, check.keep)
+	} else {
+		err = results.WriteFile(dst, data)
+	}
+	if err != nil {
 		return "", err
 	}
 	var at []string
@@ -217,6 +254,15 @@ func fromRunTable(wErr io.Writer, cmd string, s *experiments.Spec, file string) 
 		at = append(at, fmt.Sprintf("%d at scale %s", scales[sc], sc))
 	}
 	fmt.Fprintf(wErr, "%s: reading %d runs from %s (%s); the outputs go to %s\n", s.Name, len(runs), file, strings.Join(at, ", "), tmp)
+	if check != nil {
+		for _, w := range check.warnings(s.Name, o.allRuns) {
+			fmt.Fprintf(wErr, "%s: warning: %s\n", s.Name, w)
+		}
+		if len(check.keep) == 0 && !o.allRuns {
+			os.RemoveAll(tmp)
+			return "", fmt.Errorf("%s: --from %s: none of its %d runs is declared by %s (--all-runs keeps them)", cmd, file, len(runs), s.Name)
+		}
+	}
 	return tmp, nil
 }
 

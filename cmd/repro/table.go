@@ -41,7 +41,17 @@ func tableCommand() *cli.Command {
 			"   $ repro table table1 --scale smoke\n" +
 			"   $ repro table table1 --scale smoke --no-run --format md\n" +
 			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n" +
-			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n\n" +
+			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n" +
+			"   $ repro table sparta-table2 --from results/baselines/sparta-table2-small.parquet --all-runs\n\n" +
+			"With --from, the runs are compared with the runs the spec declares at their\n" +
+			"scale, by configuration (method, task, seed, ε, δ and every hyperparameter,\n" +
+			"variant included), not by run id, which moves with the code: runs the spec no\n" +
+			"longer declares (a table checked in before the spec changed) are left out, with\n" +
+			"a warning that counts them and names their cells, and the declared runs the\n" +
+			"table lacks are counted. They are dropped rather than kept and marked because a\n" +
+			"table row names only a few keys: a stale run would be averaged into a cell\n" +
+			"that looks declared. --all-runs keeps them (still warning). repro verify\n" +
+			"reads every run: its claims select runs by their column values.\n\n" +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and prints\n" +
 			"one row per distinct --rows value and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
@@ -69,6 +79,7 @@ func tableCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "where", Usage: "keep only runs with `column=value`; repeatable"},
 			&cli.StringFlag{Name: "title", Usage: "table `title`; default the metric"},
 			&cli.StringFlag{Name: "out", Usage: "write `PREFIX`.txt, PREFIX.md and PREFIX.tex and print their paths, instead of printing the table in --format"},
+			&cli.BoolFlag{Name: "all-runs", Usage: "EXP with --from: keep the runs the spec does not declare at their scale (default: leave them out, with a warning)"},
 		}, expFlags()...),
 		SkipFlagParsing: true, // flags may follow the argument; see withArgs
 		Action:          withArgs(tableAction),
@@ -81,15 +92,19 @@ func tableAction(c *cli.Context, f *cmdArgs) error {
 		return errors.New("table: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
 	}
 	experiment := !isPath(f.Args()[0])
-	if err := checkArgFlags("table", f, experiment, "format"); err != nil {
+	if err := checkArgFlags("table", f, experiment, "format", "all-runs"); err != nil {
 		return err
+	}
+	if f.Bool("all-runs") && (!experiment || f.String("from") == "") {
+		return errors.New("table: --all-runs applies only to an experiment argument with --from, whose run table is compared with the spec")
 	}
 	if experiment {
 		format, err := reports.ParseFormat(f.String("format"))
 		if err != nil {
 			return err
 		}
-		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
+		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from"),
+			declared: true, allRuns: f.Bool("all-runs")}
 		return writeExperimentTables(c.Context, c.App.Writer, c.App.ErrWriter, o, format)
 	}
 	metrics := splitList(f.StringSlice("metric"))
