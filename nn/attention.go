@@ -97,18 +97,35 @@ func attendForward(qd, kd, vd, od, probs []float32, T, D, heads int, causal bool
 	for h := 0; h < heads; h++ {
 		p := probs[h*T*T : (h+1)*T*T]
 		kernels.Gemm(false, true, T, T, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, T)
-		for i := 0; i < T; i++ {
-			row := p[i*T : (i+1)*T]
-			n := T
-			if causal {
-				n = i + 1
-			}
-			softmaxRow32(row[:n])
-			for j := n; j < T; j++ {
-				row[j] = 0
-			}
-		}
+		softmaxRows(p, T, T, causal, nil, 0)
 		kernels.Gemm(false, false, T, dh, T, 1, p, T, vd[h*dh:], D, 0, od[h*dh:], D)
+	}
+}
+
+// softmaxRows replaces each row i of the nq×n matrix p by the softmax of
+// its first n values, or, with causal set, of its first r_i + 1 values
+// (r_i = i, or rows[i] − lo when rows is not nil: the row's position in
+// its sequence), the rest set to zero: softmaxRow32 on each, four rows
+// at a time through softmaxRows4 (the same bits).
+func softmaxRows(p []float32, nq, n int, causal bool, rows []int, lo int) {
+	width := func(i int) int {
+		switch {
+		case !causal:
+			return n
+		case rows == nil:
+			return i + 1
+		}
+		return rows[i] - lo + 1
+	}
+	i := 0
+	for ; i+4 <= nq; i += 4 {
+		softmaxRows4(p[i*n:], n, [4]int{width(i), width(i + 1), width(i + 2), width(i + 3)})
+	}
+	for ; i < nq; i++ {
+		softmaxRow32(p[i*n : i*n+width(i)])
+	}
+	for i := range nq {
+		clear(p[i*n+width(i) : (i+1)*n])
 	}
 }
 
@@ -141,8 +158,8 @@ func attendBackward(g, qd, kd, vd, probs, dp, gq, gk, gv []float32, T, D, heads 
 	}
 }
 
-// attnOff turns off softmaxBack's kernels (BenchmarkAttnSoftmax's
-// comparison in one process).
+// attnOff turns off the attention softmax's four-row kernels (softmaxBack's
+// and softmaxRows4's; BenchmarkAttnSoftmax's comparison in one process).
 var attnOff bool
 
 // softmaxBack replaces each row d_i of the T×T matrix d (the gradient of

@@ -85,11 +85,12 @@ func TestSoftmaxBack(t *testing.T) {
 	}
 }
 
-// TestSoftmaxBackModel checks the per-example gradients and losses of
-// the batched engine (PerSample) with softmaxBack's kernels on against
-// the same with them off (attnOff: the Go loops of refSoftmaxBack), bit
-// for bit, on the models of batchCases and ragged batches.
-func TestSoftmaxBackModel(t *testing.T) {
+// TestAttnSoftmaxModel checks the per-example gradients and losses of
+// the batched engine (PerSample) and the inference path's token losses
+// with the softmax's four-row kernels on against the same with them off
+// (attnOff: the Go loops of refSoftmaxBack and refSoftmaxRows), bit for
+// bit, on the models of batchCases and ragged batches.
+func TestAttnSoftmaxModel(t *testing.T) {
 	defer func() { attnOff = false }()
 	for _, tc := range batchCases {
 		m, l := batchModel(t, tc)
@@ -113,6 +114,142 @@ func TestSoftmaxBackModel(t *testing.T) {
 		}
 		if p := stillTensor(l, res[0].Grads); p != "" {
 			t.Errorf("%s: no example moves %s, the check is vacuous there", tc.desc, p)
+		}
+		for i := range batch { // the inference path (attendRows)
+			var tl [2][]float64
+			for k, off := range []bool{true, false} {
+				attnOff = off
+				l, _, err := m.TokenLosses(&batch[i], nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tl[k] = l
+			}
+			if len(tl[0]) == 0 || !slices.EqualFunc(tl[0], tl[1], func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) {
+				t.Errorf("%s: token losses of example %d differ with the kernels on (or none)", tc.desc, i)
+			}
+		}
+	}
+}
+
+// refSoftmaxRows is the loop that softmaxRows replaced in attendForward
+// and attendRows: softmaxRow32 on each row's first values (all n, or
+// its position + 1 when causal), the rest set to zero.
+func refSoftmaxRows(p []float32, nq, n int, causal bool, rows []int, lo int) {
+	for i := range nq {
+		row := p[i*n : (i+1)*n]
+		m := n
+		if causal {
+			m = i + 1
+			if rows != nil {
+				m = rows[i] - lo + 1
+			}
+		}
+		softmaxRow32(row[:m])
+		for j := m; j < n; j++ {
+			row[j] = 0
+		}
+	}
+}
+
+// TestSoftmaxRows checks softmaxRows (four rows' sums a kernel call in
+// softmaxRows4) against refSoftmaxRows, bit for bit: 1 to 13 rows of 1 to
+// 40 and 64 and 96 columns, causal (rows at consecutive positions, and
+// at scattered positions as attendRows passes them) or not, with scores
+// spread over 60 below the row's maximum, so that the exponentials span
+// 2^±86 and a sum taken in another order gives other bits (checked
+// below, so the test can see a reordered sum), and with −Inf (masked
+// scores), ±0, subnormals, the largest finite values, +Inf and NaN.
+func TestSoftmaxRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 1))
+	reordered := 0
+	ns := []int{64, 96}
+	for n := 1; n <= 40; n++ {
+		ns = append(ns, n)
+	}
+	for _, special := range []bool{false, true} {
+		for _, n := range ns {
+			for _, nq := range []int{1, 3, 4, 5, 8, 13} {
+				for _, mode := range []string{"full", "causal", "rows"} {
+					causal := mode != "full"
+					var rows []int
+					lo := 0
+					if causal && nq > n {
+						continue
+					}
+					if mode == "rows" {
+						lo = rng.IntN(5)
+						for _, r := range rng.Perm(n)[:nq] {
+							rows = append(rows, lo+r)
+						}
+						slices.Sort(rows)
+					}
+					p := make([]float32, nq*n)
+					for i := range p {
+						p[i] = float32(-60 * rng.Float64())
+						if special && rng.IntN(5) == 0 {
+							p[i] = []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, 3,
+								math.MaxFloat32, float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN())}[rng.IntN(8)]
+						}
+					}
+					got, want := append([]float32(nil), p...), append([]float32(nil), p...)
+					softmaxRows(got, nq, n, causal, rows, lo)
+					refSoftmaxRows(want, nq, n, causal, rows, lo)
+					if k := firstDiff(got, want); k >= 0 {
+						t.Fatalf("softmaxRows %d×%d %s special %t: p[%d] (row %d) = %v, want %v",
+							nq, n, mode, special, k, k/n, got[k], want[k])
+					}
+					if special || mode != "full" {
+						continue
+					}
+					for i := range nq { // can a reordered sum show here?
+						row := append([]float32(nil), p[i*n:(i+1)*n]...)
+						expShift(row, row, rowMax32(row))
+						var fwd, back float64
+						for j := range row {
+							fwd += float64(row[j])
+							back += float64(row[len(row)-1-j])
+						}
+						if fwd != back {
+							reordered++
+						}
+					}
+				}
+			}
+		}
+	}
+	if reordered == 0 {
+		t.Fatal("no row's sum changes when reversed: the inputs cannot show a reordered sum")
+	}
+}
+
+// TestSoftSums4 checks softSums4's four chains against each row's float64
+// chain in column order, bit for bit (a reordered sum rarely shows
+// through softmaxRows' float32 outputs): rows of 0 to 40 and 64 and 96
+// values whose magnitudes span 10^±15, with and without ±0, subnormals,
+// the largest finite values and ±Inf, at strides longer than a row.
+func TestSoftSums4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(74, 1))
+	for _, special := range []bool{false, true} {
+		for _, n := range vgradLengths[:43] {
+			stride := n + rng.IntN(5)
+			p := wideValues(rng, 3*stride+n, special)
+			s, done := softSums4(p, stride, n)
+			if done == 0 {
+				continue
+			}
+			if done != n&^3 {
+				t.Fatalf("n=%d: %d summed, want %d", n, done, n&^3)
+			}
+			for r := range 4 {
+				var want float64
+				for _, v := range p[r*stride : r*stride+done] {
+					want += float64(v)
+				}
+				if math.Float64bits(s[r]) != math.Float64bits(want) && !(math.IsNaN(s[r]) && math.IsNaN(want)) {
+					t.Fatalf("n=%d special %t row %d: %v, want %v", n, special, r, s[r], want)
+				}
+			}
 		}
 	}
 }

@@ -181,3 +181,21 @@ func softBackVec(p, d []float32, s float64) int {
 	softBackAVX2(&p[0], &d[0], s, n4)
 	return 4 * n4
 }
+
+//go:noescape
+func softSum4AVX2(p *float32, stride, n4 int, s *[4]float64)
+
+// softSums4 returns the softmax's sums Σ_j float64(p_r[j]) over the
+// first 4·⌊n/4⌋ elements of the four rows r = 0…3 at p[r·stride:], each
+// chain in the Go loop's order, and how many elements it summed; 0
+// (nothing computed) without AVX2, with attnOff or with n < 4. The
+// callers continue each chain.
+func softSums4(p []float32, stride, n int) (s [4]float64, done int) {
+	n4 := n / 4
+	if !vmathAVX2 || attnOff || n4 == 0 {
+		return s, 0
+	}
+	_ = p[3*stride+4*n4-1] // bounds: panics if short
+	softSum4AVX2(&p[0], stride, n4, &s)
+	return s, 4 * n4
+}

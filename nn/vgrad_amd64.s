@@ -354,3 +354,46 @@ softBackAVX2_loop:
 	JNZ softBackAVX2_loop
 	VZEROUPPER
 	RET
+
+// func softSum4AVX2(p *float32, stride, n4 int, s *[4]float64)
+// The softmax's sums of four rows (row r at p + r·stride, stride in
+// elements): s[r] = Σ_j float64(p_r[j]) over the first 4·n4 columns, one
+// float64 chain a row in column order from +0, each row in its own lane.
+TEXT ·softSum4AVX2(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), R8
+	MOVQ stride+8(FP), AX
+	SHLQ $2, AX
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	MOVQ n4+16(FP), CX
+	XORQ BX, BX
+	VXORPD Y8, Y8, Y8
+softSum4AVX2_loop:
+	VMOVUPS (R8)(BX*1), X0
+	VMOVUPS (R9)(BX*1), X1
+	VMOVUPS (R10)(BX*1), X2
+	VMOVUPS (R11)(BX*1), X3
+	VUNPCKLPS X1, X0, X4
+	VUNPCKHPS X1, X0, X5
+	VUNPCKLPS X3, X2, X6
+	VUNPCKHPS X3, X2, X7
+	VMOVLHPS X6, X4, X0
+	VMOVHLPS X4, X6, X1
+	VMOVLHPS X7, X5, X2
+	VMOVHLPS X5, X7, X3
+	VCVTPS2PD X0, Y0
+	VADDPD Y0, Y8, Y8
+	VCVTPS2PD X1, Y1
+	VADDPD Y1, Y8, Y8
+	VCVTPS2PD X2, Y2
+	VADDPD Y2, Y8, Y8
+	VCVTPS2PD X3, Y3
+	VADDPD Y3, Y8, Y8
+	ADDQ $16, BX
+	DECQ CX
+	JNZ softSum4AVX2_loop
+	MOVQ s+24(FP), AX
+	VMOVUPD Y8, (AX)
+	VZEROUPPER
+	RET

@@ -21,3 +21,4 @@ func normRowHVec(y, h, x, g, b []float32, m, r float64) int { return 0 }
 
 func softDots4(p, d []float32, stride, n int) (s [4]float64, ok bool) { return s, false }
 func softBackVec(p, d []float32, s float64) int                       { return 0 }
+func softSums4(p []float32, stride, n int) (s [4]float64, done int)   { return s, 0 }
