@@ -5,6 +5,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -250,6 +251,37 @@ func TestSoftSums4(t *testing.T) {
 					t.Fatalf("n=%d special %t row %d: %v, want %v", n, special, r, s[r], want)
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkAttnSoftmaxRows measures the attention softmax's per-element
+// passes alone on one head's T×T causal scores (softmaxRows, then
+// softmaxBack on a gradient), with the four-row kernels off and on
+// (attnOff), alternated: rounds of off, on, on, off.
+func BenchmarkAttnSoftmaxRows(b *testing.B) {
+	defer func() { attnOff = false }()
+	for _, T := range []int{16, 33, 64} {
+		rng := rand.New(rand.NewPCG(75, uint64(T)))
+		scores, grad := make([]float32, T*T), make([]float32, T*T)
+		for i := range scores {
+			scores[i], grad[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		p, d := make([]float32, T*T), make([]float32, T*T)
+		for _, off := range []bool{true, false, false, true} {
+			name := "on"
+			if off {
+				name = "off"
+			}
+			b.Run(fmt.Sprintf("T%d/%s", T, name), func(b *testing.B) {
+				attnOff = off
+				for b.Loop() {
+					copy(p, scores)
+					copy(d, grad)
+					softmaxRows(p, T, T, true, nil, 0)
+					softmaxBack(p, d, T)
+				}
+			})
 		}
 	}
 }
