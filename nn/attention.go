@@ -97,18 +97,35 @@ func attendForward(qd, kd, vd, od, probs []float32, T, D, heads int, causal bool
 	for h := 0; h < heads; h++ {
 		p := probs[h*T*T : (h+1)*T*T]
 		kernels.Gemm(false, true, T, T, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, T)
-		for i := 0; i < T; i++ {
-			row := p[i*T : (i+1)*T]
-			n := T
-			if causal {
-				n = i + 1
-			}
-			softmaxRow32(row[:n])
-			for j := n; j < T; j++ {
-				row[j] = 0
-			}
-		}
+		softmaxRows(p, T, T, causal, nil, 0)
 		kernels.Gemm(false, false, T, dh, T, 1, p, T, vd[h*dh:], D, 0, od[h*dh:], D)
+	}
+}
+
+// softmaxRows replaces each row i of the nq×n matrix p by the softmax of
+// its first n values, or, with causal set, of its first r_i + 1 values
+// (r_i = i, or rows[i] − lo when rows is not nil: the row's position in
+// its sequence), the rest set to zero: softmaxRow32 on each, four rows
+// at a time through softmaxRows4 (the same bits).
+func softmaxRows(p []float32, nq, n int, causal bool, rows []int, lo int) {
+	width := func(i int) int {
+		switch {
+		case !causal:
+			return n
+		case rows == nil:
+			return i + 1
+		}
+		return rows[i] - lo + 1
+	}
+	i := 0
+	for ; i+4 <= nq; i += 4 {
+		softmaxRows4(p[i*n:], n, [4]int{width(i), width(i + 1), width(i + 2), width(i + 3)})
+	}
+	for ; i < nq; i++ {
+		softmaxRow32(p[i*n : i*n+width(i)])
+	}
+	for i := range nq {
+		clear(p[i*n+width(i) : (i+1)*n])
 	}
 }
 
@@ -131,21 +148,44 @@ func attendBackward(g, qd, kd, vd, probs, dp, gq, gk, gv []float32, T, D, heads 
 			continue
 		}
 		kernels.Gemm(false, true, T, T, dh, 1, gh, D, vd[h*dh:], D, 0, dp, T)
-		for i := 0; i < T; i++ {
-			pr, dr := p[i*T:(i+1)*T], dp[i*T:(i+1)*T]
-			var s float64
-			for j, x := range pr {
-				s += float64(x) * float64(dr[j])
-			}
-			for j, x := range pr {
-				dr[j] = float32(float64(x) * (float64(dr[j]) - s))
-			}
-		}
+		softmaxBack(p, dp, T)
 		if gq != nil {
 			kernels.Gemm(false, false, T, dh, T, sc, dp, T, kd[h*dh:], D, 1, gq[h*dh:], D)
 		}
 		if gk != nil {
 			kernels.Gemm(true, false, T, dh, T, sc, dp, T, qd[h*dh:], D, 1, gk[h*dh:], D)
+		}
+	}
+}
+
+// attnOff turns off the attention softmax's four-row kernels (softmaxBack's
+// and softmaxRows4's; BenchmarkAttnSoftmax's comparison in one process).
+var attnOff bool
+
+// softmaxBack replaces each row d_i of the T×T matrix d (the gradient of
+// the probabilities p) by the gradient of the softmax's input:
+// p_ij·(d_ij − Σ_k p_ik·d_ik), the dot in float64 in column order, the
+// difference and the product rounded in float64, then converted. Four
+// rows' dots run at once in softDots4, one chain a lane; the last pass
+// runs four elements at a time in softBackVec; the Go loops do the rest
+// and everything without AVX2, with REPRO_GEMM=go or with attnOff.
+func softmaxBack(p, d []float32, T int) {
+	for i := 0; i < T; i += 4 {
+		var s [4]float64
+		ok := false
+		if i+4 <= T {
+			s, ok = softDots4(p[i*T:], d[i*T:], T, T)
+		}
+		for r := 0; r < 4 && i+r < T; r++ {
+			pr, dr := p[(i+r)*T:(i+r+1)*T], d[(i+r)*T:(i+r+1)*T]
+			if !ok {
+				for j, x := range pr {
+					s[r] += float64(x) * float64(dr[j])
+				}
+			}
+			for j := softBackVec(pr, dr, s[r]); j < len(dr); j++ {
+				dr[j] = float32(float64(pr[j]) * (float64(dr[j]) - s[r]))
+			}
 		}
 	}
 }

@@ -125,6 +125,14 @@ func BenchmarkFirstOrder(b *testing.B) {
 	benchOffOn(b, &gradOff)
 }
 
+// BenchmarkAttnSoftmax measures the DPZO and DP-SGD steps' CPU time
+// with the attention softmax backward's kernels (softmaxBack: softDots4,
+// softBackVec) off and on (attnOff), alternated in one process as
+// BenchmarkFirstOrder.
+func BenchmarkAttnSoftmax(b *testing.B) {
+	benchOffOn(b, &attnOff)
+}
+
 // BenchmarkEvalPass measures one evaluation pass over a test set of the
 // shape's batch, as pipeline.Evaluate makes it, one example at a time:
 // greedy decoding of the answer's length from the prompt

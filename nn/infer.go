@@ -202,17 +202,7 @@ func attendRows(qd, kd, vd, od, p []float32, rows []int, lo, n, D, heads int, ca
 	sc := float32(1 / math.Sqrt(float64(dh)))
 	for h := 0; h < heads; h++ {
 		kernels.Gemm(false, true, nq, n, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, n)
-		for i, r := range rows {
-			row := p[i*n : (i+1)*n]
-			m := n
-			if causal {
-				m = r - lo + 1
-			}
-			softmaxRow32(row[:m])
-			for j := m; j < n; j++ {
-				row[j] = 0
-			}
-		}
+		softmaxRows(p, nq, n, causal, rows, lo)
 		kernels.Gemm(false, false, nq, dh, n, 1, p, n, vd[h*dh:], D, 0, od[h*dh:], D)
 	}
 }

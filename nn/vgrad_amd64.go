@@ -139,3 +139,63 @@ func normRowHVec(y, h, x, g, b []float32, m, r float64) int {
 	normRowHAVX2(&y[0], &h[0], &x[0], &g[0], bp, n4, m, r)
 	return 4 * n4
 }
+
+//go:noescape
+func softDot4AVX2(p, d *float32, stride, n4 int, s *[4]float64)
+
+//go:noescape
+func softBackAVX2(p, d *float32, s float64, n4 int)
+
+// softDots4 returns the softmax backward's dots Σ_j float64(p_r[j])·
+// float64(d_r[j]) of the four rows r = 0…3 of n elements at p[r·stride:]
+// and d[r·stride:], each chain in the Go loop's order: the first columns
+// four at a time in softDot4AVX2, the last n mod 4 continuing each chain
+// here. ok is false (nothing computed) without AVX2, with attnOff or with
+// fewer than four columns.
+func softDots4(p, d []float32, stride, n int) (s [4]float64, ok bool) {
+	n4 := n / 4
+	if !vmathAVX2 || attnOff || n4 == 0 {
+		return s, false
+	}
+	_, _ = p[3*stride+n-1], d[3*stride+n-1] // bounds: panics if short
+	softDot4AVX2(&p[0], &d[0], stride, n4, &s)
+	for r := range s {
+		pr, dr := p[r*stride+4*n4:r*stride+n], d[r*stride+4*n4:r*stride+n]
+		for j, x := range pr {
+			s[r] += float64(x) * float64(dr[j])
+		}
+	}
+	return s, true
+}
+
+// softBackVec computes the first elements of d[j] = float32(float64(p[j])·
+// (float64(d[j]) − s)) in assembly, four at a time, and returns how many:
+// a multiple of four, 0 without AVX2 or with attnOff. p must hold len(d)
+// elements.
+func softBackVec(p, d []float32, s float64) int {
+	n4 := len(d) / 4
+	if !vmathAVX2 || attnOff || n4 == 0 {
+		return 0
+	}
+	p = p[:4*n4] // bounds: panics if short
+	softBackAVX2(&p[0], &d[0], s, n4)
+	return 4 * n4
+}
+
+//go:noescape
+func softSum4AVX2(p *float32, stride, n4 int, s *[4]float64)
+
+// softSums4 returns the softmax's sums Σ_j float64(p_r[j]) over the
+// first 4·⌊n/4⌋ elements of the four rows r = 0…3 at p[r·stride:], each
+// chain in the Go loop's order, and how many elements it summed; 0
+// (nothing computed) without AVX2, with attnOff or with n < 4. The
+// callers continue each chain.
+func softSums4(p []float32, stride, n int) (s [4]float64, done int) {
+	n4 := n / 4
+	if !vmathAVX2 || attnOff || n4 == 0 {
+		return s, 0
+	}
+	_ = p[3*stride+4*n4-1] // bounds: panics if short
+	softSum4AVX2(&p[0], stride, n4, &s)
+	return s, 4 * n4
+}

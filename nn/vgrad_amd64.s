@@ -262,3 +262,138 @@ normRowHAVX2_nob:
 	JNZ normRowHAVX2_nob
 	VZEROUPPER
 	RET
+
+// func softDot4AVX2(p, d *float32, stride, n4 int, s *[4]float64)
+// The softmax backward's dots of four rows (rows r = 0…3 at p + r·stride
+// and d + r·stride, stride in elements): s[r] = Σ_j float64(p_r[j])·
+// float64(d_r[j]) over the first 4·n4 columns, one float64 chain a row
+// in column order, each row in its own lane (the columns transposed as in
+// sumSq8AVX2). A float32 product is exact in float64; the chains start
+// at +0, as the Go loop's.
+TEXT ·softDot4AVX2(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), R8
+	MOVQ d+8(FP), R12
+	MOVQ stride+16(FP), AX
+	SHLQ $2, AX
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	LEAQ (R12)(AX*1), R13
+	LEAQ (R13)(AX*1), SI
+	LEAQ (SI)(AX*1), DI
+	MOVQ n4+24(FP), CX
+	XORQ BX, BX
+	VXORPD Y8, Y8, Y8
+softDot4AVX2_loop:
+	VMOVUPS (R8)(BX*1), X0
+	VMOVUPS (R9)(BX*1), X1
+	VMOVUPS (R10)(BX*1), X2
+	VMOVUPS (R11)(BX*1), X3
+	VUNPCKLPS X1, X0, X4
+	VUNPCKHPS X1, X0, X5
+	VUNPCKLPS X3, X2, X6
+	VUNPCKHPS X3, X2, X7
+	VMOVLHPS X6, X4, X0
+	VMOVHLPS X4, X6, X1
+	VMOVLHPS X7, X5, X2
+	VMOVHLPS X5, X7, X3
+	VMOVUPS (R12)(BX*1), X10
+	VMOVUPS (R13)(BX*1), X11
+	VMOVUPS (SI)(BX*1), X12
+	VMOVUPS (DI)(BX*1), X13
+	VUNPCKLPS X11, X10, X4
+	VUNPCKHPS X11, X10, X5
+	VUNPCKLPS X13, X12, X6
+	VUNPCKHPS X13, X12, X7
+	VMOVLHPS X6, X4, X10
+	VMOVHLPS X4, X6, X11
+	VMOVLHPS X7, X5, X12
+	VMOVHLPS X5, X7, X13
+	VCVTPS2PD X0, Y0
+	VCVTPS2PD X10, Y10
+	VMULPD Y10, Y0, Y0
+	VADDPD Y0, Y8, Y8
+	VCVTPS2PD X1, Y1
+	VCVTPS2PD X11, Y11
+	VMULPD Y11, Y1, Y1
+	VADDPD Y1, Y8, Y8
+	VCVTPS2PD X2, Y2
+	VCVTPS2PD X12, Y12
+	VMULPD Y12, Y2, Y2
+	VADDPD Y2, Y8, Y8
+	VCVTPS2PD X3, Y3
+	VCVTPS2PD X13, Y13
+	VMULPD Y13, Y3, Y3
+	VADDPD Y3, Y8, Y8
+	ADDQ $16, BX
+	DECQ CX
+	JNZ softDot4AVX2_loop
+	MOVQ s+32(FP), AX
+	VMOVUPD Y8, (AX)
+	VZEROUPPER
+	RET
+
+// func softBackAVX2(p, d *float32, s float64, n4 int)
+// d[j] = float32(float64(p[j])·(float64(d[j]) − s)), the difference
+// rounded, then the product, four elements at a time.
+TEXT ·softBackAVX2(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ d+8(FP), DI
+	VBROADCASTSD s+16(FP), Y15
+	MOVQ n4+24(FP), CX
+softBackAVX2_loop:
+	VCVTPS2PD (DI), Y1
+	VSUBPD Y15, Y1, Y1
+	VCVTPS2PD (SI), Y0
+	VMULPD Y1, Y0, Y0
+	VCVTPD2PSY Y0, X0
+	VMOVUPS X0, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ softBackAVX2_loop
+	VZEROUPPER
+	RET
+
+// func softSum4AVX2(p *float32, stride, n4 int, s *[4]float64)
+// The softmax's sums of four rows (row r at p + r·stride, stride in
+// elements): s[r] = Σ_j float64(p_r[j]) over the first 4·n4 columns, one
+// float64 chain a row in column order from +0, each row in its own lane.
+TEXT ·softSum4AVX2(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), R8
+	MOVQ stride+8(FP), AX
+	SHLQ $2, AX
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(AX*1), R10
+	LEAQ (R10)(AX*1), R11
+	MOVQ n4+16(FP), CX
+	XORQ BX, BX
+	VXORPD Y8, Y8, Y8
+softSum4AVX2_loop:
+	VMOVUPS (R8)(BX*1), X0
+	VMOVUPS (R9)(BX*1), X1
+	VMOVUPS (R10)(BX*1), X2
+	VMOVUPS (R11)(BX*1), X3
+	VUNPCKLPS X1, X0, X4
+	VUNPCKHPS X1, X0, X5
+	VUNPCKLPS X3, X2, X6
+	VUNPCKHPS X3, X2, X7
+	VMOVLHPS X6, X4, X0
+	VMOVHLPS X4, X6, X1
+	VMOVLHPS X7, X5, X2
+	VMOVHLPS X5, X7, X3
+	VCVTPS2PD X0, Y0
+	VADDPD Y0, Y8, Y8
+	VCVTPS2PD X1, Y1
+	VADDPD Y1, Y8, Y8
+	VCVTPS2PD X2, Y2
+	VADDPD Y2, Y8, Y8
+	VCVTPS2PD X3, Y3
+	VADDPD Y3, Y8, Y8
+	ADDQ $16, BX
+	DECQ CX
+	JNZ softSum4AVX2_loop
+	MOVQ s+24(FP), AX
+	VMOVUPD Y8, (AX)
+	VZEROUPPER
+	RET

@@ -18,3 +18,7 @@ func acc4(acc []float64, g *[4][]float32) bool                   { return false 
 func gradVec() bool { return false }
 
 func normRowHVec(y, h, x, g, b []float32, m, r float64) int { return 0 }
+
+func softDots4(p, d []float32, stride, n int) (s [4]float64, ok bool) { return s, false }
+func softBackVec(p, d []float32, s float64) int                       { return 0 }
+func softSums4(p []float32, stride, n int) (s [4]float64, done int)   { return s, 0 }

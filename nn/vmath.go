@@ -190,9 +190,37 @@ func softmaxRow32(z []float32) {
 	for _, e := range z {
 		s += float64(e)
 	}
+	scaleRow32(z, s)
+}
+
+// scaleRow32 divides the row z by its sum s as softmaxRow32 does: z[j]·(1/s)
+// in float64, converted.
+func scaleRow32(z []float32, s float64) {
 	inv := 1 / s
 	for j := scale64Vec(z, inv); j < len(z); j++ {
 		z[j] = float32(float64(z[j]) * inv)
+	}
+}
+
+// softmaxRows4 replaces the first m[r] values of each of the four rows at
+// p[r·stride:] by their softmax, as softmaxRow32 does a row at a time,
+// bit for bit: each row's maximum and exponentials as there, then the
+// four rows' float64 sums over their common first columns at once in
+// softSums4 (a chain a lane, each in column order), each chain continued
+// here over the rest of its row (all of it without the kernel), and
+// each row scaled by its own sum.
+func softmaxRows4(p []float32, stride int, m [4]int) {
+	for r := range 4 {
+		z := p[r*stride : r*stride+m[r]]
+		expShift(z, z, rowMax32(z))
+	}
+	s, done := softSums4(p, stride, min(m[0], m[1], m[2], m[3]))
+	for r := range 4 {
+		z := p[r*stride : r*stride+m[r]]
+		for _, e := range z[done:] {
+			s[r] += float64(e)
+		}
+		scaleRow32(z, s[r])
 	}
 }
 
