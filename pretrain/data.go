@@ -346,18 +346,29 @@ func (m *mixer) batch() []nn.Sequence {
 	return b
 }
 
-// sceneObjects returns stage 1's scene images (Plan.VisionScenes): every
-// object of every public shapes-vqa scene that pretraining trains on (not
-// held out), alone in its image (datasets.CellImage), with the class
-// first plus its colour and shape class (datasets.SceneCells).
-func (c *corpus) sceneObjects(first int) ([]image, error) {
-	var objs []image
+// publicScenes returns the public shapes-vqa examples of every distinct
+// scene that pretraining trains on (not held out), the first of each
+// scene's examples, in the public split's order.
+func (c *corpus) publicScenes() []datasets.Example {
+	var scenes []datasets.Example
 	seen := map[string]bool{}
 	for _, e := range c.data[srcShapes].Public {
 		if heldOut(e.Items) || seen[e.Items[0]] {
 			continue
 		}
 		seen[e.Items[0]] = true
+		scenes = append(scenes, e)
+	}
+	return scenes
+}
+
+// sceneObjects returns stage 1's scene images (Plan.VisionScenes): every
+// object of every public shapes-vqa scene that pretraining trains on (not
+// held out), alone in its image (datasets.CellImage), with the class
+// first plus its colour and shape class (datasets.SceneCells).
+func (c *corpus) sceneObjects(first int) ([]image, error) {
+	var objs []image
+	for _, e := range c.publicScenes() {
 		cells, ok := datasets.SceneCells(e.Items[0])
 		if !ok || len(e.Images) != 1 {
 			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
@@ -386,12 +397,7 @@ func (c *corpus) sceneObjects(first int) ([]image, error) {
 func (c *corpus) addShapesQuestions(seed uint64) error {
 	rng := rand.New(rand.NewPCG(seed, streamShapesQA))
 	var seqs []nn.Sequence
-	seen := map[string]bool{}
-	for _, e := range c.data[srcShapes].Public {
-		if heldOut(e.Items) || seen[e.Items[0]] {
-			continue
-		}
-		seen[e.Items[0]] = true
+	for _, e := range c.publicScenes() {
 		if len(e.Images) != 1 {
 			return fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
 		}
@@ -421,12 +427,8 @@ const sceneCaptionPrompt = "<bos> <image> describe the scene ."
 // order.
 func (c *corpus) captions() ([]nn.Sequence, error) {
 	var caps []nn.Sequence
-	seen := map[string]bool{}
-	for _, e := range c.data[srcShapes].Public {
-		if heldOut(e.Items) || seen[e.Items[0]] {
-			continue
-		}
-		seen[e.Items[0]] = true
+	scenes := c.publicScenes()
+	for _, e := range scenes {
 		text, ok := datasets.SceneCaption(e.Items[0])
 		if !ok || len(e.Images) != 1 {
 			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
@@ -438,7 +440,7 @@ func (c *corpus) captions() ([]nn.Sequence, error) {
 			caps = append(caps, toSeq(e))
 		}
 	}
-	if len(seen) == 0 {
+	if len(scenes) == 0 {
 		return nil, fmt.Errorf("pretrain: no public scenes to caption")
 	}
 	return caps, nil
