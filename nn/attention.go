@@ -135,7 +135,7 @@ func attendBackward(g, qd, kd, vd, probs, dp, gq, gk, gv []float32, T, D, heads 
 			pr, dr := p[i*T:(i+1)*T], dp[i*T:(i+1)*T]
 			var s float64
 			for j, x := range pr {
-				s += float64(x) * float64(dr[j])
+				s += float64(float64(x) * float64(dr[j]))
 			}
 			for j, x := range pr {
 				dr[j] = float32(float64(x) * (float64(dr[j]) - s))
@@ -310,8 +310,8 @@ func rotate(dst, src, cos, sin []float32, T, D, dh int, sign float32) {
 			da, db := dst[o:o+half], dst[o+half:o+dh]
 			for i := range half {
 				si := sign * s[i]
-				da[i] += a[i]*c[i] - b[i]*si
-				db[i] += a[i]*si + b[i]*c[i]
+				da[i] += float32(a[i]*c[i]) - float32(b[i]*si)
+				db[i] += float32(a[i]*si) + float32(b[i]*c[i])
 			}
 		}
 	}
@@ -445,7 +445,7 @@ func (t *Tape) smearKeys(x, logit *Node, heads int, segs []int) *Node {
 						if !first[j] {
 							d -= xd[o-D+c]
 						}
-						sum += float64(g[o+c]) * float64(d)
+						sum += float64(float64(g[o+c]) * float64(d))
 					}
 				}
 				gl[h] += float32(sum * float64(s[h]) * float64(1-s[h]))

@@ -768,7 +768,7 @@ func ceForward(z, probs []float32, targets []int, w []float32, c int) float64 {
 		if w != nil {
 			wi = float64(w[i])
 		}
-		loss += wi * (lse - float64(zr[targets[i]]))
+		loss += float64(wi * (lse - float64(zr[targets[i]])))
 	}
 	return loss
 }
@@ -783,7 +783,7 @@ func ceBackward(gz, probs []float32, targets []int, w []float32, c int, g0 float
 		}
 		pr, gr := probs[i*c:(i+1)*c], gz[i*c:(i+1)*c]
 		for j, p := range pr {
-			gr[j] += wi * p
+			gr[j] += float32(wi * p)
 		}
 		gr[targets[i]] -= wi
 	}
