@@ -9,7 +9,9 @@ TESTFLAGS ?= -timeout 15m
 # for bit against pure-Go loops. At GOAMD64=v3 the compiler fuses a*b+c in
 # those loops into one FMA, which rounds once instead of twice, so builds and
 # tests use the baseline level (Go's default) even where the environment says
-# otherwise.
+# otherwise. The loops are also written so that they cannot be fused (an
+# explicit conversion of each product, docs/engine.md), as arm64 needs; the
+# pin stays as belt and braces.
 export GOAMD64 = v1
 
 .PHONY: all build test test-short check fmt-check vet bench run clean nightly baselines cuda-build gpu-check-build gpu-check

@@ -61,9 +61,9 @@ func FromImage(img image.Image) []float32 {
 		for ox := range ImageSize {
 			var acc [3]float64
 			for j := range ky {
-				fy := (float64(oy) + (float64(j)+0.5)/float64(ky)) * sy
+				fy := float64((float64(oy) + (float64(j)+0.5)/float64(ky)) * sy)
 				for i := range kx {
-					fx := (float64(ox) + (float64(i)+0.5)/float64(kx)) * sx
+					fx := float64((float64(ox) + (float64(i)+0.5)/float64(kx)) * sx)
 					for c := range 3 {
 						acc[c] += bilinear(src[c*w*h:(c+1)*w*h], w, h, fx-0.5, fy-0.5)
 					}
@@ -85,7 +85,7 @@ func bilinear(p []float32, w, h int, x, y float64) float64 {
 	x0, y0 := int(x), int(y)
 	x1, y1 := min(x0+1, w-1), min(y0+1, h-1)
 	ax, ay := x-float64(x0), y-float64(y0)
-	top := float64(p[y0*w+x0])*(1-ax) + float64(p[y0*w+x1])*ax
-	bot := float64(p[y1*w+x0])*(1-ax) + float64(p[y1*w+x1])*ax
-	return top*(1-ay) + bot*ay
+	top := float64(float64(p[y0*w+x0])*(1-ax)) + float64(float64(p[y0*w+x1])*ax)
+	bot := float64(float64(p[y1*w+x0])*(1-ax)) + float64(float64(p[y1*w+x1])*ax)
+	return float64(top*(1-ay)) + float64(bot*ay)
 }

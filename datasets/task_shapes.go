@@ -37,9 +37,9 @@ func NewScene(rng *rand.Rand) Scene {
 			Colour: rng.IntN(len(shapeColours)),
 			Kind:   rng.IntN(len(shapeKinds)),
 			Cell:   c,
-			X:      float64(c%2)*14 + 7 + (rng.Float64()*3 - 1.5),
-			Y:      float64(c/2)*14 + 7 + (rng.Float64()*3 - 1.5),
-			R:      4 + rng.Float64()*1.5,
+			X:      float64(float64(c%2)*14) + 7 + (float64(rng.Float64()*3) - 1.5),
+			Y:      float64(float64(c/2)*14) + 7 + (float64(rng.Float64()*3) - 1.5),
+			R:      4 + float64(rng.Float64()*1.5),
 		}
 	}
 	return s
@@ -84,7 +84,7 @@ func (s Scene) Render() []float32 {
 				in := false
 				switch o.Kind {
 				case 0: // circle
-					in = px*px+py*py <= o.R*o.R
+					in = float64(px*px)+float64(py*py) <= o.R*o.R
 				case 1: // square
 					h := o.R * 0.85
 					in = px >= -h && px <= h && py >= -h && py <= h

@@ -333,7 +333,7 @@ func clippedMean(acts [][][]float32, c float64) [][]float64 {
 				s *= c / n
 			}
 			for j, v := range x {
-				mu[k][j] += s * float64(v)
+				mu[k][j] += float64(s * float64(v))
 			}
 		}
 	}
@@ -417,7 +417,7 @@ func scaledMean(acts [][][]float32, c, eps, delta float64, replace bool, scale f
 	for k := range bar {
 		for j, b := range bar[k] {
 			m := r.Mean[k][j]
-			dot, nb, nm, nd = dot+b*m, nb+b*b, nm+m*m, nd+(m-b)*(m-b)
+			dot, nb, nm, nd = dot+float64(b*m), nb+float64(b*b), nm+float64(m*m), nd+float64((m-b)*(m-b))
 		}
 	}
 	r.Signal, r.NoiseNorm = math.Sqrt(nb), math.Sqrt(nd)
@@ -461,7 +461,7 @@ func runMTV(ctx context.Context, name string, job *Job, private bool) (*Result, 
 	if sel == selectPrivate {
 		eps2 = job.Epsilon
 		if !math.IsInf(job.Epsilon, 1) {
-			eps2 = h.Float("select_share") * job.Epsilon
+			eps2 = float64(h.Float("select_share") * job.Epsilon)
 			eps1 = job.Epsilon - eps2
 		}
 	}

@@ -183,7 +183,7 @@ func (r reinforcer) run(n int, rng *rand.Rand, loss func(masks [][]bool, q int) 
 		for i, z := range masks {
 			w := (l[i] - mu) / (sd + 1e-3)
 			for j, on := range z {
-				g[j] += w * scoreBernoulli(on, p[j])
+				g[j] += float64(w * scoreBernoulli(on, p[j]))
 			}
 		}
 		adam.step(theta, g)
@@ -294,7 +294,7 @@ func gumbelArgmax(scores []float64, sens, eps float64, rng *rand.Rand) int {
 			for u == 0 {
 				u = rng.Float64()
 			}
-			v += -beta * math.Log(-math.Log(u))
+			v += float64(-beta * math.Log(-math.Log(u)))
 		}
 		if v > bestV {
 			best, bestV = j, v
@@ -356,7 +356,7 @@ func meanSD(x []float64) (mean, sd float64) {
 	}
 	mean /= float64(len(x))
 	for _, v := range x {
-		sd += (v - mean) * (v - mean)
+		sd += float64((v - mean) * (v - mean))
 	}
 	if len(x) > 1 {
 		sd = math.Sqrt(sd / float64(len(x)-1))
@@ -382,8 +382,8 @@ func (a *adam) step(x, g []float64) {
 	a.t++
 	c1, c2 := 1-math.Pow(b1, float64(a.t)), 1-math.Pow(b2, float64(a.t))
 	for i := range x {
-		a.m[i] = b1*a.m[i] + (1-b1)*g[i]
-		a.v[i] = b2*a.v[i] + (1-b2)*g[i]*g[i]
+		a.m[i] = float64(b1*a.m[i]) + float64((1-b1)*g[i])
+		a.v[i] = float64(b2*a.v[i]) + float64((1-b2)*g[i]*g[i])
 		x[i] -= a.lr * (a.m[i] / c1) / (math.Sqrt(a.v[i]/c2) + eps)
 	}
 }

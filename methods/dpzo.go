@@ -174,7 +174,7 @@ func (o *zo) step(l *nn.Layout, nb int, losses func(out []float64) error) (s, lo
 			if o.derivative {
 				o.dl[i] /= 2 * o.phi
 			}
-			loss += (o.lp[i] + o.lm[i]) / 2
+			loss += float64((o.lp[i] + o.lm[i]) / 2)
 		}
 		loss /= float64(nb)
 	}
@@ -208,7 +208,7 @@ func setPerturbed(l *nn.Layout, theta, z []float32, f float32) {
 		off := l.Offsets[i]
 		th, zz := theta[off:off+len(p.Data)], z[off:off+len(p.Data)]
 		for j := range p.Data {
-			p.Data[j] = th[j] + f*zz[j]
+			p.Data[j] = th[j] + float32(f*zz[j])
 		}
 	}
 }

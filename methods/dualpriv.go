@@ -360,7 +360,7 @@ func (p *blockPruner) mask(step int, g []float32) *optim.Mask {
 			scores[i] = norm(b) / math.Sqrt(float64(len(b)))
 		case rankSignal:
 			n := norm(b)
-			scores[i] = n*n - float64(len(b))*p.NoiseStd*p.NoiseStd
+			scores[i] = float64(n*n) - float64(float64(len(b))*p.NoiseStd*p.NoiseStd)
 		default:
 			scores[i] = norm(b)
 		}
@@ -373,7 +373,7 @@ func (p *blockPruner) mask(step int, g []float32) *optim.Mask {
 func topBlocks(scores []float64, ratio float64) []bool {
 	// The tolerance keeps 0.7·10 = 7.000000000000001 at 7; a ratio > 0
 	// keeps at least one block, as ⌈P_K·J⌉ does.
-	k := max(1, int(math.Ceil(ratio*float64(len(scores))-1e-9)))
+	k := max(1, int(math.Ceil(float64(ratio*float64(len(scores)))-1e-9)))
 	order := make([]int, len(scores))
 	for i := range order {
 		order[i] = i
@@ -389,7 +389,7 @@ func topBlocks(scores []float64, ratio float64) []bool {
 func norm(x []float32) float64 {
 	s := 0.0
 	for _, v := range x {
-		s += float64(v) * float64(v)
+		s += float64(float64(v) * float64(v))
 	}
 	return math.Sqrt(s)
 }

@@ -262,7 +262,7 @@ func (run *fedRun) simulate(ctx context.Context) (*fl.Record, error) {
 		step := float32(run.serverStep)
 		sim.Server = func(r int, global, agg []float32) error {
 			for j, v := range agg {
-				global[j] += step * (v - global[j])
+				global[j] += float32(step * (v - global[j]))
 			}
 			return nil
 		}

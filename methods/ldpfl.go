@@ -111,7 +111,7 @@ func ldpflPerturb(u []float32, r, epsW float64, rng *rand.Rand) {
 	out := r * ep1 / em1    // the magnitude of the output
 	for j, v := range u {
 		x := max(-r, min(r, float64(v)))
-		p := (em1*x + r*ep1) / (2 * r * ep1)
+		p := (float64(em1*x) + float64(r*ep1)) / (2 * r * ep1)
 		if rng.Float64() < p {
 			u[j] = float32(out)
 		} else {

@@ -87,7 +87,7 @@ func nbaflDownlink(eps, delta, clip float64, rounds, part, clients, minSize int)
 		return 0
 	}
 	c := math.Sqrt(2 * math.Log(1.25/delta))
-	return 2 * c * clip * math.Sqrt(T*T-L*L*N) / (float64(minSize) * N * eps)
+	return 2 * c * clip * math.Sqrt(float64(T*T)-float64(L*L*N)) / (float64(minSize) * N * eps)
 }
 
 // FineTune implements Method.

@@ -178,7 +178,7 @@ func (p *Privatizer) addNoise(g []float32) {
 			continue // a dropped coordinate carries no data
 		}
 		if s := p.Sigma[part] * p.Rule.C[part]; s > 0 {
-			g[j] = float32(float64(g[j]) + s*p.noise.Normal())
+			g[j] = float32(float64(g[j]) + float64(s*p.noise.Normal()))
 		}
 	}
 }
@@ -210,7 +210,7 @@ func (p *Privatizer) PrivatizeScalars(vals []float64) (float64, Report) {
 		r.MeanNorm = norms / float64(finite)
 	}
 	if p.Sigma[0] > 0 {
-		s += p.Sigma[0] * c * p.noise.Normal()
+		s += float64(p.Sigma[0] * c * p.noise.Normal())
 	}
 	return s / p.Batch, r
 }

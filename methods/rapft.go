@@ -384,7 +384,7 @@ func normaliseByTensor(rel []float64, l *nn.Layout) {
 // I_r = ⌈β·n⌉ (Algorithm 1 lines 5–7); a product within 10⁻⁹ of an integer
 // counts as that integer, so β·n = 7.000000000000001 gives 7.
 func threshold(rel []float64, beta float64) float64 {
-	x := beta * float64(len(rel))
+	x := float64(beta * float64(len(rel)))
 	if r := math.Round(x); math.Abs(x-r) < 1e-9 {
 		x = r
 	}

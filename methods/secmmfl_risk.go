@@ -102,7 +102,7 @@ func project(p []float32, rows int, x []float32) []float64 {
 		row := p[r*len(x) : (r+1)*len(x)]
 		s := 0.0
 		for j, v := range x {
-			s += float64(row[j]) * float64(v)
+			s += float64(float64(row[j]) * float64(v))
 		}
 		out[r] = s
 	}
@@ -186,7 +186,7 @@ func (e *riskEstimator) projectGradient(g []float32, nb int) []float64 {
 	for row := range e.q {
 		p := e.gproj[row*len(g) : (row+1)*len(g)]
 		for j, x := range g {
-			v[int(e.blocks[j])*e.q+row] += float64(p[j]) * float64(x)
+			v[int(e.blocks[j])*e.q+row] += float64(float64(p[j]) * float64(x))
 		}
 	}
 	return v

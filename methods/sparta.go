@@ -267,7 +267,7 @@ func maskable(ps []*nn.Param, layers []string) []*nn.Param {
 
 // keepCount returns ⌈s·n⌉, at least 1 (the tolerance keeps 0.2·10 at 2).
 func keepCount(s float64, n int) int {
-	return min(n, max(1, int(math.Ceil(s*float64(n)-1e-9))))
+	return min(n, max(1, int(math.Ceil(float64(s*float64(n))-1e-9))))
 }
 
 // topK returns which of the scores are among the k largest (largest value;

@@ -180,7 +180,7 @@ func softmaxBack(p, d []float32, T int) {
 			pr, dr := p[(i+r)*T:(i+r+1)*T], d[(i+r)*T:(i+r+1)*T]
 			if !ok {
 				for j, x := range pr {
-					s[r] += float64(x) * float64(dr[j])
+					s[r] += float64(float64(x) * float64(dr[j]))
 				}
 			}
 			for j := softBackVec(pr, dr, s[r]); j < len(dr); j++ {
@@ -350,8 +350,8 @@ func rotate(dst, src, cos, sin []float32, T, D, dh int, sign float32) {
 			da, db := dst[o:o+half], dst[o+half:o+dh]
 			for i := range half {
 				si := sign * s[i]
-				da[i] += a[i]*c[i] - b[i]*si
-				db[i] += a[i]*si + b[i]*c[i]
+				da[i] += float32(a[i]*c[i]) - float32(b[i]*si)
+				db[i] += float32(a[i]*si) + float32(b[i]*c[i])
 			}
 		}
 	}
@@ -485,7 +485,7 @@ func (t *Tape) smearKeys(x, logit *Node, heads int, segs []int) *Node {
 						if !first[j] {
 							d -= xd[o-D+c]
 						}
-						sum += float64(g[o+c]) * float64(d)
+						sum += float64(float64(g[o+c]) * float64(d))
 					}
 				}
 				gl[h] += float32(sum * float64(s[h]) * float64(1-s[h]))

@@ -20,7 +20,7 @@ func refSoftmaxBack(p, d []float32, T int) {
 		pr, dr := p[i*T:(i+1)*T], d[i*T:(i+1)*T]
 		var s float64
 		for j, x := range pr {
-			s += float64(x) * float64(dr[j])
+			s += float64(float64(x) * float64(dr[j]))
 		}
 		for j, x := range pr {
 			dr[j] = float32(float64(x) * (float64(dr[j]) - s))
@@ -58,10 +58,10 @@ func TestSoftmaxBack(t *testing.T) {
 						var want, back float64
 						pr, dr := p[(i+r)*T:(i+r+1)*T], d[(i+r)*T:(i+r+1)*T]
 						for j, x := range pr {
-							want += float64(x) * float64(dr[j])
+							want += float64(float64(x) * float64(dr[j]))
 						}
 						for j := len(pr) - 1; j >= 0; j-- {
-							back += float64(pr[j]) * float64(dr[j])
+							back += float64(float64(pr[j]) * float64(dr[j]))
 						}
 						if math.Float64bits(back) != math.Float64bits(want) && !math.IsNaN(want) {
 							reordered++

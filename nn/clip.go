@@ -51,7 +51,7 @@ func Norms(g []float32, r ClipRule) []float64 {
 				if int(k) >= len(ss) {
 					panic(errClip)
 				}
-				ss[k] += float64(v) * float64(v)
+				ss[k] += float64(float64(v) * float64(v))
 			}
 		}
 	}

@@ -234,7 +234,7 @@ func (t *Tape) GroupNorm(x, g, b *Node, groups int, eps float64) *Node {
 		var s float64
 		for _, v := range xr {
 			d := float64(v) - m
-			s += d * d
+			s += float64(d * d)
 		}
 		r := 1 / math.Sqrt(s/float64(n)+eps)
 		rstd[k] = r
@@ -250,7 +250,7 @@ func (t *Tape) GroupNorm(x, g, b *Node, groups int, eps float64) *Node {
 		}
 		hr, yr := xhat[c*hw:(c+1)*hw], y.Value.Data[c*hw:(c+1)*hw]
 		for j, h := range hr {
-			yr[j] = h*gc + bc
+			yr[j] = float32(h*gc) + bc
 		}
 	}
 	t.record(y, func(gy []float32) {
@@ -259,7 +259,7 @@ func (t *Tape) GroupNorm(x, g, b *Node, groups int, eps float64) *Node {
 			if g.needs {
 				var s float64
 				for j, v := range gr {
-					s += float64(v) * float64(hr[j])
+					s += float64(float64(v) * float64(hr[j]))
 				}
 				t.g(g)[c] += float32(s)
 			}
@@ -282,9 +282,9 @@ func (t *Tape) GroupNorm(x, g, b *Node, groups int, eps float64) *Node {
 			for c := k * per; c < (k+1)*per; c++ {
 				gc := float64(g.Value.Data[c])
 				for j := c * hw; j < (c+1)*hw; j++ {
-					d := float64(gy[j]) * gc
+					d := float64(float64(gy[j]) * gc)
 					s1 += d
-					s2 += d * float64(xhat[j])
+					s2 += float64(d * float64(xhat[j]))
 				}
 			}
 			s1 /= float64(n)
@@ -292,8 +292,8 @@ func (t *Tape) GroupNorm(x, g, b *Node, groups int, eps float64) *Node {
 			for c := k * per; c < (k+1)*per; c++ {
 				gc := float64(g.Value.Data[c])
 				for j := c * hw; j < (c+1)*hw; j++ {
-					d := float64(gy[j]) * gc
-					gx[j] += float32(rstd[k] * (d - s1 - float64(xhat[j])*s2))
+					d := float64(float64(gy[j]) * gc)
+					gx[j] += float32(rstd[k] * (d - s1 - float64(float64(xhat[j])*s2)))
 				}
 			}
 		}

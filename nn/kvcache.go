@@ -306,7 +306,7 @@ func (c *KVCache) attend(l, heads int, q, out []float32, rotary bool) {
 			for i := range T {
 				var s float32
 				for e, x := range kd[i*D+h*dh : i*D+(h+1)*dh] {
-					s += qh[e] * x
+					s += float32(qh[e] * x)
 				}
 				p[i] = sc * s
 			}

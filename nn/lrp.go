@@ -228,7 +228,7 @@ func (r *lrpRun) head(hid []float64, rows []int) ([]float64, *initRel) {
 		for v := range V {
 			s := 0.0
 			for d, xd := range xk {
-				s += xd * tok[v*D+d]
+				s += float64(xd * tok[v*D+d])
 			}
 			p[v] = s
 		}
@@ -270,7 +270,7 @@ func (r *lrpRun) layerNorm(n *LayerNorm, y, R []float64) []float64 {
 		rb := make([]float64, d)
 		for t := range len(y) / d {
 			for i := range d {
-				rb[i] += b[i] * safeDiv(R[t*d+i], y[t*d+i])
+				rb[i] += float64(b[i] * safeDiv(R[t*d+i], y[t*d+i]))
 			}
 		}
 		r.addParam(n.B, rb)
@@ -300,7 +300,7 @@ func (r *lrpRun) linear(l *Linear, R []float64) []float64 {
 			for i := range out {
 				s := 0.0
 				for k := range rank {
-					s += u[t*rank+k] * sb[i*rank+k]
+					s += float64(u[t*rank+k] * sb[i*rank+k])
 				}
 				branch[t*out+i] = s
 				base[t*out+i] = z[t*out+i] - s
@@ -430,9 +430,9 @@ func smear64(k []float64, T, D, H int, mix []float64) []float64 {
 	for j := range T {
 		for c := range D {
 			s := mix[c/dh]
-			out[j*D+c] = s * k[j*D+c]
+			out[j*D+c] = float64(s * k[j*D+c])
 			if j > 0 {
-				out[j*D+c] += (1 - s) * k[(j-1)*D+c]
+				out[j*D+c] += float64((1 - s) * k[(j-1)*D+c])
 			}
 		}
 	}

@@ -81,7 +81,7 @@ func alphaBetaOutput(xt, wi []float64, zp, zn, ri, alpha float64, rt []float64) 
 	cp, cn := safeDiv(a*ri, zp), safeDiv((1-a)*ri, zn)
 	for j, xj := range xt {
 		z := xj * wi[j]
-		rt[j] += max(z, 0)*cp + min(z, 0)*cn
+		rt[j] += float64(max(z, 0)*cp) + float64(min(z, 0)*cn)
 	}
 }
 
@@ -120,10 +120,10 @@ func lrpParamRelevance(x []float64, rows, in int, w []float64, out int, b, z, r 
 			}
 			wi, ri := w[i*in:(i+1)*in], rw[i*in:(i+1)*in]
 			for j, xj := range xt {
-				ri[j] += wi[j] * xj * c
+				ri[j] += float64(wi[j] * xj * c)
 			}
 			if b != nil {
-				rb[i] += b[i] * c
+				rb[i] += float64(b[i] * c)
 			}
 		}
 	}
@@ -182,14 +182,14 @@ func lrpMatMul(a []float64, n, k int, b []float64, m int, s float64, r []float64
 			}
 			c := 0.0
 			for l := range k {
-				c += s * a[i*k+l] * b[l*m+j]
+				c += float64(s * a[i*k+l] * b[l*m+j])
 			}
 			f := safeDiv(ri, c)
 			if f == 0 {
 				continue
 			}
 			for l := range k {
-				v := s * a[i*k+l] * b[l*m+j] * f
+				v := float64(s * a[i*k+l] * b[l*m+j] * f)
 				ra[i*k+l] += v
 				rb[l*m+j] += v
 			}

@@ -166,7 +166,7 @@ func (t *Tape) Weighted(w []float32, xs ...*Node) *Node {
 	j := axpyVec(yd, nil, x0, w[0])
 	clear(yd[j:])
 	for ; j < len(yd); j++ {
-		yd[j] += w[0] * x0[j]
+		yd[j] += float32(w[0] * x0[j])
 	}
 	for i, x := range xs[1:] {
 		axpy(w[i+1], x.Value.Data, yd)
@@ -229,7 +229,7 @@ func (t *Tape) Tanh(x *Node) *Node {
 	t.record(y, func(g []float32) {
 		gx := t.g(x)
 		for i, v := range y.Value.Data {
-			gx[i] += g[i] * (1 - v*v)
+			gx[i] += float32(g[i] * (1 - float32(v*v)))
 		}
 	})
 	return y
@@ -271,7 +271,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 		var s float64
 		for _, v := range xr {
 			d := float64(v) - m
-			s += d * d
+			s += float64(d * d)
 		}
 		r := 1 / math.Sqrt(s/float64(c)+eps)
 		rstd[i] = r
@@ -279,7 +279,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 		for j, v := range xr {
 			h := float32((float64(v) - m) * r)
 			hr[j] = h
-			yr[j] = h * g.Value.Data[j]
+			yr[j] = float32(h * g.Value.Data[j])
 			if b != nil {
 				yr[j] += b.Value.Data[j]
 			}
@@ -305,7 +305,7 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 			if g.needs {
 				gg := t.g(g)
 				for j, v := range gr {
-					gg[j] += v * hr[j]
+					gg[j] += float32(v * hr[j])
 				}
 			}
 			if b != nil && b.needs && perExample == nil {
@@ -314,16 +314,16 @@ func (t *Tape) LayerNorm(x, g, b *Node, eps float64) *Node {
 			if x.needs && i >= i0 {
 				var s1, s2 float64
 				for j, v := range gr {
-					d := float64(v) * float64(g.Value.Data[j])
+					d := float64(float64(v) * float64(g.Value.Data[j]))
 					s1 += d
-					s2 += d * float64(hr[j])
+					s2 += float64(d * float64(hr[j]))
 				}
 				s1 /= float64(c)
 				s2 /= float64(c)
 				gx := t.g(x)[i*c : (i+1)*c]
 				for j, v := range gr {
-					d := float64(v) * float64(g.Value.Data[j])
-					gx[j] += float32(rstd[i] * (d - s1 - float64(hr[j])*s2))
+					d := float64(float64(v) * float64(g.Value.Data[j]))
+					gx[j] += float32(rstd[i] * (d - s1 - float64(float64(hr[j])*s2)))
 				}
 			}
 		}
@@ -348,22 +348,22 @@ func layerNormBackRows4(gx, gy, xhat []float32, rstd []float64, g []float32, c i
 		g1, g2, g3, h0, h1, h2, h3 = g1[:c], g2[:c], g3[:c], h0[:c], h1[:c], h2[:c], h3[:c]
 		for j, v := range g0[:c] {
 			w := float64(g[j])
-			d0, d1, d2, d3 := float64(v)*w, float64(g1[j])*w, float64(g2[j])*w, float64(g3[j])*w
+			d0, d1, d2, d3 := float64(float64(v)*w), float64(float64(g1[j])*w), float64(float64(g2[j])*w), float64(float64(g3[j])*w)
 			s1[0] += d0
 			s1[1] += d1
 			s1[2] += d2
 			s1[3] += d3
-			s2[0] += d0 * float64(h0[j])
-			s2[1] += d1 * float64(h1[j])
-			s2[2] += d2 * float64(h2[j])
-			s2[3] += d3 * float64(h3[j])
+			s2[0] += float64(d0 * float64(h0[j]))
+			s2[1] += float64(d1 * float64(h1[j]))
+			s2[2] += float64(d2 * float64(h2[j]))
+			s2[3] += float64(d3 * float64(h3[j]))
 		}
 		for k := range 4 {
 			a1, a2, r := s1[k]/fc, s2[k]/fc, rstd[i+k]
 			gr, hr, gxr := gy[(i+k)*c:(i+k+1)*c], xhat[(i+k)*c : (i+k+1)*c][:c], gx[(i+k)*c : (i+k+1)*c][:c]
 			for j, v := range gr {
-				d := float64(v) * float64(g[j])
-				gxr[j] += float32(r * (d - a1 - float64(hr[j])*a2))
+				d := float64(float64(v) * float64(g[j]))
+				gxr[j] += float32(r * (d - a1 - float64(float64(hr[j])*a2)))
 			}
 		}
 	}
@@ -385,7 +385,7 @@ func layerNormRow(yr, hr, xr, g, b []float32, eps float64) float64 {
 	var s float64
 	for _, v := range xr {
 		d := float64(v) - m
-		s += d * d
+		s += float64(d * d)
 	}
 	r := 1 / math.Sqrt(s/float64(c)+eps)
 	normRow(yr, hr, xr, g, b, m, r)
@@ -411,7 +411,7 @@ func normRow(yr, hr, xr, g, b []float32, m, r float64) {
 		if hr != nil {
 			hr[j] = h
 		}
-		yr[j] = h * g[j]
+		yr[j] = float32(h * g[j])
 		if b != nil {
 			yr[j] += b[j]
 		}
@@ -485,10 +485,10 @@ func layerNormRowsH(y, hr []float32, rstd []float64, x []float32, c int, g, b []
 			d1 := float64(x1[j]) - m1
 			d2 := float64(x2[j]) - m2
 			d3 := float64(x3[j]) - m3
-			s0 += d0 * d0
-			s1 += d1 * d1
-			s2 += d2 * d2
-			s3 += d3 * d3
+			s0 += float64(d0 * d0)
+			s1 += float64(d1 * d1)
+			s2 += float64(d2 * d2)
+			s3 += float64(d3 * d3)
 		}
 		for k, r := range [4]float64{1 / math.Sqrt(s0/fc+eps), 1 / math.Sqrt(s1/fc+eps), 1 / math.Sqrt(s2/fc+eps), 1 / math.Sqrt(s3/fc+eps)} {
 			if rstd != nil {
@@ -532,18 +532,18 @@ func rowStats8(xs *[8][]float32) (m, s [8]float64) {
 		d1 := float64(x1[j]) - a1
 		d2 := float64(x2[j]) - a2
 		d3 := float64(x3[j]) - a3
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
+		s0 += float64(d0 * d0)
+		s1 += float64(d1 * d1)
+		s2 += float64(d2 * d2)
+		s3 += float64(d3 * d3)
 		d4 := float64(x4[j]) - a4
 		d5 := float64(x5[j]) - a5
 		d6 := float64(x6[j]) - a6
 		d7 := float64(x7[j]) - a7
-		s4 += d4 * d4
-		s5 += d5 * d5
-		s6 += d6 * d6
-		s7 += d7 * d7
+		s4 += float64(d4 * d4)
+		s5 += float64(d5 * d5)
+		s6 += float64(d6 * d6)
+		s7 += float64(d7 * d7)
 	}
 	return m, [8]float64{s0, s1, s2, s3, s4, s5, s6, s7}
 }
@@ -698,7 +698,7 @@ func (t *Tape) Dropout(x *Node, p float64) *Node {
 		gx := t.g(x)
 		for i, k := range keep {
 			if k {
-				gx[i] += g[i] * s
+				gx[i] += float32(g[i] * s)
 			}
 		}
 	})
@@ -768,7 +768,7 @@ func ceForward(z, probs []float32, targets []int, w []float32, c int) float64 {
 		if w != nil {
 			wi = float64(w[i])
 		}
-		loss += wi * (lse - float64(zr[targets[i]]))
+		loss += float64(wi * (lse - float64(zr[targets[i]])))
 	}
 	return loss
 }
@@ -783,7 +783,7 @@ func ceBackward(gz, probs []float32, targets []int, w []float32, c int, g0 float
 		}
 		pr, gr := probs[i*c:(i+1)*c], gz[i*c:(i+1)*c]
 		for j, p := range pr {
-			gr[j] += wi * p
+			gr[j] += float32(wi * p)
 		}
 		gr[targets[i]] -= wi
 	}
@@ -874,13 +874,13 @@ func (t *Tape) Mul(a, b *Node) *Node {
 		if a.needs {
 			ga := t.g(a)
 			for i, v := range g {
-				ga[i] += v * b.Value.Data[i]
+				ga[i] += float32(v * b.Value.Data[i])
 			}
 		}
 		if b.needs {
 			gb := t.g(b)
 			for i, v := range g {
-				gb[i] += v * a.Value.Data[i]
+				gb[i] += float32(v * a.Value.Data[i])
 			}
 		}
 	})

@@ -77,7 +77,7 @@ func (p *Param) initNormal(rng *rand.Rand, std float64) {
 
 func (p *Param) initUniform(rng *rand.Rand, bound float64) {
 	for i := range p.Data {
-		p.Data[i] = float32((2*rng.Float64() - 1) * bound)
+		p.Data[i] = float32((float64(2*rng.Float64()) - 1) * bound)
 	}
 }
 

@@ -201,9 +201,9 @@ func rowCosine(x Tensor, a, b int) float64 {
 	ra, rb := x.Data[a*c:(a+1)*c], x.Data[b*c:(b+1)*c]
 	var dot, na, nb float64
 	for i := range ra {
-		dot += float64(ra[i]) * float64(rb[i])
-		na += float64(ra[i]) * float64(ra[i])
-		nb += float64(rb[i]) * float64(rb[i])
+		dot += float64(float64(ra[i]) * float64(rb[i]))
+		na += float64(float64(ra[i]) * float64(ra[i]))
+		nb += float64(float64(rb[i]) * float64(rb[i]))
 	}
 	if na == 0 || nb == 0 {
 		return 0

@@ -193,7 +193,7 @@ func (t *Tape) gAxpy(n *Node, alpha float32, x []float32) {
 	j := axpyVec(gx, nil, x, alpha)
 	clear(gx[j:])
 	for ; j < len(gx); j++ {
-		gx[j] += alpha * x[j]
+		gx[j] += float32(alpha * x[j])
 	}
 }
 
@@ -213,7 +213,7 @@ func (t *Tape) gMulAdd(n *Node, a, b []float32) {
 		clear(gx[j:])
 	}
 	for ; j < len(gx); j++ {
-		gx[j] += a[j] * b[j]
+		gx[j] += float32(a[j] * b[j])
 	}
 }
 

@@ -66,7 +66,7 @@ func Norm(x []float32) float64 {
 func sumSquares(x []float32) float64 {
 	var s float64
 	for _, v := range x {
-		s += float64(v) * float64(v)
+		s += float64(float64(v) * float64(v))
 	}
 	return s
 }
@@ -79,7 +79,7 @@ func Dot(x, y []float32) float64 {
 	}
 	var s float64
 	for i, v := range x {
-		s += float64(v) * float64(y[i])
+		s += float64(float64(v) * float64(y[i]))
 	}
 	return s
 }
@@ -91,7 +91,7 @@ func axpy(alpha float32, x, y []float32) {
 		panic(errLength)
 	}
 	for i := axpyVec(y, y, x, alpha); i < len(x); i++ {
-		y[i] += alpha * x[i]
+		y[i] += float32(alpha * x[i])
 	}
 }
 

@@ -37,7 +37,7 @@ func TestAxpyVec(t *testing.T) {
 				got, want := append([]float32(nil), y...), append([]float32(nil), y...)
 				axpy(alpha, x, got)
 				for i, v := range x {
-					want[i] += alpha * v
+					want[i] += float32(alpha * v)
 				}
 				if i := firstDiff(got, want); i >= 0 {
 					t.Fatalf("axpy n=%d α=%v special %t: y[%d] = %v, want %v (x = %v, y = %v)",
@@ -48,11 +48,11 @@ func TestAxpyVec(t *testing.T) {
 				j := axpyVec(got, nil, x, alpha)
 				clear(got[j:])
 				for ; j < n; j++ {
-					got[j] += alpha * x[j]
+					got[j] += float32(alpha * x[j])
 				}
 				want = make([]float32, n)
 				for i, v := range x {
-					want[i] += alpha * v
+					want[i] += float32(alpha * v)
 				}
 				if i := firstDiff(got, want); i >= 0 {
 					t.Fatalf("first term n=%d α=%v special %t: y[%d] = %v, want %v (x = %v)",
@@ -88,10 +88,10 @@ func TestWeightedZero(t *testing.T) {
 			tp.Input(Tensor{Shape: []int{n}, Data: x1}, false))
 		want := make([]float32, n)
 		for i := range want {
-			want[i] += w[0] * x0[i]
+			want[i] += float32(w[0] * x0[i])
 		}
 		for i := range want {
-			want[i] += w[1] * x1[i]
+			want[i] += float32(w[1] * x1[i])
 		}
 		if i := firstDiff(y.Value.Data, want); i >= 0 {
 			t.Fatalf("n=%d: y[%d] = %v (bits %#x), want %v (bits %#x)", n, i, y.Value.Data[i],
@@ -119,10 +119,10 @@ func TestMulAddVec(t *testing.T) {
 					clear(got[i:])
 				}
 				for ; i < n; i++ {
-					got[i] += a[i] * b[i]
+					got[i] += float32(a[i] * b[i])
 				}
 				for i := range want {
-					want[i] += a[i] * b[i]
+					want[i] += float32(a[i] * b[i])
 				}
 				if i := firstDiff(got, want); i >= 0 {
 					t.Fatalf("n=%d special %t fresh %t: y[%d] = %v, want %v", n, special, fresh, i, got[i], want[i])
@@ -159,13 +159,13 @@ func TestGradFresh(t *testing.T) {
 			axpyStep := func() {
 				tp.gAxpy(node, 0.75, x)
 				for i := range want {
-					want[i] += 0.75 * x[i]
+					want[i] += float32(0.75 * x[i])
 				}
 			}
 			mulStep := func() {
 				tp.gMulAdd(node, a, b)
 				for i := range want {
-					want[i] += a[i] * b[i]
+					want[i] += float32(a[i] * b[i])
 				}
 			}
 			if order {

@@ -50,7 +50,7 @@ func firstDiff(got, want []float32) int {
 func refNormRow(yr, xr, g, b []float32, m, r float64) {
 	for j, v := range xr {
 		h := float32((float64(v) - m) * r)
-		yr[j] = h * g[j]
+		yr[j] = float32(h * g[j])
 		if b != nil {
 			yr[j] += b[j]
 		}
@@ -68,7 +68,7 @@ func refLayerNormRow(yr, xr, g, b []float32, eps float64) {
 	var s float64
 	for _, v := range xr {
 		d := float64(v) - m
-		s += d * d
+		s += float64(d * d)
 	}
 	refNormRow(yr, xr, g, b, m, 1/math.Sqrt(s/float64(len(xr))+eps))
 }
@@ -176,9 +176,9 @@ func TestSmearVec(t *testing.T) {
 				s := float32(1 / (1 + math.Exp(-float64(logit[h]))))
 				for c := 0; c < dh; c++ {
 					o := j*D + h*dh + c
-					want[o] = s * x[o]
+					want[o] = float32(s * x[o])
 					if !first[j] {
-						want[o] += (1 - s) * x[o-D]
+						want[o] += float32((1 - s) * x[o-D])
 					}
 				}
 			}
@@ -317,7 +317,7 @@ func TestRowStats(t *testing.T) {
 			a := wm[k] / float64(c)
 			for _, v := range x[k*c : (k+1)*c] {
 				d := float64(v) - a
-				ws[k] += d * d
+				ws[k] += float64(d * d)
 			}
 		}
 		check := func(name string, k int, gm, gs float64) {

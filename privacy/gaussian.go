@@ -44,8 +44,8 @@ func GaussianDelta(sigma, sensitivity, epsilon float64) (float64, error) {
 
 // gaussianDelta is δ(ε) for the Gaussian mechanism with μ = Δ/σ > 0.
 func gaussianDelta(mu, eps float64) float64 {
-	a := mu/2 - eps/mu
-	b := -mu/2 - eps/mu
+	a := float64(mu/2) - eps/mu
+	b := float64(-mu/2) - eps/mu
 	la := logNormCDF(a)
 	lb := eps + logNormCDF(b)
 	if math.IsInf(la, -1) || lb >= la {
@@ -86,7 +86,7 @@ func GaussianEpsilon(sigma, sensitivity, delta float64) (float64, error) {
 		}
 	}
 	for range 2000 {
-		mid := lo + (hi-lo)/2
+		mid := lo + float64((hi-lo)/2)
 		if mid <= lo || mid >= hi {
 			break
 		}
@@ -134,7 +134,7 @@ func AnalyticGaussianSigma(epsilon, delta, sensitivity float64) (float64, error)
 		hi, lo = lo, lo/2
 	}
 	for range 2000 {
-		mid := lo + (hi-lo)/2
+		mid := lo + float64((hi-lo)/2)
 		if mid <= lo || mid >= hi {
 			break
 		}

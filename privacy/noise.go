@@ -60,7 +60,7 @@ func (n *Noise) AddGaussian(dst []float64, sigma float64) {
 		panic("privacy: invalid noise standard deviation")
 	}
 	for i := range dst {
-		dst[i] += sigma * n.r.NormFloat64()
+		dst[i] += float64(sigma * n.r.NormFloat64())
 	}
 }
 
@@ -71,6 +71,6 @@ func (n *Noise) AddGaussian32(dst []float32, sigma float64) {
 		panic("privacy: invalid noise standard deviation")
 	}
 	for i := range dst {
-		dst[i] = float32(float64(dst[i]) + sigma*n.r.NormFloat64())
+		dst[i] = float32(float64(dst[i]) + float64(sigma*n.r.NormFloat64()))
 	}
 }

@@ -125,7 +125,7 @@ func (a *RDP) Compose(e Event, n int) error {
 	}
 	for i, v := range r {
 		if v != 0 {
-			a.rdp[i] += float64(n) * v
+			a.rdp[i] += float64(float64(n) * v)
 		}
 	}
 	return nil
@@ -156,7 +156,7 @@ func (a *RDP) eventRDP(dst []float64, e Event) error {
 		}
 		for i, v := range r {
 			if v != 0 {
-				dst[i] += float64(e.Count) * v
+				dst[i] += float64(float64(e.Count) * v)
 			}
 		}
 	case Composed:
@@ -268,7 +268,7 @@ func logAInt(q, sigma float64, alpha int) float64 {
 	for k := 0; k <= alpha; k++ {
 		lc := logBinom(float64(alpha), float64(k))
 		kf := float64(k)
-		la = logAdd(la, lc+kf*lq+float64(alpha-k)*l1q+(kf*kf-kf)/(2*sigma*sigma))
+		la = logAdd(la, lc+float64(kf*lq)+float64(float64(alpha-k)*l1q)+(float64(kf*kf)-kf)/(2*sigma*sigma))
 	}
 	return la
 }
@@ -283,18 +283,18 @@ func logAInt(q, sigma float64, alpha int) float64 {
 // for i > α.
 func logAFrac(q, sigma, alpha float64) float64 {
 	la0, la1 := math.Inf(-1), math.Inf(-1)
-	z0 := sigma*sigma*math.Log(1/q-1) + 0.5
+	z0 := float64(sigma*sigma*math.Log(1/q-1)) + 0.5
 	lq, l1q := math.Log(q), math.Log1p(-q)
 	for i := 0; ; i++ {
 		fi := float64(i)
 		lc, sign := logAbsBinom(alpha, fi)
 		j := alpha - fi
-		lt0 := lc + fi*lq + j*l1q
-		lt1 := lc + j*lq + fi*l1q
+		lt0 := lc + float64(fi*lq) + float64(j*l1q)
+		lt1 := lc + float64(j*lq) + float64(fi*l1q)
 		le0 := math.Log(0.5) + logErfc((fi-z0)/(math.Sqrt2*sigma))
 		le1 := math.Log(0.5) + logErfc((z0-j)/(math.Sqrt2*sigma))
-		ls0 := lt0 + (fi*fi-fi)/(2*sigma*sigma) + le0
-		ls1 := lt1 + (j*j-j)/(2*sigma*sigma) + le1
+		ls0 := lt0 + (float64(fi*fi)-fi)/(2*sigma*sigma) + le0
+		ls1 := lt1 + (float64(j*j)-j)/(2*sigma*sigma) + le1
 		if sign > 0 {
 			la0 = logAdd(la0, ls0)
 			la1 = logAdd(la1, ls1)
@@ -440,7 +440,7 @@ func rdpToDelta(orders, rdp []float64, eps float64) float64 {
 			}
 			continue
 		default:
-			ld = (al-1)*(r-eps+math.Log1p(-1/al)) - math.Log(al)
+			ld = float64((al-1)*(r-eps+math.Log1p(-1/al))) - math.Log(al)
 		}
 		best = math.Min(best, ld)
 	}

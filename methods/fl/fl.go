@@ -390,7 +390,7 @@ func Mean(dst []float32, xs [][]float32, w []float64) []float32 {
 	for j := range dst {
 		s := 0.0
 		for i, x := range xs {
-			s += w[i] * float64(x[j])
+			s += float64(w[i] * float64(x[j]))
 		}
 		dst[j] = float32(s)
 	}

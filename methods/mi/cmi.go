@@ -287,7 +287,7 @@ func sqDist(a, b []float64) float64 {
 	s := 0.0
 	for i, v := range a {
 		d := v - b[i]
-		s += d * d
+		s += float64(d * d)
 	}
 	return s
 }
@@ -336,7 +336,7 @@ func fitStandardizer(rows [][]float64) standardizer {
 	}
 	for _, r := range rows {
 		for j, v := range r {
-			s.scale[j] += (v - s.mean[j]) * (v - s.mean[j])
+			s.scale[j] += float64((v - s.mean[j]) * (v - s.mean[j]))
 		}
 	}
 	for j, v := range s.scale {

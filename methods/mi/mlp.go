@@ -69,7 +69,7 @@ func (m *MLP) forward(x []float64, a acts) float64 {
 			s := float64(m.B[l][o])
 			row := w[o*len(in) : (o+1)*len(in)]
 			for i, v := range in {
-				s += float64(row[i]) * v
+				s += float64(float64(row[i]) * v)
 			}
 			if l < last && s < 0 {
 				s = 0
@@ -107,9 +107,9 @@ func (m *MLP) backward(a acts, d float64, dx []float64) {
 			row := w[o*len(in) : (o+1)*len(in)]
 			grow := m.gw[l][o*len(in) : (o+1)*len(in)]
 			for i, v := range in {
-				grow[i] += go_ * v
+				grow[i] += float64(go_ * v)
 				if gin != nil {
-					gin[i] += go_ * float64(row[i])
+					gin[i] += float64(go_ * float64(row[i]))
 				}
 			}
 		}

@@ -110,7 +110,7 @@ func (o *Adam) Step(params []Param, lr float64, m *Mask) {
 		job := adamJob{p: p, s: s, keep: keep, k: adamCoef{lr: lr * lrScale(p), b1: o.beta1, b2: o.beta2, eps: o.eps, decay: 1}}
 		if !p.NoDecay {
 			if o.decoupled {
-				job.k.decay = 1 - job.k.lr*o.wd
+				job.k.decay = 1 - float64(job.k.lr*o.wd)
 			} else {
 				job.k.l2 = o.wd
 			}
@@ -167,11 +167,11 @@ func adamUniform(data, grad, m, v []float32, k *adamCoef, bc1, bc2 float64) {
 		θ := float64(data[j])
 		g := float64(g32)
 		if l2 != 0 {
-			g += l2 * θ
+			g += float64(l2 * θ)
 		}
-		θ *= decay
-		mj := float32(b1*float64(m[j]) + (1-b1)*g)
-		vj := float32(b2*float64(v[j]) + (1-b2)*g*g)
+		θ = float64(θ * decay)
+		mj := float32(float64(b1*float64(m[j])) + float64((1-b1)*g))
+		vj := float32(float64(b2*float64(v[j])) + float64((1-b2)*g*g))
 		m[j], v[j] = mj, vj
 		denom := math.Sqrt(float64(vj))/bc2 + eps
 		data[j] = float32(θ - step*float64(mj)/denom)
@@ -199,11 +199,11 @@ func adamElems(data, grad, m, v []float32, keep []bool, count []uint32, k *adamC
 		θ := float64(data[j])
 		g := float64(g32)
 		if l2 != 0 {
-			g += l2 * θ
+			g += float64(l2 * θ)
 		}
-		θ *= decay
-		mj := float32(b1*float64(m[j]) + (1-b1)*g)
-		vj := float32(b2*float64(v[j]) + (1-b2)*g*g)
+		θ = float64(θ * decay)
+		mj := float32(float64(b1*float64(m[j])) + float64((1-b1)*g))
+		vj := float32(float64(b2*float64(v[j])) + float64((1-b2)*g*g))
 		m[j], v[j] = mj, vj
 		denom := math.Sqrt(float64(vj))/c2 + eps
 		data[j] = float32(θ - step*float64(mj)/denom)

@@ -80,7 +80,7 @@ func (c Cosine) LR(t int) float64 {
 		return c.Min
 	}
 	p := float64(t-c.Warmup) / float64(c.Steps-c.Warmup)
-	return c.Min + (c.Peak-c.Min)*(1+math.Cos(math.Pi*p))/2
+	return c.Min + float64((c.Peak-c.Min)*(1+math.Cos(math.Pi*p))/2)
 }
 
 // Validate returns an error if c's fields are invalid.
@@ -171,7 +171,7 @@ func (c OneCycle) phase(t int) (int, float64) {
 		panic("optim: invalid schedule")
 	}
 	T := float64(c.Steps)
-	e1 := c.PctStart*T - 1
+	e1 := float64(c.PctStart*T) - 1
 	last := T - 1
 	x := float64(t)
 	switch {
@@ -186,7 +186,7 @@ func (c OneCycle) phase(t int) (int, float64) {
 }
 
 func cosAnneal(start, end, p float64) float64 {
-	return end + (start-end)/2.0*(math.Cos(math.Pi*p)+1)
+	return end + float64((start-end)/2.0*(math.Cos(math.Pi*p)+1))
 }
 
 // LR implements Schedule.

@@ -103,7 +103,7 @@ func sgdPlain(data, grad []float32, keep []bool, eta, wd float64) {
 			continue
 		}
 		θ := float64(data[j])
-		data[j] = float32(θ - eta*(float64(g32)+wd*θ))
+		data[j] = float32(θ - float64(eta*(float64(g32)+float64(wd*θ))))
 	}
 }
 
@@ -113,15 +113,15 @@ func sgdMomentum(data, grad, buf []float32, keep []bool, eta, wd, mu float64, ne
 			continue
 		}
 		θ := float64(data[j])
-		g := float64(g32) + wd*θ
-		b := float64(float32(mu*float64(buf[j]) + g))
+		g := float64(g32) + float64(wd*θ)
+		b := float64(float32(float64(mu*float64(buf[j])) + g))
 		buf[j] = float32(b)
 		if nesterov {
-			g += mu * b
+			g += float64(mu * b)
 		} else {
 			g = b
 		}
-		data[j] = float32(θ - eta*g)
+		data[j] = float32(θ - float64(eta*g))
 	}
 }
 

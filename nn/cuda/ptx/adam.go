@@ -31,7 +31,7 @@ func NewAdam(lr, beta1, beta2, eps, wd float64, decoupled bool, t int64) Adam {
 	}
 	c := Adam{B1: beta1, OneMinusB1: 1 - beta1, B2: beta2, OneMinusB2: 1 - beta2, Eps: eps, Decay: 1}
 	if decoupled {
-		c.Decay = 1 - lr*wd
+		c.Decay = 1 - float64(lr*wd)
 	} else {
 		c.L2 = wd
 	}
