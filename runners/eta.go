@@ -387,8 +387,9 @@ func loadPrior(root, scale string, plan func(*Run) (int64, string), today load) 
 // predict four times what extraction-control's same recipe took at
 // small). A converted cost is a typical run's, the median's: the tables
 // of one scale mix experiments whose steps cost differently, and their
-// means convert no better (TestCheckedInAcrossScales: median factor 1.90
-// either way, 13 of 17 within ×3 against the medians' 15). Seconds are counted at load today as in newPrior, each
+// means convert no better (TestCheckedInAcrossScales, on the tables of
+// the time: median factor 1.90 either way, 13 of 17 within ×3 against the
+// medians' 15). Seconds are counted at load today as in newPrior, each
 // scale's rows without a load at the median share of its rows with one.
 func checkedInPrior(fsys fs.FS, scale string, plan func(*Run) (int64, string), today load) *etaPrior {
 	return convertPrior(readTables(fsys), scale, plan, today)
