@@ -4,12 +4,12 @@
 # round: our BenchmarkAnchor/{dpsgd,nonprivate} at GOMAXPROCS 1 and 2 and
 # bench/anchor.py at --threads 1 and 2. Writes go-1.txt, go-2.txt,
 # torch-1.txt, torch-2.txt, time.txt (/usr/bin/time of each process) and
-# load.txt beside this script.
+# load.txt into OUT (beside this script by default).
 #
 #   $ bench/engine/torch-zo/run.sh            # ROUNDS=5 by default
 set -e
 root=$(git rev-parse --show-toplevel)
-out="$root/bench/engine/torch-zo"
+out="${OUT:-$root/bench/engine/torch-zo}"; mkdir -p "$out"
 tmp=$(mktemp -d)
 (cd "$root" && go test -c -o "$tmp/nn.test" ./nn)
 cd "$root/nn"
