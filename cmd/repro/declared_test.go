@@ -20,37 +20,7 @@ import (
 // declared runs alone, and standard error names both cells.
 func TestTableFromUndeclaredRuns(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()) // where the outputs go
-	dir := t.TempDir()
-	spec := fakeSpec(t, fakeOutputs)
-	if _, stderr, err := run(t, "run", spec, "--results", dir); err != nil {
-		t.Fatalf("repro run: %v\n%s", err, stderr)
-	}
-	rows, err := results.ReadRuns(filepath.Join(dir, "fake", results.RunsFile))
-	if err != nil || len(rows) != 4 {
-		t.Fatalf("the fake run table: %d runs, %v; want 4", len(rows), err)
-	}
-	var declared []results.Run
-	stale := -1
-	for i, r := range rows {
-		if r.EpsilonTarget == 8 && r.Seed == 2 {
-			stale = i
-			continue
-		}
-		declared = append(declared, r)
-	}
-	if stale < 0 {
-		t.Fatal("the fake run table has no run at ε = 8, seed 2")
-	}
-	rows[stale].Params["lr"] = 0.5
-	rows[stale].Results["acc"] = 0.987
-	all := filepath.Join(t.TempDir(), "fake-smoke.parquet")
-	only := filepath.Join(t.TempDir(), "fake-smoke.parquet")
-	if err := results.WriteRuns(all, rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := results.WriteRuns(only, declared); err != nil {
-		t.Fatal(err)
-	}
+	spec, dir, all, only := undeclaredTables(t)
 
 	missing := "fake: warning: 1 declared run at scale smoke missing from the run table (method " + fakeMethod + ", task fashion-vqa: 1)\n"
 	want, wantErr, err := run(t, "table", spec, "--from", only, "--format", "md")
@@ -99,6 +69,97 @@ func TestTableFromUndeclaredRuns(t *testing.T) {
 			t.Errorf("repro %s: got %v, want a usage error", strings.Join(args, " "), err)
 		}
 	}
+}
+
+// TestPlotFromUndeclaredRuns checks that repro plot EXP --from compares
+// the run table with the spec as repro table does (fromRunTable, the same
+// code): drawn from the table with the undeclared run, the spec's plot
+// is the one drawn from the declared runs alone, and standard error says
+// what was left out; --all-runs draws the undeclared run too (its acc,
+// 0.987, moves the point at ε = 8).
+func TestPlotFromUndeclaredRuns(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where the outputs go
+	spec, _, all, only := undeclaredTables(t)
+	svg := func(args ...string) (string, string) {
+		t.Helper()
+		out, stderr, err := run(t, append([]string{"plot", spec, "--from"}, args...)...)
+		if err != nil {
+			t.Fatalf("repro plot --from %v: %v\n%s", args, err, stderr)
+		}
+		for _, p := range strings.Fields(out) {
+			if strings.HasSuffix(p, "f1.svg") {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b), stderr
+			}
+		}
+		t.Fatalf("repro plot --from %v printed no f1.svg:\n%s", args, out)
+		return "", ""
+	}
+	want, _ := svg(only)
+	got, stderr := svg(all)
+	if got != want {
+		t.Errorf("repro plot --from a table with an undeclared run drew another plot than the declared runs'")
+	}
+	undeclared := "fake: warning: 1 run not declared by fake at scale smoke (method " + fakeMethod + ", task fashion-vqa, lr 0.5: 1): left out; --all-runs keeps them\n"
+	if !strings.Contains(stderr, undeclared) {
+		t.Errorf("repro plot --from a table with an undeclared run: stderr:\n%s\nwant the line\n%s", stderr, undeclared)
+	}
+	got, stderr = svg(all, "--all-runs")
+	if got == want || !strings.Contains(stderr, "lr 0.5: 1): kept (--all-runs)\n") {
+		t.Errorf("repro plot --from --all-runs: drew the declared runs' plot or did not warn:\n%s", stderr)
+	}
+	for _, args := range [][]string{
+		{"plot", spec, "--all-runs"},
+		{"plot", all, "--x", "epsilon_target", "--y", "acc", "--out", filepath.Join(t.TempDir(), "p"), "--all-runs"},
+	} {
+		if _, _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "plot: --all-runs applies only") {
+			t.Errorf("repro %s: got %v, want a usage error", strings.Join(args, " "), err)
+		}
+	}
+}
+
+// undeclaredTables runs the fake experiment into a results folder, dir,
+// and writes two run tables of it: all, its four runs with the one at
+// ε = 8, seed 2 changed to lr 0.5 (a param the spec does not set) and
+// acc 0.987, so that one run is undeclared and one declared run missing;
+// and only, the three declared runs alone.
+func undeclaredTables(t *testing.T) (spec, dir, all, only string) {
+	t.Helper()
+	dir = t.TempDir()
+	spec = fakeSpec(t, fakeOutputs)
+	if _, stderr, err := run(t, "run", spec, "--results", dir); err != nil {
+		t.Fatalf("repro run: %v\n%s", err, stderr)
+	}
+	rows, err := results.ReadRuns(filepath.Join(dir, "fake", results.RunsFile))
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("the fake run table: %d runs, %v; want 4", len(rows), err)
+	}
+	var declared []results.Run
+	stale := -1
+	for i, r := range rows {
+		if r.EpsilonTarget == 8 && r.Seed == 2 {
+			stale = i
+			continue
+		}
+		declared = append(declared, r)
+	}
+	if stale < 0 {
+		t.Fatal("the fake run table has no run at ε = 8, seed 2")
+	}
+	rows[stale].Params["lr"] = 0.5
+	rows[stale].Results["acc"] = 0.987
+	all = filepath.Join(t.TempDir(), "fake-smoke.parquet")
+	only = filepath.Join(t.TempDir(), "fake-smoke.parquet")
+	if err := results.WriteRuns(all, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteRuns(only, declared); err != nil {
+		t.Fatal(err)
+	}
+	return spec, dir, all, only
 }
 
 // TestConfigKeyNumbers checks that a param compares by value whatever

@@ -56,6 +56,33 @@ func expFlags() []cli.Flag {
 	}
 }
 
+// fromDeclaredHelp is the paragraph of repro table's and repro plot's
+// help on how --from compares a run table with the spec (fromRunTable).
+const fromDeclaredHelp = "With --from, the runs are compared with the runs the spec declares at their\n" +
+	"scale, by configuration (method, task, seed, ε, δ and every hyperparameter,\n" +
+	"variant included), not by run id, which moves with the code: runs the spec no\n" +
+	"longer declares (a table checked in before the spec changed) are left out, with\n" +
+	"a warning that counts them and names their cells, and the declared runs the\n" +
+	"table lacks are counted. They are dropped rather than kept and marked because a\n" +
+	"table row or a plot's point names only a few keys: a stale run would be averaged\n" +
+	"into a cell or point that looks declared. --all-runs keeps them (still warning).\n" +
+	"repro verify reads every run: its claims select runs by their column values.\n\n"
+
+// allRunsFlag returns the --all-runs flag of repro table and repro plot.
+func allRunsFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "all-runs", Usage: "EXP with --from: keep the runs the spec does not declare at their scale (default: leave them out, with a warning)"}
+}
+
+// checkAllRuns returns a usage error of command cmd (table or plot) if a
+// gives --all-runs other than with an experiment argument and --from:
+// only then is a run table compared with a spec.
+func checkAllRuns(cmd string, a *cmdArgs, experiment bool) error {
+	if a.Bool("all-runs") && (!experiment || a.String("from") == "") {
+		return fmt.Errorf("%s: --all-runs applies only to an experiment argument with --from, whose run table is compared with the spec", cmd)
+	}
+	return nil
+}
+
 // checkArgFlags returns a usage error of command cmd (table or plot) if a
 // holds flags that do not apply to its argument. With an experiment
 // argument only the experiment flags (expFlags) and keep apply: the others

@@ -39,9 +39,11 @@ func plotCommand() *cli.Command {
 			"finished so far and warns how many are missing.\n\n" +
 			"   $ repro plot fig1 --scale smoke\n" +
 			"   $ repro plot fig1 --scale smoke --no-run --results /tmp/results\n" +
-			"   $ repro plot fig3 --from results/baselines/fig3-small.parquet\n\n" +
+			"   $ repro plot fig3 --from results/baselines/fig3-small.parquet\n" +
+			"   $ repro plot sparta-table2 --from results/baselines/sparta-table2-small.parquet --all-runs\n\n" +
 			"--from draws the spec's plots from a run table file, such as a checked-in baseline,\n" +
-			"into a temporary folder, running nothing (roc and grid plots need the runs' folders).\n\n" +
+			"into a temporary folder, running nothing (roc and grid plots need the runs' folders).\n" +
+			fromDeclaredHelp +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and draws\n" +
 			"--y against --x with one line per distinct --series value: the mean over the runs\n" +
@@ -77,6 +79,7 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "title", Usage: "plot `title`"},
 			&cli.StringFlag{Name: "xlabel", Usage: "horizontal axis `label`; default the x column's label"},
 			&cli.StringFlag{Name: "ylabel", Usage: "vertical axis `label`; default the y column's label"},
+			allRunsFlag(),
 		}, expFlags()...),
 		SkipFlagParsing: true, // flags may follow the argument; see withArgs
 		Action:          withArgs(plotAction),
@@ -89,11 +92,15 @@ func plotAction(c *cli.Context, f *cmdArgs) error {
 		return errors.New("plot: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
 	}
 	experiment := !isPath(f.Args()[0])
-	if err := checkArgFlags("plot", f, experiment); err != nil {
+	if err := checkArgFlags("plot", f, experiment, "all-runs"); err != nil {
+		return err
+	}
+	if err := checkAllRuns("plot", f, experiment); err != nil {
 		return err
 	}
 	if experiment {
-		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from")}
+		o := expOptions{name: f.Args()[0], scale: f.String("scale"), results: f.String("results"), jobs: f.Int("jobs"), set: f.StringSlice("set"), noRun: f.Bool("no-run"), from: f.String("from"),
+			declared: true, allRuns: f.Bool("all-runs")}
 		return writeExperimentPlots(c.Context, c.App.Writer, c.App.ErrWriter, o)
 	}
 	kind, err := reports.ParsePlotKind(f.String("kind"))

@@ -43,15 +43,7 @@ func tableCommand() *cli.Command {
 			"   $ repro table my-spec.yaml --jobs 2 --set sweep.seed=[1,2,3] --format tex\n" +
 			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n" +
 			"   $ repro table sparta-table2 --from results/baselines/sparta-table2-small.parquet --all-runs\n\n" +
-			"With --from, the runs are compared with the runs the spec declares at their\n" +
-			"scale, by configuration (method, task, seed, ε, δ and every hyperparameter,\n" +
-			"variant included), not by run id, which moves with the code: runs the spec no\n" +
-			"longer declares (a table checked in before the spec changed) are left out, with\n" +
-			"a warning that counts them and names their cells, and the declared runs the\n" +
-			"table lacks are counted. They are dropped rather than kept and marked because a\n" +
-			"table row names only a few keys: a stale run would be averaged into a cell\n" +
-			"that looks declared. --all-runs keeps them (still warning). repro verify\n" +
-			"reads every run: its claims select runs by their column values.\n\n" +
+			fromDeclaredHelp +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and prints\n" +
 			"one row per distinct --rows value and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
@@ -79,7 +71,7 @@ func tableCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "where", Usage: "keep only runs with `column=value`; repeatable"},
 			&cli.StringFlag{Name: "title", Usage: "table `title`; default the metric"},
 			&cli.StringFlag{Name: "out", Usage: "write `PREFIX`.txt, PREFIX.md and PREFIX.tex and print their paths, instead of printing the table in --format"},
-			&cli.BoolFlag{Name: "all-runs", Usage: "EXP with --from: keep the runs the spec does not declare at their scale (default: leave them out, with a warning)"},
+			allRunsFlag(),
 		}, expFlags()...),
 		SkipFlagParsing: true, // flags may follow the argument; see withArgs
 		Action:          withArgs(tableAction),
@@ -95,8 +87,8 @@ func tableAction(c *cli.Context, f *cmdArgs) error {
 	if err := checkArgFlags("table", f, experiment, "format", "all-runs"); err != nil {
 		return err
 	}
-	if f.Bool("all-runs") && (!experiment || f.String("from") == "") {
-		return errors.New("table: --all-runs applies only to an experiment argument with --from, whose run table is compared with the spec")
+	if err := checkAllRuns("table", f, experiment); err != nil {
+		return err
 	}
 	if experiment {
 		format, err := reports.ParseFormat(f.String("format"))
