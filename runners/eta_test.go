@@ -370,68 +370,6 @@ func TestETASource(t *testing.T) {
 	}
 }
 
-// TestCheckedInAcrossScales measures the conversion across scales on the
-// checked-in tables: each method and task timed at smoke and small is
-// predicted at small from its smoke median seconds per step and the
-// median ratio of the others (itself left out), against its recorded
-// small median (a converted cost is a typical run's, see convertPrior),
-// at a quiet load: rows with a load at their quiet speed, rows without
-// at their scale's typical share (see typicalShare; taken as they are,
-// they mix with the quiet ones: median factor 2.58, 9 of 17 within ×3).
-// Tables recorded on a loaded machine make single factors wide, and
-// every experiment checked in moves them: the median factor was 1.99,
-// 1.90 after the typical share, and 2.15 once sparta-table2's fashion-upper
-// cells were rerun with their loads recorded (sparta/fashion-upper's own
-// factor). The check is that the conversion stays of that order as tables
-// are added: the median factor within ×2.5 and most within ×3.
-func TestCheckedInAcrossScales(t *testing.T) {
-	plan := func(r *Run) (int64, string) { return 0, "" }
-	rows := embeddedRows()
-	var smoke, small []results.Run
-	for _, r := range rows {
-		switch r.Scale {
-		case "smoke":
-			smoke = append(smoke, r)
-		case "small":
-			small = append(small, r)
-		}
-	}
-	ps, pl := newPrior(smoke, plan, load{}), newPrior(small, plan, load{})
-	if ps == nil || pl == nil {
-		t.Fatal("no checked-in timings at smoke and small")
-	}
-	var factors []float64
-	for k, want := range pl.medStep {
-		if _, ok := ps.perStep[k]; !ok || strings.HasPrefix(k, "class:") {
-			continue
-		}
-		var others []results.Run
-		for _, r := range small {
-			if r.Method+"/"+r.Task != k {
-				others = append(others, r)
-			}
-		}
-		got := convertPrior(slices.Concat(smoke, others), "small", plan, load{}).perStep[k]
-		f := max(got/want, want/got)
-		factors = append(factors, f)
-		t.Logf("%-32s small %.4f s/step, predicted %.4f (×%.2f)", k, want, got, f)
-	}
-	if len(factors) < 5 {
-		t.Fatalf("%d methods and tasks timed at both scales, want ≥ 5", len(factors))
-	}
-	m := median(slices.Clone(factors))
-	within := 0
-	for _, f := range factors {
-		if f <= 3 {
-			within++
-		}
-	}
-	t.Logf("%d methods and tasks: median factor %.2f, %d within ×3", len(factors), m, within)
-	if m > 2.5 || 2*within < len(factors) {
-		t.Errorf("median factor %.2f (want ≤ 2.5), %d of %d within ×3 (want most)", m, within, len(factors))
-	}
-}
-
 // TestETAPriorExperiment checks, by hand on a fake checked-in table, the
 // cost of runs whose steps are not known: the median of their own
 // experiment's runs of the same method, task and variant at the scale
