@@ -132,7 +132,14 @@ const loadExponent = 0.668
 // c = 2 × 208 / 333 = 1.25 (an older revision's time). A run's CPU time
 // grows under load (see loadExponent), which makes c from loaded runs
 // somewhat high. It is measured on table1 smoke's DPZO and Dual-Priv runs
-// only, and on more cores a run may keep more of them busy.
+// only, and on more cores a run may keep more of them busy. The two quiet
+// whole sweeps (TestRunCoresQuiet) read 1.700 as CPU over wall with one
+// job (CPU that buys no speed included: the same runs took 421
+// CPU-seconds one at a time, 352 two at a time) and 1.438 as twice the
+// two-job sweep's wall over the one-job one's (178 s and 247.6 s); they
+// agree neither with each other nor with the loaded fit, so c stays 1.33
+// (1.438 would lengthen --jobs 2's first estimate, already 24% over,
+// to 34%; --jobs 1's does not depend on c).
 const runCores = 1.33
 
 // share returns the fraction of its quiet speed (alone on a quiet
