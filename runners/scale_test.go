@@ -266,7 +266,8 @@ func TestCheckedInTimingsDrift(t *testing.T) {
 // timed at one scale only, 0.5 × every method's median, 2: 1.
 //
 // The snapshot's two worst pairs under every method's ratio, worked by
-// hand from testdata/scale-timings.tsv: nonprivate/records costs 0.05126
+// hand from testdata/scale-timings.tsv (rounded to four figures):
+// nonprivate/records costs 0.05126
 // s a step at smoke and 0.04335 at small; non-private's other tasks grow
 // by 0.01955 / 0.01215 = 1.609 (fashion-vqa) and 0.01828 / 0.01016 = 1.799
 // (shapes-vqa), median 1.704, so 0.08735 (×2.02; python3) where every method's
@@ -275,7 +276,7 @@ func TestCheckedInTimingsDrift(t *testing.T) {
 // 0.16359 / 0.03694 = 4.429 (fashion-vqa-tune), median 3.211, so 0.05478
 // (×2.78) where 4.42 said 0.0754 (×3.82). Their own ratios (0.85 and
 // 1.16) are real: both are mostly work that does not grow with the model
-// (see docs/dualpriv.md, "ETA across scales").
+// (see docs/eta.md, "Why the conversion misses where it does").
 func TestScaleRatioByMethod(t *testing.T) {
 	plan := func(r *Run) (int64, string) { return 0, "" }
 	row := func(key, scale string, perStep float64) results.Run {
