@@ -267,8 +267,8 @@ func TestCheckedInTimingsDrift(t *testing.T) {
 //
 // The snapshot's two worst pairs under every method's ratio, worked by
 // hand from testdata/scale-timings.tsv (rounded to four figures):
-// nonprivate/records costs 0.05126
-// s a step at smoke and 0.04335 at small; non-private's other tasks grow
+// nonprivate/records costs 0.05126 s a step at smoke and 0.04335 at
+// small; non-private's other tasks grow
 // by 0.01955 / 0.01215 = 1.609 (fashion-vqa) and 0.01828 / 0.01016 = 1.799
 // (shapes-vqa), median 1.704, so 0.08735 (×2.02; python3) where every method's
 // median ratio, 4.42, said 0.2265 (×5.22). Dual-Priv on shapes-vqa: 0.01706 and
