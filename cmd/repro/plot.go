@@ -40,7 +40,7 @@ func plotCommand() *cli.Command {
 			"   $ repro plot fig1 --scale smoke\n" +
 			"   $ repro plot fig1 --scale smoke --no-run --results /tmp/results\n" +
 			"   $ repro plot fig3 --from results/baselines/fig3-small.parquet\n" +
-			"   $ repro plot sparta-table2 --from results/baselines/sparta-table2-small.parquet --all-runs\n\n" +
+			"   $ repro plot fig1 --from results/fig1 --all-runs\n\n" +
 			"--from draws the spec's plots from a run table file, such as a checked-in baseline,\n" +
 			"into a temporary folder, running nothing (roc and grid plots need the runs' folders).\n" +
 			fromDeclaredHelp +
