@@ -59,7 +59,7 @@ func OneRunPValue(m, r, v int, eps, delta float64) float64 {
 			s += binomPMF(r, v-i, q)
 			a = max(a, s/float64(i))
 		}
-		p += a * delta * 2 * float64(m)
+		p += float64(float64(a*delta) * 2 * float64(m))
 	}
 	return min(p, 1)
 }
@@ -73,7 +73,7 @@ func binomPMF(n, k int, q float64) float64 {
 	case q == 1:
 		return b2f(k == n)
 	}
-	return math.Exp(lg(n) - lg(k) - lg(n-k) + float64(k)*math.Log(q) + float64(n-k)*math.Log1p(-q))
+	return math.Exp(lg(n) - lg(k) - lg(n-k) + float64(float64(k)*math.Log(q)) + float64(float64(n-k)*math.Log1p(-q)))
 }
 
 func b2f(b bool) float64 {

@@ -85,7 +85,7 @@ type SkewNormal struct {
 // LogProb returns log f(x).
 func (d SkewNormal) LogProb(x float64) float64 {
 	z := (x - d.Loc) / d.Scale
-	return math.Ln2 - math.Log(d.Scale) - z*z/2 - 0.5*math.Log(2*math.Pi) + logNormCDF(d.Shape*z)
+	return math.Ln2 - math.Log(d.Scale) - float64(z*z/2) - float64(0.5*math.Log(2*math.Pi)) + logNormCDF(d.Shape*z)
 }
 
 // CDF returns F(x) = P(X ≤ x).
@@ -98,10 +98,10 @@ func (d SkewNormal) CDF(x float64) float64 { return math.Exp(d.LogCDF(x)) }
 func (d SkewNormal) LogCDF(x float64) float64 {
 	z := (x - d.Loc) / d.Scale
 	a := d.Shape
-	logf := func(t float64) float64 { return -t*t/2 - 0.5*math.Log(2*math.Pi) + logNormCDF(a*t) }
+	logf := func(t float64) float64 { return float64(-t*t/2) - float64(0.5*math.Log(2*math.Pi)) + logNormCDF(a*t) }
 	// The log-integrand's slope at t ≤ z is at least its slope at z (it is
 	// concave); below z it falls by 40 within 40/slope.
-	slope := -z + a*math.Exp(logNormPDF(a*z)-logNormCDF(a*z))
+	slope := -z + float64(a*math.Exp(logNormPDF(a*z)-logNormCDF(a*z)))
 	width := 60.0
 	if slope > 1 {
 		width = min(width, 45/slope)
@@ -112,7 +112,7 @@ func (d SkewNormal) LogCDF(x float64) float64 {
 	vals := make([]float64, n+1)
 	mx := math.Inf(-1)
 	for i := range vals {
-		vals[i] = logf(lo + float64(i)*h)
+		vals[i] = logf(lo + float64(float64(i)*h))
 		mx = max(mx, vals[i])
 	}
 	var s float64
@@ -124,13 +124,13 @@ func (d SkewNormal) LogCDF(x float64) float64 {
 		case i%2 == 1:
 			w = 4
 		}
-		s += w * math.Exp(v-mx)
+		s += float64(w * math.Exp(v-mx))
 	}
 	return math.Ln2 + mx + math.Log(s*h/3)
 }
 
 // logNormPDF returns log φ(x).
-func logNormPDF(x float64) float64 { return -x*x/2 - 0.5*math.Log(2*math.Pi) }
+func logNormPDF(x float64) float64 { return float64(-x*x/2) - float64(0.5*math.Log(2*math.Pi)) }
 
 // logNormCDF returns log Φ(x), using the asymptotic expansion
 // Φ(x) ≈ φ(x)/|x|·(1 − 1/x² + 3/x⁴ − 15/x⁶) (Abramowitz & Stegun 26.2.12)
@@ -170,8 +170,8 @@ func FitSkewNormal(x []float64) (SkewNormal, error) {
 	var m2, m3 float64
 	for _, v := range x {
 		d := v - mean
-		m2 += d * d
-		m3 += d * d * d
+		m2 += float64(d * d)
+		m3 += float64(d * d * d)
 	}
 	m2 /= n
 	m3 /= n
@@ -213,10 +213,10 @@ func momentsSkewNormal(mean, variance, skew float64) SkewNormal {
 	g := math.Max(-0.99, math.Min(0.99, skew))
 	// |δ|·√(2/π) = μ_z; γ = (4−π)/2·μ_z³/(1−μ_z²)^{3/2}.
 	c := math.Cbrt(2 * math.Abs(g) / (4 - math.Pi))
-	muz := c / math.Sqrt(1+c*c)
+	muz := c / math.Sqrt(1+float64(c*c))
 	delta := math.Copysign(muz/math.Sqrt(2/math.Pi), g)
 	delta = math.Max(-0.999, math.Min(0.999, delta))
-	alpha := delta / math.Sqrt(1-delta*delta)
+	alpha := delta / math.Sqrt(1-float64(delta*delta))
 	omega := math.Sqrt(variance / (1 - 2*delta*delta/math.Pi))
-	return SkewNormal{Loc: mean - omega*delta*math.Sqrt(2/math.Pi), Scale: omega, Shape: math.Max(-maxShape, math.Min(maxShape, alpha))}
+	return SkewNormal{Loc: mean - float64(omega*delta*math.Sqrt(2/math.Pi)), Scale: omega, Shape: math.Max(-maxShape, math.Min(maxShape, alpha))}
 }

@@ -49,11 +49,11 @@ func FitLiRA(in, out [][]float64, fixedVariance bool) []LiRAFit {
 		f.MuIn, f.SigmaIn = meanStd(in[i])
 		f.MuOut, f.SigmaOut = meanStd(out[i])
 		if !math.IsNaN(f.SigmaIn) {
-			vin += f.SigmaIn * f.SigmaIn
+			vin += float64(f.SigmaIn * f.SigmaIn)
 			nin++
 		}
 		if !math.IsNaN(f.SigmaOut) {
-			vout += f.SigmaOut * f.SigmaOut
+			vout += float64(f.SigmaOut * f.SigmaOut)
 			nout++
 		}
 	}
@@ -77,7 +77,7 @@ func meanStd(x []float64) (mu, sigma float64) {
 	}
 	mu /= float64(len(x))
 	for _, v := range x {
-		sigma += (v - mu) * (v - mu)
+		sigma += float64((v - mu) * (v - mu))
 	}
 	return mu, math.Sqrt(sigma / float64(len(x)))
 }
@@ -101,7 +101,7 @@ func LiRA(phi float64, f LiRAFit) (online, offline float64) {
 	logpdf := func(x, mu, s float64) float64 {
 		s += eps
 		z := (x - mu) / s
-		return -0.5*z*z - math.Log(s) - 0.5*math.Log(2*math.Pi)
+		return float64(-0.5*z*z) - math.Log(s) - float64(0.5*math.Log(2*math.Pi))
 	}
 	online = logpdf(phi, f.MuIn, f.SigmaIn) - logpdf(phi, f.MuOut, f.SigmaOut)
 	z := (phi - f.MuOut) / (f.SigmaOut + eps)

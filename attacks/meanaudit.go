@@ -85,7 +85,7 @@ func (MeanAudit) Run(ctx context.Context, t *Target) (*Report, error) {
 		mu := r.Release(chunks, base+uint64(i))
 		for l := range mu {
 			for j, v := range mu[l] {
-				scores[i] += v * float64(canary[l][j])
+				scores[i] += float64(v * float64(canary[l][j]))
 			}
 		}
 		return nil
@@ -113,7 +113,7 @@ func meanCanary(chunk [][]float32, c float64, seed uint64) [][]float32 {
 		var n float64
 		for j := range v {
 			v[j] = rng.NormFloat64()
-			n += v[j] * v[j]
+			n += float64(v[j] * v[j])
 		}
 		out[l] = make([]float32, len(v))
 		for j := range v {

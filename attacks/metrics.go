@@ -183,10 +183,10 @@ func bootstrap(prefix string, members, nonMembers []float64) [3][2]float64 {
 // quantile returns the p-quantile of the sorted x by linear interpolation
 // between order statistics (type 7 of Hyndman & Fan 1996, R's default).
 func quantile(x []float64, p float64) float64 {
-	h := p * float64(len(x)-1)
+	h := float64(p * float64(len(x)-1))
 	i := int(math.Floor(h))
 	if i+1 >= len(x) {
 		return x[len(x)-1]
 	}
-	return x[i] + (h-float64(i))*(x[i+1]-x[i])
+	return x[i] + float64((h-float64(i))*(x[i+1]-x[i]))
 }

@@ -242,7 +242,7 @@ func renyi(lp []float64, alpha float64) float64 {
 	case alpha == 1:
 		h := 0.0
 		for _, l := range lp {
-			h -= math.Exp(l) * l
+			h -= float64(math.Exp(l) * l)
 		}
 		return h
 	case math.IsInf(alpha, 1):

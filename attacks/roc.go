@@ -79,7 +79,7 @@ func NewROC(members, nonMembers []float64) ROC {
 func (r ROC) AUC() float64 {
 	a := 0.0
 	for i := 1; i < len(r.FPR); i++ {
-		a += (r.FPR[i] - r.FPR[i-1]) * (r.TPR[i] + r.TPR[i-1]) / 2
+		a += float64((r.FPR[i] - r.FPR[i-1]) * (r.TPR[i] + r.TPR[i-1]) / 2)
 	}
 	return a
 }

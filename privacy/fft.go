@@ -44,7 +44,7 @@ func fft(x []complex128, inverse bool) {
 		step := n / size
 		for start := 0; start < n; start += size {
 			for k := range half {
-				t := w[k*step] * x[start+k+half]
+				t := cmul(w[k*step], x[start+k+half])
 				u := x[start+k]
 				x[start+k] = u + t
 				x[start+k+half] = u - t
@@ -82,7 +82,7 @@ func convolve(a, b []float64) []float64 {
 				continue
 			}
 			for j, y := range b {
-				out[i+j] += x * y
+				out[i+j] += float64(x * y)
 			}
 		}
 		return out
@@ -91,7 +91,7 @@ func convolve(a, b []float64) []float64 {
 	fa := rfft(a, n)
 	fb := rfft(b, n)
 	for i := range fa {
-		fa[i] *= fb[i]
+		fa[i] = cmul(fa[i], fb[i])
 	}
 	r := irfft(fa, n)
 	out := make([]float64, m)
@@ -127,7 +127,7 @@ func rfft(x []float64, n int) []complex128 {
 		e := (zk + zc) / 2
 		o := (zk - zc) / complex(0, 2)
 		s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
-		out[k] = e + complex(c, s)*o
+		out[k] = e + cmul(complex(c, s), o)
 	}
 	return out
 }
@@ -143,8 +143,8 @@ func irfft(x []complex128, n int) []float64 {
 		xc := conj(x[m-k])
 		e := (x[k] + xc) / 2
 		s, c := math.Sincos(2 * math.Pi * float64(k) / float64(n))
-		o := complex(c, s) * (x[k] - xc) / 2
-		z[k] = e + complex(0, 1)*o
+		o := cmul(complex(c, s), x[k]-xc) / 2
+		z[k] = e + cmul(complex(0, 1), o)
 	}
 	fft(z, true)
 	out := make([]float64, n)
@@ -156,3 +156,14 @@ func irfft(x []complex128, n int) []float64 {
 }
 
 func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
+
+// cmul returns x·y as Go's complex multiplication defines it,
+// (a + bi)(c + di) = (ac − bd) + (ad + bc)i, with each product rounded
+// before the sum. The compiler may fuse the products of x*y with the sums
+// (it does on arm64), which changes the last bits; the explicit
+// conversions forbid that (docs/engine.md). At GOAMD64=v1, where nothing
+// is fused, cmul(x, y) and x*y have the same bits.
+func cmul(x, y complex128) complex128 {
+	a, b, c, d := real(x), imag(x), real(y), imag(y)
+	return complex(float64(a*c)-float64(b*d), float64(a*d)+float64(b*c))
+}

@@ -6,6 +6,7 @@ package privacy
 
 import (
 	"math"
+	"math/big"
 	"math/cmplx"
 	"math/rand/v2"
 	"testing"
@@ -104,4 +105,42 @@ func TestFFTPanics(t *testing.T) {
 		}
 	}()
 	fft(make([]complex128, 3), false)
+}
+
+// TestCmul holds cmul to complex multiplication with each product rounded
+// to float64 before the sum, the products computed exactly with math/big
+// and rounded to nearest (the reference is independent of what the
+// compiler fuses). The inputs include pairs where a fused multiply-add
+// would give other bits; the test checks that they occur.
+func TestCmul(t *testing.T) {
+	round := func(x, y float64) float64 {
+		p := new(big.Float).SetPrec(2 * 53).SetFloat64(x)
+		p.Mul(p, new(big.Float).SetFloat64(y))
+		f, _ := p.Float64()
+		return f
+	}
+	rng := rand.New(rand.NewPCG(40, 1))
+	draw := func() float64 {
+		return (rng.Float64()*2 - 1) * math.Ldexp(1, rng.IntN(80)-40)
+	}
+	vals := []complex128{0, complex(math.Copysign(0, -1), 1), complex(1, math.Copysign(0, -1)), complex(1e-310, 3), complex(1e300, -1e300), 1i}
+	for range 2000 {
+		vals = append(vals, complex(draw(), draw()))
+	}
+	fusedDiffers := 0
+	for i, x := range vals {
+		y := vals[(i*7+3)%len(vals)]
+		a, b, c, d := real(x), imag(x), real(y), imag(y)
+		want := complex(round(a, c)-round(b, d), round(a, d)+round(b, c))
+		got := cmul(x, y)
+		if math.Float64bits(real(got)) != math.Float64bits(real(want)) || math.Float64bits(imag(got)) != math.Float64bits(imag(want)) {
+			t.Errorf("cmul(%v, %v) = %v, want %v", x, y, got, want)
+		}
+		if math.FMA(a, c, -round(b, d)) != real(want) {
+			fusedDiffers++
+		}
+	}
+	if fusedDiffers < 100 {
+		t.Errorf("only %d of %d products differ when fused: the inputs do not test the rounding", fusedDiffers, len(vals))
+	}
 }

@@ -295,8 +295,8 @@ func (a *PLD) gaussianPMF(z float64) ([2]pmf, error) {
 	p, err := a.discretise(lossPair{
 		sigma: 1, pw: []float64{1}, pm: []float64{mu}, qw: []float64{1}, qm: []float64{0},
 		increasing: true,
-		loss:       func(x float64) float64 { return mu*x - mu*mu/2 },
-		xOf:        func(l float64) float64 { return l/mu + mu/2 },
+		loss:       func(x float64) float64 { return float64(mu*x) - float64(mu*mu/2) },
+		xOf:        func(l float64) float64 { return l/mu + float64(mu/2) },
 		lmin:       math.Inf(-1), lmax: math.Inf(1),
 	})
 	return [2]pmf{p, p}, err
@@ -332,7 +332,7 @@ func (a *PLD) sampledPMF(q, sigma float64) ([2]pmf, error) {
 		if l <= l1q {
 			return math.Inf(-1)
 		}
-		return s2*(math.Log(math.Expm1(l)+q)-lq) + 0.5
+		return float64(s2*(math.Log(math.Expm1(l)+q)-lq)) + 0.5
 	}
 	mix := []float64{1 - q, q}
 	rem, err := a.discretise(lossPair{
@@ -383,7 +383,7 @@ func stdInterval(a, b float64) float64 {
 func mass(w, m []float64, sigma, x1, x2 float64) float64 {
 	s := 0.0
 	for k := range w {
-		s += w[k] * stdInterval((x1-m[k])/sigma, (x2-m[k])/sigma)
+		s += float64(w[k] * stdInterval((x1-m[k])/sigma, (x2-m[k])/sigma))
 	}
 	return s
 }
@@ -438,8 +438,8 @@ func (a *PLD) discretise(lp lossPair) (pmf, error) {
 	z := math.Sqrt(2*math.Log(1/a.tau)) + 1
 	xlo, xhi := math.Inf(1), math.Inf(-1)
 	for _, m := range lp.pm {
-		xlo = math.Min(xlo, m-z*lp.sigma)
-		xhi = math.Max(xhi, m+z*lp.sigma)
+		xlo = math.Min(xlo, m-float64(z*lp.sigma))
+		xhi = math.Max(xhi, m+float64(z*lp.sigma))
 	}
 	llo, lhi := lp.loss(xlo), lp.loss(xhi)
 	if !lp.increasing {
@@ -463,7 +463,7 @@ func (a *PLD) discretise(lp lossPair) (pmf, error) {
 	out := pmf{lo: ilo, p: make([]float64, ihi-ilo+1)}
 	eh, em1 := math.Exp(h), math.Expm1(h)
 	for j := ilo; j < ihi; j++ {
-		l1, l2 := float64(j)*h, float64(j+1)*h
+		l1, l2 := float64(float64(j)*h), float64(float64(j+1)*h)
 		pm, qm := lp.lossMass(l1, l2)
 		if pm == 0 {
 			continue
@@ -480,7 +480,7 @@ func (a *PLD) discretise(lp lossPair) (pmf, error) {
 			lpm, lqm := lp.logLossMass(l1, l2)
 			r = math.Exp(lqm + l1 - lpm)
 		}
-		lo := pm * (r*eh - 1) / em1
+		lo := pm * (float64(r*eh) - 1) / em1
 		if !(lo >= 0) {
 			lo = 0 // also NaN: all of the cell up to l2, the pessimistic end
 		}
@@ -515,7 +515,7 @@ func (a *PLD) epsilonDeltaPMF(eps, delta float64) (pmf, error) {
 	out := pmf{lo: -n, p: make([]float64, 2*n+1), inf: delta}
 	atom := func(l, w float64) {
 		j := int(math.Floor(l / h))
-		l1 := float64(j) * h
+		l1 := float64(float64(j) * h)
 		if l-l1 <= 0 {
 			out.p[j+n] += w
 			return
@@ -528,15 +528,15 @@ func (a *PLD) epsilonDeltaPMF(eps, delta float64) (pmf, error) {
 		out.p[j+1+n] += w - lo
 	}
 	pe := 1 / (1 + math.Exp(-eps))
-	atom(eps, (1-delta)*pe)
-	atom(-eps, (1-delta)*(1-pe))
+	atom(eps, float64((1-delta)*pe))
+	atom(-eps, float64((1-delta)*(1-pe)))
 	return out, nil
 }
 
 // convolve composes two loss distributions, cutting tails of mass at most
 // tau.
 func (a *PLD) convolve(x, y pmf, tau float64) (pmf, error) {
-	out := pmf{inf: x.inf + y.inf - x.inf*y.inf, moved: x.moved + y.moved}
+	out := pmf{inf: x.inf + y.inf - float64(x.inf*y.inf), moved: x.moved + y.moved}
 	if len(x.p) == 0 || len(y.p) == 0 {
 		out.inf = 1
 		return out, nil
@@ -627,9 +627,9 @@ func blockMass(x pmf, m float64) []float64 {
 func logMGF(bm []float64, n int, lam float64) float64 {
 	at := func(b int) float64 {
 		if lam > 0 {
-			return lam * float64(min((b+1)*block-1, n-1))
+			return float64(lam * float64(min((b+1)*block-1, n-1)))
 		}
-		return lam * float64(b*block)
+		return float64(lam * float64(b*block))
 	}
 	mx := math.Inf(-1)
 	for b, w := range bm {
@@ -640,7 +640,7 @@ func logMGF(bm []float64, n int, lam float64) float64 {
 	s := 0.0
 	for b, w := range bm {
 		if w > 0 {
-			s += w * math.Exp(at(b)-mx)
+			s += float64(w * math.Exp(at(b)-mx))
 		}
 	}
 	return mx + math.Log(s)
@@ -664,7 +664,7 @@ func (a *PLD) powerTimes(x pmf, n int, e pmf, tau float64) (pmf, error) {
 	}
 	nf := float64(n)
 	xinf := -math.Expm1(nf * math.Log1p(-x.inf))
-	out := pmf{inf: xinf + e.inf - xinf*e.inf, moved: nf*x.moved + e.moved}
+	out := pmf{inf: xinf + e.inf - float64(xinf*e.inf), moved: float64(nf*x.moved) + e.moved}
 	if mx == 0 || me == 0 || out.inf >= 1 {
 		out.inf = 1
 		return out, nil
@@ -680,11 +680,11 @@ func (a *PLD) powerTimes(x pmf, n int, e pmf, tau float64) (pmf, error) {
 	// P(S ≥ b) ≤ exp(n·Kx(λ) + Ke(λ) − λb), P(S ≤ b) ≤ exp(n·Kx(−λ) + Ke(−λ) + λb).
 	bx, be := blockMass(x, mx), blockMass(e, me)
 	logTau := math.Log(1 / tau)
-	maxS := nf*float64(len(x.p)-1) + float64(len(e.p)-1)
+	maxS := float64(nf*float64(len(x.p)-1)) + float64(len(e.p)-1)
 	up, down := maxS, 0.0
 	for lam := 1e-9; lam < 1e3; lam *= 1.25 {
-		up = math.Min(up, (nf*logMGF(bx, len(x.p), lam)+logMGF(be, len(e.p), lam)+logTau)/lam)
-		down = math.Max(down, -(nf*logMGF(bx, len(x.p), -lam)+logMGF(be, len(e.p), -lam)+logTau)/lam)
+		up = math.Min(up, (float64(nf*logMGF(bx, len(x.p), lam))+logMGF(be, len(e.p), lam)+logTau)/lam)
+		down = math.Max(down, -(float64(nf*logMGF(bx, len(x.p), -lam))+logMGF(be, len(e.p), -lam)+logTau)/lam)
 	}
 	sLo := int(math.Floor(down))
 	sHi := int(math.Ceil(up))
@@ -719,7 +719,7 @@ func (a *PLD) powerTimes(x pmf, n int, e pmf, tau float64) (pmf, error) {
 		s, co := math.Sincos(nf * math.Atan2(imag(c), real(c)))
 		f[i] = complex(rn*co, rn*s)
 		if g != nil {
-			f[i] *= g[i]
+			f[i] = cmul(f[i], g[i])
 		}
 	}
 	res := irfft(f, size)
@@ -742,8 +742,8 @@ func (a *PLD) powerTimes(x pmf, n int, e pmf, tau float64) (pmf, error) {
 	out.p[0] += math.Max(0, left*scale)
 	// The upper tail beyond the window (at most TailMass of the finite part)
 	// goes to +∞.
-	out.inf = math.Min(1, out.inf+tau*scale)
-	out.moved += 2 * tau * scale
+	out.inf = math.Min(1, out.inf+float64(tau*scale))
+	out.moved += float64(2 * tau * scale)
 	truncate(&out, tau)
 	return out, nil
 }
@@ -753,11 +753,11 @@ func (a *PLD) powerTimes(x pmf, n int, e pmf, tau float64) (pmf, error) {
 func (x *pmf) delta(eps, h float64) float64 {
 	d := x.inf
 	for i := len(x.p) - 1; i >= 0; i-- {
-		l := float64(x.lo+i) * h
+		l := float64(float64(x.lo+i) * h)
 		if l <= eps {
 			break
 		}
-		d += x.p[i] * -math.Expm1(eps-l)
+		d += float64(x.p[i] * -math.Expm1(eps-l))
 	}
 	return math.Min(1, d)
 }
@@ -773,9 +773,9 @@ func (x *pmf) epsilon(delta, h float64) float64 {
 	eh := math.Exp(-h)
 	for k := len(x.p) - 1; k >= 0; k-- {
 		A += x.p[k]
-		C = C*eh + x.p[k]
-		lk := float64(x.lo+k) * h
-		if x.inf+A-C*eh > delta || k == 0 {
+		C = float64(C*eh) + x.p[k]
+		lk := float64(float64(x.lo+k) * h)
+		if x.inf+A-float64(C*eh) > delta || k == 0 {
 			if x.inf+A <= delta {
 				// Only at k = 0: the whole mass is at most delta (it can
 				// fall below 1 by rounding), so every ε ≥ 0 meets it.
@@ -802,7 +802,7 @@ func (x *pmf) tpr(fpr, h float64) float64 {
 		if p == 0 {
 			continue
 		}
-		qi := p * math.Exp(-float64(x.lo+i)*h)
+		qi := float64(p * math.Exp(-float64(x.lo+i)*h))
 		if qi == 0 {
 			// Q's mass underflows (losses above ~745): all TPR, no FPR.
 			t += p
@@ -854,7 +854,7 @@ func (a *PLD) EpsilonBounds(delta float64) (lo, hi float64, err error) {
 		return 0, hi, nil
 	}
 	T, h := float64(a.steps), a.h
-	eta := T*h*h*(1+h)/8 + h*math.Sqrt(T*math.Log(1/beta)/2)
+	eta := float64(T*h*h*(1+h)/8) + float64(h*math.Sqrt(T*math.Log(1/beta)/2))
 	e, _ := a.Epsilon(d)
 	return math.Max(0, math.Min(hi, e-eta)), hi, nil
 }

@@ -7,10 +7,10 @@ package privacy
 import "math"
 
 // normCDF returns Φ(x), the standard normal distribution function.
-func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+func normCDF(x float64) float64 { return float64(0.5 * math.Erfc(-x/math.Sqrt2)) }
 
 // normSF returns 1 − Φ(x) without cancellation.
-func normSF(x float64) float64 { return 0.5 * math.Erfc(x/math.Sqrt2) }
+func normSF(x float64) float64 { return float64(0.5 * math.Erfc(x/math.Sqrt2)) }
 
 // logNormCDF returns log Φ(x), accurate in the far left tail where Φ(x)
 // underflows. For x < −30 it uses the asymptotic series
@@ -24,8 +24,13 @@ func logNormCDF(x float64) float64 {
 		return math.Inf(-1)
 	case x < -30:
 		x2 := 1 / (x * x)
-		s := 1 + x2*(-1+x2*(3+x2*(-15+x2*(105+x2*(-945+x2*10395)))))
-		return -0.5*x*x - math.Log(-x) - 0.5*math.Log(2*math.Pi) + math.Log(s)
+		// Horner's rule from the innermost term, 1 + x2·(−1 + x2·(3 + …)),
+		// each product rounded (no fused multiply-add; docs/engine.md).
+		s := 10395.0
+		for _, c := range [...]float64{-945, 105, -15, 3, -1, 1} {
+			s = c + float64(x2*s)
+		}
+		return float64(-0.5*x*x) - math.Log(-x) - float64(0.5*math.Log(2*math.Pi)) + math.Log(s)
 	case x > 5:
 		return math.Log1p(-normSF(x))
 	}

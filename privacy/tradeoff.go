@@ -46,9 +46,9 @@ func EpsilonDeltaTPR(epsilon, delta, fpr float64) (float64, error) {
 	// overflows (ε > ln(MaxFloat64) ≈ 709.8).
 	a := delta
 	if fpr > 0 {
-		a += math.Exp(epsilon) * fpr
+		a += float64(math.Exp(epsilon) * fpr)
 	}
-	b := 1 - math.Exp(-epsilon)*(1-delta-fpr)
+	b := 1 - float64(math.Exp(-epsilon)*(1-delta-fpr))
 	return math.Min(1, math.Min(a, b)), nil
 }
 
