@@ -184,7 +184,7 @@ func (ch *Check) evaluateInteraction(runs *Runs, c Claim, cells [4][]int, o Veri
 	}
 	ch.Note = "interaction: " + map[bool]string{true: "per-seed (a−b)|x1 − (a−b)|x2", false: "gains at x1 and x2 compared"}[allPaired]
 	if ch.degenerate != nil {
-		ch.Note += fmt.Sprintf("; no variance over the seeds: %s test in place of the t-test", ch.degenerate.kind)
+		ch.Note += "; " + ch.degenerate.note(c, o.Alpha)
 	}
 	if o.RunDirs != "" {
 		ch.interactionExampleInterval(runs, c, cells, o)

@@ -635,7 +635,7 @@ func (ch *Check) evaluate(runs *Runs, c Claim, a, b []int, o VerifyOptions, seed
 		ch.exampleInterval(runs, c, a, b, paired, o)
 	}
 	if ch.degenerate != nil {
-		ch.Note = fmt.Sprintf("no variance over the seeds: %s test in place of the t-test", ch.degenerate.kind)
+		ch.Note = ch.degenerate.note(c, o.Alpha)
 	}
 	ch.setP(c)
 }
@@ -713,6 +713,7 @@ type degenerate struct {
 	kind   string
 	effect float64
 	p      float64 // the smallest one-sided p
+	n      int     // the values (sign) or the two samples' sizes together (permutation); 0: no exact test
 }
 
 func (d *degenerate) above(x float64) float64 {
@@ -729,13 +730,41 @@ func (d *degenerate) below(x float64) float64 {
 	return 1
 }
 
+// note says which exact test stood in for the t-test, and what it cannot
+// decide. When every value (or difference) lies exactly on the claim c's
+// bound, every pair is a tie: the sign test drops tied pairs (Conover
+// §3.4) and none is left, so the claimed direction is undecidable from
+// these seeds and from any number more that tie too; the check stays
+// INCONCLUSIVE, its note saying so. Otherwise, when the test's smallest
+// p is above α, it names the fewest seeds that could decide: n with
+// 2⁻ⁿ ≤ α for the sign test (5 at α = 0.05, before Holm's correction).
+func (d *degenerate) note(c Claim, alpha float64) string {
+	if d.n > 0 && c.Expect != "value" && d.effect == c.bound() {
+		what := "differences"
+		if c.B == nil && c.X1 == nil {
+			what = "values"
+		}
+		ties := fmt.Sprintf("all %d %s are exactly %s (ties: the sign test has no untied pair, with any number of such seeds)", d.n, what, formatKeyFloat(c.bound()))
+		if d.kind == "permutation" {
+			ties = fmt.Sprintf("both sides are one equal constant, a − b exactly %s (ties: the permutation test has no order, with any number of such seeds)", formatKeyFloat(c.bound()))
+		}
+		return "undecidable: " + ties
+	}
+	s := fmt.Sprintf("no variance over the seeds: %s test in place of the t-test", d.kind)
+	if d.kind == "sign" && d.p > alpha {
+		s += fmt.Sprintf(" (its smallest p, 2⁻%d = %.3g, is above α = %g: %d such seeds are needed)",
+			d.n, d.p, alpha, int(math.Ceil(math.Log2(1/alpha))))
+	}
+	return s
+}
+
 // signTest returns the sign test of x when its values are all equal, nil
 // otherwise.
 func signTest(x []float64) *degenerate {
 	if len(x) == 0 || slices.ContainsFunc(x, func(v float64) bool { return v != x[0] }) {
 		return nil
 	}
-	return &degenerate{kind: "sign", effect: x[0], p: math.Pow(2, -float64(len(x)))}
+	return &degenerate{kind: "sign", effect: x[0], p: math.Pow(2, -float64(len(x))), n: len(x)}
 }
 
 // separationTest returns the permutation test of a − b when a's values
@@ -747,7 +776,7 @@ func separationTest(a, b []float64) *degenerate {
 	lc, _ := math.Lgamma(float64(len(a)+len(b)) + 1)
 	la, _ := math.Lgamma(float64(len(a)) + 1)
 	lb, _ := math.Lgamma(float64(len(b)) + 1)
-	return &degenerate{kind: "permutation", effect: a[0] - b[0], p: math.Exp(la + lb - lc)}
+	return &degenerate{kind: "permutation", effect: a[0] - b[0], p: math.Exp(la + lb - lc), n: len(a) + len(b)}
 }
 
 // compareExact judges a deterministic metric by its values, seed by

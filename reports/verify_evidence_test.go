@@ -111,6 +111,46 @@ func TestVerifyZeroVariance(t *testing.T) {
 	}
 }
 
+// TestVerifyTies: differences that are all exactly 0 are ties, which
+// the sign test drops (W. J. Conover, "Practical Nonparametric
+// Statistics", 3rd ed., §3.4): the direction is undecidable at any
+// number of seeds and the note says so, while the paper's effect, from
+// which every difference is away, is ruled out by the sign test once
+// 2⁻ⁿ ≤ α (n ≥ 5 at α = 0.05; one test, so Holm changes nothing).
+func TestVerifyTies(t *testing.T) {
+	t.Parallel()
+	trr := []float64{0, 0, 1.0 / 18, 0, 1.0 / 18, 0}
+	for _, tc := range []struct {
+		n      int
+		want   string
+		contra float64 // the sign test's p of "the effect is at most −0.30": 2⁻ⁿ
+	}{
+		{3, Inconclusive, 1.0 / 8},
+		{6, Contradicted, 1.0 / 64},
+	} {
+		runs := metricRuns(t, "gia_upload_trr", map[string][]float64{"x": trr[:tc.n], "y": trr[:tc.n]}, nil)
+		c := Claim{Name: "c", Metric: "gia_upload_trr", A: sideX, B: sideY, Expect: "less", Paper: []PaperValue{{A: 0.61, B: 0.91}}}
+		ch := verifyOne(t, runs, c)
+		if ch.Verdict != tc.want || ch.P != 1 || ch.PContra != tc.contra || !strings.HasPrefix(ch.Note, "undecidable: all") {
+			t.Errorf("n=%d: got %s, p %v, p_contradicted %v, note %q; want %s, p 1, p_contradicted %v, an undecidable note",
+				tc.n, ch.Verdict, ch.P, ch.PContra, ch.Note, tc.want, tc.contra)
+		}
+	}
+	// Two constant samples, equal, on disjoint seeds: the permutation
+	// test's ties.
+	runs := metricRuns(t, "acc", map[string][]float64{"x": {5, 5, 5}, "y": {5, 5, 5}}, map[string][]int{"x": {1, 2, 3}, "y": {4, 5, 6}})
+	if ch := verifyOne(t, runs, Claim{Name: "c", Metric: "acc", A: sideX, B: sideY, Expect: "greater"}); ch.Verdict != Inconclusive || ch.P != 1 ||
+		!strings.Contains(ch.Note, "undecidable") || !strings.Contains(ch.Note, "permutation") {
+		t.Errorf("permutation ties: got %s, p %v, note %q; want INCONCLUSIVE, p 1, an undecidable note", ch.Verdict, ch.P, ch.Note)
+	}
+	// No ties, but three seeds: the note names the five seeds needed.
+	runs = metricRuns(t, "acc", map[string][]float64{"x": {50, 50, 50}, "y": {40, 40, 40}}, nil)
+	if ch := verifyOne(t, runs, Claim{Name: "c", Metric: "acc", A: sideX, B: sideY, Expect: "greater"}); strings.Contains(ch.Note, "undecidable") ||
+		!strings.Contains(ch.Note, "5 such seeds are needed") {
+		t.Errorf("no ties: note %q, want the seeds needed and no undecidable", ch.Note)
+	}
+}
+
 // TestVerifyExact: a deterministic metric is compared value by value.
 func TestVerifyExact(t *testing.T) {
 	t.Parallel()
