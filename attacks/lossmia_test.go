@@ -95,7 +95,7 @@ func TestLossMIAOverfit(t *testing.T) {
 		t.Errorf("score %+v, want member %d with score %v", s, members[3].ID, -mean)
 	}
 	testRefMIA(t, target, m, base, members[3])
-	for _, k := range []string{"mia_auc", "mia_auc_lo", "mia_auc_hi", "mia_balanced_accuracy", "mia_advantage", "mia_tpr_at_fpr_0_1", "mia_fpr_achieved_0_1", "mia_fp_0_1", "mia_tpr_lo_0_1", "mia_tpr_hi_0_1", "mia_tpr_at_fpr_0_01", "mia_fpr_achieved_0_01", "mia_tpr_at_fpr_0_001", "mia_fpr_achieved_0_001"} {
+	for _, k := range []string{"mia_auc", "mia_auc_lo", "mia_auc_hi", "mia_balanced_accuracy", "mia_advantage", "mia_tpr_at_fpr_0_1", "mia_fpr_achieved_0_1", "mia_fp_0_1", "mia_tpr_lo_0_1", "mia_tpr_hi_0_1", "mia_tpr_rand_0_1", "mia_tie_members_0_1", "mia_tie_nonmembers_0_1", "mia_tpr_at_fpr_0_01", "mia_fpr_achieved_0_01", "mia_tpr_at_fpr_0_001", "mia_fpr_achieved_0_001"} {
 		if _, ok := rep.Results[k]; !ok {
 			t.Errorf("no result %s", k)
 		}

@@ -59,7 +59,17 @@ func Membership(rep *Report, prefix string, members, nonMembers []float64, bound
 //     scoring at or above the threshold). When m·FPR < 1 the split has
 //     too few non-members to read the TPR at that FPR: tpr_at_fpr_S,
 //     fpr_achieved_S and the interval are NaN (missing in runs.parquet)
-//     and a warning says how many non-members it would need.
+//     and a warning says how many non-members it would need;
+//   - for each of FPRs, tpr_rand_S, the TPR of the randomised threshold
+//     at exactly that FPR (ROC.TPRRandomised), and tie_members_S,
+//     tie_nonmembers_S, the members and non-members in the block of tied
+//     scores it randomises over (the block after tpr_at_fpr_S's threshold,
+//     which would take the FPR past the target; 0 and 0 when that
+//     threshold reaches the FPR exactly). tpr_at_fpr_S reads 0 with an
+//     achieved FPR of 0 when more than FPR·m non-members tie with members
+//     at the top score; tpr_rand_S then still reads the attack at that
+//     FPR. It equals tpr_at_fpr_S whenever no member ties with a
+//     non-member there. NaN where tpr_at_fpr_S is.
 //
 // If bound is not nil (the accountant's largest TPR of any attack at an
 // FPR, privacy.PLD.TPR), MembershipAlpha checks each TPR against it with
@@ -119,10 +129,18 @@ func MembershipAlpha(rep *Report, prefix string, members, nonMembers []float64, 
 			if !slices.Contains(rep.Warnings, w) {
 				rep.Warnings = append(rep.Warnings, w)
 			}
+			res[prefix+"tpr_rand_"+f.Suffix], res[prefix+"tie_members_"+f.Suffix], res[prefix+"tie_nonmembers_"+f.Suffix] = nan, nan, nan
 		} else {
 			res[prefix+"tpr_at_fpr_"+f.Suffix], res[prefix+"fpr_achieved_"+f.Suffix] = tpr, achieved
 			lo, hi := ClopperPearson(t, n, ciAlpha)
 			res[prefix+"tpr_lo_"+f.Suffix], res[prefix+"tpr_hi_"+f.Suffix] = lo, hi
+			rand, _, j := roc.TPRRandomised(f.FPR)
+			tieM, tieN := 0.0, 0.0
+			if j > 0 {
+				tieM = math.Round((roc.TPR[j] - roc.TPR[j-1]) * float64(n))
+				tieN = math.Round((roc.FPR[j] - roc.FPR[j-1]) * float64(m))
+			}
+			res[prefix+"tpr_rand_"+f.Suffix], res[prefix+"tie_members_"+f.Suffix], res[prefix+"tie_nonmembers_"+f.Suffix] = rand, tieM, tieN
 		}
 		if bound == nil {
 			continue

@@ -124,3 +124,30 @@ func (r ROC) TPRAt(fpr float64) (tpr, achieved float64) {
 	}
 	return tpr, achieved
 }
+
+// TPRRandomised returns the TPR at exactly the FPR fpr of the randomised
+// threshold test: predict "member" for every score above the block of tied
+// scores that straddles fpr (the block after TPRAt's point, whose
+// non-members would take the FPR past fpr) and, within that block, with
+// the probability gamma that brings the expected FPR to fpr. It is the ROC
+// linearly interpolated at fpr (the Neyman–Pearson test randomised at its
+// boundary), so every FPR is reached, however many scores tie. block is
+// the index of the straddling point in r (its block holds the members and
+// non-members between points block−1 and block), or −1 when TPRAt's point
+// has FPR exactly fpr or is the last one; then tpr is TPRAt's and gamma 0.
+// Without ties between a member and a non-member the straddling block
+// holds non-members only, and tpr equals TPRAt's.
+func (r ROC) TPRRandomised(fpr float64) (tpr, gamma float64, block int) {
+	i := 0
+	for j := range r.FPR {
+		if r.FPR[j] <= fpr {
+			i = j
+		}
+	}
+	if r.FPR[i] == fpr || i == len(r.FPR)-1 {
+		return r.TPR[i], 0, -1
+	}
+	j := i + 1
+	gamma = (fpr - r.FPR[i]) / (r.FPR[j] - r.FPR[i])
+	return r.TPR[i] + gamma*(r.TPR[j]-r.TPR[i]), gamma, j
+}

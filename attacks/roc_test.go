@@ -295,3 +295,72 @@ func TestMembershipBoundGaussian(t *testing.T) {
 		t.Errorf("honest runs: %d of %d reports warn, want at most 6 (false-alarm rate ≤ %g a report)", honest, honestReports, float64(BoundAlpha))
 	}
 }
+
+// TestTPRRandomised checks the randomised threshold against hand-worked
+// cases. Members {5, 3, 3, 3, 1} and non-members {3, 3, 2, 1, 0 ×6} (n = 5,
+// m = 10): above 5 nothing, at 5 one member (FPR 0, TPR 0.2), at 3 three
+// members and two non-members tie (FPR 0.2, TPR 0.8). At FPR 0.1 no
+// deterministic threshold does better than TPR 0.2 at FPR 0 (TPRAt); the
+// test that takes the tied block with probability γ = (0.1 − 0)/(0.2 − 0)
+// = ½ has expected FPR 2·½/10 = 0.1 and TPR 0.2 + ½·3/5 = 0.5. At FPR 0.2
+// the block is taken whole (0.8, no randomisation); at 0.25 the next
+// block (score 2: one non-member, no member) is taken with probability ½
+// and adds nothing (0.8). Every score tied ({3, 3, 3} against {3, 3}): the
+// chance line, TPR = FPR. Continuous scores without ties: TPRAt's TPR.
+func TestTPRRandomised(t *testing.T) {
+	members := []float64{5, 3, 3, 3, 1}
+	nonMembers := []float64{3, 3, 2, 1, 0, 0, 0, 0, 0, 0}
+	r := NewROC(members, nonMembers)
+	for _, tc := range []struct {
+		fpr, tpr, gamma float64
+		block           int // index of the straddling point, −1 for none
+		tieM, tieN      int // the block's members and non-members
+	}{
+		{0.1, 0.5, 0.5, 2, 3, 2},
+		{0.2, 0.8, 0, -1, 0, 0},
+		{0.25, 0.8, 0.5, 3, 0, 1},
+		{0.05, 0.35, 0.25, 2, 3, 2},
+		{1, 1, 0, -1, 0, 0},
+	} {
+		tpr, gamma, j := r.TPRRandomised(tc.fpr)
+		if math.Abs(tpr-tc.tpr) > 1e-12 || math.Abs(gamma-tc.gamma) > 1e-12 || j != tc.block {
+			t.Errorf("FPR %v: TPR %v, γ %v, block %d; want %v, %v, %d", tc.fpr, tpr, gamma, j, tc.tpr, tc.gamma, tc.block)
+			continue
+		}
+		if j > 0 {
+			tieM := int(math.Round((r.TPR[j] - r.TPR[j-1]) * 5))
+			tieN := int(math.Round((r.FPR[j] - r.FPR[j-1]) * 10))
+			if tieM != tc.tieM || tieN != tc.tieN {
+				t.Errorf("FPR %v: block of %d members and %d non-members, want %d and %d", tc.fpr, tieM, tieN, tc.tieM, tc.tieN)
+			}
+			// The randomised test's expected FPR is the target.
+			if got := r.FPR[j-1] + gamma*(r.FPR[j]-r.FPR[j-1]); math.Abs(got-tc.fpr) > 1e-12 {
+				t.Errorf("FPR %v: expected FPR of the randomised test %v", tc.fpr, got)
+			}
+		}
+	}
+	if tpr, _ := r.TPRAt(0.1); tpr != 0.2 {
+		t.Errorf("TPRAt(0.1) = %v, want 0.2 (the deterministic threshold above the tie)", tpr)
+	}
+	tied := NewROC([]float64{3, 3, 3}, []float64{3, 3})
+	for _, f := range []float64{0.01, 0.1, 0.5} {
+		if tpr, _, _ := tied.TPRRandomised(f); math.Abs(tpr-f) > 1e-12 {
+			t.Errorf("all tied: TPR at FPR %v = %v, want %v", f, tpr, f)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	m, n := make([]float64, 300), make([]float64, 256)
+	for i := range m {
+		m[i] = rng.NormFloat64() + 0.5
+	}
+	for i := range n {
+		n[i] = rng.NormFloat64()
+	}
+	c := NewROC(m, n)
+	for _, f := range FPRs {
+		want, _ := c.TPRAt(f.FPR)
+		if got, _, _ := c.TPRRandomised(f.FPR); got != want {
+			t.Errorf("continuous scores: FPR %v: randomised TPR %v, TPRAt %v", f.FPR, got, want)
+		}
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/repro-dp/repro/privacy"
 )
 
 // TestNbAFLDownlink checks NbAFL's downlink σ_D (Wei et al., IEEE TIFS
@@ -172,5 +174,106 @@ func TestFederatedBaselineSteps(t *testing.T) {
 	}
 	if got := h.Float("server_step"); got != secmmflStep {
 		t.Errorf("ldpfl at small: server_step %v, want the untuned %v", got, secmmflStep)
+	}
+}
+
+// exactRREpsilon returns the exact ε at delta of n composed randomised
+// responses at epsW: the smallest ε with δ(ε) = Σ_k P(k)·(1 − e^(ε − L_k))₊
+// ≤ delta, K ~ Binomial(n, e^ε_w/(1 + e^ε_w)) the count of responses that
+// favour the true input and L_k = (2k − n)·ε_w the privacy loss of a count
+// (the hockey-stick divergence of the binomial pair, the same exact
+// reference as the binomial Neyman–Pearson test of privacy's
+// TestPureIntervalTPR), solved by bisection to 10⁻¹².
+func exactRREpsilon(epsW float64, n int, delta float64) float64 {
+	nf := float64(n)
+	lp, lq := -math.Log1p(math.Exp(-epsW)), -math.Log1p(math.Exp(epsW)) // log p, log(1 − p)
+	lgn, _ := math.Lgamma(nf + 1)
+	w := int(40*math.Sqrt(nf)/2) + 40
+	lo, hi := max(0, n/2-w), min(n, n/2+w)
+	pk := make([]float64, hi-lo+1)
+	for k := lo; k <= hi; k++ {
+		kf := float64(k)
+		l1, _ := math.Lgamma(kf + 1)
+		l2, _ := math.Lgamma(nf - kf + 1)
+		pk[k-lo] = math.Exp(lgn - l1 - l2 + kf*lp + (nf-kf)*lq)
+	}
+	deltaAt := func(eps float64) float64 {
+		d := 0.0
+		for k := hi; k >= lo; k-- {
+			l := float64(2*k-n) * epsW
+			if l <= eps {
+				break
+			}
+			d += pk[k-lo] * -math.Expm1(eps-l)
+		}
+		return d
+	}
+	a, b := 0.0, nf*epsW
+	for b-a > 1e-12 {
+		if m := (a + b) / 2; deltaAt(m) > delta {
+			a = m
+		} else {
+			b = m
+		}
+	}
+	return b
+}
+
+// TestLDPFLEpsilonPLD checks the ε that ldpfl's record gives under the PLD
+// accountant (epsilon_pld) against the exact ε of its composed randomised
+// responses (exactRREpsilon), at ldpfl's ε_w in secmmfl-mia-leak (d·L =
+// 104 458 · 50 releases, calibrated by the RDP accountant at ε = 1 and 8,
+// δ = 10⁻⁵) and at 400 releases: never below the exact ε (the PLD's
+// discretisation is pessimistic), at most 10⁻⁴ (relative) above it, never
+// above the default grid's ε nor above the target; at ldpfl's ε_w the
+// default grid must be further from the exact ε, or the aligned grid
+// would change nothing.
+func TestLDPFLEpsilonPLD(t *testing.T) {
+	t.Parallel()
+	const delta = 1e-5
+	rel := mmRelations["replace-one"]
+	for _, tc := range []struct {
+		eps   float64
+		n     int
+		gains bool // the default grid must be looser
+	}{
+		{1, 400, false},
+		{1, 104458 * 50, true},
+		{8, 104458 * 50, true},
+	} {
+		if testing.Short() && tc.n > 400 {
+			continue
+		}
+		epsW, err := ldpflEpsilon(tc.eps, delta, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := ldpflEvent(epsW, tc.n)
+		got, err := mmEpsilon("pld", rel, delta, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def, err := privacy.NewPLD(&privacy.PLDOptions{Relation: rel.Relation})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := def.Compose(ev, 1); err != nil {
+			t.Fatal(err)
+		}
+		coarse, err := def.Epsilon(delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := exactRREpsilon(epsW, tc.n, delta)
+		t.Logf("ε = %v, n = %d, ε_w = %.6g: PLD (aligned) %.8f, default grid %.8f, exact %.8f", tc.eps, tc.n, epsW, got, coarse, exact)
+		if got < exact-1e-9 || got > exact*(1+1e-4) {
+			t.Errorf("ε = %v, n = %d: PLD ε %.8f, exact %.8f (want at most 1e-4 relative above)", tc.eps, tc.n, got, exact)
+		}
+		if got > coarse*(1+1e-9) || got > tc.eps {
+			t.Errorf("ε = %v, n = %d: PLD ε %.8f above the default grid's %.8f or the target", tc.eps, tc.n, got, coarse)
+		}
+		if tc.gains && !(coarse-exact > 2*(got-exact)) {
+			t.Errorf("ε = %v, n = %d: default grid %.8f is no further from the exact %.8f than the aligned %.8f", tc.eps, tc.n, coarse, exact, got)
+		}
 	}
 }

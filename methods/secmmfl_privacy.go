@@ -145,13 +145,27 @@ func paperSigma(epsI, deltaI float64, rounds int) float64 {
 
 // mmEpsilon returns the ε at δ of the composition of events under the
 // named accountant and relation, +Inf when an event has no noise. Under
-// the PLD, when the privacy-loss grid of the default spacing (10⁻⁴) does
+// the PLD, events made only of pure ε-DP releases of one ε (ldpfl's
+// randomised responses) are composed on the grid privacy.PureInterval
+// gives, which holds their privacy losses ±ε exactly (at the default
+// spacing each would be split between its neighbouring grid points, a
+// pessimistic error that millions of releases add up); every other event
+// on the default grid. When the privacy-loss grid of the default spacing (10⁻⁴) does
 // not fit (privacy.ErrGridTooLarge: a small σ, at a budget of thousands),
 // it retries at the spacings pldFallback lists in turn, as repro account
 // does; a coarser grid still gives an upper bound on ε, with a looser
 // error bound. A run that fits the default grid is accounted as before.
 func mmEpsilon(accountant string, rel mmRelation, delta float64, events privacy.Event) (float64, error) {
-	a, err := newMMAccountant(accountant, rel)
+	var a privacy.Accountant
+	var err error
+	if accountant == "pld" {
+		// Pure ε-DP releases (ldpfl's randomised responses) get a grid
+		// that holds their losses ±ε exactly; every other mechanism the
+		// default (PureInterval is 0).
+		a, err = privacy.NewPLD(&privacy.PLDOptions{Relation: rel.Relation, Interval: privacy.PureInterval(events)})
+	} else {
+		a, err = newMMAccountant(accountant, rel)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -68,7 +68,7 @@ var knownMetrics = []string{
 // re-estimation r (epsilon_image_r0, risk_text_r0, ...).
 var metricFamily = regexp.MustCompile(`^(` +
 	`[a-z0-9_]+_(auc|advantage|balanced_accuracy)(_lo|_hi)?` +
-	`|[a-z0-9_]+_(tpr_at_fpr|tpr_lower|tpr_lo|tpr_hi|tpr_bound|fpr_upper|fpr_achieved|fp)_0_[0-9]+` +
+	`|[a-z0-9_]+_(tpr_at_fpr|tpr_rand|tie_members|tie_nonmembers|tpr_lower|tpr_lo|tpr_hi|tpr_bound|fpr_upper|fpr_achieved|fp)_0_[0-9]+` +
 	`|[a-z0-9_]+_(members|nonmembers)` +
 	`|exposure_(extrap_)?rep[0-9]+` +
 	`|gia_b[0-9]+_[a-z_]+` +
