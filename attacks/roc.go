@@ -149,5 +149,5 @@ func (r ROC) TPRRandomised(fpr float64) (tpr, gamma float64, block int) {
 	}
 	j := i + 1
 	gamma = (fpr - r.FPR[i]) / (r.FPR[j] - r.FPR[i])
-	return r.TPR[i] + gamma*(r.TPR[j]-r.TPR[i]), gamma, j
+	return r.TPR[i] + float64(gamma*(r.TPR[j]-r.TPR[i])), gamma, j
 }
