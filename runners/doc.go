@@ -65,11 +65,10 @@
 //     its runs.parquet row; none of it in the run id), and the prior
 //     counts a recorded run's seconds at today's load: a CPU-bound run
 //     of J at once at load L on N cores gets min(1, N/(J·c),
-//     (N/max(L, 1))^0.748) of its quiet speed, c = 1.33 the cores a run
-//     keeps busy alone (see runCores; the exponent fitted on runs timed
-//     loaded and quiet, see loadExponent), so its quiet time is its
-//     wall time times that, and today's estimate is the quiet time over
-//     today's share
+//     (N/max(L, 1))^0.668) of its quiet speed, c = 1.33 the cores a run
+//     keeps busy alone (see runCores; the exponent fitted on measured
+//     runs, see loadExponent), so its quiet time is its wall time times
+//     that, and today's estimate is the quiet time over today's share
 //     (the load when the sweep starts plus its jobs' threads, J·c;
 //     unknown, so quiet, for a remote backend; runs recorded before loads
 //     were count at the median share of their scale's runs that recorded

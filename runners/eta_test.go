@@ -579,9 +579,9 @@ func TestPriorMean(t *testing.T) {
 // table1 smoke table from the other two seeds' (the prior counted at a
 // quiet machine's share, each run predicted at its own recorded load),
 // against bench/load/loso.py's numbers for the mean (Python, from the
-// same table as text: 495.5458742093755, 550.8768091949212 and
-// 508.4250533609802 s, where the runs recorded 581.16, 471.00 and
-// 539.15 s; the median said 381.98, 390.79 and 381.17).
+// same table as text: 495.23163161971223, 550.3445608655638 and
+// 509.2627830162154 s, where the runs recorded 581.16, 471.00 and
+// 539.15 s; the median said 375.19, 387.99 and 377.91).
 func TestETALeaveOneSeedOut(t *testing.T) {
 	t.Parallel()
 	rows, err := results.ReadRuns("../results/baselines/table1-smoke.parquet")
@@ -589,7 +589,7 @@ func TestETALeaveOneSeedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := func(r *Run) (int64, string) { return 0, "" }
-	want := map[int64]float64{1: 495.5458742093755, 2: 550.8768091949212, 3: 508.4250533609802}
+	want := map[int64]float64{1: 495.23163161971223, 2: 550.3445608655638, 3: 509.2627830162154}
 	for seed, w := range want {
 		var train, test []results.Run
 		for _, r := range rows {

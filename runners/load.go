@@ -102,67 +102,62 @@ func loadOf(r results.Run) load {
 }
 
 // loadExponent is b in share's (N/L)^b, fitted on the shared two-core
-// development machine on paired runs (bench/load: paired.py,
-// paired-table1-smoke.tsv): the 78 runs of the checked-in table1 smoke
-// table, recorded one job at a time with GOMAXPROCS 2 at load 11–26, and
-// the same runs (same configurations, identical results) on the same two
-// cores with every other session stopped (load below 2, share 1). A run's
-// slowdown is its loaded wall time over its quiet one, 1.2–23; the
-// least-squares fit of log slowdown against log(L/N) through the origin
-// over the 78 runs gives b = 0.748 (standard error 0.030; 0.648–0.837 by
-// resampling the 26 method, task and ε cells, whose three seeds ran one
-// after another at about the same load), root-mean-square log error 0.58,
-// against 0.60 at the earlier b = 0.668 and 0.79 for N/L (b = 1). The
-// loaded table counted at a quiet share adds up to 276.4 s where the
-// quiet runs took 245.6 s (+12%; 0.668 gave 332.8 s, +35%; b = 0.799
-// would match the sum).
+// development machine (bench/load: measure.sh, fit.py, runs.txt):
+// table1 smoke's DPZO, DP-SGD and Dual-Priv cells of seed 1 run with
+// GOMAXPROCS=1 at nice 5 and --jobs 1, whose slowdown is wall / (user +
+// sys) since on a quiet machine a one-thread process's wall time is its
+// CPU time, took 3.9–7.2 times their CPU time at load 17–26 where N/L
+// says 8.6–13; the least-squares fit of log slowdown against log(L/N)
+// over the ten processes gives b = 0.668 (root-mean-square log error
+// 0.18, against 0.81 for N/L, which over-corrects by a factor of about
+// 2.2 there). The two sessions of runs.txt alone give 0.726 (four
+// processes) and 0.624 (six): the load average tells a run's share only
+// roughly. The load average counts threads that run in bursts or
+// wait (builds, I/O), not only ones that compete for the whole interval.
+// A run's CPU time grows under load too (table1 smoke: 467 CPU-seconds
+// at load 11–26 against 427 on two quiet cores, its base included), so
+// wall / CPU understates the slowdown against a quiet run by a tenth or
+// more (the quiet figure includes pretraining the base, which the loaded
+// one did not), b by about 0.04 or more.
 //
-// The earlier fit, b = 0.668 (bench/load: measure.sh, fit.py, runs.txt),
-// took ten GOMAXPROCS=1 processes at load 17–26 and their slowdown as
-// wall / (user + sys), a one-thread process's quiet wall time being its
-// CPU time; but a run's CPU time grows under load (table1 smoke: 467
-// CPU-seconds at load 11–26 against 421 quiet, ×1.11), which that
-// slowdown leaves out: about 0.045 of b at L/N ≈ 10. The paired runs
-// measure what share models, a GOMAXPROCS 2 run's loaded time against
-// its own quiet time, over more runs, methods and loads. A joint fit over
-// both sets gives 0.737.
-//
-// The power law fits the loads only roughly. The load average counts
-// threads that run in bursts or wait (builds, I/O), not only ones that
-// compete for the whole interval, and at one load a run's slowdown varies
-// (table1 smoke's DPZO runs at load 20–26: 3.2–23). Below load 17 the
-// runs slowed less than the curve says (b = 0.58 over the 35 runs at load
-// 11–16, 0.84 over the 43 at 17–26; DPZO alone 0.61 and 0.72), and with
-// an intercept the fit is log slowdown = −2.56 + 1.93·log(L/N): the
-// slowdown rises faster with the load than a power law through L = N
-// does, so at loads well below 11, which no paired run covers, share
-// likely underestimates a run's speed. Method and load go together in the
-// paired set (DP-SGD ran at 12–16, Dual-Priv at 18–20), so the bands
-// mix the two.
-const loadExponent = 0.748
+// Paired runs check it (bench/load: paired.py, paired-table1-smoke.tsv;
+// TestLoadExponentFit): the 78 runs of the checked-in table1 smoke table
+// (one job, GOMAXPROCS 2, load 11–26) and the same runs, identical results,
+// on the same two cores with every other session stopped, slowdown loaded
+// wall / quiet wall with no stand-in for the quiet time. The same fit
+// over all 78 gives 0.748 (standard error 0.030; 0.65–0.84 resampling the
+// 26 method, task and ε cells), pulled up by the 53 runs under a second
+// quiet (0.78 alone); the 25 runs of a second or more, 90% of the quiet
+// time, give 0.685 (0.57–0.82), where 0.668's root-mean-square log error
+// is below 0.748's (0.530 against 0.548). The table counted at a quiet
+// share is 35% over its quiet runs (332.8 s against 245.6) because of
+// three DPZO runs that slowed 14.6–22.8 times at load 17–26; the other 75
+// add up to 209.6 s against 210.1. So b stays 0.668: a larger one would
+// cost the typical run short (0.748: 17% under on those 75) to offset a
+// few runs whose load average did not say how slow they were. Below load
+// 17 the paired runs slowed less than the curve says (b = 0.58 at load
+// 11–16, 0.84 at 17–26, method and load going together in this set).
+const loadExponent = 0.668
 
 // runCores is c, the cores a run keeps busy when it has them, on the
-// two-core development machine (GOMAXPROCS 2), used as the speed a run
-// loses when J runs at once share N cores (N/(J·c) each where J·c > N).
-// It was fitted as a run's CPU time over its quiet-equivalent wall time
-// (wall × share at its load, below), summed over the 29 runs of 5 s or
-// more of the checked-in table1 smoke sweep whose CPU time was sampled
-// (bench/load/sweep-table1-smoke.txt: 381.2 CPU-seconds over 287.3
-// quiet seconds at the earlier exponent 0.668, 1.327; single runs
-// 0.5–2.5). At loadExponent 0.748 the same runs read 1.605
-// (TestRunCoresFit), but that reading counts CPU that buys no speed and
-// the CPU time a run gains under load (×1.11, see loadExponent: 1.605 /
-// 1.11 = 1.45). The two quiet whole sweeps (TestRunCoresQuiet) read 1.700
-// as CPU over wall with one job (the same runs took 421 CPU-seconds one
-// at a time, 352 two at a time) and 1.438 as twice the two-job sweep's
-// wall over the one-job one's (178 s and 247.6 s), the reading of the
-// speed c stands for. c stays 1.33, which gives the two-job sweep 164.7
-// s from the one-job one's 247.6 s (−7.5% of the 178 s measured): 1.438
-// would lengthen --jobs 2's first estimate on a quiet machine from 183.8
-// s to 198.7 s against 178 (+3% to +12%, as --jobs 1's 276.3 s against
-// 247.6; --jobs 1's does not depend on c); 1.33 is closer because its
-// −7.5% offsets the prior's +12%. It is measured on table1 smoke only,
-// and on more cores a run may keep more of them busy.
+// two-core development machine (GOMAXPROCS 2): its CPU time over its
+// quiet-equivalent wall time (wall × share at its load, below), summed
+// over the 29 runs of 5 s or more of the checked-in table1 smoke sweep
+// whose CPU time was sampled (bench/load/sweep-table1-smoke.txt: 381.2
+// CPU-seconds over 287.3 quiet seconds, 1.327; single runs 0.5–2.5; all
+// 44 sampled runs 1.325). The quiet two-job sweep agrees: 208 s of runs
+// on two cores where the same runs one at a time are counted at 333 s,
+// c = 2 × 208 / 333 = 1.25 (an older revision's time). A run's CPU time
+// grows under load (see loadExponent), which makes c from loaded runs
+// somewhat high. It is measured on table1 smoke's DPZO and Dual-Priv runs
+// only, and on more cores a run may keep more of them busy. The two quiet
+// whole sweeps (TestRunCoresQuiet) read 1.700 as CPU over wall with one
+// job (CPU that buys no speed included: the same runs took 421
+// CPU-seconds one at a time, 352 two at a time) and 1.438 as twice the
+// two-job sweep's wall over the one-job one's (178 s and 247.6 s); they
+// agree neither with each other nor with the loaded fit, so c stays 1.33
+// (1.438 would lengthen --jobs 2's first estimate, already 24% over,
+// to 34%; --jobs 1's does not depend on c).
 const runCores = 1.33
 
 // share returns the fraction of its quiet speed (alone on a quiet
@@ -177,7 +172,7 @@ const runCores = 1.33
 // too (sweepLoad). False when the load or the cores are unknown.
 //
 // A run's quiet-equivalent time is its wall time × share (a run at load
-// 8 on 2 cores took 1/0.35 = 2.8 times what it takes on a quiet machine),
+// 8 on 2 cores took 1/0.40 = 2.5 times what it takes on a quiet machine),
 // and the time it takes at another load is that divided by the other's
 // share. This treats a run as CPU-bound and the load as steady over the
 // run (the mean of its start and end averages); the 1-minute average

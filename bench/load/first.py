@@ -4,7 +4,7 @@
 From table1-smoke-runs.tsv (results/baselines/table1-smoke.parquet as text, see
 loso.py): each method and task's seconds per step, Σ wall × share / Σ steps with
 share = min(1, 2/(J·c), (2/max(L, 1))^b) at each run's recorded load L and
-jobs (b = 0.748, runners.loadExponent, or the second argument; c = 1.33,
+jobs (b = 0.668, runners.loadExponent, or the second argument; c = 1.33,
 runners.runCores); then the table's runs, in row order, at that cost times
 their steps over today's share (today's load, the third argument, 0.1 for a
 quiet machine unless given, plus 1.33 per job, J jobs), replayed on J workers,
@@ -12,11 +12,11 @@ each run going to the worker that frees first. runners.TestETAQuietJobs
 checks the Go estimate against these numbers.
 
   $ python3 bench/load/first.py bench/load/table1-smoke-runs.tsv
-  $ python3 bench/load/first.py bench/load/table1-smoke-runs.tsv 0.668 16.58
+  $ python3 bench/load/first.py bench/load/table1-smoke-runs.tsv 0.748 16.58
 """
 import sys
 
-B, C, N = 0.748, 1.33, 2
+B, C, N = 0.668, 1.33, 2
 
 
 def share(load, jobs):

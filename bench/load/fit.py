@@ -18,11 +18,9 @@ model implies, (user + sys) / (wall · share(L)), which must lie in [1, 2].
   $ python3 bench/load/fit.py /tmp/load/runs.txt
 
 runs.txt beside this script holds the measurements runners.loadExponent
-was first fitted on (ten GOMAXPROCS=1 processes at load 17–26: b = 0.668,
-rms log error 0.18 against N/L's 0.81); runners.TestLoadExponentFit still
-refits it. Wall / CPU leaves out the CPU time a run gains under load, and
-paired.py now fits the exponent on the same runs timed loaded and quiet
-(b = 0.748, the value the runner uses).
+was fitted on (ten GOMAXPROCS=1 processes at load 17–26: b = 0.668, rms
+log error 0.18 against N/L's 0.81); runners.TestLoadExponentFit refits
+it. paired.py checks it on the same runs timed loaded and quiet.
 check.txt holds three processes measured after the fit (load 18–21):
 their slowdowns, 4.0–4.4, are 7% below what b = 0.668 predicts
 (root-mean-square log error 0.08) and half what N/L does (error 0.83).

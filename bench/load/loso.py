@@ -5,7 +5,7 @@ table1-smoke-runs.tsv beside this script is results/baselines/table1-smoke.parqu
 as text, one run a line: method, task, seed, status, steps, seconds, load_start,
 load_end, gomaxprocs, jobs. For each seed k it learns each method and task's
 seconds per step from the other two seeds' runs, counted at a quiet machine's
-share (wall × min(1, (2/max(L, 1))^0.748), L the mean of the run's loads; see
+share (wall × min(1, (2/max(L, 1))^0.668), L the mean of the run's loads; see
 runners.loadExponent), and predicts each run of seed k at its own load; it prints
 the predicted and recorded seconds of seed k's runs, by two estimates of the
 seconds per step: the median of the runs' (what the ETA used before) and the
@@ -17,7 +17,7 @@ checks the Go code against the mean's numbers.
 import statistics
 import sys
 
-B = 0.748
+B = 0.668
 
 
 def share(load, cores=2):

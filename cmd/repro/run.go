@@ -94,11 +94,10 @@ func runCommand() *cli.Command {
 			"only where neither knows the method. Each run records the load it ran under (the\n" +
 			"1-minute load average at its start and end, GOMAXPROCS, --jobs) in its manifest and\n" +
 			"its runs.parquet row. The estimate assumes a CPU-bound run, one of J at once, at load L\n" +
-			"on N cores gets min(1, N/(J·c), (N/max(L, 1))^0.748) of its quiet speed, where c = 1.33\n" +
-			"is the cores a run keeps busy alone (the exponent fitted on the same runs timed loaded\n" +
-			"and quiet on a shared two-core machine, where N/L over-corrected): a run recorded at\n" +
-			"load 8 on 2 cores took 2.8 times its quiet time, and today's estimate is that quiet time\n" +
-			"over today's share\n" +
+			"on N cores gets min(1, N/(J·c), (N/max(L, 1))^0.668) of its quiet speed, where c = 1.33\n" +
+			"is the cores a run keeps busy alone (the exponent fitted on runs timed on a shared\n" +
+			"two-core machine, where N/L over-corrected twofold): a run recorded at load 8 on 2 cores\n" +
+			"took 2.5 times its quiet time, and today's estimate is that quiet time over today's share\n" +
 			"(the load when the sweep starts plus 1.33 per --jobs, on GOMAXPROCS cores; a machine without\n" +
 			"/proc/loadavg, or a cluster's nodes, count as quiet). Runs recorded before loads\n" +
 			"were are taken at their seconds as they are.\n\n" +
