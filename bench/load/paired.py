@@ -28,7 +28,9 @@ least squares through the origin, and prints
   - the b whose share turns the loaded table's seconds into the quiet ones in
     total, Σ wall·(N/L)^b = Σ quiet wall, that sum at each b, and the same
     sum without the three runs that slowed 12 times or more, which hold
-    all of the excess at b = 0.668.
+    all of the excess at b = 0.668;
+  - first.py's first estimate of the quiet sweep with the prior learnt from
+    all 78 runs and without those three.
 
 runners.TestLoadExponentFit checks the numbers the runner's choice rests on
 (runners.loadExponent stays 0.668: docs/eta.md).
@@ -39,6 +41,7 @@ import math
 import os
 import random
 
+import first
 from fit import read
 
 N = 2.0
@@ -52,7 +55,8 @@ def paired(path):
         if line.startswith("#"):
             continue
         f = line.rstrip("\n").split("\t")
-        rows.append(dict(cell=f"{f[0]}/{f[1]}/{f[2]}", method=f[0], seed=int(f[3]),
+        rows.append(dict(cell=f"{f[0]}/{f[1]}/{f[2]}", method=f[0], seed=int(f[3]), mt=f"{f[0]}/{f[1]}",
+                         steps=int(f[4]), jobs=int(f[9]),
                          load=(float(f[6]) + float(f[7])) / 2, loaded=float(f[5]),
                          quiet=float(f[10]), quiet_load=max(float(f[11]), float(f[12]))))
     return rows
@@ -165,6 +169,24 @@ def main():
     for bb in (0.668, b):
         t = sum(r["loaded"] * min(1, (N / max(r["load"], 1)) ** bb) for r in rest)
         print(f"  b = {bb:.4f}: {t:.1f} s ({t / sum(r['quiet'] for r in rest) - 1:+.1%})")
+    # first.py's replay of all 78 runs on a quiet machine, the prior learnt
+    # from every run and from the others only (rows are in table order).
+    first.B = 0.668
+    print("first estimate of the quiet sweep (first.py's replay, b = 0.668, c = 1.33), measured 247.6 s and 178 s:")
+    for name, prior in (("prior from all 78 runs", rows), (f"prior without the {len(out)}", rest)):
+        num, den = {}, {}
+        for r in prior:
+            num[r["mt"]] = num.get(r["mt"], 0) + r["loaded"] * first.share(r["load"], r["jobs"])
+            den[r["mt"]] = den.get(r["mt"], 0) + r["steps"]
+        est = []
+        for jobs in (1, 2):
+            today = first.share(0.1 + jobs * first.C, jobs)
+            free = [0.0] * jobs
+            for r in rows:
+                i = free.index(min(free))
+                free[i] += num[r["mt"]] / den[r["mt"]] * r["steps"] / today
+            est.append(max(free))
+        print(f"  {name}: --jobs 1 {est[0]:.1f} s, --jobs 2 {est[1]:.1f} s")
 
 
 if __name__ == "__main__":
