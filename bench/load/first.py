@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""The first ETA of a fresh table1 smoke sweep on a quiet two-core machine, by hand.
+"""The first ETA of a fresh table1 smoke sweep on a two-core machine, by hand.
 
 From table1-smoke-runs.tsv (results/baselines/table1-smoke.parquet as text, see
 loso.py): each method and task's seconds per step, Σ wall × share / Σ steps with
-share = min(1, 2/(J·c), (2/max(L, 1))^0.668) at each run's recorded load L and
-jobs (c = 1.33, runners.runCores); then the table's runs, in row order, at
-that cost times their steps over today's share (load 0.1 plus 1.33 per job,
-J jobs), replayed on J workers, each run going to the worker that frees first.
-runners.TestETAQuietJobs checks the Go estimate against these numbers.
+share = min(1, 2/(J·c), (2/max(L, 1))^b) at each run's recorded load L and
+jobs (b = 0.668, runners.loadExponent, or the second argument; c = 1.33,
+runners.runCores); then the table's runs, in row order, at that cost times
+their steps over today's share (today's load, the third argument, 0.1 for a
+quiet machine unless given, plus 1.33 per job, J jobs), replayed on J workers,
+each run going to the worker that frees first. runners.TestETAQuietJobs
+checks the Go estimate against these numbers.
 
   $ python3 bench/load/first.py bench/load/table1-smoke-runs.tsv
+  $ python3 bench/load/first.py bench/load/table1-smoke-runs.tsv 0.748 16.58
 """
 import sys
 
@@ -20,7 +23,7 @@ def share(load, jobs):
     return min(1.0, N / (max(jobs, 1) * min(C, N)), (N / max(load, 1.0)) ** B)
 
 
-def main(path):
+def main(path, today_load=0.1):
     rows = []
     for line in open(path):
         m, t, _, status, steps, secs, a, b, _, jobs = line.split("\t")
@@ -32,7 +35,7 @@ def main(path):
         num[r["mt"]] = num.get(r["mt"], 0) + r["secs"] * share(r["load"], r["jobs"])
         den[r["mt"]] = den.get(r["mt"], 0) + r["steps"]
     for jobs in (1, 2):
-        today = share(0.1 + jobs * C, jobs)
+        today = share(today_load + jobs * C, jobs)
         free = [0.0] * jobs
         for r in rows:
             i = free.index(min(free))
@@ -41,4 +44,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) > 2:
+        B = float(sys.argv[2])
+    main(sys.argv[1], *map(float, sys.argv[3:4]))

@@ -20,7 +20,8 @@ model implies, (user + sys) / (wall · share(L)), which must lie in [1, 2].
 runs.txt beside this script holds the measurements runners.loadExponent
 was fitted on (ten GOMAXPROCS=1 processes at load 17–26: b = 0.668, rms
 log error 0.18 against N/L's 0.81); runners.TestLoadExponentFit refits
-it. check.txt holds three processes measured after the fit (load 18–21):
+it. paired.py checks it on the same runs timed loaded and quiet.
+check.txt holds three processes measured after the fit (load 18–21):
 their slowdowns, 4.0–4.4, are 7% below what b = 0.668 predicts
 (root-mean-square log error 0.08) and half what N/L does (error 0.83).
 sweep.py gives the cores each run of a whole sweep obtained.
