@@ -56,10 +56,6 @@ var fusedAllowed = []struct{ file, line, reason string }{
 // repository must have none.
 var fusedPending = map[string]bool{
 	"attacks/gia": true,
-	"reports":     true,
-	"pretrain":    true,
-	"runners":     true,
-	"cmd/repro":   true,
 }
 
 // fusedInsn matches an instruction line of the listing: its source file,
