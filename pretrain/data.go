@@ -425,15 +425,22 @@ const sceneCaptionPrompt = "<bos> <image> describe the scene ."
 // questions as well as of its captions, each once) and every public
 // fashion-vqa caption example that it trains on, in the public splits'
 // order.
-func (c *corpus) captions() ([]nn.Sequence, error) {
+//
+// With cells the scene captions are cell-first (datasets.SceneCellCaption
+// after datasets.SceneCellPrompt; Plan.CaptionCells).
+func (c *corpus) captions(cells bool) ([]nn.Sequence, error) {
 	var caps []nn.Sequence
 	scenes := c.publicScenes()
+	caption, prompt := datasets.SceneCaption, sceneCaptionPrompt
+	if cells {
+		caption, prompt = datasets.SceneCellCaption, datasets.SceneCellPrompt
+	}
 	for _, e := range scenes {
-		text, ok := datasets.SceneCaption(e.Items[0])
+		text, ok := caption(e.Items[0])
 		if !ok || len(e.Images) != 1 {
 			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
 		}
-		caps = append(caps, c.question(e.Images[0], sceneCaptionPrompt, text))
+		caps = append(caps, c.question(e.Images[0], prompt, text))
 	}
 	for i := range c.data[srcFashion].Public {
 		if e := &c.data[srcFashion].Public[i]; e.Kind == "caption" && !heldOut(e.Items) {

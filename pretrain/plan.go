@@ -72,6 +72,20 @@ type Plan struct {
 	CaptionBatch int      `json:"caption_batch,omitempty"`
 	CaptionLR    float64  `json:"caption_lr,omitempty"`
 	CaptionParts []string `json:"caption_parts,omitempty"`
+	// CaptionCells, with CaptionSteps, makes the stage's scene captions
+	// cell-first (datasets.SceneCellCaption after
+	// datasets.SceneCellPrompt: "at the top left a red circle and at the
+	// top right nothing and …", every cell in order), so that each colour
+	// and shape word follows the words that name its cell and a word's
+	// target depends on that cell's patches alone: the position → patch
+	// binding that naming an object's colour needs, which the preset's
+	// captions (colour first, cell after) do not reward directly
+	// (docs/dualpriv.md). It follows the region-description task of
+	// Shikra ("Shikra: Unleashing Multimodal LLM's Referential Dialogue
+	// Magic", arXiv 2023), where the region is named, in words, before
+	// the model describes what it holds. Options.CellCaptions sets it
+	// (WithCellCaptions).
+	CaptionCells bool `json:"caption_cells,omitempty"`
 	// Steps is the number of optimizer steps of stage 3, when the
 	// projector and the language model train on the mixture with every
 	// visual token, but for the share PruneShare of it (the vision encoder
@@ -223,6 +237,17 @@ func (p Plan) WithShapesQuestions() Plan {
 func (p Plan) WithCaptions() Plan {
 	p.CaptionSteps, p.CaptionBatch, p.CaptionLR = p.Steps, p.ICLBatch, p.LR
 	p.CaptionParts = trainedParts
+	return p
+}
+
+// WithCellCaptions returns p with the captions-only stage of WithCaptions
+// on cell-first scene captions (Plan.CaptionCells) and steps times its
+// steps (0 or 1: as many as the mixture): the recipe of the
+// cell-captions variant of a preset (Options.CellCaptions).
+func (p Plan) WithCellCaptions(steps int) Plan {
+	p = p.WithCaptions()
+	p.CaptionSteps *= max(1, steps)
+	p.CaptionCells = true
 	return p
 }
 

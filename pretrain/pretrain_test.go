@@ -7,6 +7,7 @@ package pretrain
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -595,6 +596,48 @@ func TestPrepareCaptions(t *testing.T) {
 	}
 }
 
+// TestPrepareCellCaptions checks the cell-captions variant's folder, key
+// and recipe (the captions variant's with Plan.CaptionCells, and
+// CaptionScale times its steps), and the option's refusals.
+func TestPrepareCellCaptions(t *testing.T) {
+	dir := t.TempDir()
+	c, err := prepare(Options{Scale: "smoke", Dir: dir, Captions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{c.k.key(): true}
+	for _, scale := range []int{0, 4} {
+		g, err := prepare(Options{Scale: "smoke", Dir: dir, CellCaptions: true, CaptionScale: scale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := "tinymllm-smoke-cellcaps-"
+		want := c.plan
+		want.CaptionCells = true
+		if scale == 4 {
+			prefix = "tinymllm-smoke-cellcapsx4-"
+			want.CaptionSteps *= 4
+		}
+		if !strings.HasPrefix(filepath.Base(g.dir), prefix) || keys[g.k.key()] {
+			t.Errorf("scale %d: folder %s key %.12s, want prefix %s and a new key", scale, g.dir, g.k.key(), prefix)
+		}
+		keys[g.k.key()] = true
+		if !reflect.DeepEqual(g.plan, want) {
+			t.Errorf("scale %d: plan %+v, want %+v", scale, g.plan, want)
+		}
+	}
+	for _, bad := range []Options{
+		{Scale: "smoke", Dir: dir, CellCaptions: true, Captions: true},
+		{Scale: "smoke", Dir: dir, CaptionScale: 2},
+		{Scale: "smoke", Dir: dir, CellCaptions: true, CaptionScale: -1},
+		{Scale: "smoke", Dir: dir, Arch: "vit", CellCaptions: true},
+	} {
+		if _, err := prepare(bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
 // TestCaptionPool checks the captions-only stage's pool against the
 // public splits: the caption of every distinct shapes-vqa scene that
 // pretraining trains on (the reference caption is built here from the
@@ -602,6 +645,16 @@ func TestPrepareCaptions(t *testing.T) {
 // that it trains on, none held out, each with its image and the loss on
 // the caption only.
 func TestCaptionPool(t *testing.T) {
+	for _, cells := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cells=%v", cells), func(t *testing.T) { testCaptionPool(t, cells) })
+	}
+}
+
+// testCaptionPool is TestCaptionPool with the preset's captions or, with
+// cells, the cell-first ones (Plan.CaptionCells: every cell in order, its
+// position words first, "nothing" for an empty one, after the prompt
+// that names the cells).
+func testCaptionPool(t *testing.T, cellFirst bool) {
 	b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -609,7 +662,7 @@ func TestCaptionPool(t *testing.T) {
 	if err := b.loadData(); err != nil {
 		t.Fatal(err)
 	}
-	caps, err := b.corpus.captions()
+	caps, err := b.corpus.captions(cellFirst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,12 +680,21 @@ func TestCaptionPool(t *testing.T) {
 		seen[e.Items[0]] = true
 		var parts []string
 		for i, c := range strings.Split(strings.TrimPrefix(e.Items[0], "shapes:"), ",") {
-			if c != "-" {
-				col, kin, _ := strings.Cut(c, ".")
+			col, kin, _ := strings.Cut(c, ".")
+			switch {
+			case cellFirst && c == "-":
+				parts = append(parts, "at the "+cells[i]+" nothing")
+			case cellFirst:
+				parts = append(parts, "at the "+cells[i]+" a "+col+" "+kin)
+			case c != "-":
 				parts = append(parts, "a "+col+" "+kin+" at the "+cells[i])
 			}
 		}
-		wants = append(wants, want{e.Images[0], "<bos> <image> describe the scene .", strings.Join(parts, " and ") + " <eos>"})
+		prompt := "<bos> <image> describe the scene ."
+		if cellFirst {
+			prompt = "<bos> <image> what is at the top left , top right , bottom left and bottom right ?"
+		}
+		wants = append(wants, want{e.Images[0], prompt, strings.Join(parts, " and ") + " <eos>"})
 	}
 	scenes := len(wants)
 	v := datasets.Vocab()
@@ -672,7 +734,7 @@ func TestCaptionStage(t *testing.T) {
 	if err := b.loadData(); err != nil {
 		t.Fatal(err)
 	}
-	caps, err := b.corpus.captions()
+	caps, err := b.corpus.captions(false)
 	if err != nil {
 		t.Fatal(err)
 	}

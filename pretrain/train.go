@@ -362,7 +362,7 @@ func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	if p.CaptionSteps == 0 {
 		return nil
 	}
-	caps, err := b.corpus.captions()
+	caps, err := b.corpus.captions(p.CaptionCells)
 	if err != nil {
 		return err
 	}
