@@ -117,7 +117,8 @@ type Plan struct {
 	// Mix is the number of examples of each source in every batch:
 	// fashion-vqa (captions and class questions), shapes-vqa (captions,
 	// counts, existence), fashion-cls (coarse labels), records (text) and
-	// icl (generated episodes).
+	// icl (generated episodes); in variants, shapes-qa (WithShapesQuestions)
+	// and shapes-cells (WithCellCaptions).
 	Mix map[string]int `json:"mix"`
 	// TrainShots is the number of demonstrations of training episodes
 	// (0: the icl task's shots, which held-out episodes use). More
@@ -241,13 +242,26 @@ func (p Plan) WithCaptions() Plan {
 }
 
 // WithCellCaptions returns p with the captions-only stage of WithCaptions
-// on cell-first scene captions (Plan.CaptionCells) and steps times its
-// steps (0 or 1: as many as the mixture): the recipe of the
-// cell-captions variant of a preset (Options.CellCaptions).
-func (p Plan) WithCellCaptions(steps int) Plan {
+// on cell-first scene captions (Plan.CaptionCells), steps times its steps
+// (0 or 1: as many as the mixture), training the vision encoder too with
+// vision, and the same cell-first captions kept in the mixture
+// (Mix["shapes-cells"], as many a batch as the shapes-vqa source): the
+// recipe of the cell-captions variant of a preset (Options.CellCaptions).
+// Without them in the mixture, the mixture that follows the stage undoes
+// what the stage taught (docs/dualpriv.md).
+func (p Plan) WithCellCaptions(steps int, vision bool) Plan {
 	p = p.WithCaptions()
 	p.CaptionSteps *= max(1, steps)
 	p.CaptionCells = true
+	if vision {
+		p.CaptionParts = append([]string{"vision"}, trainedParts...)
+	}
+	mix := make(map[string]int, len(p.Mix)+1)
+	for k, n := range p.Mix {
+		mix[k] = n
+	}
+	mix[srcShapesCells] = p.Mix[srcShapes]
+	p.Mix = mix
 	return p
 }
 

@@ -606,29 +606,38 @@ func TestPrepareCellCaptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := map[string]bool{c.k.key(): true}
-	for _, scale := range []int{0, 4} {
-		g, err := prepare(Options{Scale: "smoke", Dir: dir, CellCaptions: true, CaptionScale: scale})
+	for _, tc := range []struct {
+		scale  int
+		vision bool
+		prefix string
+	}{{0, false, "cellcaps-"}, {4, false, "cellcapsx4-"}, {4, true, "cellcapsx4v-"}, {1, true, "cellcapsv-"}} {
+		g, err := prepare(Options{Scale: "smoke", Dir: dir, CellCaptions: true, CaptionScale: tc.scale, CaptionVision: tc.vision})
 		if err != nil {
 			t.Fatal(err)
 		}
-		prefix := "tinymllm-smoke-cellcaps-"
 		want := c.plan
 		want.CaptionCells = true
-		if scale == 4 {
-			prefix = "tinymllm-smoke-cellcapsx4-"
-			want.CaptionSteps *= 4
+		want.CaptionSteps *= max(1, tc.scale)
+		if tc.vision {
+			want.CaptionParts = []string{"vision", "projector", "lm"}
 		}
-		if !strings.HasPrefix(filepath.Base(g.dir), prefix) || keys[g.k.key()] {
-			t.Errorf("scale %d: folder %s key %.12s, want prefix %s and a new key", scale, g.dir, g.k.key(), prefix)
+		want.Mix = maps.Clone(c.plan.Mix)
+		want.Mix["shapes-cells"] = c.plan.Mix["shapes-vqa"]
+		if !strings.HasPrefix(filepath.Base(g.dir), "tinymllm-smoke-"+tc.prefix) || keys[g.k.key()] {
+			t.Errorf("%+v: folder %s key %.12s, want prefix %s and a new key", tc, g.dir, g.k.key(), tc.prefix)
 		}
 		keys[g.k.key()] = true
 		if !reflect.DeepEqual(g.plan, want) {
-			t.Errorf("scale %d: plan %+v, want %+v", scale, g.plan, want)
+			t.Errorf("%+v: plan %+v, want %+v", tc, g.plan, want)
 		}
+	}
+	if p, _ := PlanFor("smoke"); !reflect.DeepEqual(p, c.plan.withoutCaptions()) {
+		t.Error("the cell-captions variant changed the preset's plan")
 	}
 	for _, bad := range []Options{
 		{Scale: "smoke", Dir: dir, CellCaptions: true, Captions: true},
 		{Scale: "smoke", Dir: dir, CaptionScale: 2},
+		{Scale: "smoke", Dir: dir, CaptionVision: true},
 		{Scale: "smoke", Dir: dir, CellCaptions: true, CaptionScale: -1},
 		{Scale: "smoke", Dir: dir, Arch: "vit", CellCaptions: true},
 	} {
@@ -636,6 +645,48 @@ func TestPrepareCellCaptions(t *testing.T) {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
+}
+
+// TestMixerCellCaptions checks that the cell-captions variant's mixture
+// holds Mix["shapes-cells"] cell-first scene captions a batch (their
+// prompt is datasets.SceneCellPrompt) and the preset's none.
+func TestMixerCellCaptions(t *testing.T) {
+	v := datasets.Vocab()
+	for _, cells := range []bool{false, true} {
+		b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir(), CellCaptions: cells})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.loadData(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.corpus.addCellCaptions(); err != nil {
+			t.Fatal(err)
+		}
+		mix := newMixer(b.corpus, &b.plan, 1)
+		want := 0
+		if cells {
+			want = b.plan.Mix["shapes-vqa"]
+		}
+		for step := range 5 {
+			n := 0
+			batch := mix.batch()
+			for _, s := range batch {
+				if strings.HasPrefix(v.Decode(s.Tokens), datasets.SceneCellPrompt+" at the top left") {
+					n++
+				}
+			}
+			if n != want || len(batch) != b.plan.batchSize() {
+				t.Fatalf("cells %v, step %d: %d cell-first captions in a batch of %d, want %d of %d", cells, step, n, len(batch), want, b.plan.batchSize())
+			}
+		}
+	}
+}
+
+// withoutCaptions returns p without its captions-only stage.
+func (p Plan) withoutCaptions() Plan {
+	p.CaptionSteps, p.CaptionBatch, p.CaptionLR, p.CaptionParts = 0, 0, 0, nil
+	return p
 }
 
 // TestCaptionPool checks the captions-only stage's pool against the

@@ -181,6 +181,11 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 			return nil, err
 		}
 	}
+	if p.Mix[srcShapesCells] > 0 && b.corpus.train[srcShapesCells] == nil {
+		if err := b.corpus.addCellCaptions(); err != nil {
+			return nil, err
+		}
+	}
 	mix := newMixer(b.corpus, &p, b.seed)
 	aug := newAugmenter(&p, b.seed)
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: mixture", b.arch, b.scale), p.Steps)

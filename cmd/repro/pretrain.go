@@ -40,7 +40,9 @@ func pretrainCommand() *cli.Command {
 			"mixture also holds public shapes-vqa questions of every kind, cached as ARCH-SCALE-shapesqa-KEY;\n" +
 			"a spec selects it with the sweep axis shapes_questions. --captions builds the variant with a\n" +
 			"captions-only stage before the mixture (LLaVA's feature alignment), cached as ARCH-SCALE-captions-KEY;\n" +
-			"--cell-captions the same stage on cell-first captions, cached as ARCH-SCALE-cellcaps-KEY.",
+			"--cell-captions the same stage on cell-first captions (\"at the top left a red circle and at the top\n" +
+			"right nothing …\"), which the mixture keeps too, cached as ARCH-SCALE-cellcaps-KEY (--caption-scale N:\n" +
+			"N times the steps, -cellcapsxN; --caption-vision: the encoder trained too, a \"v\" after).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
@@ -51,6 +53,7 @@ func pretrainCommand() *cli.Command {
 			&cli.BoolFlag{Name: "captions", Usage: "tinymllm only: a captions-only stage (public scene and item captions; projector and language model, the encoder frozen) before the mixture, as LLaVA's feature-alignment stage"},
 			&cli.BoolFlag{Name: "cell-captions", Usage: "tinymllm only: the captions-only stage on cell-first scene captions (\"at the top left a red circle and at the top right nothing …\"), so each colour and shape word follows the name of its cell"},
 			&cli.IntFlag{Name: "caption-scale", Usage: "with --cell-captions: the stage runs `N` times the mixture's steps (0: as many)"},
+			&cli.BoolFlag{Name: "caption-vision", Usage: "with --cell-captions: the stage trains the vision encoder too"},
 			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
@@ -78,6 +81,7 @@ func pretrainCommand() *cli.Command {
 				Captions:        c.Bool("captions"),
 				CellCaptions:    c.Bool("cell-captions"),
 				CaptionScale:    c.Int("caption-scale"),
+				CaptionVision:   c.Bool("caption-vision"),
 				DataDir:         c.String("data-dir"),
 
 				ImageEncoder: c.String("image-encoder"),
