@@ -310,6 +310,8 @@ type mixer struct {
 	rng   *rand.Rand
 	order map[string][]int
 	next  map[string]int
+	// srcs is the source of each sequence of the last batch.
+	srcs []string
 }
 
 type mixPart struct {
@@ -329,7 +331,11 @@ func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
 
 func (m *mixer) batch() []nn.Sequence {
 	var b []nn.Sequence
+	m.srcs = m.srcs[:0]
 	for _, part := range m.mix {
+		for range part.n {
+			m.srcs = append(m.srcs, part.src)
+		}
 		if part.src == srcICL {
 			for range part.n {
 				b = append(b, m.c.newEpisode(m.rng, m.c.iclTrain, m.shots, true).seq)

@@ -245,7 +245,8 @@ func (p Plan) WithCaptions() Plan {
 // on cell-first scene captions (Plan.CaptionCells), steps times its steps
 // (0 or 1: as many as the mixture), training the vision encoder too with
 // vision, and the same cell-first captions kept in the mixture
-// (Mix["shapes-cells"], as many a batch as the shapes-vqa source): the
+// (Mix["shapes-cells"], as many a batch as the shapes-vqa source, every
+// visual token kept: the token-dropping augmentation skips them): the
 // recipe of the cell-captions variant of a preset (Options.CellCaptions).
 // Without them in the mixture, the mixture that follows the stage undoes
 // what the stage taught (docs/dualpriv.md).

@@ -649,7 +649,9 @@ func TestPrepareCellCaptions(t *testing.T) {
 
 // TestMixerCellCaptions checks that the cell-captions variant's mixture
 // holds Mix["shapes-cells"] cell-first scene captions a batch (their
-// prompt is datasets.SceneCellPrompt) and the preset's none.
+// prompt is datasets.SceneCellPrompt) and the preset's none, that the
+// mixer names their source, and that keepCells exempts them, and only
+// them, from the token-dropping augmentation.
 func TestMixerCellCaptions(t *testing.T) {
 	v := datasets.Vocab()
 	for _, cells := range []bool{false, true} {
@@ -671,9 +673,18 @@ func TestMixerCellCaptions(t *testing.T) {
 		for step := range 5 {
 			n := 0
 			batch := mix.batch()
-			for _, s := range batch {
-				if strings.HasPrefix(v.Decode(s.Tokens), datasets.SceneCellPrompt+" at the top left") {
+			vts := make([]nn.VisualTransform, len(batch))
+			for i := range vts {
+				vts[i] = nn.TokenPruning{Retention: 0.4}.Transform()
+			}
+			vts = keepCells(vts, mix.srcs)
+			for i, s := range batch {
+				cell := strings.HasPrefix(v.Decode(s.Tokens), datasets.SceneCellPrompt+" at the top left")
+				if cell {
 					n++
+				}
+				if (mix.srcs[i] == "shapes-cells") != cell || (vts[i] == nil) != cell {
+					t.Fatalf("cells %v, step %d: sequence %d cell-first %v, source %s, pruned %v", cells, step, i, cell, mix.srcs[i], vts[i] != nil)
 				}
 			}
 			if n != want || len(batch) != b.plan.batchSize() {

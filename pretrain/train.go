@@ -201,7 +201,7 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 			return nil, err
 		}
 		batch := mix.batch()
-		loss, err := tr.gradStep(m, step, batch, aug.transforms(batch))
+		loss, err := tr.gradStep(m, step, batch, keepCells(aug.transforms(batch), mix.srcs))
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
 		}
@@ -436,6 +436,20 @@ func (a *augmenter) transforms(batch []nn.Sequence) []nn.VisualTransform {
 		}
 		tp := nn.TokenPruning{Retention: p.PruneMin + r*(p.PruneMax-p.PruneMin), Contextual: p.PruneContextual}
 		vts[i] = tp.Transform()
+	}
+	return vts
+}
+
+// keepCells returns vts with no transform for the sequences of the
+// cell-first captions (srcs names each sequence's source): the
+// token-dropping augmentation still draws for them, so the other
+// sequences' draws stay as they were, but they keep every visual token in
+// its place, which naming what a cell holds from its patches needs.
+func keepCells(vts []nn.VisualTransform, srcs []string) []nn.VisualTransform {
+	for i := range vts {
+		if srcs[i] == srcShapesCells {
+			vts[i] = nil
+		}
 	}
 	return vts
 }
