@@ -784,7 +784,8 @@ func testCaptionPool(t *testing.T, cellFirst bool) {
 // TestCaptionStage checks that the captions-only stage trains the parts
 // it names and nothing else: with the projector alone the vision encoder
 // and the language model keep every value, with the projector and the
-// language model both change, the encoder never; and that it lowers the
+// language model both change, the encoder only when named (the
+// cell-captions variant's --caption-vision); and that it lowers the
 // captions' loss (a few steps at a high rate from a fresh model, whose
 // caption loss is about log(vocabulary) per token: by more than 0.5 nats
 // with the language model, at all with the projector alone).
@@ -811,7 +812,7 @@ func TestCaptionStage(t *testing.T) {
 		}
 		return s / 16
 	}
-	for _, parts := range [][]string{{"projector"}, {"projector", "lm"}} {
+	for _, parts := range [][]string{{"projector"}, {"projector", "lm"}, {"vision", "projector", "lm"}} {
 		m, err := nn.NewTinyMLLM(b.cfg)
 		if err != nil {
 			t.Fatal(err)
