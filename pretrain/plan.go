@@ -79,7 +79,9 @@ type Plan struct {
 	// and shape word follows the words that name its cell and a word's
 	// target depends on that cell's patches alone: the position → patch
 	// binding that naming an object's colour needs, which the preset's
-	// captions (colour first, cell after) do not reward directly
+	// captions (colour first, cell after) do not reward directly. The
+	// cells come in a fixed order, so the order alone can tell which
+	// cell a slot describes, and at smoke that is what the model learns
 	// (docs/dualpriv.md). It follows the region-description task of
 	// Shikra ("Shikra: Unleashing Multimodal LLM's Referential Dialogue
 	// Magic", arXiv 2023), where the region is named, in words, before
