@@ -332,7 +332,13 @@ func (a *PLD) sampledPMF(q, sigma float64) ([2]pmf, error) {
 		if l <= l1q {
 			return math.Inf(-1)
 		}
-		return float64(s2*(math.Log(math.Expm1(l)+q)-lq)) + 0.5
+		if em := math.Expm1(l); !math.IsInf(em, 1) {
+			return float64(s2*(math.Log(em+q)-lq)) + 0.5
+		}
+		// Where e^l overflows (l above ~709.78), log(e^l − 1 + q) =
+		// l + log1p(−(1−q)e^(−l)): with Expm1's +Inf every loss above
+		// would map to x = +Inf and its mass would be lost, understating ε.
+		return float64(s2*(l+math.Log1p(-float64((1-q)*math.Exp(-l)))-lq)) + 0.5
 	}
 	mix := []float64{1 - q, q}
 	rem, err := a.discretise(lossPair{
