@@ -14,7 +14,7 @@ TESTFLAGS ?= -timeout 15m
 # pin stays as belt and braces.
 export GOAMD64 = v1
 
-.PHONY: all build test test-short check fmt-check vet bench run clean nightly baselines cuda-build gpu-check-build gpu-check
+.PHONY: all build test test-short check fmt-check vet fusion-check bench run clean nightly baselines cuda-build gpu-check-build gpu-check
 
 all: build
 
@@ -41,6 +41,16 @@ vet:
 	$(GO) vet $(PKGS)
 
 check: fmt-check vet test
+
+# No fused multiply-add on the results' path (docs/engine.md): builds the
+# module for arm64 with the compiler's assembly listing and fails on any
+# FMADD, FMSUB, FNMADD or FNMSUB from the repository's Go code outside the
+# allow-list in internal/lint/fma_test.go. Seconds on a warm build cache,
+# about three CPU-minutes on a cold one (the standard library and the
+# dependencies compiled for arm64), so it is not part of check; .ci/run
+# runs it.
+fusion-check:
+	REPRO_FUSION_CHECK=1 $(GO) test -count 1 -run 'TestNoFusedMultiplyAdd|TestFusionCheckFinds' ./internal/lint
 
 # Benchmarks: one pass by default; use BENCHCOUNT=10 and benchstat for comparisons.
 BENCH      ?= .

@@ -239,7 +239,7 @@ func varShare(x [][]float64, y []int, classes int) float64 {
 	}
 	for _, r := range x {
 		for j, v := range r {
-			total += (v - mean[j]) * (v - mean[j])
+			total += float64((v - mean[j]) * (v - mean[j]))
 		}
 	}
 	for k := range cm {
@@ -248,7 +248,7 @@ func varShare(x [][]float64, y []int, classes int) float64 {
 		}
 		for j := range cm[k] {
 			dm := cm[k][j]/cn[k] - mean[j]
-			between += cn[k] * dm * dm
+			between += float64(cn[k] * dm * dm)
 		}
 	}
 	if total == 0 {
@@ -390,7 +390,7 @@ func fitSoftmax(x [][]float64, y []int, classes int) *softmaxProbe {
 	}
 	for _, r := range x {
 		for j, v := range r {
-			p.scale[j] += (v - p.mean[j]) * (v - p.mean[j])
+			p.scale[j] += float64((v - p.mean[j]) * (v - p.mean[j]))
 		}
 	}
 	for j := range p.scale {
@@ -420,7 +420,7 @@ func fitSoftmax(x [][]float64, y []int, classes int) *softmaxProbe {
 			for k := range classes {
 				e := prob[k] / float64(len(z))
 				for j, v := range r {
-					g[k][j] += e * v
+					g[k][j] += float64(e * v)
 				}
 				g[k][d] += e
 			}
@@ -430,10 +430,10 @@ func fitSoftmax(x [][]float64, y []int, classes int) *softmaxProbe {
 			for j := range g[k] {
 				gj := g[k][j]
 				if j < d {
-					gj += probeL2 * p.w[k][j]
+					gj += float64(probeL2 * p.w[k][j])
 				}
-				m1[k][j] = b1*m1[k][j] + (1-b1)*gj
-				m2[k][j] = b2*m2[k][j] + (1-b2)*gj*gj
+				m1[k][j] = float64(b1*m1[k][j]) + float64((1-b1)*gj)
+				m2[k][j] = float64(b2*m2[k][j]) + float64((1-b2)*gj*gj)
 				p.w[k][j] -= probeLR * (m1[k][j] / c1) / (math.Sqrt(m2[k][j]/c2) + eps)
 			}
 		}
@@ -457,7 +457,7 @@ func (p *softmaxProbe) probs(z, out []float64) {
 	for k, w := range p.w {
 		s := w[d]
 		for j, v := range z {
-			s += w[j] * v
+			s += float64(w[j] * v)
 		}
 		out[k] = s
 		top = max(top, s)

@@ -203,7 +203,7 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		if step == 0 {
 			ema = loss
 		}
-		ema = 0.95*ema + 0.05*loss
+		ema = float64(0.95*ema) + float64(0.05*loss)
 		if step >= p.Steps-max(1, p.Steps/10) {
 			tail += loss
 			tailN++
@@ -429,7 +429,7 @@ func (a *augmenter) transforms(batch []nn.Sequence) []nn.VisualTransform {
 		if len(batch[i].Images) == 0 || u >= p.PruneShare {
 			continue
 		}
-		tp := nn.TokenPruning{Retention: p.PruneMin + r*(p.PruneMax-p.PruneMin), Contextual: p.PruneContextual}
+		tp := nn.TokenPruning{Retention: p.PruneMin + float64(r*(p.PruneMax-p.PruneMin)), Contextual: p.PruneContextual}
 		vts[i] = tp.Transform()
 	}
 	return vts

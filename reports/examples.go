@@ -188,11 +188,11 @@ func cellBootstrap(rng *rand.Rand, cells []map[float64]map[string]float64, coef 
 	est := make([]float64, n)
 	for r := range est {
 		for i, f := range fs {
-			est[r] += coef[i] * draw(f)
+			est[r] += float64(coef[i] * draw(f))
 		}
 	}
 	slices.Sort(est)
-	return quantileSorted(est, alpha/2), quantileSorted(est, 1-alpha/2)
+	return quantileSorted(est, alpha/2), quantileSorted(est, 1-float64(alpha/2))
 }
 
 // interactionExampleInterval replaces the interval of the interaction

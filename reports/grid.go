@@ -127,8 +127,8 @@ func (p *Plot) buildGrid(runs *Runs) (*Figure, error) {
 		for _, row := range grid {
 			labelW = max(labelW, plt.Y.Tick.Label.Width(row.label))
 		}
-		fig.Width = labelW + plt.Y.Tick.Label.Font.Size + vg.Length(len(images))*gridCell
-		fig.Height = 2*plt.X.Tick.Label.Font.Size + vg.Length(len(grid))*gridCell
+		fig.Width = labelW + plt.Y.Tick.Label.Font.Size + vg.Length(vg.Length(len(images))*gridCell)
+		fig.Height = 2*plt.X.Tick.Label.Font.Size + vg.Length(vg.Length(len(grid))*gridCell)
 		if p.Title != "" {
 			fig.Height += 2 * plt.Title.TextStyle.Font.Size
 			// A title wider than the cells widens the figure rather than

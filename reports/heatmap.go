@@ -115,7 +115,7 @@ func (p *Plot) buildHeatmap(runs *Runs) (*Figure, error) {
 	fig.Note = p.cellNote(grids)
 	if p.Width == 0 {
 		cols := min(len(fig.Panels), maxPanelCols)
-		fig.Width = vg.Length(cols)*(1.5*vg.Inch+vg.Length(len(colGroups))*0.8*vg.Inch) + colorBarWidth
+		fig.Width = vg.Length(vg.Length(cols)*(1.5*vg.Inch+vg.Length(vg.Length(len(colGroups))*0.8*vg.Inch))) + colorBarWidth
 	}
 	return fig, nil
 }
@@ -227,5 +227,5 @@ func (p *Plot) drawHeatmap(g heatGrid, zmin, zmax float64, xticks, yticks plot.C
 // weights).
 func luminance(c color.Color) float64 {
 	r, g, b, _ := c.RGBA()
-	return (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(b)) / 0xffff
+	return (float64(0.299*float64(r)) + float64(0.587*float64(g)) + float64(0.114*float64(b))) / 0xffff
 }

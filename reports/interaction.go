@@ -225,7 +225,7 @@ func contrast(x [][]float64, coef []float64) TTest {
 		m, s := meanStd(xi)
 		n := float64(len(xi))
 		v := coef[i] * coef[i] * s * s / n
-		t.Effect += coef[i] * m
+		t.Effect += float64(coef[i] * m)
 		sv += v
 		sv2 += v * v / (n - 1)
 		df0 += n - 1
@@ -254,5 +254,5 @@ func bootstrapContrast(rng *rand.Rand, x [][]float64, coef []float64, alpha floa
 		}
 	}
 	slices.Sort(est)
-	return quantileSorted(est, alpha/2), quantileSorted(est, 1-alpha/2)
+	return quantileSorted(est, alpha/2), quantileSorted(est, 1-float64(alpha/2))
 }

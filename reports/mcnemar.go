@@ -32,7 +32,7 @@ func mcnemarMidP(b, c int) float64 {
 	// P(X = i) = C(n, i) / 2ⁿ, in logs so that large n does not overflow.
 	lp := func(i int) float64 {
 		lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-		return lg(n) - lg(i) - lg(n-i) - float64(n)*math.Ln2
+		return lg(n) - lg(i) - lg(n-i) - float64(float64(n)*math.Ln2)
 	}
 	var below float64
 	for i := 0; i < k; i++ {
@@ -69,7 +69,7 @@ func (p *pairedExamples) discordant() (b, c int) {
 func (p *pairedExamples) effect() float64 {
 	var sum float64
 	for s := range p.old {
-		sum += 100 * (mean(p.new[s]) - mean(p.old[s]))
+		sum += float64(100 * (mean(p.new[s]) - mean(p.old[s])))
 	}
 	return sum / float64(len(p.old))
 }
@@ -102,7 +102,7 @@ func (p *pairedExamples) bootstrap(rng *rand.Rand, alpha float64, n int) (lo, hi
 		est[r] = sum / float64(len(p.old))
 	}
 	slices.Sort(est)
-	return quantileSorted(est, alpha/2), quantileSorted(est, 1-alpha/2)
+	return quantileSorted(est, alpha/2), quantileSorted(est, 1-float64(alpha/2))
 }
 
 func mean(x []float64) float64 {

@@ -359,7 +359,7 @@ func (p *Plot) size(fig *Figure) {
 		if len(fig.Panels) > 1 {
 			panelW = 4 * vg.Inch
 		}
-		fig.Width = vg.Length(cols)*panelW + 2*vg.Inch
+		fig.Width = vg.Length(vg.Length(cols)*panelW) + 2*vg.Inch
 	}
 	if fig.Height == 0 {
 		fig.Height = vg.Length(rows) * 4 * vg.Inch
@@ -939,10 +939,11 @@ func (p *Plot) drawBars(plt *plot.Plot, series []Series) []legendEntry {
 		var xys plotter.XYs
 		var errs plotter.YErrors
 		for _, pt := range pts {
-			centre := float64(slices.Index(cats, pt.X)) + (float64(k)-float64(len(series)-1)/2)*width
+			centre := float64(slices.Index(cats, pt.X)) + float64((float64(k)-float64(float64(len(series)-1)/2))*width)
+			half := float64(width / 2)
 			bar, err := plotter.NewPolygon(plotter.XYs{
-				{X: centre - width/2, Y: 0}, {X: centre + width/2, Y: 0},
-				{X: centre + width/2, Y: pt.Mean}, {X: centre - width/2, Y: pt.Mean},
+				{X: centre - half, Y: 0}, {X: centre + half, Y: 0},
+				{X: centre + half, Y: pt.Mean}, {X: centre - half, Y: pt.Mean},
 			})
 			if err != nil {
 				// The values are finite by construction.

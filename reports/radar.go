@@ -134,7 +134,7 @@ func (p *Plot) buildRadar(runs *Runs) (*Figure, error) {
 	if p.Width == 0 && p.Height == 0 {
 		cols := min(len(fig.Panels), maxPanelCols)
 		rows := (len(fig.Panels) + cols - 1) / cols
-		fig.Width = vg.Length(cols)*4.5*vg.Inch + 2*vg.Inch
+		fig.Width = vg.Length(vg.Length(cols)*4.5*vg.Inch) + 2*vg.Inch
 		fig.Height = vg.Length(rows) * 4.5 * vg.Inch
 	}
 	return fig, nil
@@ -194,7 +194,7 @@ func (p *Plot) drawRadar(series []Series, spokes []radarSpoke, lo, hi []float64)
 	for _, f := range []float64{0.25, 0.5, 0.75, 1} {
 		ring := make(plotter.XYs, n+1)
 		for k := range n + 1 {
-			ring[k] = radarXY(k%n, n, lo[0]+f*(hi[0]-lo[0]), lo[0], hi[0])
+			ring[k] = radarXY(k%n, n, lo[0]+float64(f*(hi[0]-lo[0])), lo[0], hi[0])
 		}
 		l, err := plotter.NewLine(ring)
 		if err != nil {
@@ -212,7 +212,7 @@ func (p *Plot) drawRadar(series []Series, spokes []radarSpoke, lo, hi []float64)
 		}
 		l.Color, l.Width = radarGrey, vg.Points(0.5)
 		plt.Add(l)
-		tip := radarXY(k, n, hi[k]+0.05*(hi[k]-lo[k]), lo[k], hi[k])
+		tip := radarXY(k, n, hi[k]+float64(0.05*(hi[k]-lo[k])), lo[k], hi[k])
 		tips.XYs = append(tips.XYs, tip)
 		tips.Labels = append(tips.Labels, fmt.Sprintf("%s\n%s–%s", sp.label, shortFloat(lo[k]), shortFloat(hi[k])))
 	}

@@ -75,7 +75,7 @@ func newROC(scores []results.Score) (rocCurve, error) {
 		}
 		f, t := float64(fp)/float64(neg), float64(tp)/float64(pos)
 		// Trapezoid between thresholds: ties count one half.
-		c.auc += (f - c.fpr[len(c.fpr)-1]) * (t + c.tpr[len(c.tpr)-1]) / 2
+		c.auc += float64((f - c.fpr[len(c.fpr)-1]) * (t + c.tpr[len(c.tpr)-1]) / 2)
 		c.fpr, c.tpr = append(c.fpr, f), append(c.tpr, t)
 	}
 	return c, nil

@@ -32,7 +32,7 @@ func meanStd(x []float64) (mean, std float64) {
 	var ss, comp float64
 	for _, v := range x {
 		d := v - mean
-		ss += d * d
+		ss += float64(d * d)
 		comp += d
 	}
 	variance := (ss - comp*comp/float64(n)) / float64(n-1)

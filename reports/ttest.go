@@ -157,18 +157,18 @@ func bootstrapCI(rng *rand.Rand, a, b []float64, alpha float64, n int) (lo, hi f
 		}
 	}
 	slices.Sort(est)
-	return quantileSorted(est, alpha/2), quantileSorted(est, 1-alpha/2)
+	return quantileSorted(est, alpha/2), quantileSorted(est, 1-float64(alpha/2))
 }
 
 // quantileSorted returns the p-quantile of the sorted x by linear
 // interpolation between order statistics (R's quantile type 7).
 func quantileSorted(x []float64, p float64) float64 {
-	h := p * float64(len(x)-1)
+	h := float64(p * float64(len(x)-1))
 	i := int(math.Floor(h))
 	if i >= len(x)-1 {
 		return x[len(x)-1]
 	}
-	return x[i] + (h-float64(i))*(x[i+1]-x[i])
+	return x[i] + float64((h-float64(i))*(x[i+1]-x[i]))
 }
 
 // power returns the probability that the two-sided t-test of t at level
@@ -181,7 +181,7 @@ func (t TTest) power(effect, alpha float64) float64 {
 	if !(t.SE > 0) {
 		return math.NaN()
 	}
-	tc := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: t.DF}.Quantile(1 - alpha/2)
+	tc := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: t.DF}.Quantile(1 - float64(alpha/2))
 	return 1 - nctCDF(tc, t.DF, effect/t.SE)
 }
 
@@ -199,7 +199,7 @@ func (t TTest) power(effect, alpha float64) float64 {
 //     Distributions", vol. 2, 2nd ed., Wiley 1995, ch. 31 (eq. 31.1).
 func nctCDF(x, df, delta float64) float64 {
 	lg, _ := math.Lgamma(df / 2)
-	logC := math.Ln2 + df/2*math.Log(df/2) - lg
+	logC := math.Ln2 + float64(df/2*math.Log(df/2)) - lg
 	f := func(s float64) float64 {
 		if s == 0 {
 			if df == 1 {
@@ -207,8 +207,8 @@ func nctCDF(x, df, delta float64) float64 {
 			}
 			return 0
 		}
-		g := math.Exp(logC + (df-1)*math.Log(s) - df*s*s/2)
-		return distuv.UnitNormal.CDF(x*s-delta) * g
+		g := math.Exp(logC + float64((df-1)*math.Log(s)) - float64(df*s*s/2))
+		return distuv.UnitNormal.CDF(float64(x*s)-delta) * g
 	}
 	hi := 1 + 12/math.Sqrt(df)
 	p := quad.Fixed(f, 0, 1, 200, nil, 0) + quad.Fixed(f, 1, hi, 400, nil, 0)

@@ -736,8 +736,9 @@ func (d *degenerate) below(x float64) float64 {
 // §3.4) and none is left, so the claimed direction is undecidable from
 // these seeds and from any number more that tie too; the check stays
 // INCONCLUSIVE, its note saying so. Otherwise, when the test's smallest
-// p is above α, it names the fewest seeds that could decide: n with
-// 2⁻ⁿ ≤ α for the sign test (5 at α = 0.05, before Holm's correction).
+// two-sided p is above α, it names the fewest seeds that could decide:
+// n with 2·2⁻ⁿ ≤ α for the sign test (6 at α = 0.05, before Holm's
+// correction).
 func (d *degenerate) note(c Claim, alpha float64) string {
 	if d.n > 0 && c.Expect != "value" && d.effect == c.bound() {
 		what := "differences"
@@ -751,9 +752,9 @@ func (d *degenerate) note(c Claim, alpha float64) string {
 		return "undecidable: " + ties
 	}
 	s := fmt.Sprintf("no variance over the seeds: %s test in place of the t-test", d.kind)
-	if d.kind == "sign" && d.p > alpha {
-		s += fmt.Sprintf(" (its smallest p, 2⁻%d = %.3g, is above α = %g: %d such seeds are needed)",
-			d.n, d.p, alpha, int(math.Ceil(math.Log2(1/alpha))))
+	if d.kind == "sign" && 2*d.p > alpha {
+		s += fmt.Sprintf(" (its smallest two-sided p, 2·2⁻%d = %.3g, is above α = %g: %d such seeds are needed)",
+			d.n, 2*d.p, alpha, int(math.Ceil(math.Log2(2/alpha))))
 	}
 	return s
 }

@@ -104,7 +104,7 @@ func TestVerifyZeroVariance(t *testing.T) {
 			t.Errorf("%s: got %s with p %v (note %q), want INCONCLUSIVE with p %v", tc.desc, ch.Verdict, ch.P, ch.Note, tc.want)
 		}
 	}
-	// Five seeds are enough for the sign test at 0.05: 2·2⁻⁵.
+	// Six seeds are enough for the sign test at 0.05: 2·2⁻⁶ (five give 2·2⁻⁵ = 0.0625).
 	runs := metricRuns(t, "acc", map[string][]float64{"x": {50, 50, 50, 50, 50, 50}, "y": {40, 40, 40, 40, 40, 40}}, nil)
 	if ch := verifyOne(t, runs, Claim{Name: "c", Metric: "acc", A: sideX, B: sideY, Expect: "greater"}); ch.Verdict != Pass || ch.P != 2.0/64 {
 		t.Errorf("six seeds: got %s with p %v, want PASS with p %v", ch.Verdict, ch.P, 2.0/64)
@@ -143,10 +143,11 @@ func TestVerifyTies(t *testing.T) {
 		!strings.Contains(ch.Note, "undecidable") || !strings.Contains(ch.Note, "permutation") {
 		t.Errorf("permutation ties: got %s, p %v, note %q; want INCONCLUSIVE, p 1, an undecidable note", ch.Verdict, ch.P, ch.Note)
 	}
-	// No ties, but three seeds: the note names the five seeds needed.
+	// No ties, but three seeds: the note names the six seeds needed
+	// (2·2⁻⁶ ≤ 0.05 < 2·2⁻⁵).
 	runs = metricRuns(t, "acc", map[string][]float64{"x": {50, 50, 50}, "y": {40, 40, 40}}, nil)
 	if ch := verifyOne(t, runs, Claim{Name: "c", Metric: "acc", A: sideX, B: sideY, Expect: "greater"}); strings.Contains(ch.Note, "undecidable") ||
-		!strings.Contains(ch.Note, "5 such seeds are needed") {
+		!strings.Contains(ch.Note, "6 such seeds are needed") {
 		t.Errorf("no ties: note %q, want the seeds needed and no undecidable", ch.Note)
 	}
 }

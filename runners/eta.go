@@ -562,7 +562,7 @@ func modelCost(scale string) (float64, bool) {
 		return 0, false
 	}
 	block := func(w, layers int) float64 {
-		return float64(4+2*c.MLPRatio) * float64(w) * float64(w) * float64(layers)
+		return float64(float64(4+2*c.MLPRatio) * float64(w) * float64(w) * float64(layers))
 	}
 	return block(c.Width, c.Layers) + block(c.VisionWidth, c.VisionLayers), true
 }

@@ -80,7 +80,7 @@ func sweepLoad(now load, jobs int, remote bool) load {
 	if remote {
 		return load{avg: math.NaN()}
 	}
-	now.avg += float64(jobs) * min(runCores, float64(now.procs))
+	now.avg += float64(float64(jobs) * min(runCores, float64(now.procs)))
 	now.jobs = jobs
 	return now
 }

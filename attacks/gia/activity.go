@@ -95,7 +95,7 @@ func (p *ActivityPrior) Violations(x []float32) int {
 func (p *ActivityPrior) pre(i int, x []float32) float64 {
 	z := float64(p.b[i])
 	for j, v := range p.w[i*p.in : (i+1)*p.in] {
-		z += float64(v) * float64(x[j])
+		z += float64(float64(v) * float64(x[j]))
 	}
 	return z
 }

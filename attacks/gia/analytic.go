@@ -31,10 +31,10 @@ func LinearInput(gw, gb []float32) ([]float32, error) {
 	var d float64
 	for i, bi := range gb {
 		b := float64(bi)
-		d += b * b
+		d += float64(b * b)
 		row := gw[i*in : (i+1)*in]
 		for j, w := range row {
-			x[j] += b * float64(w)
+			x[j] += float64(b * float64(w))
 		}
 	}
 	if d == 0 {

@@ -133,7 +133,7 @@ func mse(x, y []float32) float64 {
 	var s float64
 	for i := range x {
 		d := float64(x[i]) - float64(y[i])
-		s += d * d
+		s += float64(d * d)
 	}
 	return s / float64(len(x))
 }

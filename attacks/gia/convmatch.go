@@ -133,7 +133,7 @@ func (cm *ConvMatch) projSeed(v []float32, in int) []float32 {
 	for i, d := range v {
 		row := w.Data[i*in : (i+1)*in]
 		for j, wij := range row {
-			seed[j] += wij * d
+			seed[j] += float32(wij * d)
 		}
 	}
 	return seed
@@ -230,7 +230,7 @@ func (cm *ConvMatch) projTerm(x, gp, grad []float32) {
 	seed := make([]float32, in) // Gᵀδ
 	for i, d := range cm.delta {
 		for j := range in {
-			seed[j] += gp[i*in+j] * d
+			seed[j] += float32(gp[i*in+j] * d)
 		}
 	}
 	t.BackwardFrom(out, seed)

@@ -27,7 +27,7 @@ func FeatureDistance(v *nn.VisionEncoder, x, y []float32) float64 {
 		a, b := unit(fx.Row(i)), unit(fy.Row(i))
 		for j := range a {
 			d := a[j] - b[j]
-			s += d * d
+			s += float64(d * d)
 		}
 	}
 	return s / float64(fx.Rows())
@@ -48,7 +48,7 @@ func unit(x []float32) []float64 {
 	var s float64
 	for i, v := range x {
 		out[i] = float64(v)
-		s += out[i] * out[i]
+		s += float64(out[i] * out[i])
 	}
 	if s > 0 {
 		n := math.Sqrt(s)

@@ -58,5 +58,5 @@ func draw(img *image.RGBA, x []float32, c, h, w, scale, x0, y0 int) {
 }
 
 func byte8(v float32) uint8 {
-	return uint8(min(255, max(0, v*255+0.5)))
+	return uint8(min(255, max(0, float32(v*255)+0.5)))
 }

@@ -205,7 +205,7 @@ func (gm *GradientMatch) clippedDistance(g, dv []float32) float64 {
 	dots := make([]float64, len(r.C))
 	for j, v := range g {
 		if k := part(j); k >= 0 {
-			dots[k] += float64(v) * float64(dv[j])
+			dots[k] += float64(float64(v) * float64(dv[j]))
 		}
 	}
 	for j := range dv {
@@ -382,7 +382,7 @@ func (gm *GradientMatch) shift(v []float32, h float64) {
 	for i, p := range gm.Layout.Params {
 		vb := gm.Layout.Block(v, i)
 		for j, t := range gm.theta[i] {
-			p.Data[j] = float32(float64(t) + h*float64(vb[j]))
+			p.Data[j] = float32(float64(t) + float64(h*float64(vb[j])))
 		}
 	}
 }
@@ -397,7 +397,7 @@ func (gm *GradientMatch) restore() {
 func sumSq(x []float32) float64 {
 	var s float64
 	for _, v := range x {
-		s += float64(v) * float64(v)
+		s += float64(float64(v) * float64(v))
 	}
 	return s
 }

@@ -128,7 +128,7 @@ func Invert(obj Objective, c, h, w int, opt *InvertOptions) ([]float32, float64,
 		if err != nil {
 			return 0, err
 		}
-		v += o.TV * totalVariation(x, c, h, w, o.TV, gx)
+		v += float64(o.TV * totalVariation(x, c, h, w, o.TV, gx))
 		reduce(gu, gx)
 		return v, nil
 	}
@@ -226,8 +226,8 @@ func adamBox(x []float32, o InvertOptions, obj func(x, grad []float32) (float64,
 		lr := o.lr(it, o.Iterations)
 		for i, gi := range g {
 			d := float64(gi)
-			m[i] = b1*m[i] + (1-b1)*d
-			v[i] = b2*v[i] + (1-b2)*d*d
+			m[i] = float64(b1*m[i]) + float64((1-b1)*d)
+			v[i] = float64(b2*v[i]) + float64((1-b2)*d*d)
 			step := lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
 			x[i] = float32(min(1, max(0, float64(x[i])-step)))
 		}
@@ -242,9 +242,9 @@ func cosineGrad(z, y, dz []float32) float64 {
 	var zz, yy, zy float64
 	for i := range z {
 		a, b := float64(z[i]), float64(y[i])
-		zz += a * a
-		yy += b * b
-		zy += a * b
+		zz += float64(a * a)
+		yy += float64(b * b)
+		zy += float64(a * b)
 	}
 	if zz == 0 || yy == 0 {
 		clear(dz)
@@ -263,7 +263,7 @@ func cosineGrad(z, y, dz []float32) float64 {
 func l2Grad(z, y, dz []float32) float64 {
 	var yy, s float64
 	for i := range y {
-		yy += float64(y[i]) * float64(y[i])
+		yy += float64(float64(y[i]) * float64(y[i]))
 	}
 	if yy == 0 {
 		clear(dz)
@@ -271,7 +271,7 @@ func l2Grad(z, y, dz []float32) float64 {
 	}
 	for i := range z {
 		d := float64(z[i]) - float64(y[i])
-		s += d * d
+		s += float64(d * d)
 		dz[i] = float32(2 * d / yy)
 	}
 	return s / yy

@@ -71,7 +71,7 @@ func NewEmbeddingPrior(v *nn.VisionEncoder, pub [][]float32) (*EmbeddingPrior, e
 		for i, yi := range y {
 			row := cov[i][:i+1]
 			for k, yk := range y[:i+1] {
-				row[k] += yi * yk
+				row[k] += float64(yi * yk)
 			}
 		}
 	}
@@ -89,7 +89,7 @@ func NewEmbeddingPrior(v *nn.VisionEncoder, pub [][]float32) (*EmbeddingPrior, e
 		for q, img := range pub {
 			d := (float64(img[j]) - float64(p.mean[j])) / float64(n)
 			for i := range r {
-				sa[j][i] += d * xa[q][i]
+				sa[j][i] += float64(d * xa[q][i])
 			}
 		}
 	}
@@ -109,7 +109,7 @@ func (p *EmbeddingPrior) project(x []float32) []float64 {
 	for j, row := range p.a {
 		d := float64(x[j]) - float64(p.mean[j])
 		for i, v := range row {
-			out[i] += d * v
+			out[i] += float64(d * v)
 		}
 	}
 	return out
@@ -127,7 +127,7 @@ func (p *EmbeddingPrior) Image(x []float32, w []float64) []float32 {
 	for j, row := range p.b {
 		var s float64
 		for i, v := range row {
-			s += v * w[i]
+			s += float64(v * w[i])
 		}
 		for ch := range p.c {
 			x[ch*hw+j] = float32(float64(p.mean[ch*hw+j]) + s)
@@ -147,7 +147,7 @@ func (p *EmbeddingPrior) pullback(gw []float64, gx []float32) {
 			g += float64(gx[ch*hw+j])
 		}
 		for i, v := range row {
-			gw[i] += v * g
+			gw[i] += float64(v * g)
 		}
 	}
 }
@@ -263,7 +263,7 @@ func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOpt
 		}
 		for i := range b {
 			xi, gi := x[i*n:(i+1)*n], gx[i*n:(i+1)*n]
-			val += o.TV * totalVariation(xi, p.c, p.h, p.w, o.TV, gi)
+			val += float64(o.TV * totalVariation(xi, p.c, p.h, p.w, o.TV, gi))
 			p.pullback(g[i*r:(i+1)*r], gi)
 		}
 		if o.Gauss > 0 {
@@ -281,8 +281,8 @@ func adamPrior(w []float64, p *EmbeddingPrior, b int, obj Objective, o InvertOpt
 		c1, c2 := 1-math.Pow(b1, float64(it)), 1-math.Pow(b2, float64(it))
 		lr := o.lr(it, o.Iterations)
 		for i, d := range g {
-			m[i] = b1*m[i] + (1-b1)*d
-			v[i] = b2*v[i] + (1-b2)*d*d
+			m[i] = float64(b1*m[i]) + float64((1-b1)*d)
+			v[i] = float64(b2*v[i]) + float64((1-b2)*d*d)
 			w[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
 		}
 	}
@@ -326,13 +326,13 @@ func cholesky(a [][]float64) [][]float64 {
 	for j := range n {
 		s := a[j][j]
 		for k := range j {
-			s -= l[j][k] * l[j][k]
+			s -= float64(l[j][k] * l[j][k])
 		}
 		l[j][j] = math.Sqrt(math.Max(s, 1e-300))
 		for i := j + 1; i < n; i++ {
 			s := a[i][j]
 			for k := range j {
-				s -= l[i][k] * l[j][k]
+				s -= float64(l[i][k] * l[j][k])
 			}
 			l[i][j] = s / l[j][j]
 		}
@@ -346,7 +346,7 @@ func forwardSolve(l [][]float64, y []float64) []float64 {
 	for i := range y {
 		s := y[i]
 		for k := range i {
-			s -= l[i][k] * z[k]
+			s -= float64(l[i][k] * z[k])
 		}
 		z[i] = s / l[i][i]
 	}

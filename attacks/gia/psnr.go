@@ -18,7 +18,7 @@ func PSNR(x, orig []float32, peak float64) float64 {
 	var s float64
 	for i, v := range x {
 		d := float64(v) - float64(orig[i])
-		s += d * d
+		s += float64(d * d)
 	}
 	mse := s / float64(len(x))
 	if mse == 0 {

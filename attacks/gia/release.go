@@ -106,7 +106,7 @@ func pruneBlocks(l *nn.Layout, g []float32, keep float64) {
 	for i := range j {
 		norms[i] = norm(l.Block(g, i))
 	}
-	k := max(1, int(math.Ceil(keep*float64(j)-1e-9)))
+	k := max(1, int(math.Ceil(float64(keep*float64(j))-1e-9)))
 	order := make([]int, j)
 	for i := range order {
 		order[i] = i
@@ -120,7 +120,7 @@ func pruneBlocks(l *nn.Layout, g []float32, keep float64) {
 func norm(x []float32) float64 {
 	var s float64
 	for _, v := range x {
-		s += float64(v) * float64(v)
+		s += float64(float64(v) * float64(v))
 	}
 	return math.Sqrt(s)
 }

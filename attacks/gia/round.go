@@ -149,7 +149,7 @@ func (rm *RoundMatch) simulate(x, delta []float32) (float64, error) {
 		if s+1 < rm.Steps {
 			next := rm.traj[s+1]
 			for j, t := range rm.traj[s] {
-				next[j] = t - lr*rm.g[j]
+				next[j] = t - float32(lr*rm.g[j])
 			}
 		}
 	}
@@ -167,7 +167,7 @@ func (rm *RoundMatch) set(theta, u []float32, h float64) {
 		}
 		ub := l.Block(u, i)
 		for j, t := range tb {
-			p.Data[j] = float32(float64(t) + h*float64(ub[j]))
+			p.Data[j] = float32(float64(t) + float64(h*float64(ub[j])))
 		}
 	}
 }
@@ -206,7 +206,7 @@ func (rm *RoundMatch) Objective(x, grad []float32) (float64, error) {
 	u := make([]float32, n)
 	for s := rm.Steps - 1; s >= 0; s-- {
 		for j := range u {
-			u[j] = float32(float64(v[j]) - rm.LR*p[j])
+			u[j] = float32(float64(v[j]) - float64(rm.LR*p[j]))
 		}
 		nu := norm(u)
 		if nu == 0 {
@@ -395,8 +395,8 @@ func InvertGroup(obj Objective, c, h, w int, opt *GroupOptions) ([]float32, [][]
 			}
 			for i, gi := range gu {
 				d := float64(gi)
-				m1[g][i] = b1*m1[g][i] + (1-b1)*d
-				m2[g][i] = b2*m2[g][i] + (1-b2)*d*d
+				m1[g][i] = float64(b1*m1[g][i]) + float64((1-b1)*d)
+				m2[g][i] = float64(b2*m2[g][i]) + float64((1-b2)*d*d)
 				step := lr * (m1[g][i] / c1) / (math.Sqrt(m2[g][i]/c2) + eps)
 				u[i] = float32(min(1, max(0, float64(u[i])-step)))
 			}
@@ -434,14 +434,14 @@ func groupStarts(o *GroupOptions, nu int) [][]float32 {
 	for g := range members {
 		members[g] = make([]float32, nu)
 		for i := range members[g] {
-			r := rng.Float64()
+			r := float64(rng.Float64()) // rounded: 2·r is compiled as r + r, fusable with rand's product
 			switch {
 			case o.Init == nil:
 				members[g][i] = float32(r)
 			case g == 0:
 				members[g][i] = o.Init[i]
 			default:
-				members[g][i] = float32(min(1, max(0, float64(o.Init[i])+o.Spread*(2*r-1))))
+				members[g][i] = float32(min(1, max(0, float64(o.Init[i])+float64(o.Spread*(2*r-1)))))
 			}
 		}
 	}
@@ -455,7 +455,7 @@ func statsPrior(x, mean, std []float32, weight float64, grad []float32) float64 
 	var s float64
 	for i, v := range x {
 		d := float64(v - mean[i])
-		q := float64(std[i])*float64(std[i]) + 0.01
+		q := float64(float64(std[i])*float64(std[i])) + 0.01
 		s += d * d / q
 		grad[i] += float32(weight * 2 * d / (q * n))
 	}
@@ -470,7 +470,7 @@ func PixelStats(imgs [][]float32) (mean, std []float32) {
 	for _, im := range imgs {
 		for i, v := range im {
 			sum[i] += float64(v)
-			sq[i] += float64(v) * float64(v)
+			sq[i] += float64(float64(v) * float64(v))
 		}
 	}
 	k := float64(len(imgs))
@@ -478,7 +478,7 @@ func PixelStats(imgs [][]float32) (mean, std []float32) {
 	for i := range sum {
 		mu := sum[i] / k
 		mean[i] = float32(mu)
-		std[i] = float32(math.Sqrt(max(0, sq[i]/k-mu*mu)))
+		std[i] = float32(math.Sqrt(max(0, sq[i]/k-float64(mu*mu))))
 	}
 	return mean, std
 }

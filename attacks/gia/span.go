@@ -120,7 +120,7 @@ func SpanText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, voca
 	}
 	mr := make([]float64, len(rows0))
 	for i := range mr {
-		mr[i] = rows0[i] + out.Ratio*rows1[i]
+		mr[i] = rows0[i] + float64(out.Ratio*rows1[i])
 	}
 	M := mat.NewDense(nrows, w, mr)
 
@@ -359,13 +359,13 @@ func project(q *mat.Dense, x []float64) []float64 {
 	for i, v := range x {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+k]
 		for c, qc := range row {
-			d[c] += qc * v
+			d[c] += float64(qc * v)
 		}
 	}
 	for i := range y {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+k]
 		for c, qc := range row {
-			y[i] -= qc * d[c]
+			y[i] -= float64(qc * d[c])
 		}
 	}
 	return y
@@ -424,7 +424,7 @@ func nearestInSpan(cands [][]float64, qk, basis *mat.Dense) (int, float64) {
 func dot(a, b []float64) float64 {
 	s := 0.0
 	for i := range a {
-		s += a[i] * b[i]
+		s += float64(a[i] * b[i])
 	}
 	return s
 }
@@ -453,7 +453,7 @@ func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]f
 	f := func(lr float64) float64 {
 		rho := math.Pow(10, lr)
 		for i := range mr {
-			mr[i] = m0[i] + rho*m1[i]
+			mr[i] = m0[i] + float64(rho*m1[i])
 		}
 		rank := 0
 		if k >= rows {
@@ -477,7 +477,7 @@ func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]f
 	const lo, hi, n = -4.0, 4.0, 321
 	step := (hi - lo) / (n - 1)
 	for i := range n {
-		lr := lo + float64(i)*step
+		lr := lo + float64(float64(i)*step)
 		if v := f(lr); v < bestF {
 			best, bestF = lr, v
 		}
@@ -485,16 +485,16 @@ func partRatio(m0, m1 []float64, rows, w int, qk *mat.Dense, k int, cand [][][]f
 	a, b := best-step, best+step
 	// Golden section: each step keeps one interior point and its value.
 	phi := (math.Sqrt(5) - 1) / 2
-	c, d := b-phi*(b-a), a+phi*(b-a)
+	c, d := b-float64(phi*(b-a)), a+float64(phi*(b-a))
 	fc, fd := f(c), f(d)
 	for range 60 {
 		if fc < fd {
 			b, d, fd = d, c, fc
-			c = b - phi*(b-a)
+			c = b - float64(phi*(b-a))
 			fc = f(c)
 		} else {
 			a, c, fc = c, d, fd
-			d = a + phi*(b-a)
+			d = a + float64(phi*(b-a))
 			fd = f(d)
 		}
 	}

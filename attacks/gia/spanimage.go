@@ -79,7 +79,7 @@ func SpanImage(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, vt nn.V
 	}
 	mr := make([]float64, len(rows0))
 	for i := range mr {
-		mr[i] = rows0[i] + ratio*rows1[i]
+		mr[i] = rows0[i] + float64(ratio*rows1[i])
 	}
 	span, _ := spanBasis(mat.NewDense(nrows, w, mr), qk, n)
 	if span == nil {

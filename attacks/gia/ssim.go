@@ -65,7 +65,7 @@ func SSIM(x, orig []float32, c, h, w int, peak float64) (float64, error) {
 // ssimChannel returns the mean of the SSIM map of one channel.
 func ssimChannel(x, y []float32, h, w int, peak float64) float64 {
 	g := ssimWeights()
-	c1, c2 := (ssimK1*peak)*(ssimK1*peak), (ssimK2*peak)*(ssimK2*peak)
+	c1, c2 := float64((ssimK1*peak)*(ssimK1*peak)), float64((ssimK2*peak)*(ssimK2*peak))
 	oh, ow := h-ssimWindow+1, w-ssimWindow+1
 	var total float64
 	for i := range oh {
@@ -76,15 +76,15 @@ func ssimChannel(x, y []float32, h, w int, peak float64) float64 {
 					wt := g[a] * g[b]
 					p := (i+a)*w + j + b
 					u, v := float64(x[p]), float64(y[p])
-					mx += wt * u
-					my += wt * v
-					xx += wt * u * u
-					yy += wt * v * v
-					xy += wt * u * v
+					mx += float64(wt * u)
+					my += float64(wt * v)
+					xx += float64(wt * u * u)
+					yy += float64(wt * v * v)
+					xy += float64(wt * u * v)
 				}
 			}
-			sx, sy, sxy := xx-mx*mx, yy-my*my, xy-mx*my
-			total += (2*mx*my + c1) * (2*sxy + c2) / ((mx*mx + my*my + c1) * (sx + sy + c2))
+			sx, sy, sxy := xx-float64(mx*mx), yy-float64(my*my), xy-float64(mx*my)
+			total += (float64(2*mx*my) + c1) * (2*sxy + c2) / ((float64(mx*mx) + float64(my*my) + c1) * (sx + sy + c2))
 		}
 	}
 	return total / float64(oh*ow)

@@ -256,7 +256,7 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 		if o.Embed {
 			z = make([]float64, n*w)
 			for i := range z {
-				z[i] = mu[i%w] + o.Noise*sd[i%w]*rng.NormFloat64()
+				z[i] = mu[i%w] + float64(o.Noise*sd[i%w]*rng.NormFloat64())
 			}
 		} else {
 			z = make([]float64, n*nv)
@@ -266,7 +266,7 @@ func RecoverText(m *nn.TinyMLLM, l *nn.Layout, g []float32, s nn.Sequence, at, v
 				break
 			}
 			for j := range nv {
-				v := o.Noise * rng.NormFloat64()
+				v := float64(o.Noise * rng.NormFloat64())
 				if o.Init != nil {
 					if len(o.Init[k]) != nv {
 						return nil, fmt.Errorf("gia: prior over %d tokens, want %d", len(o.Init[k]), nv)
@@ -388,7 +388,7 @@ func (rm *relaxedMix) mix(z []float64) {
 		e := make([]float64, w)
 		for j, pj := range rm.p[k*nv : (k+1)*nv] {
 			for d, t := range rm.tab[j*w : (j+1)*w] {
-				e[d] += pj * float64(t)
+				e[d] += float64(pj * float64(t))
 			}
 		}
 		for d := range w {
@@ -422,10 +422,10 @@ func (rm *relaxedMix) objective(z, gz []float64) (float64, error) {
 		for j := range nv {
 			var d float64
 			for c, t := range rm.tab[j*w : (j+1)*w] {
-				d += float64(t) * float64(ge[c])
+				d += float64(float64(t) * float64(ge[c]))
 			}
 			s[j] = d
-			ps += p[j] * d
+			ps += float64(p[j] * d)
 		}
 		for j := range nv {
 			gz[k*nv+j] = p[j] * (s[j] - ps)
@@ -435,14 +435,14 @@ func (rm *relaxedMix) objective(z, gz []float64) (float64, error) {
 			var h float64
 			for _, pj := range p {
 				if pj > 0 {
-					h -= pj * math.Log(pj)
+					h -= float64(pj * math.Log(pj))
 				}
 			}
 			c := rm.ent / float64(rm.n)
-			v += c * h
+			v += float64(c * h)
 			for j, pj := range p {
 				if pj > 0 {
-					gz[k*nv+j] -= c * pj * (math.Log(pj) + h)
+					gz[k*nv+j] -= float64(c * pj * (math.Log(pj) + h))
 				}
 			}
 		}
@@ -463,7 +463,7 @@ func (rm *relaxedMix) decode(z []float64) []int {
 			var d float64
 			for c, t := range rm.tab[j*w : (j+1)*w] {
 				x := float64(t) - float64(e[c])
-				d += x * x
+				d += float64(x * x)
 			}
 			if d < bd {
 				best, bd = j, d
@@ -544,7 +544,7 @@ func (rm *relaxedMix) substitute(gm *GradientMatch, idx []int, cur float64, topK
 			var d float64
 			if topK > 0 {
 				for c, t := range rm.tab[j*w : (j+1)*w] {
-					d += float64(t) * float64(g[c])
+					d += float64(float64(t) * float64(g[c]))
 				}
 			}
 			cs[j] = cand{j, d}
@@ -665,8 +665,8 @@ func adam(x []float64, iters int, lr float64, obj func(x, grad []float64) (float
 		}
 		c1, c2 := 1-math.Pow(b1, float64(it)), 1-math.Pow(b2, float64(it))
 		for i, d := range g {
-			m[i] = b1*m[i] + (1-b1)*d
-			v[i] = b2*v[i] + (1-b2)*d*d
+			m[i] = float64(b1*m[i]) + float64((1-b1)*d)
+			v[i] = float64(b2*v[i]) + float64((1-b2)*d*d)
 			x[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
 		}
 	}
@@ -721,7 +721,7 @@ func PositionPrior(pub [][]int, at, vocab []int, mix float64) [][]float64 {
 		for j := range f {
 			u := 1 / float64(len(vocab))
 			if sum > 0 {
-				f[j] = (1-mix)*f[j]/sum + mix*u
+				f[j] = (1-mix)*f[j]/sum + float64(mix*u)
 			} else {
 				f[j] = u
 			}

@@ -93,7 +93,7 @@ func (zm *ZOMatch) Objective(x, grad []float32) (float64, error) {
 			f, g = -f, zm.gm
 		}
 		for j, t := range zm.theta {
-			zm.pert[j] = t + f*zm.Z[j]
+			zm.pert[j] = t + float32(f*zm.Z[j])
 		}
 		zm.Layout.SetValues(zm.pert)
 		for i, fi := range zm.Grads {

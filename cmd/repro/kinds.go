@@ -199,7 +199,7 @@ func meanStd(s []kindScore, majority bool) string {
 	}
 	ss := 0.0
 	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
+		ss += float64((x - mean) * (x - mean))
 	}
 	return fmt.Sprintf("%.1f ± %.1f", mean, math.Sqrt(ss/float64(len(xs)-1)))
 }
