@@ -324,6 +324,12 @@ var SceneObjectClasses = len(shapeColours) * len(shapeKinds)
 // objects: SceneCells' class c is colour c/shapes, shape c%shapes.
 func SceneAttributes() (colours, shapes int) { return len(shapeColours), len(shapeKinds) }
 
+// SceneWords returns the colour and shape words of the scenes, in the
+// order of SceneCells' classes (colour·len(shapes) + shape).
+func SceneWords() (colours, shapes []string) {
+	return slices.Clone(shapeColours), slices.Clone(shapeKinds)
+}
+
 // SceneCells parses the item key of a shapes-vqa scene ("shapes:" and the
 // four cells' contents, as Example.Items holds it) into the object class
 // of each cell, colour·(number of shapes) + shape, -1 for an empty cell.
@@ -380,6 +386,36 @@ func SceneCaption(key string) (caption string, ok bool) {
 		return "", false
 	}
 	return s.Caption(), true
+}
+
+// SceneCellPrompt is the prompt of the cell-first scene descriptions
+// (SceneCellCaption): it names the four cells, in their order, before the
+// answer describes them.
+const SceneCellPrompt = "<bos> <image> what is at the top left , top right , bottom left and bottom right ?"
+
+// SceneCellCaption returns the cell-first description of the scene whose
+// item key is key: every cell in order (0 top left … 3 bottom right), its
+// position words first and then what it holds, "at the top left a red
+// circle and at the top right nothing and …", so that each colour and
+// shape word comes after the words that name its cell, and reading it
+// needs that cell's patches only. (Scene.Caption names an object's colour
+// before its cell.) ok is false when key is not a scene key or names no
+// object. Pretraining's captions-only stage can train on it
+// (pretrain.Plan.CaptionCells).
+func SceneCellCaption(key string) (caption string, ok bool) {
+	s, ok := sceneOf(key)
+	if !ok {
+		return "", false
+	}
+	parts := make([]string, len(shapeCells))
+	for cell := range shapeCells {
+		what := "nothing"
+		if o := s.at(cell); o != nil {
+			what = "a " + shapeColours[o.Colour] + " " + shapeKinds[o.Kind]
+		}
+		parts[cell] = "at the " + shapeCells[cell] + " " + what
+	}
+	return strings.Join(parts, " and "), true
 }
 
 // sceneOf returns the layout of the scene whose item key is key (objects,

@@ -304,3 +304,62 @@ func TestSceneCaption(t *testing.T) {
 		}
 	}
 }
+
+// TestSceneCellCaption checks the cell-first descriptions against the
+// layout written out by hand and against SceneCells: each cell, in order,
+// names the object SceneCells gives it, or nothing; every word is in the
+// vocabulary.
+func TestSceneCellCaption(t *testing.T) {
+	t.Parallel()
+	got, ok := SceneCellCaption("shapes:red.circle,-,-,cyan.triangle")
+	want := "at the top left a red circle and at the top right nothing and at the bottom left nothing and at the bottom right a cyan triangle"
+	if !ok || got != want {
+		t.Fatalf("SceneCellCaption = %q, %v; want %q", got, ok, want)
+	}
+	d, err := Build("shapes-vqa", &Options{Scale: Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Vocab()
+	for _, text := range []string{SceneCellPrompt} {
+		for _, id := range v.Encode(nil, text) {
+			if id == Unk {
+				t.Fatalf("%q has a word outside the vocabulary", text)
+			}
+		}
+	}
+	for _, ex := range d.Public {
+		key := ex.Items[0]
+		cells, ok := SceneCells(key)
+		if !ok {
+			continue
+		}
+		got, ok := SceneCellCaption(key)
+		if !ok {
+			t.Fatalf("SceneCellCaption(%q) refused", key)
+		}
+		for _, id := range v.Encode(nil, got) {
+			if id == Unk {
+				t.Fatalf("SceneCellCaption(%q) = %q has a word outside the vocabulary", key, got)
+			}
+		}
+		parts := strings.Split(got, " and ")
+		if len(parts) != 4 {
+			t.Fatalf("SceneCellCaption(%q) = %q: %d cells, want 4", key, got, len(parts))
+		}
+		for i, p := range parts {
+			w := "nothing"
+			if c := cells[i]; c >= 0 {
+				w = "a " + shapeColours[c/len(shapeKinds)] + " " + shapeKinds[c%len(shapeKinds)]
+			}
+			if want := "at the " + shapeCells[i] + " " + w; p != want {
+				t.Fatalf("SceneCellCaption(%q) cell %d = %q, want %q", key, i, p, want)
+			}
+		}
+	}
+	for _, key := range []string{"fmnist:3", "shapes:-,-,-,-", "shapes:pink.circle,-,-,-"} {
+		if c, ok := SceneCellCaption(key); ok {
+			t.Errorf("SceneCellCaption(%q) = %q, ok; want refused", key, c)
+		}
+	}
+}

@@ -46,6 +46,7 @@ var Axes = []AxisKind{
 	{Name: "vision_scenes", Int: true, Doc: "1: the base whose vision encoder also learnt public scene objects' colours and shapes (pretrain --scenes), 0: the preset's (a base param)", Check: zeroOrOne},
 	{Name: "shapes_questions", Int: true, Doc: "1: the base whose pretraining mixture also holds public shapes-vqa questions of every kind (pretrain --shapes-questions), 0: the preset's (a base param)", Check: zeroOrOne},
 	{Name: "caption_stage", Int: true, Doc: "1: the base pretrained with a captions-only stage before the mixture (pretrain --captions, LLaVA's feature alignment), 0: the preset's (a base param)", Check: zeroOrOne},
+	{Name: "cell_captions", Int: true, Doc: "N ≥ 1: the base pretrained with a captions-only stage on cell-first scene captions (\"at the top left a red circle and …\") for N times the mixture's steps, the vision encoder trained too, the captions kept in the mixture (pretrain --cell-captions --caption-scale N --caption-vision), 0: the preset's (a base param)", Check: atLeast(0)},
 	{Name: "server_step", Doc: "FedAvg server step η_s on the mean upload > 0 (1: plain FedAvg)", Check: positive},
 	{Name: "local_lr", Doc: "federated clients' local SGD learning rate > 0", Check: positive},
 	{Name: "noise_scale", Doc: "control: scale of the noise σ against the calibrated σ > 0 (≠ 1 plants an under-noised run)", Check: positive},

@@ -106,7 +106,13 @@ var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout", "shapes
 // caption_stage (1) selects the captions variant, pretrained with a
 // captions-only stage before the mixture (pretrain.Options.Captions,
 // LLaVA's feature-alignment stage); 0 or absent, the preset's.
-var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions", "caption_stage"}
+//
+// cell_captions (N ≥ 1) selects the cell-captions variant: the
+// captions-only stage on cell-first scene captions for N times the
+// mixture's steps, the vision encoder trained as well, those captions
+// kept in the mixture (pretrain.Options.CellCaptions, CaptionScale N,
+// CaptionVision); 0 or absent, the preset's.
+var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions", "caption_stage", "cell_captions"}
 
 // InputParam reports whether name is a data or a base param (DataParams,
 // BaseParams): a sweep axis that reaches the run's inputs, not its
@@ -136,11 +142,25 @@ type BaseChoice struct {
 	Scenes          bool // vision_scenes = 1
 	ShapesQuestions bool // shapes_questions = 1
 	Captions        bool // caption_stage = 1
+	CellCaptions    int  // cell_captions
 }
 
 // BaseChoice returns the base c's base params (BaseParams) select.
 func (c *Config) BaseChoice() BaseChoice {
-	return BaseChoice{Patch: c.Patch(), Scenes: c.isOne("vision_scenes"), ShapesQuestions: c.isOne("shapes_questions"), Captions: c.isOne("caption_stage")}
+	return BaseChoice{Patch: c.Patch(), Scenes: c.isOne("vision_scenes"), ShapesQuestions: c.isOne("shapes_questions"), Captions: c.isOne("caption_stage"), CellCaptions: c.intParam("cell_captions")}
+}
+
+// intParam returns c's integer param name, 0 when it has none.
+func (c *Config) intParam(name string) int {
+	switch v := c.Params[name].(type) {
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
 }
 
 // isOne reports whether c's param name is the number 1.

@@ -23,9 +23,12 @@ const (
 	// srcShapesQA is public shapes-vqa questions of every kind
 	// (Plan.Mix of the shapes-questions variant, Plan.WithShapesQuestions).
 	srcShapesQA = "shapes-qa"
-	srcCoarse   = "fashion-cls"
-	srcRecords  = "records"
-	srcICL      = "icl"
+	// srcShapesCells is the cell-first captions of the public shapes-vqa
+	// scenes (Plan.Mix of the cell-captions variant, Plan.CaptionCells).
+	srcShapesCells = "shapes-cells"
+	srcCoarse      = "fashion-cls"
+	srcRecords     = "records"
+	srcICL         = "icl"
 )
 
 // dataTasks are the tasks whose public splits pretraining reads, in the
@@ -307,6 +310,8 @@ type mixer struct {
 	rng   *rand.Rand
 	order map[string][]int
 	next  map[string]int
+	// srcs is the source of each sequence of the last batch.
+	srcs []string
 }
 
 type mixPart struct {
@@ -316,7 +321,7 @@ type mixPart struct {
 
 func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
 	m := &mixer{c: c, shots: c.trainShots(p), rng: rand.New(rand.NewPCG(seed, streamBatches)), order: map[string][]int{}, next: map[string]int{}}
-	for _, src := range []string{srcFashion, srcShapes, srcShapesQA, srcCoarse, srcRecords, srcICL} {
+	for _, src := range []string{srcFashion, srcShapes, srcShapesQA, srcShapesCells, srcCoarse, srcRecords, srcICL} {
 		if n := p.Mix[src]; n > 0 {
 			m.mix = append(m.mix, mixPart{src, n})
 		}
@@ -326,7 +331,11 @@ func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
 
 func (m *mixer) batch() []nn.Sequence {
 	var b []nn.Sequence
+	m.srcs = m.srcs[:0]
 	for _, part := range m.mix {
+		for range part.n {
+			m.srcs = append(m.srcs, part.src)
+		}
 		if part.src == srcICL {
 			for range part.n {
 				b = append(b, m.c.newEpisode(m.rng, m.c.iclTrain, m.shots, true).seq)
@@ -425,20 +434,50 @@ const sceneCaptionPrompt = "<bos> <image> describe the scene ."
 // questions as well as of its captions, each once) and every public
 // fashion-vqa caption example that it trains on, in the public splits'
 // order.
-func (c *corpus) captions() ([]nn.Sequence, error) {
-	var caps []nn.Sequence
-	scenes := c.publicScenes()
-	for _, e := range scenes {
-		text, ok := datasets.SceneCaption(e.Items[0])
-		if !ok || len(e.Images) != 1 {
-			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
-		}
-		caps = append(caps, c.question(e.Images[0], sceneCaptionPrompt, text))
+//
+// With cells the scene captions are cell-first (datasets.SceneCellCaption
+// after datasets.SceneCellPrompt; Plan.CaptionCells).
+func (c *corpus) captions(cells bool) ([]nn.Sequence, error) {
+	caps, err := c.sceneCaptions(cells)
+	if err != nil {
+		return nil, err
 	}
 	for i := range c.data[srcFashion].Public {
 		if e := &c.data[srcFashion].Public[i]; e.Kind == "caption" && !heldOut(e.Items) {
 			caps = append(caps, toSeq(e))
 		}
+	}
+	return caps, nil
+}
+
+// addCellCaptions fills c.train[srcShapesCells] (Plan.Mix of the
+// cell-captions variant) with the cell-first caption of every public
+// scene that pretraining trains on.
+func (c *corpus) addCellCaptions() error {
+	cells, err := c.sceneCaptions(true)
+	if err != nil {
+		return err
+	}
+	c.train[srcShapesCells] = cells
+	return nil
+}
+
+// sceneCaptions returns the scene part of captions' pool: the caption of
+// every public shapes-vqa scene that pretraining trains on, cell-first
+// with cells.
+func (c *corpus) sceneCaptions(cells bool) ([]nn.Sequence, error) {
+	var caps []nn.Sequence
+	scenes := c.publicScenes()
+	caption, prompt := datasets.SceneCaption, sceneCaptionPrompt
+	if cells {
+		caption, prompt = datasets.SceneCellCaption, datasets.SceneCellPrompt
+	}
+	for _, e := range scenes {
+		text, ok := caption(e.Items[0])
+		if !ok || len(e.Images) != 1 {
+			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
+		}
+		caps = append(caps, c.question(e.Images[0], prompt, text))
 	}
 	if len(scenes) == 0 {
 		return nil, fmt.Errorf("pretrain: no public scenes to caption")

@@ -72,6 +72,22 @@ type Plan struct {
 	CaptionBatch int      `json:"caption_batch,omitempty"`
 	CaptionLR    float64  `json:"caption_lr,omitempty"`
 	CaptionParts []string `json:"caption_parts,omitempty"`
+	// CaptionCells, with CaptionSteps, makes the stage's scene captions
+	// cell-first (datasets.SceneCellCaption after
+	// datasets.SceneCellPrompt: "at the top left a red circle and at the
+	// top right nothing and …", every cell in order), so that each colour
+	// and shape word follows the words that name its cell and a word's
+	// target depends on that cell's patches alone: the position → patch
+	// binding that naming an object's colour needs, which the preset's
+	// captions (colour first, cell after) do not reward directly. The
+	// cells come in a fixed order, so the order alone can tell which
+	// cell a slot describes, and at smoke that is what the model learns
+	// (docs/dualpriv.md). It follows the region-description task of
+	// Shikra ("Shikra: Unleashing Multimodal LLM's Referential Dialogue
+	// Magic", arXiv 2023), where the region is named, in words, before
+	// the model describes what it holds. Options.CellCaptions sets it
+	// (WithCellCaptions).
+	CaptionCells bool `json:"caption_cells,omitempty"`
 	// Steps is the number of optimizer steps of stage 3, when the
 	// projector and the language model train on the mixture with every
 	// visual token, but for the share PruneShare of it (the vision encoder
@@ -103,7 +119,8 @@ type Plan struct {
 	// Mix is the number of examples of each source in every batch:
 	// fashion-vqa (captions and class questions), shapes-vqa (captions,
 	// counts, existence), fashion-cls (coarse labels), records (text) and
-	// icl (generated episodes).
+	// icl (generated episodes); in variants, shapes-qa (WithShapesQuestions)
+	// and shapes-cells (WithCellCaptions).
 	Mix map[string]int `json:"mix"`
 	// TrainShots is the number of demonstrations of training episodes
 	// (0: the icl task's shots, which held-out episodes use). More
@@ -223,6 +240,31 @@ func (p Plan) WithShapesQuestions() Plan {
 func (p Plan) WithCaptions() Plan {
 	p.CaptionSteps, p.CaptionBatch, p.CaptionLR = p.Steps, p.ICLBatch, p.LR
 	p.CaptionParts = trainedParts
+	return p
+}
+
+// WithCellCaptions returns p with the captions-only stage of WithCaptions
+// on cell-first scene captions (Plan.CaptionCells), steps times its steps
+// (0 or 1: as many as the mixture), training the vision encoder too with
+// vision, and the same cell-first captions kept in the mixture
+// (Mix["shapes-cells"], as many a batch as the shapes-vqa source, every
+// visual token kept: the token-dropping augmentation skips them): the
+// recipe of the cell-captions variant of a preset (Options.CellCaptions).
+// Without them in the mixture, the mixture that follows the stage undoes
+// what the stage taught (docs/dualpriv.md).
+func (p Plan) WithCellCaptions(steps int, vision bool) Plan {
+	p = p.WithCaptions()
+	p.CaptionSteps *= max(1, steps)
+	p.CaptionCells = true
+	if vision {
+		p.CaptionParts = append([]string{"vision"}, trainedParts...)
+	}
+	mix := make(map[string]int, len(p.Mix)+1)
+	for k, n := range p.Mix {
+		mix[k] = n
+	}
+	mix[srcShapesCells] = p.Mix[srcShapes]
+	p.Mix = mix
 	return p
 }
 

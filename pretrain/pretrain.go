@@ -71,11 +71,22 @@ type Options struct {
 	// variant of a preset, with the preset's recipe otherwise. TinyMLLM
 	// only.
 	Captions bool
+	// CellCaptions adds the captions-only stage with cell-first scene
+	// captions (Plan.WithCellCaptions, Plan.CaptionCells), for
+	// CaptionScale times the mixture's steps (0: as many), training the
+	// vision encoder as well with CaptionVision, and keeps those captions
+	// in the mixture: the cell-captions variant of a preset. It excludes
+	// Captions. TinyMLLM only.
+	CellCaptions  bool
+	CaptionScale  int
+	CaptionVision bool
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
 	// its own folder Dir/<arch>-<scale>-<key>, or
 	// Dir/<arch>-<scale>-p<patch>-<key> with a Patch, with "-scenes"
 	// after the scale or the patch with Scenes, then "-shapesqa" with
-	// ShapesQuestions, then "-captions" with Captions.
+	// ShapesQuestions, then "-captions" with Captions or "-cellcaps"
+	// with CellCaptions ("-cellcapsxN" with a CaptionScale N above 1,
+	// then "v" with CaptionVision).
 	Dir string
 	// Fresh rebuilds the base even when the cache holds it.
 	Fresh bool
@@ -224,7 +235,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %q %d %t %t %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.ShapesQuestions, opt.Captions, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %d %t %t %t %t %d %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.ShapesQuestions, opt.Captions, opt.CellCaptions, opt.CaptionScale, opt.CaptionVision, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -414,6 +425,25 @@ func tinyVariants(opt Options, arch string, cfg nn.Config, plan Plan, name strin
 		}
 		plan = plan.WithCaptions()
 		name += "-captions"
+	}
+	switch {
+	case opt.CellCaptions && opt.Captions:
+		return cfg, plan, "", fmt.Errorf("pretrain: the captions and cell-captions variants exclude each other")
+	case opt.CellCaptions && arch != "tinymllm":
+		return cfg, plan, "", only("cell-captions")
+	case (opt.CaptionScale != 0 || opt.CaptionVision) && !opt.CellCaptions:
+		return cfg, plan, "", fmt.Errorf("pretrain: a caption scale or caption vision needs the cell-captions variant")
+	case opt.CaptionScale < 0:
+		return cfg, plan, "", fmt.Errorf("pretrain: negative caption scale %d", opt.CaptionScale)
+	case opt.CellCaptions:
+		plan = plan.WithCellCaptions(opt.CaptionScale, opt.CaptionVision)
+		name += "-cellcaps"
+		if opt.CaptionScale > 1 {
+			name += fmt.Sprintf("x%d", opt.CaptionScale)
+		}
+		if opt.CaptionVision {
+			name += "v"
+		}
 	}
 	return cfg, plan, name, nil
 }

@@ -7,6 +7,7 @@ package pretrain
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -595,6 +596,110 @@ func TestPrepareCaptions(t *testing.T) {
 	}
 }
 
+// TestPrepareCellCaptions checks the cell-captions variant's folder, key
+// and recipe (the captions variant's with Plan.CaptionCells, and
+// CaptionScale times its steps), and the option's refusals.
+func TestPrepareCellCaptions(t *testing.T) {
+	dir := t.TempDir()
+	c, err := prepare(Options{Scale: "smoke", Dir: dir, Captions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{c.k.key(): true}
+	for _, tc := range []struct {
+		scale  int
+		vision bool
+		prefix string
+	}{{0, false, "cellcaps-"}, {4, false, "cellcapsx4-"}, {4, true, "cellcapsx4v-"}, {1, true, "cellcapsv-"}} {
+		g, err := prepare(Options{Scale: "smoke", Dir: dir, CellCaptions: true, CaptionScale: tc.scale, CaptionVision: tc.vision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.plan
+		want.CaptionCells = true
+		want.CaptionSteps *= max(1, tc.scale)
+		if tc.vision {
+			want.CaptionParts = []string{"vision", "projector", "lm"}
+		}
+		want.Mix = maps.Clone(c.plan.Mix)
+		want.Mix["shapes-cells"] = c.plan.Mix["shapes-vqa"]
+		if !strings.HasPrefix(filepath.Base(g.dir), "tinymllm-smoke-"+tc.prefix) || keys[g.k.key()] {
+			t.Errorf("%+v: folder %s key %.12s, want prefix %s and a new key", tc, g.dir, g.k.key(), tc.prefix)
+		}
+		keys[g.k.key()] = true
+		if !reflect.DeepEqual(g.plan, want) {
+			t.Errorf("%+v: plan %+v, want %+v", tc, g.plan, want)
+		}
+	}
+	if p, _ := PlanFor("smoke"); !reflect.DeepEqual(p, c.plan.withoutCaptions()) {
+		t.Error("the cell-captions variant changed the preset's plan")
+	}
+	for _, bad := range []Options{
+		{Scale: "smoke", Dir: dir, CellCaptions: true, Captions: true},
+		{Scale: "smoke", Dir: dir, CaptionScale: 2},
+		{Scale: "smoke", Dir: dir, CaptionVision: true},
+		{Scale: "smoke", Dir: dir, CellCaptions: true, CaptionScale: -1},
+		{Scale: "smoke", Dir: dir, Arch: "vit", CellCaptions: true},
+	} {
+		if _, err := prepare(bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// TestMixerCellCaptions checks that the cell-captions variant's mixture
+// holds Mix["shapes-cells"] cell-first scene captions a batch (their
+// prompt is datasets.SceneCellPrompt) and the preset's none, that the
+// mixer names their source, and that keepCells exempts them, and only
+// them, from the token-dropping augmentation.
+func TestMixerCellCaptions(t *testing.T) {
+	v := datasets.Vocab()
+	for _, cells := range []bool{false, true} {
+		b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir(), CellCaptions: cells})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.loadData(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.corpus.addCellCaptions(); err != nil {
+			t.Fatal(err)
+		}
+		mix := newMixer(b.corpus, &b.plan, 1)
+		want := 0
+		if cells {
+			want = b.plan.Mix["shapes-vqa"]
+		}
+		for step := range 5 {
+			n := 0
+			batch := mix.batch()
+			vts := make([]nn.VisualTransform, len(batch))
+			for i := range vts {
+				vts[i] = nn.TokenPruning{Retention: 0.4}.Transform()
+			}
+			vts = keepCells(vts, mix.srcs)
+			for i, s := range batch {
+				cell := strings.HasPrefix(v.Decode(s.Tokens), datasets.SceneCellPrompt+" at the top left")
+				if cell {
+					n++
+				}
+				if (mix.srcs[i] == "shapes-cells") != cell || (vts[i] == nil) != cell {
+					t.Fatalf("cells %v, step %d: sequence %d cell-first %v, source %s, pruned %v", cells, step, i, cell, mix.srcs[i], vts[i] != nil)
+				}
+			}
+			if n != want || len(batch) != b.plan.batchSize() {
+				t.Fatalf("cells %v, step %d: %d cell-first captions in a batch of %d, want %d of %d", cells, step, n, len(batch), want, b.plan.batchSize())
+			}
+		}
+	}
+}
+
+// withoutCaptions returns p without its captions-only stage.
+func (p Plan) withoutCaptions() Plan {
+	p.CaptionSteps, p.CaptionBatch, p.CaptionLR, p.CaptionParts = 0, 0, 0, nil
+	return p
+}
+
 // TestCaptionPool checks the captions-only stage's pool against the
 // public splits: the caption of every distinct shapes-vqa scene that
 // pretraining trains on (the reference caption is built here from the
@@ -602,6 +707,16 @@ func TestPrepareCaptions(t *testing.T) {
 // that it trains on, none held out, each with its image and the loss on
 // the caption only.
 func TestCaptionPool(t *testing.T) {
+	for _, cells := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cells=%v", cells), func(t *testing.T) { testCaptionPool(t, cells) })
+	}
+}
+
+// testCaptionPool is TestCaptionPool with the preset's captions or, with
+// cells, the cell-first ones (Plan.CaptionCells: every cell in order, its
+// position words first, "nothing" for an empty one, after the prompt
+// that names the cells).
+func testCaptionPool(t *testing.T, cellFirst bool) {
 	b, err := prepare(Options{Scale: "smoke", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -609,7 +724,7 @@ func TestCaptionPool(t *testing.T) {
 	if err := b.loadData(); err != nil {
 		t.Fatal(err)
 	}
-	caps, err := b.corpus.captions()
+	caps, err := b.corpus.captions(cellFirst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,12 +742,21 @@ func TestCaptionPool(t *testing.T) {
 		seen[e.Items[0]] = true
 		var parts []string
 		for i, c := range strings.Split(strings.TrimPrefix(e.Items[0], "shapes:"), ",") {
-			if c != "-" {
-				col, kin, _ := strings.Cut(c, ".")
+			col, kin, _ := strings.Cut(c, ".")
+			switch {
+			case cellFirst && c == "-":
+				parts = append(parts, "at the "+cells[i]+" nothing")
+			case cellFirst:
+				parts = append(parts, "at the "+cells[i]+" a "+col+" "+kin)
+			case c != "-":
 				parts = append(parts, "a "+col+" "+kin+" at the "+cells[i])
 			}
 		}
-		wants = append(wants, want{e.Images[0], "<bos> <image> describe the scene .", strings.Join(parts, " and ") + " <eos>"})
+		prompt := "<bos> <image> describe the scene ."
+		if cellFirst {
+			prompt = "<bos> <image> what is at the top left , top right , bottom left and bottom right ?"
+		}
+		wants = append(wants, want{e.Images[0], prompt, strings.Join(parts, " and ") + " <eos>"})
 	}
 	scenes := len(wants)
 	v := datasets.Vocab()
@@ -660,7 +784,8 @@ func TestCaptionPool(t *testing.T) {
 // TestCaptionStage checks that the captions-only stage trains the parts
 // it names and nothing else: with the projector alone the vision encoder
 // and the language model keep every value, with the projector and the
-// language model both change, the encoder never; and that it lowers the
+// language model both change, the encoder only when named (the
+// cell-captions variant's --caption-vision); and that it lowers the
 // captions' loss (a few steps at a high rate from a fresh model, whose
 // caption loss is about log(vocabulary) per token: by more than 0.5 nats
 // with the language model, at all with the projector alone).
@@ -672,7 +797,7 @@ func TestCaptionStage(t *testing.T) {
 	if err := b.loadData(); err != nil {
 		t.Fatal(err)
 	}
-	caps, err := b.corpus.captions()
+	caps, err := b.corpus.captions(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -687,7 +812,7 @@ func TestCaptionStage(t *testing.T) {
 		}
 		return s / 16
 	}
-	for _, parts := range [][]string{{"projector"}, {"projector", "lm"}} {
+	for _, parts := range [][]string{{"projector"}, {"projector", "lm"}, {"vision", "projector", "lm"}} {
 		m, err := nn.NewTinyMLLM(b.cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -564,39 +564,217 @@ func CaptionAttention(m *nn.TinyMLLM, exs []datasets.Example) (shares []Attentio
 			}
 			row := pos[len(ex.Prompt)+j+1] - 1 // predicts the colour word
 			words++
-			for site, p := range probs {
-				heads, T := p.Shape[0], p.Shape[1]
-				acc := sum[site]
-				for hh := range heads {
-					r := p.Data[hh*T*T+row*T : hh*T*T+(row+1)*T]
-					var own, all float64
-					for k := 1; k <= n; k++ {
-						all += float64(r[patch(k)])
-						if slices.Contains(cells[cell], k) {
-							own += float64(r[patch(k)])
-						}
-					}
-					c := float64(r[cls])
-					acc[0] += own / float64(heads)
-					acc[1] += (all - own) / float64(heads)
-					acc[2] += c / float64(heads)
-					acc[3] += (1 - all - c) / float64(heads)
-				}
-				sum[site] = acc
-			}
+			addShares(sum, probs, row, n, cells[cell], patch, cls)
 		}
 	}
 	if words == 0 {
 		return nil, 0, fmt.Errorf("pretrain: no colour words in held-out scene captions among %d examples", len(exs))
 	}
+	shares, err = meanShares(sum, words)
+	return shares, area, err
+}
+
+// addShares adds to sum[site], for every language-model attention site of
+// probs (one forward pass's attention, [heads, T, T]), the head-mean
+// attention of row on the patches own (encoder rows, 1-based), on the
+// other n-len(own) patches, on [CLS] and on the rest (the text), with
+// patch(k) the position of patch k and cls that of [CLS].
+func addShares(sum map[string][4]float64, probs map[string]nn.Tensor, row, n int, own []int, patch func(int) int, cls int) {
+	for site, p := range probs {
+		heads, T := p.Shape[0], p.Shape[1]
+		acc := sum[site]
+		for hh := range heads {
+			r := p.Data[hh*T*T+row*T : hh*T*T+(row+1)*T]
+			var mine, all float64
+			for k := 1; k <= n; k++ {
+				all += float64(r[patch(k)])
+				if slices.Contains(own, k) {
+					mine += float64(r[patch(k)])
+				}
+			}
+			c := float64(r[cls])
+			acc[0] += mine / float64(heads)
+			acc[1] += (all - mine) / float64(heads)
+			acc[2] += c / float64(heads)
+			acc[3] += (1 - all - c) / float64(heads)
+		}
+		sum[site] = acc
+	}
+}
+
+// meanShares returns the sums of addShares over words rows as means, one
+// AttentionShare per block in block order.
+func meanShares(sum map[string][4]float64, words int) ([]AttentionShare, error) {
+	var shares []AttentionShare
 	for _, site := range slices.Sorted(maps.Keys(sum)) {
 		var b int
 		if _, err := fmt.Sscanf(site, "lm.blocks.%d.attn.probs", &b); err != nil {
-			return nil, 0, fmt.Errorf("pretrain: unexpected attention site %q", site)
+			return nil, fmt.Errorf("pretrain: unexpected attention site %q", site)
 		}
 		a, w := sum[site], float64(words)
 		shares = append(shares, AttentionShare{Block: b, Own: a[0] / w, Other: a[1] / w, CLS: a[2] / w, Text: a[3] / w})
 	}
 	slices.SortFunc(shares, func(x, y AttentionShare) int { return x.Block - y.Block })
-	return shares, area, nil
+	return shares, nil
+}
+
+// CellScore is how well a base reads each cell of held-out public scenes
+// when the cell is named first (CellCaptions).
+type CellScore struct {
+	// Scenes is the number of scenes read, Objects the number of objects
+	// they hold (4·Scenes cells).
+	Scenes, Objects int
+	// Occupied is the share of cells where the model puts "a" above
+	// "nothing" right (an object or none); Colour the share of objects
+	// whose colour scores highest among the colour words, Shape whose
+	// shape highest among the shape words (after the right colour).
+	Occupied, Colour, Shape float64
+	// Attention is where the positions that predict the colour words
+	// attend, per language-model block (AttentionShare: Own is the named
+	// cell's patches).
+	Attention []AttentionShare
+	// Area is the named cell's share of the patches (a quarter).
+	Area float64
+}
+
+// CellCaptions teacher-forces the cell-first description
+// (datasets.SceneCellCaption after datasets.SceneCellPrompt: "at the top
+// left a red circle and at the top right nothing and …") of every
+// held-out public scene among exs (as Captions picks them) through m and
+// scores, cell by cell, the words that follow the cell's name: "a" or
+// "nothing", then, for an object, the colour (argmax among the colour
+// words) and the shape (among the shape words). Each word depends on the
+// named cell's patches alone, so this is the binding of a position to its
+// patches that Captions needs and cannot isolate (its captions name the
+// colour before the cell). It also returns where the colour words'
+// predicting positions attend (addShares). It returns an error if no
+// example is a held-out caption, a word is missing from the vocabulary, or
+// the patches do not divide evenly among the four cells.
+func CellCaptions(m *nn.TinyMLLM, exs []datasets.Example) (CellScore, error) {
+	var s CellScore
+	cells, err := patchCells(m.Config)
+	if err != nil {
+		return s, err
+	}
+	n := m.Config.Patches()
+	s.Area = float64(len(cells[0])) / float64(n)
+	voc := datasets.Vocab()
+	ids := func(words ...string) ([]int, error) {
+		out := make([]int, len(words))
+		for i, w := range words {
+			id, ok := voc.ID(w)
+			if !ok {
+				return nil, fmt.Errorf("pretrain: %q is not in the vocabulary", w)
+			}
+			out[i] = id
+		}
+		return out, nil
+	}
+	colourWords, shapeWords := datasets.SceneWords()
+	ns := len(shapeWords)
+	colourIDs, err := ids(colourWords...)
+	if err != nil {
+		return s, err
+	}
+	shapeIDs, err := ids(shapeWords...)
+	if err != nil {
+		return s, err
+	}
+	present, err := ids("a", "nothing")
+	if err != nil {
+		return s, err
+	}
+	argmax := func(l []float32, among []int) int {
+		best := 0
+		for i, id := range among {
+			if l[id] > l[among[best]] {
+				best = i
+			}
+		}
+		return best
+	}
+	sum := map[string][4]float64{}
+	var occ, col, shp int
+	for i := range exs {
+		ex := &exs[i]
+		if ex.Kind != "caption" || !datasets.PretrainHeldOut(ex.Items) {
+			continue
+		}
+		classes, ok := datasets.SceneCells(ex.Items[0])
+		text, ok2 := datasets.SceneCellCaption(ex.Items[0])
+		if !ok || !ok2 || len(ex.Images) != 1 {
+			return s, fmt.Errorf("pretrain: %s is not a scene with one image", ex.ID)
+		}
+		prompt := voc.Encode(nil, datasets.SceneCellPrompt)
+		answer := voc.Encode(nil, text+" <eos>")
+		seq := nn.Sequence{Tokens: append(slices.Clone(prompt), answer...), Images: ex.Images}
+		probs := map[string]nn.Tensor{}
+		h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
+			if strings.HasPrefix(site, "lm.") && strings.HasSuffix(site, ".attn.probs") {
+				probs[site] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
+			}
+		}}
+		t := nn.NewTape(nil, nil)
+		hid, pos, err := m.Forward(t, &seq, nil, h, nil)
+		if err != nil {
+			return s, fmt.Errorf("pretrain: cells of %s: %w", ex.ID, err)
+		}
+		img := slices.Index(seq.Tokens, datasets.Image)
+		patch := func(j int) int { return pos[img] + j }
+		cls := pos[img]
+		if m.Config.CLSLast {
+			patch = func(j int) int { return pos[img] + j - 1 }
+			cls = pos[img] + n
+		}
+		// Each cell's words: "at the W W" then "a COLOUR SHAPE" or
+		// "nothing", then "and" (or <eos>): the word after the cell's name
+		// is at answer index j, 7 words a cell with an object, 5 without.
+		j := 0
+		var rows []int
+		type want struct{ at, class int }
+		var wants []want
+		for cell, class := range classes {
+			j += 4 // at the W W
+			rows = append(rows, pos[len(prompt)+j]-1)
+			wants = append(wants, want{0, class})
+			if class >= 0 {
+				rows = append(rows, pos[len(prompt)+j+1]-1, pos[len(prompt)+j+2]-1)
+				wants = append(wants, want{1, class}, want{2, class})
+				addShares(sum, probs, pos[len(prompt)+j+1]-1, n, cells[cell], patch, cls)
+				j += 3
+			} else {
+				j++
+			}
+			j++ // and, or <eos>
+		}
+		lg := m.Logits(t, hid, rows).Value
+		V := lg.Shape[1]
+		for r, w := range wants {
+			l := lg.Data[r*V : (r+1)*V]
+			switch w.at {
+			case 0:
+				if (argmax(l, present) == 0) == (w.class >= 0) {
+					occ++
+				}
+			case 1:
+				s.Objects++
+				if argmax(l, colourIDs) == w.class/ns {
+					col++
+				}
+			case 2:
+				if argmax(l, shapeIDs) == w.class%ns {
+					shp++
+				}
+			}
+		}
+		s.Scenes++
+	}
+	if s.Scenes == 0 || s.Objects == 0 {
+		return s, fmt.Errorf("pretrain: no held-out scene captions among %d examples", len(exs))
+	}
+	s.Occupied = float64(occ) / float64(4*s.Scenes)
+	s.Colour = float64(col) / float64(s.Objects)
+	s.Shape = float64(shp) / float64(s.Objects)
+	s.Attention, err = meanShares(sum, s.Objects)
+	return s, err
 }

@@ -5,6 +5,7 @@
 package pretrain
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -305,4 +306,166 @@ func TestCaptionAttention(t *testing.T) {
 			t.Errorf("block %d, sharpened: own-cell share %.6f, want %.6f (and not exactly a quarter of the patches' %.6f)", b, s.Own, w, s.Own+s.Other)
 		}
 	}
+}
+
+// TestCellCaptions checks CellCaptions against a slow reference: for every
+// scored word, the model run again on the tokens before it alone (causal
+// attention: the last row of the prefix is the row that predicts it), the
+// argmax taken among the candidate words by hand, and the attention of
+// that row split by the cell's patches computed here from the 4×4 grid
+// (small: 7-pixel patches, [CLS] after them). The query and key maps are
+// scaled up so that the predictions and the attention depend on the
+// context.
+func TestCellCaptions(t *testing.T) {
+	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exs []datasets.Example
+	for _, ex := range d.Public {
+		if ex.Kind == "caption" && datasets.PretrainHeldOut(ex.Items) && len(exs) < 12 {
+			exs = append(exs, ex)
+		}
+	}
+	cfg, err := nn.Preset("small", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params() {
+		if strings.HasPrefix(p.Name, "lm.") && (strings.Contains(p.Name, ".attn.q.") || strings.Contains(p.Name, ".attn.k.")) {
+			for i := range p.Data {
+				p.Data[i] *= 20
+			}
+		}
+	}
+	got, err := CellCaptions(m, append(slices.Clone(exs), d.Public[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := datasets.Vocab()
+	id := func(w string) int {
+		i, ok := v.ID(w)
+		if !ok {
+			t.Fatalf("%q not in the vocabulary", w)
+		}
+		return i
+	}
+	colours := []string{"red", "green", "blue", "yellow", "purple", "cyan"}
+	shapes := []string{"circle", "square", "triangle"}
+	n := cfg.Patches() // 16: patch k (1-based) at LM position k, [CLS] at n+1
+	own := [4][]int{{1, 2, 5, 6}, {3, 4, 7, 8}, {9, 10, 13, 14}, {11, 12, 15, 16}}
+	var occ, col, shp, objects int
+	att := make([][4]float64, cfg.Layers)
+	for _, ex := range exs {
+		text, _ := datasets.SceneCellCaption(ex.Items[0])
+		toks := v.Encode(nil, datasets.SceneCellPrompt+" "+text+" <eos>")
+		ws := strings.Fields(datasets.SceneCellPrompt + " " + text + " <eos>")
+		if len(ws) != len(toks) {
+			t.Fatalf("%d words, %d tokens", len(ws), len(toks))
+		}
+		// predict runs the prefix before word k and returns its last row's
+		// logits and, per block, the attention on the cell's patches, the
+		// other patches, [CLS] and the text.
+		predict := func(k, cell int) ([]float32, [][4]float64) {
+			s := nn.Sequence{Tokens: slices.Clone(toks[:k]), Images: ex.Images}
+			probs := map[int]nn.Tensor{}
+			h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
+				var b int
+				if _, err := fmt.Sscanf(site, "lm.blocks.%d.attn.probs", &b); err == nil {
+					probs[b] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
+				}
+			}}
+			tp := nn.NewTape(nil, nil)
+			hid, _, err := m.Forward(tp, &s, nil, h, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			T := k + n // the <image> token becomes n+1 rows
+			lg := m.Logits(tp, hid, []int{T - 1}).Value.Data
+			var a [][4]float64
+			for b := range cfg.Layers {
+				p := probs[b]
+				heads := p.Shape[0]
+				var sh [4]float64
+				for hh := range heads {
+					r := p.Data[hh*T*T+(T-1)*T : hh*T*T+T*T]
+					for k := 1; k <= n; k++ {
+						if slices.Contains(own[cell], k) {
+							sh[0] += float64(r[k]) / float64(heads)
+						} else {
+							sh[1] += float64(r[k]) / float64(heads)
+						}
+					}
+					sh[2] += float64(r[n+1]) / float64(heads)
+					sh[3] += float64(r[0]) / float64(heads)
+					for k := n + 2; k < T; k++ {
+						sh[3] += float64(r[k]) / float64(heads)
+					}
+				}
+				a = append(a, sh)
+			}
+			return lg, a
+		}
+		best := func(l []float32, words []string) string {
+			b := words[0]
+			for _, w := range words {
+				if l[id(w)] > l[id(b)] {
+					b = w
+				}
+			}
+			return b
+		}
+		cell := -1
+		for k := len(strings.Fields(datasets.SceneCellPrompt)); k < len(ws); k++ {
+			if ws[k] != "a" && ws[k] != "nothing" || ws[k-3] != "the" {
+				continue
+			}
+			cell++
+			l, _ := predict(k, cell)
+			if best(l, []string{"a", "nothing"}) == ws[k] {
+				occ++
+			}
+			if ws[k] == "nothing" {
+				continue
+			}
+			objects++
+			l, a := predict(k+1, cell)
+			if best(l, colours) == ws[k+1] {
+				col++
+			}
+			for b := range a {
+				for i := range 4 {
+					att[b][i] += a[b][i]
+				}
+			}
+			if l, _ := predict(k+2, cell); best(l, shapes) == ws[k+2] {
+				shp++
+			}
+		}
+		if cell != 3 {
+			t.Fatalf("%q: %d cells, want 4", text, cell+1)
+		}
+	}
+	want := CellScore{Scenes: len(exs), Objects: objects, Occupied: float64(occ) / float64(4*len(exs)),
+		Colour: float64(col) / float64(objects), Shape: float64(shp) / float64(objects), Area: 0.25}
+	if got.Scenes != want.Scenes || got.Objects != want.Objects || got.Occupied != want.Occupied ||
+		got.Colour != want.Colour || got.Shape != want.Shape || got.Area != want.Area {
+		t.Errorf("CellCaptions = %+v, want %+v", got, want)
+	}
+	if len(got.Attention) != cfg.Layers {
+		t.Fatalf("%d blocks of attention, want %d", len(got.Attention), cfg.Layers)
+	}
+	for b, s := range got.Attention {
+		g := [4]float64{s.Own, s.Other, s.CLS, s.Text}
+		for i := range g {
+			if w := att[b][i] / float64(objects); math.Abs(g[i]-w) > 1e-5 {
+				t.Errorf("block %d share %d = %.6f, want %.6f", b, i, g[i], w)
+			}
+		}
+	}
+	t.Logf("%+v", got)
 }

@@ -181,6 +181,11 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 			return nil, err
 		}
 	}
+	if p.Mix[srcShapesCells] > 0 && b.corpus.train[srcShapesCells] == nil {
+		if err := b.corpus.addCellCaptions(); err != nil {
+			return nil, err
+		}
+	}
 	mix := newMixer(b.corpus, &p, b.seed)
 	aug := newAugmenter(&p, b.seed)
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: mixture", b.arch, b.scale), p.Steps)
@@ -196,7 +201,7 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 			return nil, err
 		}
 		batch := mix.batch()
-		loss, err := tr.gradStep(m, step, batch, aug.transforms(batch))
+		loss, err := tr.gradStep(m, step, batch, keepCells(aug.transforms(batch), mix.srcs))
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
 		}
@@ -362,7 +367,7 @@ func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	if p.CaptionSteps == 0 {
 		return nil
 	}
-	caps, err := b.corpus.captions()
+	caps, err := b.corpus.captions(p.CaptionCells)
 	if err != nil {
 		return err
 	}
@@ -431,6 +436,20 @@ func (a *augmenter) transforms(batch []nn.Sequence) []nn.VisualTransform {
 		}
 		tp := nn.TokenPruning{Retention: p.PruneMin + float64(r*(p.PruneMax-p.PruneMin)), Contextual: p.PruneContextual}
 		vts[i] = tp.Transform()
+	}
+	return vts
+}
+
+// keepCells returns vts with no transform for the sequences of the
+// cell-first captions (srcs names each sequence's source): the
+// token-dropping augmentation still draws for them, so the other
+// sequences' draws stay as they were, but they keep every visual token in
+// its place, which naming what a cell holds from its patches needs.
+func keepCells(vts []nn.VisualTransform, srcs []string) []nn.VisualTransform {
+	for i := range vts {
+		if srcs[i] == srcShapesCells {
+			vts[i] = nil
+		}
 	}
 	return vts
 }

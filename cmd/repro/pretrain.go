@@ -39,7 +39,10 @@ func pretrainCommand() *cli.Command {
 			"selects it with the sweep axis vision_scenes. --shapes-questions builds the variant whose\n" +
 			"mixture also holds public shapes-vqa questions of every kind, cached as ARCH-SCALE-shapesqa-KEY;\n" +
 			"a spec selects it with the sweep axis shapes_questions. --captions builds the variant with a\n" +
-			"captions-only stage before the mixture (LLaVA's feature alignment), cached as ARCH-SCALE-captions-KEY.",
+			"captions-only stage before the mixture (LLaVA's feature alignment), cached as ARCH-SCALE-captions-KEY;\n" +
+			"--cell-captions the same stage on cell-first captions (\"at the top left a red circle and at the top\n" +
+			"right nothing …\"), which the mixture keeps too, cached as ARCH-SCALE-cellcaps-KEY (--caption-scale N:\n" +
+			"N times the steps, -cellcapsxN; --caption-vision: the encoder trained too, a \"v\" after).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
@@ -48,6 +51,9 @@ func pretrainCommand() *cli.Command {
 			&cli.IntFlag{Name: "patch", Usage: "tinymllm only: patch side `N` in pixels instead of the preset's (4: 49 patches an image at small)"},
 			&cli.BoolFlag{Name: "shapes-questions", Usage: "tinymllm only: the mixture also holds public shapes-vqa questions of every kind"},
 			&cli.BoolFlag{Name: "captions", Usage: "tinymllm only: a captions-only stage (public scene and item captions; projector and language model, the encoder frozen) before the mixture, as LLaVA's feature-alignment stage"},
+			&cli.BoolFlag{Name: "cell-captions", Usage: "tinymllm only: the captions-only stage on cell-first scene captions (\"at the top left a red circle and at the top right nothing …\"), so each colour and shape word follows the name of its cell"},
+			&cli.IntFlag{Name: "caption-scale", Usage: "with --cell-captions: the stage runs `N` times the mixture's steps (0: as many)"},
+			&cli.BoolFlag{Name: "caption-vision", Usage: "with --cell-captions: the stage trains the vision encoder too"},
 			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
 			&cli.BoolFlag{Name: "fresh", Usage: "rebuild even if the cache holds the base"},
@@ -73,6 +79,9 @@ func pretrainCommand() *cli.Command {
 
 				ShapesQuestions: c.Bool("shapes-questions"),
 				Captions:        c.Bool("captions"),
+				CellCaptions:    c.Bool("cell-captions"),
+				CaptionScale:    c.Int("caption-scale"),
+				CaptionVision:   c.Bool("caption-vision"),
 				DataDir:         c.String("data-dir"),
 
 				ImageEncoder: c.String("image-encoder"),
@@ -147,6 +156,17 @@ func probeBase(w io.Writer, r *pretrain.Result, opt pretrain.Options) error {
 	fmt.Fprintf(w, "\nattention of the positions that predict the captions' colour words (mean over heads and words; the object's cell is %.0f%% of the patches)\n", 100*area)
 	fmt.Fprintf(w, "%-6s %9s %13s %6s %6s %18s\n", "block", "own cell", "other patches", "[CLS]", "text", "own / all patches")
 	for _, s := range shares {
+		fmt.Fprintf(w, "%-6d %9.3f %13.3f %6.3f %6.3f %17.1f%%\n", s.Block+1, s.Own, s.Other, s.CLS, s.Text, 100*s.Own/(s.Own+s.Other))
+	}
+	cc, err := pretrain.CellCaptions(m, d.Public)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ncell-first descriptions of the same scenes, teacher-forced (%d objects): occupied or not right %.1f%% of cells, colour right %.1f%% (chance %.1f%%), shape %.1f%% (chance %.1f%%)\n",
+		cc.Objects, 100*cc.Occupied, 100*cc.Colour, 100/float64(colours), 100*cc.Shape, 100/float64(shapes))
+	fmt.Fprintf(w, "attention of the positions that predict their colour words (the named cell is %.0f%% of the patches)\n", 100*cc.Area)
+	fmt.Fprintf(w, "%-6s %9s %13s %6s %6s %18s\n", "block", "own cell", "other patches", "[CLS]", "text", "own / all patches")
+	for _, s := range cc.Attention {
 		fmt.Fprintf(w, "%-6d %9.3f %13.3f %6.3f %6.3f %17.1f%%\n", s.Block+1, s.Own, s.Other, s.CLS, s.Text, 100*s.Own/(s.Own+s.Other))
 	}
 	return nil

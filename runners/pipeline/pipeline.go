@@ -100,7 +100,8 @@ func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T,
 // (the zero choice: the preset's), writing the pretraining's progress
 // lines to progress; tests replace it.
 var newBase = func(ctx context.Context, dir, scale string, b experiments.BaseChoice, progress io.Writer) (*pretrain.Result, error) {
-	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, ShapesQuestions: b.ShapesQuestions, Captions: b.Captions, Dir: dir, Progress: progress})
+	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, ShapesQuestions: b.ShapesQuestions, Captions: b.Captions,
+		CellCaptions: b.CellCaptions > 0, CaptionScale: b.CellCaptions, CaptionVision: b.CellCaptions > 0, Dir: dir, Progress: progress})
 }
 
 // Base returns the pretrained base of scale, built in or read from the
@@ -130,6 +131,9 @@ func BaseAt(ctx context.Context, dir, scale string, b experiments.BaseChoice) (*
 		}
 		if b.Captions {
 			name += " (captions stage)"
+		}
+		if b.CellCaptions > 0 {
+			name += fmt.Sprintf(" (cell captions ×%d)", b.CellCaptions)
 		}
 		runners.Note(ctx, "preparing the "+name+" base model")
 		defer runners.Note(ctx, "")
@@ -271,7 +275,8 @@ func BaseID(scale string) (string, error) {
 // the model preset hashed is nn.Config.WithPatch's, with scenes the plan
 // is pretrain.Plan.WithScenes, with shapes questions
 // pretrain.Plan.WithShapesQuestions, with the captions stage
-// pretrain.Plan.WithCaptions.
+// pretrain.Plan.WithCaptions, with cell captions
+// pretrain.Plan.WithCellCaptions (the encoder trained too).
 func BaseIDAt(scale string, b experiments.BaseChoice) (string, error) {
 	return memo(&cache.baseIDs, baseIDKey{scale, b}, func() (string, error) { return baseID(scale, b) })
 }
@@ -301,6 +306,9 @@ func baseID(scale string, bc experiments.BaseChoice) (string, error) {
 	}
 	if bc.Captions {
 		plan = plan.WithCaptions()
+	}
+	if bc.CellCaptions > 0 {
+		plan = plan.WithCellCaptions(bc.CellCaptions, true)
 	}
 	b, err := json.Marshal(struct {
 		Format int           `json:"format"`

@@ -239,6 +239,22 @@ func TestBaseID(t *testing.T) {
 			t.Errorf("Inputs with caption_stage %d = %+v, %v; want base %q", v, in, err, want)
 		}
 	}
+	// cell_captions N selects the cell-captions base of N times the
+	// steps (another plan each), 0 or absent the preset's.
+	c1, err := BaseIDAt("smoke", experiments.BaseChoice{CellCaptions: 1})
+	if err != nil || c1 == a || c1 == cp || c1 == sq || c1 == sc || c1 == p7 {
+		t.Errorf("BaseIDAt(smoke, cell captions 1) = %q, %v; want a base of its own", c1, err)
+	}
+	c4, err := BaseIDAt("smoke", experiments.BaseChoice{CellCaptions: 4})
+	if err != nil || c4 == c1 || c4 == a {
+		t.Errorf("BaseIDAt(smoke, cell captions 4) = %q, %v; want another base than %q", c4, err, c1)
+	}
+	for v, want := range map[int64]string{0: a, 1: c1, 4: c4} {
+		in, err = Inputs(&experiments.Config{Task: "shapes-vqa", Scale: "smoke", Seed: 1, Params: map[string]any{"cell_captions": v}})
+		if err != nil || in.Base != want {
+			t.Errorf("Inputs with cell_captions %d = %+v, %v; want base %q", v, in, err, want)
+		}
+	}
 }
 
 // TestEvaluate compares greedy decoding's exact match with the
