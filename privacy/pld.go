@@ -332,6 +332,12 @@ func (a *PLD) sampledPMF(q, sigma float64) ([2]pmf, error) {
 		if l <= l1q {
 			return math.Inf(-1)
 		}
+		if l > 700 {
+			// e^l − 1 overflows above ~709.78, which put every larger
+			// loss at x = +∞ (in the cell at 709.8: ε capped there, too
+			// low); log(e^l − 1 + q) = l + log(1 − (1 − q)·e^(−l)).
+			return float64(s2*(l+math.Log1p(-float64((1-q)*math.Exp(-l)))-lq)) + 0.5
+		}
 		return float64(s2*(math.Log(math.Expm1(l)+q)-lq)) + 0.5
 	}
 	mix := []float64{1 - q, q}
