@@ -364,3 +364,76 @@ func TestTPRRandomised(t *testing.T) {
 		}
 	}
 }
+
+// TestTPRRandomisedBruteForce holds TPRRandomised to the Neyman–Pearson
+// randomised threshold test found by enumeration, with no ROC: for every
+// threshold τ among the scores (and +∞), the test that predicts "member"
+// above τ and, at τ, with probability γ ∈ [0, 1] has expected FPR
+// (#non-members > τ + γ·#non-members = τ)/m and TPR likewise; γ is the
+// largest that keeps the FPR at most the target, and the answer is the
+// best TPR over τ. Scores are small integers, so most are tied between
+// members and non-members. The tie counts are those of the block at the
+// τ the best test randomises over.
+func TestTPRRandomisedBruteForce(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 3))
+	for trial := range 500 {
+		n, m := 1+rng.IntN(12), 1+rng.IntN(15)
+		members, nonMembers := make([]float64, n), make([]float64, m)
+		for i := range members {
+			members[i] = float64(rng.IntN(5) + rng.IntN(2))
+		}
+		for i := range nonMembers {
+			nonMembers[i] = float64(rng.IntN(5))
+		}
+		r := NewROC(members, nonMembers)
+		count := func(x []float64, f func(float64) bool) int {
+			c := 0
+			for _, v := range x {
+				if f(v) {
+					c++
+				}
+			}
+			return c
+		}
+		taus := append([]float64{math.Inf(1)}, members...)
+		taus = append(taus, nonMembers...)
+		for _, fpr := range []float64{0, 0.001, 0.01, 0.05, 0.1, 0.13, 0.2, 0.25, 1.0 / 3, 0.5, 0.77, 1} {
+			best, bestTieM, bestTieN := -1.0, 0, 0
+			for _, tau := range taus {
+				aboveN := count(nonMembers, func(v float64) bool { return v > tau })
+				atN := count(nonMembers, func(v float64) bool { return v == tau })
+				aboveM := count(members, func(v float64) bool { return v > tau })
+				atM := count(members, func(v float64) bool { return v == tau })
+				if float64(aboveN) > fpr*float64(m)+1e-9 {
+					continue
+				}
+				g := 1.0
+				if atN > 0 {
+					g = min(1, (fpr*float64(m)-float64(aboveN))/float64(atN))
+				}
+				if tpr := (float64(aboveM) + g*float64(atM)) / float64(n); tpr > best+1e-12 {
+					best, bestTieM, bestTieN = tpr, atM, atN
+					if g == 1 || g == 0 {
+						bestTieM, bestTieN = 0, 0 // no randomisation
+					}
+				}
+			}
+			got, gamma, j := r.TPRRandomised(fpr)
+			if math.Abs(got-best) > 1e-12 {
+				t.Errorf("trial %d, FPR %v: TPRRandomised %v, brute force %v (members %v, non-members %v)", trial, fpr, got, best, members, nonMembers)
+				continue
+			}
+			tieM, tieN := 0, 0
+			if j > 0 && gamma > 0 {
+				tieM = int(math.Round((r.TPR[j] - r.TPR[j-1]) * float64(n)))
+				tieN = int(math.Round((r.FPR[j] - r.FPR[j-1]) * float64(m)))
+			}
+			// Only a block that holds members changes the TPR; where it
+			// holds none, the brute force need not pick it.
+			if bestTieM > 0 && (tieM != bestTieM || tieN != bestTieN) {
+				t.Errorf("trial %d, FPR %v: block of %d members and %d non-members, brute force %d and %d", trial, fpr, tieM, tieN, bestTieM, bestTieN)
+			}
+		}
+	}
+}
