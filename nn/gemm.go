@@ -451,3 +451,70 @@ func gemmTileRows(left int, short bool) int {
 	}
 	return min(gemmMR, left)
 }
+
+// headsOff turns off gemmHeads's one plan and one scratch buffer for all
+// heads (each head's product then goes through the backend's Gemm on its
+// own; BenchmarkAttnHeads's comparison in one process).
+var headsOff bool
+
+// gemmHeads computes, for each h < heads, the product Gemm computes on
+// the matrices that start at a[h·sa:], b[h·sb:] and c[h·sc:]:
+// C_h = α·op(A_h)·op(B_h) + β·C_h, all of one shape and strides. On the
+// CPU backend the heads share one plan and one scratch buffer and run on
+// the caller's goroutine, each packed and tiled exactly as Gemm packs and
+// tiles it alone, so the bits are Gemm's; on any other backend, with
+// headsOff, or where one head's product would run in parallel, each head
+// goes through the backend's Gemm.
+func gemmHeads(heads int, tA, tB bool, m, n, k int, alpha float32, a []float32, lda, sa int, b []float32, ldb, sb int, beta float32, c []float32, ldc, sc int) {
+	if _, cpu := kernels.(CPU); !cpu || headsOff || m <= 0 || n <= 0 || k <= 0 || alpha == 0 || m*n*k >= gemmParallel {
+		for h := range heads {
+			kernels.Gemm(tA, tB, m, n, k, alpha, a[h*sa:], lda, b[h*sb:], ldb, beta, c[h*sc:], ldc)
+		}
+		return
+	}
+	for h := range heads {
+		checkMatrix("C", m, n, c[h*sc:], ldc)
+		if tA {
+			checkMatrix("A", k, m, a[h*sa:], lda)
+		} else {
+			checkMatrix("A", m, k, a[h*sa:], lda)
+		}
+		if tB {
+			checkMatrix("B", n, k, b[h*sb:], ldb)
+		} else {
+			checkMatrix("B", k, n, b[h*sb:], ldb)
+		}
+	}
+	// gemmWith's plan and scratch on one goroutine, its w = 1.
+	kern := gemmUse
+	nr := kern.nr
+	p := gemmPlan{kern: kern, m: m, n: n, k: k, rsA: lda, csA: 1, ldb: ldb, ldc: ldc, alpha: alpha, beta: beta}
+	if tA {
+		p.rsA, p.csA = 1, lda
+	}
+	p.panels = (n + nr - 1) / nr
+	p.rowBlocks = (m + gemmMC - 1) / gemmMC
+	nPack := 0
+	p.edge = n
+	if tB {
+		nPack = p.panels
+	} else if n%nr != 0 {
+		nPack, p.edge = 1, n-n%nr
+	}
+	nPad := 0
+	if m%gemmMR != 0 && kern.short == nil {
+		nPad = gemmMR * k
+	}
+	buf := gemmPool.Get().(*gemmBuf)
+	f := buf.take(nPack*k*nr + nPad + gemmMR*nr)
+	packed, f := f[:nPack*k*nr], f[nPack*k*nr:]
+	p.apad, p.tiles = f[:nPad], f[nPad:]
+	for h := range heads {
+		p.a, p.b, p.c, p.packed = a[h*sa:], b[h*sb:], c[h*sc:], packed
+		p.pack(tB)
+		for it := range p.rowBlocks * p.panels {
+			p.block(it, p.tiles)
+		}
+	}
+	gemmPool.Put(buf)
+}
