@@ -60,7 +60,7 @@ func (t *Tape) attention(q, k, v *Node, heads int, causal bool, segs []int) (out
 		po += heads * n * n
 	}
 	t.record(out, func(g []float32) {
-		dp := t.floats(heads * long * long)
+		dp := t.floats(long * long)
 		var gq, gk, gv []float32
 		if q.needs {
 			gq = t.g(q)
@@ -79,7 +79,7 @@ func (t *Tape) attention(q, k, v *Node, heads int, causal bool, segs []int) (out
 		}
 		for s, po := 0, 0; s < len(segs)-1; s++ {
 			r, n := segs[s]*D, segs[s+1]-segs[s]
-			attendBackward(g[r:], qd[r:], kd[r:], vd[r:], pd[po:po+heads*n*n], dp[:heads*n*n], sub(gq, r), sub(gk, r), sub(gv, r), n, D, heads)
+			attendBackward(g[r:], qd[r:], kd[r:], vd[r:], pd[po:po+heads*n*n], dp[:n*n], sub(gq, r), sub(gk, r), sub(gv, r), n, D, heads)
 			po += heads * n * n
 		}
 	})
@@ -94,14 +94,12 @@ func attendForward(qd, kd, vd, od, probs []float32, T, D, heads int, causal bool
 	}
 	dh := D / heads
 	sc := float32(1 / math.Sqrt(float64(dh)))
-	// Every head's scores, then every head's softmax, then every head's
-	// product with the values: the heads are independent, so the bits are
-	// those of one head at a time.
-	gemmHeads(heads, false, true, T, T, dh, sc, qd, D, dh, kd, D, dh, 0, probs, T, T*T)
 	for h := 0; h < heads; h++ {
-		softmaxRows(probs[h*T*T:(h+1)*T*T], T, T, causal, nil, 0)
+		p := probs[h*T*T : (h+1)*T*T]
+		kernels.Gemm(false, true, T, T, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, T)
+		softmaxRows(p, T, T, causal, nil, 0)
+		kernels.Gemm(false, false, T, dh, T, 1, p, T, vd[h*dh:], D, 0, od[h*dh:], D)
 	}
-	gemmHeads(heads, false, false, T, dh, T, 1, probs, T, T*T, vd, D, dh, 0, od, D, dh)
 }
 
 // softmaxRows replaces each row i of the nq×n matrix p by the softmax of
@@ -133,31 +131,30 @@ func softmaxRows(p []float32, nq, n int, causal bool, rows []int, lo int) {
 
 // attendBackward adds the gradients of attendForward's inputs, given the
 // output gradient g, to gq, gk and gv (each nil when not wanted); dp is
-// heads×T×T scratch.
+// T×T scratch.
 func attendBackward(g, qd, kd, vd, probs, dp, gq, gk, gv []float32, T, D, heads int) {
 	if T == 0 {
 		return
 	}
 	dh := D / heads
 	sc := float32(1 / math.Sqrt(float64(dh)))
-	// Each product for every head at once: the heads are independent and
-	// each element of gq, gk and gv takes one product a head, so the bits
-	// are those of one head at a time.
-	if gv != nil {
-		gemmHeads(heads, true, false, T, dh, T, 1, probs, T, T*T, g, D, dh, 1, gv, D, dh)
-	}
-	if gq == nil && gk == nil {
-		return
-	}
-	gemmHeads(heads, false, true, T, T, dh, 1, g, D, dh, vd, D, dh, 0, dp, T, T*T)
 	for h := 0; h < heads; h++ {
-		softmaxBack(probs[h*T*T:(h+1)*T*T], dp[h*T*T:(h+1)*T*T], T)
-	}
-	if gq != nil {
-		gemmHeads(heads, false, false, T, dh, T, sc, dp, T, T*T, kd, D, dh, 1, gq, D, dh)
-	}
-	if gk != nil {
-		gemmHeads(heads, true, false, T, dh, T, sc, dp, T, T*T, qd, D, dh, 1, gk, D, dh)
+		p := probs[h*T*T : (h+1)*T*T]
+		gh := g[h*dh:]
+		if gv != nil {
+			kernels.Gemm(true, false, T, dh, T, 1, p, T, gh, D, 1, gv[h*dh:], D)
+		}
+		if gq == nil && gk == nil {
+			continue
+		}
+		kernels.Gemm(false, true, T, T, dh, 1, gh, D, vd[h*dh:], D, 0, dp, T)
+		softmaxBack(p, dp, T)
+		if gq != nil {
+			kernels.Gemm(false, false, T, dh, T, sc, dp, T, kd[h*dh:], D, 1, gq[h*dh:], D)
+		}
+		if gk != nil {
+			kernels.Gemm(true, false, T, dh, T, sc, dp, T, qd[h*dh:], D, 1, gk[h*dh:], D)
+		}
 	}
 }
 

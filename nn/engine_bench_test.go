@@ -267,11 +267,3 @@ func benchOffOn(b *testing.B, off *bool) {
 		}
 	}
 }
-
-// BenchmarkAttnHeads measures the DPZO and DP-SGD steps' CPU time with
-// attention's per-head products each through Gemm (headsOff) and through
-// gemmHeads's one plan for all heads, alternated in one process as
-// BenchmarkFirstOrder.
-func BenchmarkAttnHeads(b *testing.B) {
-	benchOffOn(b, &headsOff)
-}
