@@ -23,7 +23,7 @@ type Summary struct {
 	// EpsilonPLD is the tight accountant's ε, an upper bound on the true ε,
 	// and EpsilonPLDLower a lower bound on it (PLD.EpsilonBounds).
 	EpsilonPLD, EpsilonPLDLower float64
-	// PLDInterval is the grid spacing used: 1e-4, or 1e-3 or 1e-2 when the
+	// PLDInterval is the grid spacing used: 1e-4, or 1e-3, 1e-2 or 0.1 when the
 	// loss range is too wide for the default grid (with a warning).
 	PLDInterval float64
 	// Warnings are findings to show with the result.
@@ -56,7 +56,7 @@ func Summarize(e Event, delta float64, rel Relation) (Summary, error) {
 		s.EpsilonRDP, s.RDPOrder = g.Epsilon, g.Order
 		s.Warnings = append(s.Warnings, g.Warnings...)
 	}
-	for i, h := range []float64{1e-4, 1e-3, 1e-2} {
+	for i, h := range []float64{1e-4, 1e-3, 1e-2, 0.1} {
 		p, err := NewPLD(&PLDOptions{Interval: h, Relation: rel})
 		if err != nil {
 			return s, err

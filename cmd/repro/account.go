@@ -255,7 +255,7 @@ func newAccountant(name string, interval float64) (func() (privacy.Accountant, e
 // pldIntervals are the PLD grid spacings tried in turn: the default 1e-4,
 // then coarser ones when the loss range is too wide for the grid (very
 // large ε), which loosens the error bound but keeps ε an upper bound.
-var pldIntervals = []float64{1e-4, 1e-3, 1e-2}
+var pldIntervals = []float64{1e-4, 1e-3, 1e-2, 0.1}
 
 func accountSGM(o accountOptions) (accountResult, error) {
 	if _, err := newAccountant(o.accountant, 0); err != nil {

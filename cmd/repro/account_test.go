@@ -185,3 +185,21 @@ func TestAccountWideLossRange(t *testing.T) {
 		t.Errorf("PLD ε %v (lower %v), RDP ε %v", e, lo, re)
 	}
 }
+
+// TestAccountHugeEpsilonGrid: at q = ½, σ = 0.0142 over 20 steps one step's
+// loss spans ~5·10⁴, too wide for grids up to 1e-2; the command falls back
+// to a 0.1 grid, as the runs' cross-check does, and its ε stays an upper
+// bound close to RDP's (RDP's ε upper-bounds the true ε too, so a PLD ε far
+// below it would be the loss-range cap the accountant had before).
+func TestAccountHugeEpsilonGrid(t *testing.T) {
+	args := []string{"--sigma", "0.014204", "--sample-rate", "0.5", "--steps", "20"}
+	pld := accountJSON(t, append([]string{"--accountant", "pld"}, args...)...)
+	rdp := accountJSON(t, append([]string{"--accountant", "rdp"}, args...)...)
+	ep, er := pld["epsilon"].(float64), rdp["epsilon"].(float64)
+	if h := pld["pld_interval"].(float64); h != 0.1 {
+		t.Errorf("pld_interval = %v, want the 0.1 fallback", h)
+	}
+	if !(ep <= er && ep >= 0.8*er) {
+		t.Errorf("PLD ε = %v, want within [0.8, 1]× RDP's %v", ep, er)
+	}
+}
