@@ -123,17 +123,7 @@ func InputParam(name string) bool {
 
 // Patch returns the vision_patch param of c (BaseParams), 0 when it has none
 // (the preset's patches).
-func (c *Config) Patch() int {
-	switch v := c.Params["vision_patch"].(type) {
-	case int64:
-		return int(v)
-	case float64:
-		return int(v)
-	case int:
-		return v
-	}
-	return 0
-}
+func (c *Config) Patch() int { return c.intParam("vision_patch") }
 
 // BaseChoice is the pretrained base a run asks for with its base params
 // (BaseParams); the zero value is the preset's base.
