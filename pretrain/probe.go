@@ -637,6 +637,83 @@ type CellScore struct {
 	Area float64
 }
 
+// cellWant is one scored word of a cell-first description: at 0 the word
+// after the cell's name ("a" or "nothing"), 1 the colour, 2 the shape, for
+// the cell's class (−1 for an empty cell).
+type cellWant struct{ at, class int }
+
+// cellWords are the vocabulary ids CellCaptions scores among.
+type cellWords struct {
+	colour, shape, present []int
+	shapes                 int // the number of shape words
+}
+
+// newCellWords looks up the colour words, the shape words and "a",
+// "nothing"; it returns an error if one is not in the vocabulary.
+func newCellWords() (cellWords, error) {
+	voc := datasets.Vocab()
+	ids := func(words ...string) ([]int, error) {
+		out := make([]int, len(words))
+		for i, w := range words {
+			id, ok := voc.ID(w)
+			if !ok {
+				return nil, fmt.Errorf("pretrain: %q is not in the vocabulary", w)
+			}
+			out[i] = id
+		}
+		return out, nil
+	}
+	var w cellWords
+	colourWords, shapeWords := datasets.SceneWords()
+	w.shapes = len(shapeWords)
+	var err error
+	if w.colour, err = ids(colourWords...); err != nil {
+		return w, err
+	}
+	if w.shape, err = ids(shapeWords...); err != nil {
+		return w, err
+	}
+	w.present, err = ids("a", "nothing")
+	return w, err
+}
+
+// argmaxAmong returns the index in among of the id whose logit in l is
+// highest (the first on ties).
+func argmaxAmong(l []float32, among []int) int {
+	best := 0
+	for i, id := range among {
+		if l[id] > l[among[best]] {
+			best = i
+		}
+	}
+	return best
+}
+
+// score counts, over the logits lg (one row per want), the occupancy words,
+// colours and shapes right, and the objects scored.
+func (w cellWords) score(lg nn.Tensor, wants []cellWant) (occ, col, shp, objects int) {
+	V := lg.Shape[1]
+	for r, c := range wants {
+		l := lg.Data[r*V : (r+1)*V]
+		switch c.at {
+		case 0:
+			if (argmaxAmong(l, w.present) == 0) == (c.class >= 0) {
+				occ++
+			}
+		case 1:
+			objects++
+			if argmaxAmong(l, w.colour) == c.class/w.shapes {
+				col++
+			}
+		case 2:
+			if argmaxAmong(l, w.shape) == c.class%w.shapes {
+				shp++
+			}
+		}
+	}
+	return occ, col, shp, objects
+}
+
 // CellCaptions teacher-forces the cell-first description
 // (datasets.SceneCellCaption after datasets.SceneCellPrompt: "at the top
 // left a red circle and at the top right nothing and …") of every
@@ -659,39 +736,9 @@ func CellCaptions(m *nn.TinyMLLM, exs []datasets.Example) (CellScore, error) {
 	n := m.Config.Patches()
 	s.Area = float64(len(cells[0])) / float64(n)
 	voc := datasets.Vocab()
-	ids := func(words ...string) ([]int, error) {
-		out := make([]int, len(words))
-		for i, w := range words {
-			id, ok := voc.ID(w)
-			if !ok {
-				return nil, fmt.Errorf("pretrain: %q is not in the vocabulary", w)
-			}
-			out[i] = id
-		}
-		return out, nil
-	}
-	colourWords, shapeWords := datasets.SceneWords()
-	ns := len(shapeWords)
-	colourIDs, err := ids(colourWords...)
+	words, err := newCellWords()
 	if err != nil {
 		return s, err
-	}
-	shapeIDs, err := ids(shapeWords...)
-	if err != nil {
-		return s, err
-	}
-	present, err := ids("a", "nothing")
-	if err != nil {
-		return s, err
-	}
-	argmax := func(l []float32, among []int) int {
-		best := 0
-		for i, id := range among {
-			if l[id] > l[among[best]] {
-				best = i
-			}
-		}
-		return best
 	}
 	sum := map[string][4]float64{}
 	var occ, col, shp int
@@ -731,15 +778,14 @@ func CellCaptions(m *nn.TinyMLLM, exs []datasets.Example) (CellScore, error) {
 		// is at answer index j, 7 words a cell with an object, 5 without.
 		j := 0
 		var rows []int
-		type want struct{ at, class int }
-		var wants []want
+		var wants []cellWant
 		for cell, class := range classes {
 			j += 4 // at the W W
 			rows = append(rows, pos[len(prompt)+j]-1)
-			wants = append(wants, want{0, class})
+			wants = append(wants, cellWant{0, class})
 			if class >= 0 {
 				rows = append(rows, pos[len(prompt)+j+1]-1, pos[len(prompt)+j+2]-1)
-				wants = append(wants, want{1, class}, want{2, class})
+				wants = append(wants, cellWant{1, class}, cellWant{2, class})
 				addShares(sum, probs, pos[len(prompt)+j+1]-1, n, cells[cell], patch, cls)
 				j += 3
 			} else {
@@ -747,26 +793,8 @@ func CellCaptions(m *nn.TinyMLLM, exs []datasets.Example) (CellScore, error) {
 			}
 			j++ // and, or <eos>
 		}
-		lg := m.Logits(t, hid, rows).Value
-		V := lg.Shape[1]
-		for r, w := range wants {
-			l := lg.Data[r*V : (r+1)*V]
-			switch w.at {
-			case 0:
-				if (argmax(l, present) == 0) == (w.class >= 0) {
-					occ++
-				}
-			case 1:
-				s.Objects++
-				if argmax(l, colourIDs) == w.class/ns {
-					col++
-				}
-			case 2:
-				if argmax(l, shapeIDs) == w.class%ns {
-					shp++
-				}
-			}
-		}
+		o, c, sh, objs := words.score(m.Logits(t, hid, rows).Value, wants)
+		occ, col, shp, s.Objects = occ+o, col+c, shp+sh, s.Objects+objs
 		s.Scenes++
 	}
 	if s.Scenes == 0 || s.Objects == 0 {
