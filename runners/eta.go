@@ -435,37 +435,35 @@ func convertPrior(rows []results.Run, scale string, plan func(*Run) (int64, stri
 	}
 	for _, sc := range nearestScales(scale, slices.Collect(maps.Keys(priors))) {
 		step, run := scaleRatios(priors[sc], priors[scale], sc, scale, "")
-		for k, v := range priors[sc].medStep {
-			if _, ok := out.perStep[k]; ok {
-				continue
+		// own[m] is method m's own step and run ratios, computed once.
+		own := map[string][2]float64{}
+		ratio := func(k string, which int, all float64) float64 {
+			m := methodOf(k)
+			if m == "" {
+				return all
 			}
-			r := step
-			if m := methodOf(k); m != "" {
-				if own, _ := scaleRatios(priors[sc], priors[scale], sc, scale, m); own > 0 {
-					r = own
+			r, ok := own[m]
+			if !ok {
+				r[0], r[1] = scaleRatios(priors[sc], priors[scale], sc, scale, m)
+				own[m] = r
+			}
+			if r[which] > 0 {
+				return r[which]
+			}
+			return all
+		}
+		convert := func(med, per, outMed map[string]float64, which int, all float64) {
+			for k, v := range med {
+				if _, ok := per[k]; ok || strings.HasPrefix(k, "exp:") && which == 1 {
+					continue // exp: run means, see checkedInPrior
+				}
+				if r := ratio(k, which, all); r > 0 {
+					per[k], outMed[k] = v*r, v*r
 				}
 			}
-			if r > 0 {
-				out.perStep[k], out.medStep[k] = v*r, v*r
-			}
 		}
-		for k, v := range priors[sc].medRun {
-			if strings.HasPrefix(k, "exp:") {
-				continue // see checkedInPrior
-			}
-			if _, ok := out.perRun[k]; ok {
-				continue
-			}
-			r := run
-			if m := methodOf(k); m != "" {
-				if _, own := scaleRatios(priors[sc], priors[scale], sc, scale, m); own > 0 {
-					r = own
-				}
-			}
-			if r > 0 {
-				out.perRun[k], out.medRun[k] = v*r, v*r
-			}
-		}
+		convert(priors[sc].medStep, out.perStep, out.medStep, 0, step)
+		convert(priors[sc].medRun, out.perRun, out.medRun, 1, run)
 	}
 	if len(out.perStep) == 0 && len(out.perRun) == 0 {
 		return nil
