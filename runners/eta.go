@@ -352,7 +352,7 @@ func excessWeight(rec float64, today load) float64 {
 //     far a slow run lies from its group depends on the group's spread.
 //     Table1 smoke's DPZO runs on fashion-vqa, counted at their recorded
 //     loads, lie within ×0.73–1.67 of their median but three of them at
-//     2.8, 3.6 and 4.7 times (3.4–5.1 scaled MADs): they slowed 14.6–22.8
+//     2.8, 3.6 and 4.6 times (3.4–5.1 scaled MADs): they slowed 14.6–22.8
 //     times at load 17–26 where their load says 4.2–5.5 times (paired with
 //     the same runs on a quiet machine, bench/load/paired.py). Under 10×,
 //     they made the quiet first ETA of table1 smoke 34% high. DP-SGD's
