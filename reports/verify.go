@@ -303,7 +303,11 @@ func (v *Verification) FamilyText() string {
 	gate := fmt.Sprintf("the %d gate %s", v.GateTests, plural(v.GateTests, "test", "tests"))
 	behind := v.Tests - v.GateTests
 	if v.GateFailed {
-		return fmt.Sprintf("%s; the gate failed, so the %d %s behind it %s not tested", gate, behind, plural(behind, "test", "tests"), plural(behind, "was", "were"))
+		failed := "; the gate failed"
+		if v.GateTests == 0 {
+			gate, failed = "no gate test", " (the gate was NOT RUN)"
+		}
+		return fmt.Sprintf("%s%s, so the %d %s behind it %s not tested", gate, failed, behind, plural(behind, "test", "tests"), plural(behind, "was", "were"))
 	}
 	return fmt.Sprintf("%s, then (the gate passed) the %d %s behind it, a family of their own", gate, behind, plural(behind, "test", "tests")) + unmet
 }
