@@ -34,6 +34,7 @@ import (
 //	    scale: log                       # compare log(metric): the effect is log(a/b), a ratio
 //	    min_effect: 1                    # the effect the power is computed at, without paper values
 //	    required: true                   # a FAIL makes repro verify exit non-zero
+//	    gate: true                       # tested first; the other claims only if it passes
 //	    source: "Dual-Priv Table 1"
 //	    paper:
 //	      - {at: {epsilon_target: 1, task: fashion-vqa}, a: 81.54, b: 23.30}
@@ -120,6 +121,16 @@ type Claim struct {
 	// to be tested (a control that must show the effect before a defence
 	// against it means anything); otherwise its verdict is NOT RUN.
 	Premise []string `json:"premise,omitempty"`
+	// Gate makes the claim a gatekeeper (gate: true), a serial
+	// gatekeeping order: the gate claims' tests are tested first, Holm
+	// among themselves at the full α, and the tests of every other claim
+	// of the spec (Holm among themselves, at the full α) only when every
+	// gate check passes; otherwise they are NOT RUN, "not tested: gate failed"
+	// (see [reports.Verify]). A gate claim's premises are gate claims.
+	// Declare a gate with a new trial only, before any of its runs:
+	// gating claims already judged would choose the family after seeing
+	// its p-values.
+	Gate bool `json:"gate,omitempty"`
 	// Required claims make repro verify fail when they FAIL.
 	Required bool `json:"required,omitempty"`
 	// Source names where the paper makes the claim (section, table).
@@ -264,6 +275,7 @@ func (d *decoder) claim(n *yaml.Node) ([]Claim, error) {
 			return nil
 		},
 		"required": func(v *yaml.Node) error { return d.boolean(v, "claim required", &c.Required) },
+		"gate":     func(v *yaml.Node) error { return d.boolean(v, "claim gate", &c.Gate) },
 		"source":   func(v *yaml.Node) error { return d.str(v, "claim source", &c.Source) },
 		"paper":    func(v *yaml.Node) error { paperNode = v; return nil },
 	}, "name", "a", "expect", "source")
@@ -596,8 +608,12 @@ func (d *decoder) checkClaims(s *Spec, columns []string, at func(string) *yaml.N
 			cn = list.Content[i]
 		}
 		for _, p := range c.Premise {
-			if !slices.ContainsFunc(s.Claims, func(o Claim) bool { return o.Name == p }) {
+			i := slices.IndexFunc(s.Claims, func(o Claim) bool { return o.Name == p })
+			if i < 0 {
 				return &SyntaxError{FileName: d.file, Line: c.Line, Msg: fmt.Sprintf("claim %s: premise %q is not a claim of the spec", c.Name, p)}
+			}
+			if c.Gate && !s.Claims[i].Gate {
+				return &SyntaxError{FileName: d.file, Line: c.Line, Msg: fmt.Sprintf("gate claim %s: premise %q is behind the gate (a gate claim's premises must be gate claims)", c.Name, p)}
 			}
 		}
 		cols := slices.Concat(slices.Collect(maps.Keys(c.A)), slices.Collect(maps.Keys(c.B)), slices.Collect(maps.Keys(c.X1)), c.Each)

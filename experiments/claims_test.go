@@ -134,6 +134,17 @@ func TestParseClaims(t *testing.T) {
 	if got := rangeSpec.Claims[1].A["seed"]; got != "9..32" {
 		t.Errorf("seed range %q, want 9..32", got)
 	}
+	// gate: true makes a claim a gate (package reports tests it first);
+	// a gate's premise that is itself a gate is accepted.
+	gateSrc := strings.Replace(claimsBase, "    test: welch\n", "    test: welch\n    gate: true\n", 1)
+	gateSrc = strings.Replace(gateSrc, "    required: true\n", "    required: true\n    gate: true\n    premise: [dpsgd-level]\n", 1)
+	gateSpec, err := Parse("t.yaml", []byte(gateSrc), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if !gateSpec.Claims[0].Gate || !gateSpec.Claims[1].Gate || s.Claims[0].Gate || s.Claims[1].Gate {
+		t.Errorf("gates %v %v (without the key %v %v), want true true (false false)", gateSpec.Claims[0].Gate, gateSpec.Claims[1].Gate, s.Claims[0].Gate, s.Claims[1].Gate)
+	}
 	// The claims marshal to JSON, the NaN left out.
 	b, err := json.Marshal(s.Claims)
 	if err != nil || !strings.Contains(string(b), `"paper":[{"a":81}]`) {
@@ -159,6 +170,8 @@ func TestParseClaimErrors(t *testing.T) {
 		{"premise unknown", "    test: welch", "    premise: [dpsgd-falls]\n    test: welch", 33, `claim dpsgd-level: premise "dpsgd-falls" is not a claim of the spec`},
 		{"premise self", "    test: welch", "    premise: [dpsgd-level]\n    test: welch", 33, "premises form a cycle: dpsgd-level → dpsgd-level"},
 		{"premise cycle", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}\n  - name: dpsgd-level\n", "      - {at: {task: fashion-vqa}, a: 82.52, b: 81.54}\n    premise: [dpsgd-level]\n  - name: dpsgd-level\n    premise: [dpsgd-rises]\n", 21, "premises form a cycle: dpsgd-rises → dpsgd-level → dpsgd-rises"},
+		{"gate not bool", "    test: welch", "    gate: first\n    test: welch", 37, `claim gate must be true or false, not "first"`},
+		{"gate premise behind the gate", "    test: welch", "    gate: true\n    premise: [dpsgd-rises]\n    test: welch", 33, `gate claim dpsgd-level: premise "dpsgd-rises" is behind the gate`},
 		{"premise twice", "    test: welch", "    premise: [dpsgd-rises, dpsgd-rises]\n    test: welch", 37, `duplicate claim premise "dpsgd-rises"`},
 		{"same sides", "b: {method: dpsgd, epsilon_target: 1}", "b: {method: dpsgd, epsilon_target: 8}", 21, "a and b select the same runs"},
 		{"min seeds", "min_seeds: 3", "min_seeds: 1", 28, "min_seeds must be an integer in [2, 1000]"},

@@ -61,7 +61,16 @@ type Claim struct {
 	// Premise names claims that must PASS (every check) for this one to
 	// be judged; when one does not, the claim's checks are NOT RUN with
 	// the Reason "premise X not met (VERDICT)".
-	Premise  []string
+	Premise []string
+	// Gate makes the claim a gatekeeper of the spec's other claims (a
+	// serial gatekeeping order): the tests of the gate claims form the
+	// first family, tested by Holm's method at the full α among
+	// themselves; the tests of every other claim form the second, tested
+	// (Holm among themselves, at the full α) only when every check of
+	// every gate claim PASSes, and otherwise NOT RUN with the Reason
+	// "not tested: gate failed (…)". Without a gate claim all tests form
+	// one Holm family. See [Verify].
+	Gate     bool
 	Required bool
 	Source   string
 	Paper    []PaperValue
@@ -108,6 +117,8 @@ type Check struct {
 	Expect   string
 	Verdict  string
 	Required bool
+	// Gate marks a check of a gate claim (see [Claim.Gate]).
+	Gate bool
 	// Reason says why a test was NOT RUN.
 	Reason string
 	// NA and NB are the runs with the metric on each side; MeanA and
@@ -160,6 +171,7 @@ type Check struct {
 	effectAt     float64 // the effect the power is computed at (NaN: none)
 	pContra      float64 // PContra before adjustment
 	exact        bool    // compared exactly: no test
+	untested     bool    // behind a gate that failed: not tested
 	degenerate   *degenerate
 }
 
@@ -224,6 +236,7 @@ func (c Check) MarshalJSON() ([]byte, error) {
 		Expect   string   `json:"expect"`
 		Verdict  string   `json:"verdict"`
 		Required bool     `json:"required"`
+		Gate     bool     `json:"gate,omitempty"`
 		Reason   string   `json:"reason,omitempty"`
 		NA       int      `json:"n_a"`
 		NB       int      `json:"n_b"`
@@ -249,7 +262,7 @@ func (c Check) MarshalJSON() ([]byte, error) {
 		MeanB2   *float64 `json:"mean_b2,omitempty"`
 		PaperA2  *float64 `json:"paper_a2,omitempty"`
 		PaperB2  *float64 `json:"paper_b2,omitempty"`
-	}{c.Claim, c.At, c.Metric, c.Expect, c.Verdict, c.Required, c.Reason, c.NA, c.NB,
+	}{c.Claim, c.At, c.Metric, c.Expect, c.Verdict, c.Required, c.Gate, c.Reason, c.NA, c.NB,
 		num(c.MeanA), num(c.MeanB), t, c.Ref, num(lo), num(hi), num(c.P), num(c.PHolm),
 		num(c.Power), num(c.PContra), c.Note, num(c.PaperA), num(c.PaperB), c.Source,
 		c.X1, c.X2, n2(c.NA2), n2(c.NB2), num(c.MeanA2), num(c.MeanB2), num(c.PaperA2), num(c.PaperB2)})
@@ -260,21 +273,43 @@ type Verification struct {
 	// Alpha is the family-wise error rate of the Holm correction.
 	Alpha  float64 `json:"alpha"`
 	Checks []Check `json:"checks"`
-	// Tests is the number of tests run, the family of the Holm correction.
+	// Tests is the number of tests run, the family of the Holm correction
+	// (with a gate, both families: the gate's and the tests behind it,
+	// tested or not).
 	Tests int `json:"tests"`
 	// Unmet is how many of the Tests were then set NOT RUN because a
 	// premise of their claim was not met; they stay in the family.
 	Unmet int `json:"unmet_premise_tests,omitempty"`
+	// GateTests is how many of the Tests are a gate claim's (0 without a
+	// gate claim: one family), and GateFailed whether a gate check did
+	// not PASS, so that the Tests − GateTests behind it were not tested.
+	GateTests  int  `json:"gate_tests,omitempty"`
+	GateFailed bool `json:"gate_failed,omitempty"`
 }
 
 // FamilyText describes the Holm family of v in words: "the 15 tests run",
-// or "the 15 tests run (10 of them then NOT RUN for a premise not met)".
+// or "the 15 tests run (10 of them then NOT RUN for a premise not met)";
+// with a gate, "the 1 gate test, then the 14 tests behind it (…)", or
+// "the 1 gate test; the gate failed, so the 14 tests behind it were not
+// tested".
 func (v *Verification) FamilyText() string {
-	s := fmt.Sprintf("the %d tests run", v.Tests)
+	unmet := ""
 	if v.Unmet > 0 {
-		s += fmt.Sprintf(" (%d of them then NOT RUN for a premise not met)", v.Unmet)
+		unmet = fmt.Sprintf(" (%d of them then NOT RUN for a premise not met)", v.Unmet)
 	}
-	return s
+	if v.GateTests == 0 && !v.GateFailed {
+		return fmt.Sprintf("the %d tests run", v.Tests) + unmet
+	}
+	gate := fmt.Sprintf("the %d gate %s", v.GateTests, plural(v.GateTests, "test", "tests"))
+	behind := v.Tests - v.GateTests
+	if v.GateFailed {
+		failed := "; the gate failed"
+		if v.GateTests == 0 {
+			gate, failed = "no gate test", " (the gate was NOT RUN)"
+		}
+		return fmt.Sprintf("%s%s, so the %d %s behind it %s not tested", gate, failed, behind, plural(behind, "test", "tests"), plural(behind, "was", "were"))
+	}
+	return fmt.Sprintf("%s, then (the gate passed) the %d %s behind it, a family of their own", gate, behind, plural(behind, "test", "tests")) + unmet
 }
 
 // VerifyOptions configures [Verify]; a nil *VerifyOptions means the zero
@@ -306,7 +341,17 @@ type VerifyOptions struct {
 // interaction.go). A claim whose Premise claims do not all PASS is then
 // set NOT RUN; its tests still count in the Holm family (judged first,
 // so a premise never makes another verdict less conservative) and are
-// counted in Unmet. Bootstrap resamples are
+// counted in Unmet.
+//
+// Gate claims (Claim.Gate) set a serial gatekeeping order: their tests
+// are tested first, by Holm's method at the full α among themselves, and
+// the tests of the other claims, Holm among themselves at the full α,
+// only when every gate check PASSes; otherwise those are NOT RUN with the
+// Reason "not tested: gate failed (…)" (exact comparisons, no tests, are
+// judged as always). Since no test behind the gate can reject unless
+// every gate hypothesis is rejected, this is a closed testing procedure
+// and controls the family-wise error rate at α over both families. A
+// gate claim's premises must be gate claims. Bootstrap resamples are
 // drawn from a stream seeded by the claim's name and the test's values,
 // so a verification is reproducible. It is an error only if a claim is
 // malformed (an unknown Expect or Test, a premise that names no claim or
@@ -319,6 +364,12 @@ type VerifyOptions struct {
 //     and the power approach for assessing the equivalence of average
 //     bioavailability", Journal of Pharmacokinetics and Biopharmaceutics
 //     15(6), 1987 (the equivalence test of value claims).
+//   - A. Dmitrienko, A. C. Tamhane, B. L. Wiens, "General multistage
+//     gatekeeping procedures", Biometrical Journal 50(5), 2008, and
+//     F. Bretz, W. Maurer, W. Brannath, M. Posch, "A graphical approach
+//     to sequentially rejective multiple test procedures", Statistics in
+//     Medicine 28(4), 2009 (serial gatekeeping: a family tested only when
+//     every hypothesis of the one before is rejected).
 func Verify(runs *Runs, claims []Claim, opts *VerifyOptions) (*Verification, error) {
 	o := VerifyOptions{}
 	if opts != nil {
@@ -365,6 +416,9 @@ func checkPremises(claims []Claim) error {
 			pc, ok := byName[p]
 			if !ok {
 				return fmt.Errorf("reports: claim %s: premise %q is no claim", c.Name, p)
+			}
+			if c.Gate && !pc.Gate {
+				return fmt.Errorf("reports: gate claim %s: premise %q is behind the gate (a gate claim's premises must be gate claims)", c.Name, p)
 			}
 			if err := visit(pc); err != nil {
 				return err
@@ -413,7 +467,7 @@ func (v *Verification) premises(claims []Claim) {
 			if ch.Claim != name {
 				continue
 			}
-			if reason != "" {
+			if reason != "" && !ch.untested {
 				if ch.Verdict != NotRun && !ch.exact {
 					v.Unmet++
 				}
@@ -437,23 +491,72 @@ func (v *Verification) premises(claims []Claim) {
 // Exact comparisons are no tests: they are judged by their values and
 // stay out of the Holm family. The tests against the paper's effect
 // (CONTRADICTED) are a second family, adjusted by Holm's method apart.
+//
+// With gate claims (serial gatekeeping): the gate claims' tests are one
+// Holm family at the full α; the other tests are a family of their own,
+// adjusted and judged only when every gate check PASSes (a gate test not
+// run, inconclusive or failed closes the gate), and otherwise set NOT RUN
+// as not tested.
 func (v *Verification) judge() {
-	var ran, contra []int
-	var ps, pcs []float64
+	var gate, rest []int
+	gated := false
 	for i, c := range v.Checks {
+		gated = gated || c.Gate
 		if c.Verdict == NotRun || c.exact {
 			continue
 		}
-		ran = append(ran, i)
-		ps = append(ps, c.P)
-		if !math.IsNaN(c.pContra) {
+		if c.Gate {
+			gate = append(gate, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	v.Tests = len(gate) + len(rest)
+	tested := slices.Concat(gate, rest)
+	if gated {
+		v.GateTests = len(gate)
+		v.holmFamily(gate)
+		closed := slices.IndexFunc(v.Checks, func(c Check) bool { return c.Gate && c.Verdict != Pass })
+		if closed >= 0 {
+			v.GateFailed = true
+			g := v.Checks[closed]
+			reason := fmt.Sprintf("not tested: gate failed (%s %s)", strings.TrimSpace(g.Claim+" "+g.At), g.Verdict)
+			for _, i := range rest {
+				c := &v.Checks[i]
+				c.Verdict, c.Reason, c.Note, c.untested = NotRun, reason, "", true
+				c.P, c.PContra, c.Lo, c.Hi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+			}
+			tested = gate
+			rest = nil
+		}
+	}
+	v.holmFamily(rest)
+	var contra []int
+	var pcs []float64
+	for _, i := range tested {
+		if c := v.Checks[i]; !math.IsNaN(c.pContra) {
 			contra = append(contra, i)
 			pcs = append(pcs, c.pContra)
 		}
 	}
-	v.Tests = len(ran)
+	for j, adj := range holm(pcs) {
+		c := &v.Checks[contra[j]]
+		c.PContra = adj
+		if c.Verdict == Inconclusive && adj <= v.Alpha {
+			c.Verdict = Contradicted
+		}
+	}
+}
+
+// holmFamily adjusts the p-values of the checks idx together by Holm's
+// method at v.Alpha and sets their verdicts and powers.
+func (v *Verification) holmFamily(idx []int) {
+	ps := make([]float64, len(idx))
+	for j, i := range idx {
+		ps[j] = v.Checks[i].P
+	}
 	adj, levels := holm(ps), holmLevels(ps, v.Alpha)
-	for j, i := range ran {
+	for j, i := range idx {
 		c := &v.Checks[i]
 		c.PHolm = adj[j]
 		switch {
@@ -466,13 +569,6 @@ func (v *Verification) judge() {
 		}
 		if !math.IsNaN(c.effectAt) && c.degenerate == nil {
 			c.Power = c.Test.power(c.effectAt, levels[j])
-		}
-	}
-	for j, adj := range holm(pcs) {
-		c := &v.Checks[contra[j]]
-		c.PContra = adj
-		if c.Verdict == Inconclusive && adj <= v.Alpha {
-			c.Verdict = Contradicted
 		}
 	}
 }
@@ -547,7 +643,7 @@ func claimChecks(runs *Runs, c Claim, o VerifyOptions) ([]Check, error) {
 }
 
 func newCheck(c Claim, at string) Check {
-	ch := Check{Claim: c.Name, At: at, Metric: c.Metric, Required: c.Required, Source: c.Source,
+	ch := Check{Claim: c.Name, At: at, Metric: c.Metric, Required: c.Required, Gate: c.Gate, Source: c.Source,
 		MeanA: math.NaN(), MeanB: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(),
 		PHolm: math.NaN(), Power: math.NaN(), PaperA: math.NaN(), PaperB: math.NaN(), effectAt: math.NaN(),
 		PContra: math.NaN(), pContra: math.NaN(), MeanA2: math.NaN(), MeanB2: math.NaN(),

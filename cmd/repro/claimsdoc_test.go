@@ -108,8 +108,12 @@ model, not that the paper's direction is wrong; the "paper a / b" column shows b
 			if v, err = reports.Verify(runs, claims, nil); err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(&b, "Run table `%s` (%d runs), %d tests in the Holm family.\n\n",
-				strings.TrimPrefix(filepath.ToSlash(table), "../../"), runs.Len(), v.Tests)
+			family := fmt.Sprintf("%d tests in the Holm family", v.Tests)
+			if v.GateTests > 0 || v.GateFailed {
+				family = "Holm families: " + v.FamilyText()
+			}
+			fmt.Fprintf(&b, "Run table `%s` (%d runs), %s.\n\n",
+				strings.TrimPrefix(filepath.ToSlash(table), "../../"), runs.Len(), family)
 			row := verifyRow{spec: s.Name, table: filepath.Base(table), counts: map[string]int{}}
 			for _, ch := range v.Checks {
 				row.counts[ch.Verdict]++

@@ -17,7 +17,7 @@ func ClaimsOf(s *experiments.Spec) []reports.Claim {
 			Name: c.Name, Text: c.Text, Metric: c.Metric, A: c.A, B: c.B, X1: c.X1, X2: c.X2, Each: c.Each,
 			Expect: c.Expect, Value: c.Value, Tolerance: c.Tolerance, MinEffect: c.MinEffect,
 			MinSeeds: c.MinSeeds, Test: c.Test, Scale: c.Scale, Required: c.Required, Source: c.Source,
-			Premise: c.Premise,
+			Premise: c.Premise, Gate: c.Gate,
 		}
 		for _, p := range c.Paper {
 			rc.Paper = append(rc.Paper, reports.PaperValue{At: p.At, A: p.A, B: p.B, A2: p.A2, B2: p.B2})
