@@ -437,7 +437,8 @@ func (c *costs) mean() float64 {
 	in := s / n
 	for i := range c.secs {
 		if per := c.secs[i] / c.n[i]; per > lim && per <= far {
-			s += in*c.n[i] + c.w[i]*(c.secs[i]-in*c.n[i])
+			typical := float64(in * c.n[i])
+			s += typical + float64(c.w[i]*(c.secs[i]-typical))
 			n += c.n[i]
 		}
 	}
