@@ -195,12 +195,18 @@ func (t *Tape) attentionRows(q, k, v *Node, rows []int, heads int, causal bool, 
 // the dh columns of one query and one key, which does not depend on the
 // other rows of the product; each row's softmax reads its own scores;
 // and the product with the values runs over all n rows of the sequence,
-// the masked ones zero, as attendForward's does.
+// the masked ones zero, as attendForward's does (a causal head on the
+// mask's tiles, causalHead, as there).
 func attendRows(qd, kd, vd, od, p []float32, rows []int, lo, n, D, heads int, causal bool) {
 	nq := len(rows)
 	dh := D / heads
 	sc := float32(1 / math.Sqrt(float64(dh)))
+	cut := causal && causalCut(nq, n, dh)
 	for h := 0; h < heads; h++ {
+		if cut {
+			causalHead(qd[h*dh:], kd[h*dh:], vd[h*dh:], od[h*dh:], p, nq, n, dh, D, sc, rows, lo)
+			continue
+		}
 		kernels.Gemm(false, true, nq, n, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, n)
 		softmaxRows(p, nq, n, causal, rows, lo)
 		kernels.Gemm(false, false, nq, dh, n, 1, p, n, vd[h*dh:], D, 0, od[h*dh:], D)
