@@ -142,6 +142,14 @@ func BenchmarkCausal(b *testing.B) {
 	benchOffOn(b, &causalOff)
 }
 
+// BenchmarkSlab measures the DPZO and DP-SGD steps' CPU time with the
+// inference tapes' nodes, shapes and parameter map kept in their arenas
+// (Tape.newNode, Tape.shapeOf) off and on (slabOff), alternated in one
+// process as BenchmarkFirstOrder. Off allocates each anew, as before.
+func BenchmarkSlab(b *testing.B) {
+	benchOffOn(b, &slabOff)
+}
+
 // BenchmarkEvalPass measures one evaluation pass over a test set of the
 // shape's batch, as pipeline.Evaluate makes it, one example at a time:
 // greedy decoding of the answer's length from the prompt
