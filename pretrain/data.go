@@ -7,6 +7,7 @@ package pretrain
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -506,7 +507,10 @@ func (c *corpus) captionsIn(form string, rng *rand.Rand) ([]nn.Sequence, error) 
 // with the cells in an order drawn from rng (every call draws afresh);
 // "single", the four one-cell sequences ("what is at the top left ?" →
 // "a red circle" or "nothing"); "questions", the colour-at and shape-at
-// questions about each of the four cells, in shapes-vqa's words.
+// questions about each of the four cells, in shapes-vqa's words. With
+// "fresh" in form, each public scene is replaced by a public layout drawn
+// from rng (datasets.NewPublicScene; every call draws afresh), as many
+// scenes.
 func (c *corpus) cellSequences(form string, rng *rand.Rand) ([]nn.Sequence, error) {
 	parts, err := CellFormParts(form)
 	if err != nil {
@@ -517,12 +521,16 @@ func (c *corpus) cellSequences(form string, rng *rand.Rand) ([]nn.Sequence, erro
 	}
 	var seqs []nn.Sequence
 	scenes := c.publicScenes()
+	fresh := slices.Contains(parts, formFresh)
 	for _, e := range scenes {
 		key := e.Items[0]
 		if _, ok := datasets.SceneCells(key); !ok || len(e.Images) != 1 {
 			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
 		}
 		img := e.Images[0]
+		if fresh {
+			key, img = datasets.NewPublicScene(rng)
+		}
 		for _, part := range parts {
 			switch part {
 			case formShuffled:
