@@ -314,8 +314,8 @@ type mixer struct {
 	// srcs is the source of each sequence of the last batch.
 	srcs []string
 	// redraw, when not nil, returns a source's pool afresh at the start
-	// of every pass over it after the first (the shuffled cell
-	// descriptions, Plan.CaptionForm).
+	// of every pass over it after the first (the cell forms with
+	// shuffled descriptions or fresh scenes, Plan.CaptionForm).
 	redraw map[string]func() ([]nn.Sequence, error)
 }
 

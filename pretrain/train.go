@@ -31,8 +31,8 @@ const (
 	streamScenes   = 107 // stage 1 scene object order (Plan.VisionScenes)
 	streamShapesQA = 108 // public shapes questions (Plan.Mix[srcShapesQA])
 	streamCaptions = 109 // captions-only stage order (Plan.CaptionSteps)
-	streamCellOrd  = 110 // cell orders of the stage's shuffled descriptions (Plan.CaptionForm)
-	streamCellMix  = 111 // cell orders of the mixture's shuffled descriptions
+	streamCellOrd  = 110 // the stage's shuffled cell orders and fresh scenes (Plan.CaptionForm)
+	streamCellMix  = 111 // the mixture's shuffled cell orders and fresh scenes
 	// streamCellProbe is the stream of CellProbe's shuffled orders (seed 1,
 	// whatever the base's).
 	streamCellProbe = 112
