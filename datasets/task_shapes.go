@@ -428,6 +428,23 @@ func (s Scene) cellWhat(cell int) string {
 	return "nothing"
 }
 
+// NewPublicScene draws scenes from rng until one has a public layout that
+// pretraining may train on (public by the hash that divides layouts
+// between public and private use, and not held out of pretraining,
+// PretrainHeldOut) and returns its item key and its image (Scene.Render).
+// No private layout, and no layout of the -tune validation splits, is
+// ever returned; the public layouts (tens of thousands) are far more than a
+// public split holds, so a stream of them shows a model many scenes it
+// cannot have memorised.
+func NewPublicScene(rng *rand.Rand) (key string, img []float32) {
+	for {
+		s := NewScene(rng)
+		if k := s.key(); isPublicKey(k) && !PretrainHeldOut([]string{k}) {
+			return k, s.Render()
+		}
+	}
+}
+
 // SceneOneCellPrompt returns the prompt that names one cell (0 top left …
 // 3 bottom right) of a scene, "<bos> <image> what is at the bottom right
 // ?", which SceneOneCell answers: one named cell a sequence, so that

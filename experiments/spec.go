@@ -116,8 +116,9 @@ var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout", "shapes
 // cell_form (N ≥ 1, with cell_captions) selects the form of the
 // cell-first descriptions, pretrain.CellForms[N] (Options.CellForm): 1
 // the cells in a random order, 2 one named cell a sequence, 3 public
-// colour-at and shape-at questions, 4 both 2 and 3, 5 both 1 and 3; 0 or
-// absent, the fixed order.
+// colour-at and shape-at questions, 4 both 2 and 3, 5 both 1 and 3, 6–8
+// the forms 2, 4 and 1 on public layouts drawn afresh for every pass
+// ("fresh"); 0 or absent, the fixed order.
 var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions", "caption_stage", "cell_captions", "cell_form"}
 
 // InputParam reports whether name is a data or a base param (DataParams,

@@ -55,7 +55,7 @@ func TestPrepareCellForm(t *testing.T) {
 			t.Errorf("form %s: plan %+v, want %+v", form, g.plan, want)
 		}
 	}
-	for _, bad := range []string{"bogus", "questions+single", "single+single", "shuffled+", "+single"} {
+	for _, bad := range []string{"bogus", "questions+single", "single+single", "shuffled+", "+single", "fresh", "fresh+single"} {
 		if _, err := CellFormParts(bad); err == nil {
 			t.Errorf("CellFormParts(%q): no error", bad)
 		}
@@ -181,6 +181,40 @@ func TestCellSequences(t *testing.T) {
 		check(single[4*i:4*i+4], want)
 		check(questions[8*i:8*i+8], wantQ)
 		check(both[12*i:12*i+12], append(slices.Clone(want), wantQ...))
+	}
+	// Fresh scenes: as many scenes, mostly not the public split's and
+	// drawn again by another call; each one-cell answer is "nothing"
+	// exactly where the image's cell is black.
+	public := map[string]bool{}
+	for _, e := range scenes {
+		public[fmt.Sprint(e.Images[0])] = true
+	}
+	a, b2 := draw("single+fresh"), draw("single+fresh")
+	if len(a) != 4*len(scenes) || len(b2) != len(a) {
+		t.Fatalf("%d and %d fresh one-cell sequences of %d scenes", len(a), len(b2), len(scenes))
+	}
+	var old, same int
+	for i := 0; i < len(a); i += 4 {
+		if public[fmt.Sprint(a[i].Images[0])] {
+			old++
+		}
+		if slices.Equal(a[i].Images[0], b2[i].Images[0]) {
+			same++
+		}
+		for cell := range 4 {
+			s := a[i+cell]
+			p, ans := split(s)
+			var sum float64
+			for _, x := range datasets.CellImage(s.Images[0], cell) {
+				sum += float64(x)
+			}
+			if !slices.Equal(s.Images[0], a[i].Images[0]) || p != datasets.SceneOneCellPrompt(cell) || (ans == "nothing") != (sum == 0) {
+				t.Fatalf("fresh scene %d cell %d: %q → %q, cell pixels summing to %v", i/4, cell, p, ans, sum)
+			}
+		}
+	}
+	if old > len(scenes)/10 || same > len(scenes)/10 {
+		t.Errorf("of %d fresh scenes, %d are public split images and %d drawn again alike", len(scenes), old, same)
 	}
 }
 

@@ -7,6 +7,7 @@ package pretrain
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -313,8 +314,8 @@ type mixer struct {
 	// srcs is the source of each sequence of the last batch.
 	srcs []string
 	// redraw, when not nil, returns a source's pool afresh at the start
-	// of every pass over it after the first (the shuffled cell
-	// descriptions, Plan.CaptionForm).
+	// of every pass over it after the first (the cell forms with
+	// shuffled descriptions or fresh scenes, Plan.CaptionForm).
 	redraw map[string]func() ([]nn.Sequence, error)
 }
 
@@ -506,7 +507,10 @@ func (c *corpus) captionsIn(form string, rng *rand.Rand) ([]nn.Sequence, error) 
 // with the cells in an order drawn from rng (every call draws afresh);
 // "single", the four one-cell sequences ("what is at the top left ?" →
 // "a red circle" or "nothing"); "questions", the colour-at and shape-at
-// questions about each of the four cells, in shapes-vqa's words.
+// questions about each of the four cells, in shapes-vqa's words. With
+// "fresh" in form, each public scene is replaced by a public layout drawn
+// from rng (datasets.NewPublicScene; every call draws afresh), as many
+// scenes.
 func (c *corpus) cellSequences(form string, rng *rand.Rand) ([]nn.Sequence, error) {
 	parts, err := CellFormParts(form)
 	if err != nil {
@@ -517,12 +521,16 @@ func (c *corpus) cellSequences(form string, rng *rand.Rand) ([]nn.Sequence, erro
 	}
 	var seqs []nn.Sequence
 	scenes := c.publicScenes()
+	fresh := slices.Contains(parts, formFresh)
 	for _, e := range scenes {
 		key := e.Items[0]
 		if _, ok := datasets.SceneCells(key); !ok || len(e.Images) != 1 {
 			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
 		}
 		img := e.Images[0]
+		if fresh {
+			key, img = datasets.NewPublicScene(rng)
+		}
 		for _, part := range parts {
 			switch part {
 			case formShuffled:

@@ -100,9 +100,13 @@ type Plan struct {
 	// ?" → "a red circle", every cell of every scene;
 	// datasets.SceneOneCell) and "questions" (shapes-vqa's colour-at and
 	// shape-at questions about every cell of every public scene, in the
-	// private task's words; datasets.SceneAtQuestion). "" keeps the
-	// fixed order. The scenes are the public ones pretraining trains on,
-	// never a private or held-out layout.
+	// private task's words; datasets.SceneAtQuestion), and "fresh", with
+	// one of them: the scenes are not the public split's, about which
+	// the stage's thousands of steps can memorise every answer, but as
+	// many public layouts drawn afresh for every pass
+	// (datasets.NewPublicScene). "" keeps the fixed order. The scenes
+	// are public layouts pretraining may train on, never a private or
+	// held-out one.
 	CaptionForm string `json:"caption_form,omitempty"`
 	// Steps is the number of optimizer steps of stage 3, when the
 	// projector and the language model train on the mixture with every
@@ -289,19 +293,22 @@ const (
 	formShuffled  = "shuffled"
 	formSingle    = "single"
 	formQuestions = "questions"
+	formFresh     = "fresh"
 )
 
 // CellForms are the cell forms a spec's base param cell_form selects by
 // index (0: the fixed order).
-var CellForms = []string{"", formShuffled, formSingle, formQuestions, formSingle + "+" + formQuestions, formShuffled + "+" + formQuestions}
+var CellForms = []string{"", formShuffled, formSingle, formQuestions, formSingle + "+" + formQuestions, formShuffled + "+" + formQuestions,
+	formSingle + "+" + formFresh, formSingle + "+" + formQuestions + "+" + formFresh, formShuffled + "+" + formFresh}
 
 // cellFormParts are the parts a Plan.CaptionForm may join, in the order
 // a form lists them.
-var cellFormParts = []string{formShuffled, formSingle, formQuestions}
+var cellFormParts = []string{formShuffled, formSingle, formQuestions, formFresh}
 
 // CellFormParts splits a cell form (Plan.CaptionForm) into its parts, and
-// returns an error unless each is one of "shuffled", "single" and
-// "questions", once, in that order. "" has no parts (the fixed order).
+// returns an error unless each is one of "shuffled", "single",
+// "questions" and "fresh", once, in that order, and "fresh" is not alone.
+// "" has no parts (the fixed order).
 func CellFormParts(form string) ([]string, error) {
 	if form == "" {
 		return nil, nil
@@ -314,6 +321,9 @@ func CellFormParts(form string) ([]string, error) {
 			return nil, fmt.Errorf("pretrain: cell form %q: want \"+\"-joined parts among %s, each once, in that order", form, strings.Join(cellFormParts, ", "))
 		}
 		last = i
+	}
+	if len(parts) == 1 && parts[0] == formFresh {
+		return nil, fmt.Errorf("pretrain: cell form %q: fresh scenes need a form to describe them", form)
 	}
 	return parts, nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,8 +31,8 @@ const (
 	streamScenes   = 107 // stage 1 scene object order (Plan.VisionScenes)
 	streamShapesQA = 108 // public shapes questions (Plan.Mix[srcShapesQA])
 	streamCaptions = 109 // captions-only stage order (Plan.CaptionSteps)
-	streamCellOrd  = 110 // cell orders of the stage's shuffled descriptions (Plan.CaptionForm)
-	streamCellMix  = 111 // cell orders of the mixture's shuffled descriptions
+	streamCellOrd  = 110 // the stage's shuffled cell orders and fresh scenes (Plan.CaptionForm)
+	streamCellMix  = 111 // the mixture's shuffled cell orders and fresh scenes
 	// streamCellProbe is the stream of CellProbe's shuffled orders (seed 1,
 	// whatever the base's).
 	streamCellProbe = 112
@@ -193,7 +194,7 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		}
 	}
 	mix := newMixer(b.corpus, &p, b.seed)
-	if p.Mix[srcShapesCells] > 0 && strings.Contains(p.CaptionForm, formShuffled) {
+	if p.Mix[srcShapesCells] > 0 && redrawn(p.CaptionForm) {
 		mix.redraw = map[string]func() ([]nn.Sequence, error){srcShapesCells: func() ([]nn.Sequence, error) {
 			return b.corpus.cellSequences(p.CaptionForm, crng)
 		}}
@@ -392,9 +393,10 @@ func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	if err != nil {
 		return err
 	}
-	// Shuffled descriptions draw the cells' orders afresh for every pass.
+	// Shuffled descriptions draw the cells' orders, fresh scenes the
+	// scenes, afresh for every pass.
 	deal := &passPool{seqs: caps, rng: rand.New(rand.NewPCG(b.seed, streamCaptions))}
-	if p.CaptionCells && strings.Contains(p.CaptionForm, formShuffled) {
+	if p.CaptionCells && redrawn(p.CaptionForm) {
 		deal.redraw = pool
 	}
 	pe := b.cfg.PEFT
@@ -426,6 +428,13 @@ func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
 		prog.update(step+1, loss)
 	}
 	return nil
+}
+
+// redrawn reports whether the cell form's pool is drawn afresh for every
+// pass: with shuffled descriptions or fresh scenes.
+func redrawn(form string) bool {
+	parts, _ := CellFormParts(form)
+	return slices.Contains(parts, formShuffled) || slices.Contains(parts, formFresh)
 }
 
 // passPool deals the sequences of a pool one by one in an order drawn

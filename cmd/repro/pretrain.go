@@ -54,7 +54,7 @@ func pretrainCommand() *cli.Command {
 			&cli.BoolFlag{Name: "captions", Usage: "tinymllm only: a captions-only stage (public scene and item captions; projector and language model, the encoder frozen) before the mixture, as LLaVA's feature-alignment stage"},
 			&cli.BoolFlag{Name: "cell-captions", Usage: "tinymllm only: the captions-only stage on cell-first scene captions (\"at the top left a red circle and at the top right nothing …\"), so each colour and shape word follows the name of its cell"},
 			&cli.IntFlag{Name: "caption-scale", Usage: "with --cell-captions: the stage runs `N` times the mixture's steps (0: as many)"},
-			&cli.StringFlag{Name: "cell-form", Usage: "with --cell-captions: the descriptions' `form`, \"+\"-joined parts among shuffled (the cells in a random order), single (one named cell a sequence) and questions (public colour-at and shape-at questions about every cell); empty: the cells in their fixed order"},
+			&cli.StringFlag{Name: "cell-form", Usage: "with --cell-captions: the descriptions' `form`, \"+\"-joined parts among shuffled (the cells in a random order), single (one named cell a sequence), questions (public colour-at and shape-at questions about every cell) and fresh (with another part: public layouts drawn afresh for every pass in place of the public split's scenes); empty: the cells in their fixed order"},
 			&cli.BoolFlag{Name: "caption-vision", Usage: "with --cell-captions: the stage trains the vision encoder too"},
 			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
