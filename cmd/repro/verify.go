@@ -55,6 +55,9 @@ func verifyCommand() *cli.Command {
 			"INCONCLUSIVE otherwise (with the power it had to find the paper's effect; none when\n" +
 			"the paper's own numbers go against the claim), and NOT RUN when a side has fewer\n" +
 			"distinct seeds than min_seeds or a claim named in its premise did not PASS.\n" +
+			"Claims marked gate: true are tested first, Holm among themselves at the full α;\n" +
+			"the others, Holm among themselves at the full α, only when every gate test PASSes\n" +
+			"(else NOT RUN: \"not tested: gate failed\"), a serial gatekeeping order.\n" +
 			"The exit status is non-zero only when a claim\n" +
 			"marked required FAILs.\n\n" +
 			"   $ repro verify table1 --scale smoke\n" +
