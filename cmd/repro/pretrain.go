@@ -70,26 +70,7 @@ func pretrainCommand() *cli.Command {
 			if c.Args().Len() > 0 {
 				return fmt.Errorf("pretrain: unexpected arguments %q", c.Args().Slice())
 			}
-			opt := pretrain.Options{
-				Scale:  c.String("scale"),
-				Arch:   c.String("arch"),
-				Dir:    filepath.Join(c.String("results"), "pretrain"),
-				Fresh:  c.Bool("fresh"),
-				Seed:   c.Uint64("seed"),
-				Patch:  c.Int("patch"),
-				Scenes: c.Bool("scenes"),
-
-				ShapesQuestions: c.Bool("shapes-questions"),
-				Captions:        c.Bool("captions"),
-				CellCaptions:    c.Bool("cell-captions"),
-				CaptionScale:    c.Int("caption-scale"),
-				CaptionVision:   c.Bool("caption-vision"),
-				CellForm:        c.String("cell-form"),
-				DataDir:         c.String("data-dir"),
-
-				ImageEncoder: c.String("image-encoder"),
-				FusionMode:   c.String("fusion-mode"),
-			}
+			opt := pretrainOptions(c)
 			if (opt.ImageEncoder != "" || opt.FusionMode != "") && opt.Arch != "fusion" {
 				return fmt.Errorf("pretrain: --image-encoder and --fusion-mode shape the fusion base only, not %s", opt.Arch)
 			}
@@ -118,6 +99,30 @@ func pretrainCommand() *cli.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// pretrainOptions reads pretrain's flags into the options of pretrain.Base.
+func pretrainOptions(c *cli.Context) pretrain.Options {
+	return pretrain.Options{
+		Scale:  c.String("scale"),
+		Arch:   c.String("arch"),
+		Dir:    filepath.Join(c.String("results"), "pretrain"),
+		Fresh:  c.Bool("fresh"),
+		Seed:   c.Uint64("seed"),
+		Patch:  c.Int("patch"),
+		Scenes: c.Bool("scenes"),
+
+		ShapesQuestions: c.Bool("shapes-questions"),
+		Captions:        c.Bool("captions"),
+		CellCaptions:    c.Bool("cell-captions"),
+		CaptionScale:    c.Int("caption-scale"),
+		CaptionVision:   c.Bool("caption-vision"),
+		CellForm:        c.String("cell-form"),
+		DataDir:         c.String("data-dir"),
+
+		ImageEncoder: c.String("image-encoder"),
+		FusionMode:   c.String("fusion-mode"),
 	}
 }
 
