@@ -200,7 +200,8 @@ func (c recipe) in(params map[string]any) bool {
 
 // newPrior returns the prior of rows, the runs.parquet rows of runs of one
 // scale, for runs at load today; plan gives a run's cost class. Runs that
-// did not finish ok teach nothing. A row that recorded its load counts
+// did not finish ok teach nothing, nor do rows whose seconds are not
+// positive and finite (timed). A row that recorded its load counts
 // its seconds at today's (see atLoad: a run recorded at load 8 on 2
 // cores took 2.5 times what it takes on a quiet machine). A row recorded
 // before loads were is taken as run at the median share of the rows
@@ -211,7 +212,7 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *
 	recipes := map[string]map[string]*recipeRows{} // by method/task, by key
 	typical, known := typicalShare(rows)
 	for _, row := range rows {
-		if row.Status != results.OK || !(row.Seconds > 0) {
+		if !timed(row) {
 			continue
 		}
 		// w is how much of an outlier's excess counts (see costs.mean):
@@ -267,6 +268,14 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *
 	return p
 }
 
+// timed reports whether row teaches the prior: it finished ok in a
+// positive, finite number of seconds (a NaN, +Inf or non-positive time,
+// a damaged or hand-edited table's, would make a group's median or MAD
+// NaN).
+func timed(row results.Run) bool {
+	return row.Status == results.OK && row.Seconds > 0 && !math.IsInf(row.Seconds, 1)
+}
+
 // typicalShare returns the median share (see load.share) of the rows
 // that finished ok and recorded their load, false when none did: the
 // share a row of the same tables that recorded none is taken to have run
@@ -284,7 +293,7 @@ func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *
 func typicalShare(rows []results.Run) (float64, bool) {
 	var shares []float64
 	for _, r := range rows {
-		if r.Status != results.OK || !(r.Seconds > 0) {
+		if !timed(r) {
 			continue
 		}
 		if s, ok := loadOf(r).share(); ok {

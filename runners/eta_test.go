@@ -707,3 +707,33 @@ func TestExcessWeight(t *testing.T) {
 		}
 	}
 }
+
+// TestPriorNonFinite holds the prior to the runs with finite seconds: a
+// row whose seconds are +Inf (a damaged or hand-edited table) teaches
+// nothing, as a NaN or a non-positive one does, instead of making its
+// group's median +Inf and its MAD NaN (|Inf − Inf|), which made the mean
+// NaN. Hand-worked: "a" keeps 10 s over 100 steps and 60 over 400, 0.14
+// s a step (TestPriorMean's); "b" holds the +Inf row only, so it has no
+// prior.
+func TestPriorNonFinite(t *testing.T) {
+	t.Parallel()
+	plan := func(r *Run) (int64, string) { return 0, "first-order" }
+	row := func(task string, secs float64, steps int64) results.Run {
+		return results.Run{Status: results.OK, Method: "dpsgd", Task: task, Scale: "smoke", Seconds: secs, Steps: steps}
+	}
+	p := newPrior([]results.Run{
+		row("a", 10, 100), row("a", math.Inf(1), 100), row("a", 60, 400), row("a", math.NaN(), 100),
+		row("b", math.Inf(1), 100),
+	}, plan, load{})
+	if got := p.perStep["dpsgd/a"]; math.Abs(got-0.14) > 1e-12*0.14 {
+		t.Errorf("per step of dpsgd/a = %v, want 0.14", got)
+	}
+	if got, ok := p.perStep["dpsgd/b"]; ok {
+		t.Errorf("per step of dpsgd/b = %v, want none (its only row is +Inf)", got)
+	}
+	for k, v := range p.perStep {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("per step of %s = %v, want finite", k, v)
+		}
+	}
+}
