@@ -391,14 +391,53 @@ func (p *gemmPlan) packT(dst []float32, j0, cols int) {
 }
 
 // block computes the tiles of one row block and one panel; tile is the
-// goroutine's scratch tile.
+// goroutine's scratch tile. (tileAt does the same for one tile; block
+// keeps its own loop, the products' hot path as it was.)
 func (p *gemmPlan) block(it int, tile []float32) {
+	nr, k := p.kern.nr, p.k
 	rb, q := it/p.panels, it%p.panels
-	cols := min(p.kern.nr, p.n-q*p.kern.nr)
+	j0 := q * nr
+	cols := min(nr, p.n-j0)
+	// The panel: in place or packed.
+	var b []float32
+	ldb := nr
+	switch {
+	case len(p.packed) > 0 && p.edge == p.n: // B transposed: all packed
+		b = p.packed[q*k*nr : (q+1)*k*nr]
+	case j0 >= p.edge: // the partial last panel of B in place
+		b = p.packed
+	default:
+		b, ldb = p.b[j0:], p.ldb
+	}
+	kern := &p.kern
+	for n := kern.narrow; n != nil && cols <= n.nr && !(thinOff && n.nr < 16); n = n.narrow {
+		kern = n // same bits, half the work
+	}
 	end := min(p.m, (rb+1)*gemmMC)
 	for i0 := rb * gemmMC; i0 < end; {
-		rows := gemmTileRows(end-i0, p.kern.short != nil)
-		p.tileAt(i0, rows, q, cols, p.k, tile)
+		rows := gemmTileRows(end-i0, kern.short != nil)
+		a, rsA, csA := p.a[i0*p.rsA:], p.rsA, p.csA
+		// A tile of C as wide as the kernel's goes to C; a narrower one,
+		// or a padded one, to the scratch tile, then to C.
+		direct := cols == kern.nr && (rows == gemmMR || kern.short != nil)
+		c, ldc, alpha, beta := p.c[i0*p.ldc+j0:], p.ldc, p.alpha, p.beta
+		if !direct {
+			c, ldc, alpha, beta = tile, nr, 1, 0
+		}
+		switch {
+		case rows == gemmMR:
+			kern.run(k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
+		case kern.short != nil:
+			kern.short(rows, k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
+		default: // the last rows, padded to a tile
+			kern.run(k, p.apad, k, 1, b, ldb, c, ldc, alpha, beta)
+		}
+		if !direct {
+			for i := 0; i < rows; i++ {
+				c := p.c[(i0+i)*p.ldc+j0:]
+				gemmStore(c[:cols], tile[i*nr:i*nr+cols], p.alpha, p.beta)
+			}
+		}
 		i0 += rows
 	}
 }

@@ -106,6 +106,9 @@ func (t *Tape) Add(a, b *Node) *Node {
 	for i := addVec(yd, ad, bd); i < len(ad); i++ {
 		yd[i] = ad[i] + bd[i]
 	}
+	if !y.needs {
+		return y // no backward rule: no closure to allocate
+	}
 	t.record(y, func(g []float32) {
 		if a.needs {
 			t.gAxpy(a, 1, g)
@@ -563,6 +566,9 @@ func (t *Tape) Embed(table *Node, ids []int) *Node {
 		}
 		copy(y.Value.Data[i*d:(i+1)*d], table.Value.Data[id*d:(id+1)*d])
 	}
+	if !y.needs {
+		return y // no backward rule: no closure to allocate
+	}
 	ids = append([]int(nil), ids...)
 	t.record(y, func(g []float32) {
 		gt := t.g(table)
@@ -585,10 +591,13 @@ func (t *Tape) Slice(x *Node, from, to int) *Node {
 		panic(errIndex)
 	}
 	c := x.Value.Cols()
-	shape := append([]int{to - from}, x.Value.Shape[1:]...)
+	var dims [4]int
+	shape := append(append(dims[:0], to-from), x.Value.Shape[1:]...)
 	y := t.nodeOver(shape, x)
 	copy(y.Value.Data, x.Value.Data[from*c:to*c])
-	t.record(y, func(g []float32) { axpy(1, g, t.g(x)[from*c:to*c]) })
+	if y.needs {
+		t.record(y, func(g []float32) { axpy(1, g, t.g(x)[from*c:to*c]) })
+	}
 	return y
 }
 
@@ -602,12 +611,16 @@ func (t *Tape) Concat(xs ...*Node) *Node {
 		}
 		rows += x.Value.Rows()
 	}
-	shape := append([]int{rows}, xs[0].Value.Shape[1:]...)
+	var dims [4]int
+	shape := append(append(dims[:0], rows), xs[0].Value.Shape[1:]...)
 	y := t.nodeOver(shape, xs...)
 	off := 0
 	for _, x := range xs {
 		copy(y.Value.Data[off:], x.Value.Data)
 		off += len(x.Value.Data)
+	}
+	if !y.needs {
+		return y // no backward rule: no closure to allocate
 	}
 	t.record(y, func(g []float32) {
 		off := 0

@@ -1237,7 +1237,11 @@ func (v *Verification) WriteText(w io.Writer) error {
 		counts[c.Verdict]++
 	}
 	fmt.Fprintf(w, "\n%d PASS, %d FAIL, %d CONTRADICTED, %d INCONCLUSIVE, %d NOT RUN.\n", counts[Pass], counts[Fail], counts[Contradicted], counts[Inconclusive], counts[NotRun])
-	fmt.Fprintf(w, "Holm correction over %s at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.FamilyText(), v.Alpha)
+	if v.GateTests > 0 || v.GateFailed {
+		fmt.Fprintf(w, "Gatekeeping order at family-wise α = %v, Holm's method within each family: %s. A test is significant when its Holm-adjusted p ≤ α.\n", v.Alpha, v.FamilyText())
+	} else {
+		fmt.Fprintf(w, "Holm correction over %s at family-wise α = %v: a test is significant when its Holm-adjusted p ≤ α.\n", v.FamilyText(), v.Alpha)
+	}
 	fmt.Fprintf(w, "effect: what the test tests, less the value V it is tested against: a − b (paired: the mean difference over shared seeds); a − V for a claim on a alone (a > V, a < V, a = V ± T); a − b − V for a − b = V ± T (inside when within ±T); with its %v%% percentile bootstrap interval (not adjusted). The paper's effect is in the same terms.\n", 100*(1-v.Alpha))
 	fmt.Fprintln(w, "power: of an INCONCLUSIVE test, to find the paper's effect (or the claim's min_effect) at the Holm level of its rank.")
 	fmt.Fprintln(w, "CONTRADICTED: not significant either way, but the paper's effect is ruled out: the one-sided test of \"our effect is at least the paper's\" rejects (Holm over those tests; its adjusted p in the power column).")
