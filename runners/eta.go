@@ -206,7 +206,8 @@ func (c recipe) in(params map[string]any) bool {
 // cores took 2.5 times what it takes on a quiet machine). A row recorded
 // before loads were is taken as run at the median share of the rows
 // that recorded theirs (see typicalShare), and counts as they are when
-// none did.
+// none did. A group's mean counts its outliers' excess by today's load
+// (see outlierMADs and excessWeight).
 func newPrior(rows []results.Run, plan func(*Run) (int64, string), today load) *etaPrior {
 	step, run := map[string]*costs{}, map[string]*costs{}
 	recipes := map[string]map[string]*recipeRows{} // by method/task, by key

@@ -41,7 +41,7 @@ import math
 import os
 import random
 
-import first
+import prior as estimate
 from fit import read
 
 N = 2.0
@@ -171,16 +171,16 @@ def main():
         print(f"  b = {bb:.4f}: {t:.1f} s ({t / sum(r['quiet'] for r in rest) - 1:+.1%})")
     # first.py's replay of all 78 runs on a quiet machine, the prior learnt
     # from every run and from the others only (rows are in table order).
-    first.B = 0.668
+    estimate.B = 0.668
     print("first estimate of the quiet sweep (first.py's replay, b = 0.668, c = 1.33), measured 247.6 s and 178 s:")
     for name, prior in (("prior from all 78 runs", rows), (f"prior without the {len(out)}", rest)):
         num, den = {}, {}
         for r in prior:
-            num[r["mt"]] = num.get(r["mt"], 0) + r["loaded"] * first.share(r["load"], r["jobs"])
+            num[r["mt"]] = num.get(r["mt"], 0) + r["loaded"] * estimate.share(r["load"], r["jobs"])
             den[r["mt"]] = den.get(r["mt"], 0) + r["steps"]
         est = []
         for jobs in (1, 2):
-            today = first.share(0.1 + jobs * first.C, jobs)
+            today = estimate.share(0.1 + jobs * estimate.C, jobs)
             free = [0.0] * jobs
             for r in rows:
                 i = free.index(min(free))
