@@ -170,17 +170,8 @@ func (s Scene) question(rng *rand.Rand, kinds []string) (kind, q, a string) {
 	if rng.IntN(4) == 0 {
 		cell = rng.IntN(4)
 	}
-	o, a := s.at(cell), "nothing"
-	if kind == "colour-at" {
-		if o != nil {
-			a = shapeColours[o.Colour]
-		}
-		return kind, "what colour is the object at the " + shapeCells[cell] + " ?", a
-	}
-	if o != nil {
-		a = shapeKinds[o.Kind]
-	}
-	return kind, "what shape is the object at the " + shapeCells[cell] + " ?", a
+	q, a = s.atQuestion(kind, cell)
+	return kind, q, a
 }
 
 // buildShapesVQA builds shapes-vqa, a GQA stand-in: compositional questions
@@ -403,19 +394,108 @@ const SceneCellPrompt = "<bos> <image> what is at the top left , top right , bot
 // object. Pretraining's captions-only stage can train on it
 // (pretrain.Plan.CaptionCells).
 func SceneCellCaption(key string) (caption string, ok bool) {
+	return SceneCellOrderCaption(key, [4]int{0, 1, 2, 3})
+}
+
+// SceneCellOrderCaption is SceneCellCaption with the cells described in
+// order (a permutation of 0 … 3: order[0] first): "at the bottom right a
+// cyan triangle and at the top left …". With the cells in a random order,
+// only a cell's words, not its place in the description, tell which cell
+// a colour word describes. ok is false when key is not a scene key or
+// names no object, or order is not a permutation of the cells.
+func SceneCellOrderCaption(key string, order [4]int) (caption string, ok bool) {
 	s, ok := sceneOf(key)
 	if !ok {
 		return "", false
 	}
+	var seen [4]bool
 	parts := make([]string, len(shapeCells))
-	for cell := range shapeCells {
-		what := "nothing"
-		if o := s.at(cell); o != nil {
-			what = "a " + shapeColours[o.Colour] + " " + shapeKinds[o.Kind]
+	for i, cell := range order {
+		if cell < 0 || cell >= len(shapeCells) || seen[cell] {
+			return "", false
 		}
-		parts[cell] = "at the " + shapeCells[cell] + " " + what
+		seen[cell] = true
+		parts[i] = "at the " + shapeCells[cell] + " " + s.cellWhat(cell)
 	}
 	return strings.Join(parts, " and "), true
+}
+
+// cellWhat names what cell of s holds: "a red circle", or "nothing".
+func (s Scene) cellWhat(cell int) string {
+	if o := s.at(cell); o != nil {
+		return "a " + shapeColours[o.Colour] + " " + shapeKinds[o.Kind]
+	}
+	return "nothing"
+}
+
+// NewPublicScene draws scenes from rng until one has a public layout that
+// pretraining may train on (public by the hash that divides layouts
+// between public and private use, and not held out of pretraining,
+// PretrainHeldOut) and returns its item key and its image (Scene.Render).
+// No private layout, and no layout of the -tune validation splits, is
+// ever returned; the public layouts (tens of thousands) are far more than a
+// public split holds, so a stream of them shows a model many scenes it
+// cannot have memorised.
+func NewPublicScene(rng *rand.Rand) (key string, img []float32) {
+	for {
+		s := NewScene(rng)
+		if k := s.key(); isPublicKey(k) && !PretrainHeldOut([]string{k}) {
+			return k, s.Render()
+		}
+	}
+}
+
+// SceneOneCellPrompt returns the prompt that names one cell (0 top left …
+// 3 bottom right) of a scene, "<bos> <image> what is at the bottom right
+// ?", which SceneOneCell answers: one named cell a sequence, so that
+// nothing but the cell's words tells the model where to look.
+func SceneOneCellPrompt(cell int) string {
+	return "<bos> <image> what is at the " + shapeCells[cell] + " ?"
+}
+
+// SceneOneCell returns what the cell (0 … 3) of the scene whose item key
+// is key holds, "a red circle" or "nothing": the answer to
+// SceneOneCellPrompt(cell). ok is false when key is not a scene key or
+// names no object, or cell is not a cell.
+func SceneOneCell(key string, cell int) (answer string, ok bool) {
+	s, ok := sceneOf(key)
+	if !ok || cell < 0 || cell >= len(shapeCells) {
+		return "", false
+	}
+	return s.cellWhat(cell), true
+}
+
+// SceneAtQuestion poses the colour-at or shape-at question (kind) about
+// one cell (0 … 3) of the scene whose item key is key, in the words of
+// shapes-vqa's questions of that kind ("what colour is the object at the
+// top left ?"), and returns its prompt and answer token strings as
+// SceneQuestion does ("<bos> <image> …", "red <eos>" or "nothing
+// <eos>"). Unlike SceneQuestion it draws nothing: the caller picks the
+// cell. ok is false when key is not a scene key or names no object, kind
+// is neither colour-at nor shape-at, or cell is not a cell.
+func SceneAtQuestion(key, kind string, cell int) (prompt, answer string, ok bool) {
+	s, ok := sceneOf(key)
+	if !ok || (kind != "colour-at" && kind != "shape-at") || cell < 0 || cell >= len(shapeCells) {
+		return "", "", false
+	}
+	q, a := s.atQuestion(kind, cell)
+	return "<bos> <image> " + q, a + " <eos>", true
+}
+
+// atQuestion returns the colour-at or shape-at question (kind) about cell
+// of s and its answer.
+func (s Scene) atQuestion(kind string, cell int) (q, a string) {
+	o, a := s.at(cell), "nothing"
+	if kind == "colour-at" {
+		if o != nil {
+			a = shapeColours[o.Colour]
+		}
+		return "what colour is the object at the " + shapeCells[cell] + " ?", a
+	}
+	if o != nil {
+		a = shapeKinds[o.Kind]
+	}
+	return "what shape is the object at the " + shapeCells[cell] + " ?", a
 }
 
 // sceneOf returns the layout of the scene whose item key is key (objects,

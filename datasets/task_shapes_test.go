@@ -363,3 +363,143 @@ func TestSceneCellCaption(t *testing.T) {
 		}
 	}
 }
+
+// TestSceneCellForms checks the order-free cell forms against
+// SceneCellCaption and against the shapes-vqa reference answers: a
+// permuted description holds SceneCellCaption's cell parts in the order
+// given; one named cell is answered with that cell's part after "at the
+// CELL "; a colour-at or shape-at question about a cell is a question of
+// that kind that referenceAnswer (which reads the question's words)
+// answers as SceneAtQuestion does; and every word is in the vocabulary.
+func TestSceneCellForms(t *testing.T) {
+	t.Parallel()
+	got, ok := SceneCellOrderCaption("shapes:red.circle,-,-,cyan.triangle", [4]int{3, 0, 2, 1})
+	want := "at the bottom right a cyan triangle and at the top left a red circle and at the bottom left nothing and at the top right nothing"
+	if !ok || got != want {
+		t.Fatalf("SceneCellOrderCaption = %q, %v; want %q", got, ok, want)
+	}
+	v := Vocab()
+	inVocab := func(text string) {
+		t.Helper()
+		for _, id := range v.Encode(nil, text) {
+			if id == Unk {
+				t.Fatalf("%q has a word outside the vocabulary", text)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	kinds := map[string]map[string]bool{}
+	for range 200 {
+		s := NewScene(rng)
+		key := s.key()
+		canon, ok := SceneCellCaption(key)
+		if !ok {
+			t.Fatalf("SceneCellCaption(%q) refused", key)
+		}
+		parts := strings.Split(canon, " and ")
+		var order [4]int
+		for i, c := range rng.Perm(4) {
+			order[i] = c
+		}
+		perm, ok := SceneCellOrderCaption(key, order)
+		if !ok {
+			t.Fatalf("SceneCellOrderCaption(%q, %v) refused", key, order)
+		}
+		for i, p := range strings.Split(perm, " and ") {
+			if p != parts[order[i]] {
+				t.Fatalf("SceneCellOrderCaption(%q, %v) part %d = %q, want %q", key, order, i, p, parts[order[i]])
+			}
+		}
+		for cell := range 4 {
+			prompt := SceneOneCellPrompt(cell)
+			inVocab(prompt)
+			a, ok := SceneOneCell(key, cell)
+			if !ok {
+				t.Fatalf("SceneOneCell(%q, %d) refused", key, cell)
+			}
+			inVocab(a)
+			if want := "at the " + shapeCells[cell] + " " + a; want != parts[cell] {
+				t.Fatalf("SceneOneCell(%q, %d) = %q, the description's cell part is %q", key, cell, a, parts[cell])
+			}
+			if !strings.HasSuffix(prompt, "at the "+shapeCells[cell]+" ?") {
+				t.Fatalf("SceneOneCellPrompt(%d) = %q names another cell", cell, prompt)
+			}
+			for _, kind := range []string{"colour-at", "shape-at"} {
+				p, a, ok := SceneAtQuestion(key, kind, cell)
+				if !ok {
+					t.Fatalf("SceneAtQuestion(%q, %s, %d) refused", key, kind, cell)
+				}
+				inVocab(p + " " + a)
+				gotKind, want := referenceAnswer(s, p)
+				if gotKind != kind || a != want+" <eos>" {
+					t.Fatalf("SceneAtQuestion(%q, %s, %d) = %q → %q; the reference reads a %s question answered %q", key, kind, cell, p, a, gotKind, want)
+				}
+				if kinds[kind] == nil {
+					kinds[kind] = map[string]bool{}
+				}
+				kinds[kind][want] = true
+			}
+		}
+	}
+	// Every colour and shape, and "nothing", is an answer.
+	colours, shapes := SceneWords()
+	if len(kinds["colour-at"]) != len(colours)+1 || len(kinds["shape-at"]) != len(shapes)+1 {
+		t.Errorf("answers %v, want every colour and shape and nothing", kinds)
+	}
+	for _, c := range []struct {
+		key   string
+		order [4]int
+	}{{"fmnist:3", [4]int{0, 1, 2, 3}}, {"shapes:red.circle,-,-,-", [4]int{0, 1, 1, 3}}, {"shapes:red.circle,-,-,-", [4]int{0, 1, 2, 4}}} {
+		if got, ok := SceneCellOrderCaption(c.key, c.order); ok {
+			t.Errorf("SceneCellOrderCaption(%q, %v) = %q, ok; want refused", c.key, c.order, got)
+		}
+	}
+	if got, ok := SceneOneCell("shapes:red.circle,-,-,-", 4); ok {
+		t.Errorf("SceneOneCell(cell 4) = %q, ok; want refused", got)
+	}
+	for _, c := range []struct {
+		key, kind string
+		cell      int
+	}{{"fmnist:3", "colour-at", 0}, {"shapes:red.circle,-,-,-", "count", 0}, {"shapes:red.circle,-,-,-", "shape-at", -1}} {
+		if p, _, ok := SceneAtQuestion(c.key, c.kind, c.cell); ok {
+			t.Errorf("SceneAtQuestion(%q, %s, %d) = %q, ok; want refused", c.key, c.kind, c.cell, p)
+		}
+	}
+}
+
+// TestNewPublicScene checks the public scenes drawn for pretraining:
+// every key is a public layout (isPublicKey) not held out of pretraining,
+// the draws are mostly distinct layouts (1,330 of 2,000 with this seed), and each image holds colour in
+// exactly the cells its key fills (datasets.CellImage of each cell against
+// SceneCells).
+func TestNewPublicScene(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 12))
+	seen := map[string]bool{}
+	const n = 2000
+	for range n {
+		key, img := NewPublicScene(rng)
+		if !isPublicKey(key) || PretrainHeldOut([]string{key}) {
+			t.Fatalf("NewPublicScene drew %q: public %v, held out %v", key, isPublicKey(key), PretrainHeldOut([]string{key}))
+		}
+		cells, ok := SceneCells(key)
+		if !ok || len(img) != ImageLen {
+			t.Fatalf("NewPublicScene drew %q (a scene: %v) with %d values, want %d", key, ok, len(img), ImageLen)
+		}
+		for cell, class := range cells {
+			var sum float64
+			for _, v := range CellImage(img, cell) {
+				sum += float64(v)
+			}
+			if (sum > 0) != (class >= 0) {
+				t.Fatalf("%q: cell %d holds class %d but its pixels sum to %v", key, cell, class, sum)
+			}
+		}
+		seen[key] = true
+	}
+	// A quarter of the scenes hold one object, whose public layouts are
+	// few (72 layouts, public or not); the others are rarely drawn twice.
+	if len(seen) < n*3/5 {
+		t.Errorf("%d distinct layouts in %d draws, want more than %d", len(seen), n, n*3/5)
+	}
+}

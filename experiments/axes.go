@@ -47,6 +47,7 @@ var Axes = []AxisKind{
 	{Name: "shapes_questions", Int: true, Doc: "1: the base whose pretraining mixture also holds public shapes-vqa questions of every kind (pretrain --shapes-questions), 0: the preset's (a base param)", Check: zeroOrOne},
 	{Name: "caption_stage", Int: true, Doc: "1: the base pretrained with a captions-only stage before the mixture (pretrain --captions, LLaVA's feature alignment), 0: the preset's (a base param)", Check: zeroOrOne},
 	{Name: "cell_captions", Int: true, Doc: "N ≥ 1: the base pretrained with a captions-only stage on cell-first scene captions (\"at the top left a red circle and …\") for N times the mixture's steps, the vision encoder trained too, the captions kept in the mixture (pretrain --cell-captions --caption-scale N --caption-vision), 0: the preset's (a base param)", Check: atLeast(0)},
+	{Name: "cell_form", Int: true, Doc: "with cell_captions: the form of the cell-first descriptions in the stage and the mixture, 1: the cells in a random order, 2: one named cell a sequence (\"what is at the bottom right ?\" → \"a red circle\"), 3: public colour-at and shape-at questions about every cell, 4: 2 and 3, 5: 1 and 3, 6: 2 on public layouts drawn afresh every pass, 7: 4 so, 8: 1 so (pretrain --cell-form), 0: the fixed order (a base param)", Check: within(0, 8)},
 	{Name: "server_step", Doc: "FedAvg server step η_s on the mean upload > 0 (1: plain FedAvg)", Check: positive},
 	{Name: "local_lr", Doc: "federated clients' local SGD learning rate > 0", Check: positive},
 	{Name: "noise_scale", Doc: "control: scale of the noise σ against the calibrated σ > 0 (≠ 1 plants an under-noised run)", Check: positive},
@@ -129,6 +130,19 @@ func atLeast(lo float64) func(float64) error {
 		}
 		if v < lo || v > maxInt {
 			return fmt.Errorf("%v is not in [%v, 2⁵³]", v, lo)
+		}
+		return nil
+	}
+}
+
+// within returns a check that v is in [lo, hi].
+func within(lo, hi float64) func(float64) error {
+	return func(v float64) error {
+		if err := finite(v); err != nil {
+			return err
+		}
+		if v < lo || v > hi {
+			return fmt.Errorf("%v is not in [%v, %v]", v, lo, hi)
 		}
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -345,7 +346,16 @@ func TestEmbeddedClaimsPairUp(t *testing.T) {
 	}
 	selects := func(c *Config, sel map[string]string) bool {
 		for k, v := range sel {
-			// NoValue ("") selects the runs without a value.
+			// NoValue ("") selects the runs without a value; "lo..hi"
+			// the runs whose numeric value lies in the closed range, as
+			// package reports reads it.
+			if lo, hi, ok := selectorRange(v); ok {
+				x, err := strconv.ParseFloat(col(c, k), 64)
+				if err != nil || x < lo || x > hi {
+					return false
+				}
+				continue
+			}
 			if col(c, k) != v {
 				return false
 			}
@@ -375,6 +385,21 @@ func TestEmbeddedClaimsPairUp(t *testing.T) {
 			checkPairs(t, s.Name, cl.Name, runs, cl.Each, cl.A, cl.B, col, selects)
 		}
 	}
+}
+
+// selectorRange parses a claim selector's range "lo..hi" of two finite
+// numbers, lo ≤ hi; ok is false for any other value.
+func selectorRange(v string) (lo, hi float64, ok bool) {
+	a, b, found := strings.Cut(v, "..")
+	if !found {
+		return 0, 0, false
+	}
+	lo, errA := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	hi, errB := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if errA != nil || errB != nil || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo <= hi) {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
 
 // checkPairs checks that sides a and b of a claim both select runs at

@@ -112,7 +112,14 @@ var DataParams = []string{"clients", "dirichlet_alpha", "train_holdout", "shapes
 // mixture's steps, the vision encoder trained as well, those captions
 // kept in the mixture (pretrain.Options.CellCaptions, CaptionScale N,
 // CaptionVision); 0 or absent, the preset's.
-var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions", "caption_stage", "cell_captions"}
+//
+// cell_form (N ≥ 1, with cell_captions) selects the form of the
+// cell-first descriptions, pretrain.CellForms[N] (Options.CellForm): 1
+// the cells in a random order, 2 one named cell a sequence, 3 public
+// colour-at and shape-at questions, 4 both 2 and 3, 5 both 1 and 3, 6–8
+// the forms 2, 4 and 1 on public layouts drawn afresh for every pass
+// ("fresh"); 0 or absent, the fixed order.
+var BaseParams = []string{"vision_patch", "vision_scenes", "shapes_questions", "caption_stage", "cell_captions", "cell_form"}
 
 // InputParam reports whether name is a data or a base param (DataParams,
 // BaseParams): a sweep axis that reaches the run's inputs, not its
@@ -133,11 +140,12 @@ type BaseChoice struct {
 	ShapesQuestions bool // shapes_questions = 1
 	Captions        bool // caption_stage = 1
 	CellCaptions    int  // cell_captions
+	CellForm        int  // cell_form
 }
 
 // BaseChoice returns the base c's base params (BaseParams) select.
 func (c *Config) BaseChoice() BaseChoice {
-	return BaseChoice{Patch: c.Patch(), Scenes: c.isOne("vision_scenes"), ShapesQuestions: c.isOne("shapes_questions"), Captions: c.isOne("caption_stage"), CellCaptions: c.intParam("cell_captions")}
+	return BaseChoice{Patch: c.Patch(), Scenes: c.isOne("vision_scenes"), ShapesQuestions: c.isOne("shapes_questions"), Captions: c.isOne("caption_stage"), CellCaptions: c.intParam("cell_captions"), CellForm: c.intParam("cell_form")}
 }
 
 // intParam returns c's integer param name, 0 when it has none.

@@ -87,15 +87,21 @@ func (t *Tape) attention(q, k, v *Node, heads int, causal bool, segs []int) (out
 }
 
 // attendForward computes the attention of one sequence of T rows (row
-// stride D) into od and its probabilities into probs ([heads, T, T]).
+// stride D) into od and its probabilities into probs ([heads, T, T]); a
+// causal head on the mask's tiles (causalHead), with the same bits.
 func attendForward(qd, kd, vd, od, probs []float32, T, D, heads int, causal bool) {
 	if T == 0 {
 		return
 	}
 	dh := D / heads
 	sc := float32(1 / math.Sqrt(float64(dh)))
+	cut := causal && causalCut(T, T, dh)
 	for h := 0; h < heads; h++ {
 		p := probs[h*T*T : (h+1)*T*T]
+		if cut {
+			causalHead(qd[h*dh:], kd[h*dh:], vd[h*dh:], od[h*dh:], p, T, T, dh, D, sc, nil, 0)
+			continue
+		}
 		kernels.Gemm(false, true, T, T, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, T)
 		softmaxRows(p, T, T, causal, nil, 0)
 		kernels.Gemm(false, false, T, dh, T, 1, p, T, vd[h*dh:], D, 0, od[h*dh:], D)

@@ -133,6 +133,23 @@ func BenchmarkAttnSoftmax(b *testing.B) {
 	benchOffOn(b, &attnOff)
 }
 
+// BenchmarkCausal measures the DPZO and DP-SGD steps' CPU time with
+// causal attention on the mask's tiles (causal.go: the scores below the
+// diagonal's tiles, the products with the values over each tile's
+// unmasked columns) off and on (causalOff), alternated in one process as
+// BenchmarkFirstOrder. Off is the code before it: the same bits.
+func BenchmarkCausal(b *testing.B) {
+	benchOffOn(b, &causalOff)
+}
+
+// BenchmarkSlab measures the DPZO and DP-SGD steps' CPU time with the
+// inference tapes' nodes, shapes and parameter map kept in their arenas
+// (Tape.newNode, Tape.shapeOf) off and on (slabOff), alternated in one
+// process as BenchmarkFirstOrder. Off allocates each anew, as before.
+func BenchmarkSlab(b *testing.B) {
+	benchOffOn(b, &slabOff)
+}
+
 // BenchmarkEvalPass measures one evaluation pass over a test set of the
 // shape's batch, as pipeline.Evaluate makes it, one example at a time:
 // greedy decoding of the answer's length from the prompt

@@ -235,6 +235,12 @@ func gemm(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32,
 // it is not nil (tB; pre packed by packWeight for kern from B): the same
 // panels, so the same bits, without packing them again.
 func gemmWith(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pre []float32, beta float32, c []float32, ldc int) {
+	gemmRun(kern, tA, tB, m, n, k, alpha, a, lda, b, ldb, pre, beta, c, ldc, nil)
+}
+
+// gemmRun is gemmWith, on the tiles that lim keeps (gemmCausal) where lim
+// is not nil, on one goroutine.
+func gemmRun(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pre []float32, beta float32, c []float32, ldc int, lim *gemmLimit) {
 	nr := kern.nr
 	p := gemmPlan{kern: kern, m: m, n: n, k: k, a: a, rsA: lda, csA: 1, b: b, ldb: ldb, c: c, ldc: ldc, alpha: alpha, beta: beta}
 	if tA {
@@ -243,7 +249,7 @@ func gemmWith(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []floa
 	p.panels = (n + nr - 1) / nr
 	p.rowBlocks = (m + gemmMC - 1) / gemmMC
 	w := 1
-	if m*n*k >= gemmParallel {
+	if m*n*k >= gemmParallel && lim == nil {
 		w = min(runtime.GOMAXPROCS(0), p.rowBlocks*p.panels)
 	}
 	// Scratch: packed B (all panels when B is transposed, else only a
@@ -269,11 +275,14 @@ func gemmWith(kern gemmKernel, tA, tB bool, m, n, k int, alpha float32, a []floa
 	if pre != nil {
 		p.packed = pre
 	}
-	if w <= 1 {
+	switch {
+	case lim != nil:
+		p.limited(lim)
+	case w <= 1:
 		for it := range p.rowBlocks * p.panels {
 			p.block(it, p.tiles)
 		}
-	} else {
+	default:
 		// The goroutines share a copy of the plan on the heap, so that
 		// the serial path (most products) allocates nothing.
 		q := new(gemmPlan)
@@ -384,16 +393,29 @@ func (p *gemmPlan) packT(dst []float32, j0, cols int) {
 // block computes the tiles of one row block and one panel; tile is the
 // goroutine's scratch tile.
 func (p *gemmPlan) block(it int, tile []float32) {
-	nr, k := p.kern.nr, p.k
 	rb, q := it/p.panels, it%p.panels
+	cols := min(p.kern.nr, p.n-q*p.kern.nr)
+	end := min(p.m, (rb+1)*gemmMC)
+	for i0 := rb * gemmMC; i0 < end; {
+		rows := gemmTileRows(end-i0, p.kern.short != nil)
+		p.tileAt(i0, rows, q, cols, p.k, tile)
+		i0 += rows
+	}
+}
+
+// tileAt computes the tile of C at rows i0…i0+rows−1 and the first cols
+// columns of panel q, each element the chain over the first k ≤ p.k
+// terms (p.k for gemm; fewer for gemmCausal's shortened chains); tile is
+// the goroutine's scratch tile.
+func (p *gemmPlan) tileAt(i0, rows, q, cols, k int, tile []float32) {
+	nr := p.kern.nr
 	j0 := q * nr
-	cols := min(nr, p.n-j0)
 	// The panel: in place or packed.
 	var b []float32
 	ldb := nr
 	switch {
 	case len(p.packed) > 0 && p.edge == p.n: // B transposed: all packed
-		b = p.packed[q*k*nr : (q+1)*k*nr]
+		b = p.packed[q*p.k*nr : (q+1)*p.k*nr]
 	case j0 >= p.edge: // the partial last panel of B in place
 		b = p.packed
 	default:
@@ -403,32 +425,27 @@ func (p *gemmPlan) block(it int, tile []float32) {
 	for n := kern.narrow; n != nil && cols <= n.nr && !(thinOff && n.nr < 16); n = n.narrow {
 		kern = n // same bits, half the work
 	}
-	end := min(p.m, (rb+1)*gemmMC)
-	for i0 := rb * gemmMC; i0 < end; {
-		rows := gemmTileRows(end-i0, kern.short != nil)
-		a, rsA, csA := p.a[i0*p.rsA:], p.rsA, p.csA
-		// A tile of C as wide as the kernel's goes to C; a narrower one,
-		// or a padded one, to the scratch tile, then to C.
-		direct := cols == kern.nr && (rows == gemmMR || kern.short != nil)
-		c, ldc, alpha, beta := p.c[i0*p.ldc+j0:], p.ldc, p.alpha, p.beta
-		if !direct {
-			c, ldc, alpha, beta = tile, nr, 1, 0
+	a, rsA, csA := p.a[i0*p.rsA:], p.rsA, p.csA
+	// A tile of C as wide as the kernel's goes to C; a narrower one, or a
+	// padded one, to the scratch tile, then to C.
+	direct := cols == kern.nr && (rows == gemmMR || kern.short != nil)
+	c, ldc, alpha, beta := p.c[i0*p.ldc+j0:], p.ldc, p.alpha, p.beta
+	if !direct {
+		c, ldc, alpha, beta = tile, nr, 1, 0
+	}
+	switch {
+	case rows == gemmMR:
+		kern.run(k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
+	case kern.short != nil:
+		kern.short(rows, k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
+	default: // the last rows, padded to a tile
+		kern.run(k, p.apad, p.k, 1, b, ldb, c, ldc, alpha, beta)
+	}
+	if !direct {
+		for i := 0; i < rows; i++ {
+			c := p.c[(i0+i)*p.ldc+j0:]
+			gemmStore(c[:cols], tile[i*nr:i*nr+cols], p.alpha, p.beta)
 		}
-		switch {
-		case rows == gemmMR:
-			kern.run(k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
-		case kern.short != nil:
-			kern.short(rows, k, a, rsA, csA, b, ldb, c, ldc, alpha, beta)
-		default: // the last rows, padded to a tile
-			kern.run(k, p.apad, k, 1, b, ldb, c, ldc, alpha, beta)
-		}
-		if !direct {
-			for i := 0; i < rows; i++ {
-				c := p.c[(i0+i)*p.ldc+j0:]
-				gemmStore(c[:cols], tile[i*nr:i*nr+cols], p.alpha, p.beta)
-			}
-		}
-		i0 += rows
 	}
 }
 

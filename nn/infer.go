@@ -45,20 +45,24 @@ var thinOff bool
 // the sizes of training's tapes.
 var inferArenas = sync.Pool{New: func() any { return new(arena) }}
 
-// newInferTape returns an inference tape whose values come from an arena
-// of the pool inferArenas; Release hands the arena back. Its products
-// take the packed weights of scope (packcache.go); nil: each product packs
-// its own.
+// newInferTape returns an inference tape whose values, nodes and map of
+// parameter nodes come from an arena of the pool inferArenas; Release
+// hands the arena back. Its products take the packed weights of scope
+// (packcache.go); nil: each product packs its own.
 func newInferTape(scope *packScope) *Tape {
 	a := inferArenas.Get().(*arena)
 	a.reset()
-	return &Tape{params: make(map[*Param]*Node), arena: a, infer: true, packs: scope}
+	if a.params == nil || slabOff {
+		a.params = make(map[*Param]*Node)
+	}
+	clear(a.params)
+	return &Tape{params: a.params, arena: a, infer: true, packs: scope}
 }
 
 // NewInferenceTape returns a tape for forward passes without gradients:
-// every parameter is a constant (NewTape(nil, nil)), and the values of its
-// nodes live in memory reused from tape to tape, which the caller hands
-// back with Release once it has read them. Its forward passes give the
+// every parameter is a constant (NewTape(nil, nil)), and its nodes and
+// their values live in memory reused from tape to tape, which the caller
+// hands back with Release once it has read them. Its forward passes give the
 // bits of an ordinary tape's. Inputs that need a gradient
 // (Tape.Input(x, true)) are allowed; the maps that use them are then
 // recorded and not fused. Within a PackWeights period of a model, that
@@ -67,8 +71,8 @@ func newInferTape(scope *packScope) *Tape {
 func NewInferenceTape() *Tape { return newInferTape(nil) }
 
 // Release hands the memory of an inference tape (NewInferenceTape) back
-// for reuse: afterwards no value of the tape may be read and the tape may
-// not be used. It does nothing on other tapes.
+// for reuse: afterwards no node or value of the tape may be read and the
+// tape may not be used. It does nothing on other tapes.
 func (t *Tape) Release() {
 	if t.infer && t.arena != nil {
 		inferArenas.Put(t.arena)
@@ -195,12 +199,18 @@ func (t *Tape) attentionRows(q, k, v *Node, rows []int, heads int, causal bool, 
 // the dh columns of one query and one key, which does not depend on the
 // other rows of the product; each row's softmax reads its own scores;
 // and the product with the values runs over all n rows of the sequence,
-// the masked ones zero, as attendForward's does.
+// the masked ones zero, as attendForward's does (a causal head on the
+// mask's tiles, causalHead, as there).
 func attendRows(qd, kd, vd, od, p []float32, rows []int, lo, n, D, heads int, causal bool) {
 	nq := len(rows)
 	dh := D / heads
 	sc := float32(1 / math.Sqrt(float64(dh)))
+	cut := causal && causalCut(nq, n, dh)
 	for h := 0; h < heads; h++ {
+		if cut {
+			causalHead(qd[h*dh:], kd[h*dh:], vd[h*dh:], od[h*dh:], p, nq, n, dh, D, sc, rows, lo)
+			continue
+		}
 		kernels.Gemm(false, true, nq, n, dh, sc, qd[h*dh:], D, kd[h*dh:], D, 0, p, n)
 		softmaxRows(p, nq, n, causal, rows, lo)
 		kernels.Gemm(false, false, nq, dh, n, 1, p, n, vd[h*dh:], D, 0, od[h*dh:], D)

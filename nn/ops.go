@@ -18,7 +18,8 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 		panic(errShape)
 	}
 	n := len(x.Value.Data) / in
-	shape := append(append([]int(nil), xs[:len(xs)-1]...), out)
+	var dims [4]int
+	shape := append(append(dims[:0], xs[:len(xs)-1]...), out)
 	y := t.nodeOver(shape, x, w, b)
 	yd := y.Value.Data
 	if b != nil {
@@ -29,6 +30,9 @@ func (t *Tape) Affine(x, w, b *Node) *Node {
 		beta = 1
 	}
 	gemmPanels(n, out, in, 1, x.Value.Data, in, w.Value.Data, t.weightPanels(w, out, in), beta, yd, out)
+	if !y.needs {
+		return y // no backward rule: no closure to allocate
+	}
 	var rows rowMap
 	if t.batch != nil {
 		rows = t.batch.rows
@@ -648,7 +652,8 @@ func (t *Tape) Reshape(x *Node, shape ...int) *Node {
 	if numel(shape) != len(x.Value.Data) {
 		panic(errShape)
 	}
-	y := &Node{Value: Tensor{Shape: append([]int(nil), shape...), Data: x.Value.Data}, needs: x.needs}
+	y := t.newNode()
+	y.Value, y.needs = Tensor{Shape: append([]int(nil), shape...), Data: x.Value.Data}, x.needs
 	t.record(y, func(g []float32) { axpy(1, g, t.g(x)) })
 	return y
 }

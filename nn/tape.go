@@ -83,7 +83,8 @@ func (t *Tape) Param(p *Param) *Node {
 	if n, ok := t.params[p]; ok {
 		return n
 	}
-	n := &Node{Value: Tensor{Shape: p.Shape, Data: p.Data}, param: p}
+	n := t.newNode()
+	n.Value, n.param = Tensor{Shape: p.Shape, Data: p.Data}, p
 	if t.layout != nil {
 		if i := t.layout.Index(p); i >= 0 {
 			n.needs = true
@@ -101,7 +102,32 @@ func (t *Tape) Param(p *Param) *Node {
 // the gradient with respect to x into the node's Grad (for gradient inversion
 // and saliency). x is not copied and must not change while t is in use.
 func (t *Tape) Input(x Tensor, needGrad bool) *Node {
-	return &Node{Value: x, needs: needGrad}
+	n := t.newNode()
+	n.Value, n.needs = x, needGrad
+	return n
+}
+
+// shapeOf returns a copy of shape: on an inference tape in its arena
+// (living until Release, as the values do), else on the heap.
+func (t *Tape) shapeOf(shape []int) []int {
+	if t.infer && t.arena != nil && !slabOff {
+		return t.arena.shape(shape)
+	}
+	return append([]int(nil), shape...)
+}
+
+// slabOff turns off the inference tapes' nodes, shapes and parameter map
+// kept in their arenas (Tape.newNode, Tape.shapeOf; BenchmarkSlab's
+// comparison in one process): each is allocated anew, as before.
+var slabOff bool
+
+// newNode returns a new, zeroed node: on an inference tape from its arena
+// (the nodes, like the values, live until Release), else from the heap.
+func (t *Tape) newNode() *Node {
+	if t.infer && t.arena != nil && !slabOff {
+		return t.arena.node()
+	}
+	return new(Node)
 }
 
 // node makes a new output node of the given shape; it needs a gradient when
@@ -113,13 +139,14 @@ func (t *Tape) node(shape []int, in ...*Node) *Node {
 // nodeOver is node for an operation that writes every element of the
 // output's value: the value is not cleared first (floatsOver).
 func (t *Tape) nodeOver(shape []int, in ...*Node) *Node {
-	return t.output(Tensor{Shape: append([]int(nil), shape...), Data: t.floatsOver(numel(shape))}, in)
+	return t.output(Tensor{Shape: t.shapeOf(shape), Data: t.floatsOver(numel(shape))}, in)
 }
 
 // output makes the node of value v, counts its bytes, and marks it as
 // needing a gradient when any input does.
 func (t *Tape) output(v Tensor, in []*Node) *Node {
-	n := &Node{Value: v}
+	n := t.newNode()
+	n.Value = v
 	t.bytes += int64(4 * len(v.Data))
 	for _, x := range in {
 		if x != nil && x.needs {

@@ -18,6 +18,21 @@ func smearAVX2(y, x, p, s, t *float32, n8 int)
 //go:noescape
 func scale64AVX2(z *float32, n4 int, s float64)
 
+//go:noescape
+func negZeroAVX2(x *float32, rows, n8, ld int) bool
+
+// negZeroVec reports in assembly whether any of the first cols elements
+// of rows rows of x (row stride ld) is −0, and whether it looked: only
+// with AVX2 and cols a multiple of eight. x must hold every element of
+// the rows.
+func negZeroVec(x []float32, rows, cols, ld int) (found, ok bool) {
+	if !vmathAVX2 || vrowOff || rows <= 0 || cols <= 0 || cols%8 != 0 {
+		return false, false
+	}
+	_ = x[(rows-1)*ld+cols-1] // bounds: panics if short
+	return negZeroAVX2(&x[0], rows, cols/8, ld), true
+}
+
 // normRowVec computes the first elements of normRow without normalised
 // rows (hr nil) in assembly, four at a time, and returns how many: a
 // multiple of four, 0 without AVX2. y, g and b (when not nil) must hold

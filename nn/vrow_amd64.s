@@ -488,3 +488,33 @@ rowSqDev16AVX2_loop:
 	VZEROUPPER
 	RET
 
+
+// func negZeroAVX2(x *float32, rows, n8, ld int) bool
+// Reports whether any of the first 8·n8 elements of rows rows of x (row
+// stride ld elements) has the bits of −0, eight elements at a time.
+TEXT ·negZeroAVX2(SB), NOSPLIT, $0-33
+	MOVQ x+0(FP), SI
+	MOVQ rows+8(FP), CX
+	MOVQ n8+16(FP), DX
+	MOVQ ld+24(FP), BX
+	SHLQ $2, BX
+	MOVQ $0x80000000, AX
+	MOVQ AX, X1
+	VPBROADCASTD X1, Y1
+	VPXOR Y2, Y2, Y2
+negZeroAVX2_row:
+	MOVQ SI, DI
+	MOVQ DX, R8
+negZeroAVX2_col:
+	VPCMPEQD (DI), Y1, Y0
+	VPOR Y0, Y2, Y2
+	ADDQ $32, DI
+	DECQ R8
+	JNZ negZeroAVX2_col
+	ADDQ BX, SI
+	DECQ CX
+	JNZ negZeroAVX2_row
+	VPTEST Y2, Y2
+	SETNE ret+32(FP)
+	VZEROUPPER
+	RET

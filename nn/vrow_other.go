@@ -12,6 +12,9 @@ func addVec(y, a, b []float32) int                      { return 0 }
 func smearVec(y, x, p, s, t []float32) bool             { return false }
 func scale64Vec(z []float32, s float64) int             { return 0 }
 func maxVec(z []float32) (m float32, n int)             { return 0, 0 }
+func negZeroVec(x []float32, rows, cols, ld int) (found, ok bool) {
+	return false, false
+}
 
 // rowStats16 leaves LayerNorm's statistics to layerNormRows' Go loops.
 func rowStats16(x []float32, c int) (m, s [16]float64, ok bool) { return m, s, false }

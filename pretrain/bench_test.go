@@ -47,7 +47,7 @@ func BenchmarkStep(b *testing.B) {
 			mix := newMixer(bd.corpus, &p, 1)
 			step := 0
 			for b.Loop() {
-				if _, err := tr.gradStep(m, step%p.Steps, mix.batch(), nil); err != nil {
+				if _, err := tr.gradStep(m, step%p.Steps, mustBatch(b, mix), nil); err != nil {
 					b.Fatal(err)
 				}
 				step++
@@ -103,4 +103,13 @@ func BenchmarkEpisode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// mustBatch returns mix's next batch; it stops the benchmark on an error.
+func mustBatch(b *testing.B, mix *mixer) []nn.Sequence {
+	batch, err := mix.batch()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return batch
 }

@@ -7,6 +7,7 @@ package pretrain
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -312,6 +313,10 @@ type mixer struct {
 	next  map[string]int
 	// srcs is the source of each sequence of the last batch.
 	srcs []string
+	// redraw, when not nil, returns a source's pool afresh at the start
+	// of every pass over it after the first (the cell forms with
+	// shuffled descriptions or fresh scenes, Plan.CaptionForm).
+	redraw map[string]func() ([]nn.Sequence, error)
 }
 
 type mixPart struct {
@@ -329,7 +334,9 @@ func newMixer(c *corpus, p *Plan, seed uint64) *mixer {
 	return m
 }
 
-func (m *mixer) batch() []nn.Sequence {
+// batch returns the next batch. It returns an error only if a pool
+// cannot be drawn afresh (mixer.redraw).
+func (m *mixer) batch() ([]nn.Sequence, error) {
 	var b []nn.Sequence
 	m.srcs = m.srcs[:0]
 	for _, part := range m.mix {
@@ -345,6 +352,13 @@ func (m *mixer) batch() []nn.Sequence {
 		data := m.c.train[part.src]
 		for range part.n {
 			if m.next[part.src] == len(m.order[part.src]) {
+				if f := m.redraw[part.src]; f != nil && m.order[part.src] != nil {
+					var err error
+					if data, err = f(); err != nil {
+						return nil, err
+					}
+					m.c.train[part.src] = data
+				}
 				m.order[part.src] = m.rng.Perm(len(data))
 				m.next[part.src] = 0
 			}
@@ -352,7 +366,7 @@ func (m *mixer) batch() []nn.Sequence {
 			m.next[part.src]++
 		}
 	}
-	return b
+	return b, nil
 }
 
 // publicScenes returns the public shapes-vqa examples of every distinct
@@ -442,24 +456,109 @@ func (c *corpus) captions(cells bool) ([]nn.Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.withFashionCaptions(caps), nil
+}
+
+// withFashionCaptions returns caps followed by every public fashion-vqa
+// caption example that pretraining trains on, in the public split's
+// order.
+func (c *corpus) withFashionCaptions(caps []nn.Sequence) []nn.Sequence {
 	for i := range c.data[srcFashion].Public {
 		if e := &c.data[srcFashion].Public[i]; e.Kind == "caption" && !heldOut(e.Items) {
 			caps = append(caps, toSeq(e))
 		}
 	}
-	return caps, nil
+	return caps
 }
 
 // addCellCaptions fills c.train[srcShapesCells] (Plan.Mix of the
 // cell-captions variant) with the cell-first caption of every public
 // scene that pretraining trains on.
 func (c *corpus) addCellCaptions() error {
-	cells, err := c.sceneCaptions(true)
+	return c.addCellForm("", nil)
+}
+
+// addCellForm fills c.train[srcShapesCells] with cellSequences(form,
+// rng).
+func (c *corpus) addCellForm(form string, rng *rand.Rand) error {
+	cells, err := c.cellSequences(form, rng)
 	if err != nil {
 		return err
 	}
 	c.train[srcShapesCells] = cells
 	return nil
+}
+
+// captionsIn is captions with the cell-first scene captions in form
+// (cellSequences; rng draws the shuffled orders).
+func (c *corpus) captionsIn(form string, rng *rand.Rand) ([]nn.Sequence, error) {
+	caps, err := c.cellSequences(form, rng)
+	if err != nil {
+		return nil, err
+	}
+	return c.withFashionCaptions(caps), nil
+}
+
+// cellSequences returns the cell-first sequences about every public
+// shapes-vqa scene that pretraining trains on (not held out), in the
+// public split's order, in form (Plan.CaptionForm): for "" the
+// description with the cells in their fixed order (sceneCaptions), else,
+// scene by scene, for each part of the form: "shuffled", the description
+// with the cells in an order drawn from rng (every call draws afresh);
+// "single", the four one-cell sequences ("what is at the top left ?" →
+// "a red circle" or "nothing"); "questions", the colour-at and shape-at
+// questions about each of the four cells, in shapes-vqa's words. With
+// "fresh" in form, each public scene is replaced by a public layout drawn
+// from rng (datasets.NewPublicScene; every call draws afresh), as many
+// scenes.
+func (c *corpus) cellSequences(form string, rng *rand.Rand) ([]nn.Sequence, error) {
+	parts, err := CellFormParts(form)
+	if err != nil {
+		return nil, err
+	}
+	if parts == nil {
+		return c.sceneCaptions(true)
+	}
+	var seqs []nn.Sequence
+	scenes := c.publicScenes()
+	fresh := slices.Contains(parts, formFresh)
+	for _, e := range scenes {
+		key := e.Items[0]
+		if _, ok := datasets.SceneCells(key); !ok || len(e.Images) != 1 {
+			return nil, fmt.Errorf("pretrain: %s is not a scene with one image", e.ID)
+		}
+		img := e.Images[0]
+		if fresh {
+			key, img = datasets.NewPublicScene(rng)
+		}
+		for _, part := range parts {
+			switch part {
+			case formShuffled:
+				var order [4]int
+				for j, cell := range rng.Perm(4) {
+					order[j] = cell
+				}
+				text, _ := datasets.SceneCellOrderCaption(key, order)
+				seqs = append(seqs, c.question(img, datasets.SceneCellPrompt, text))
+			case formSingle:
+				for cell := range 4 {
+					a, _ := datasets.SceneOneCell(key, cell)
+					seqs = append(seqs, c.question(img, datasets.SceneOneCellPrompt(cell), a))
+				}
+			case formQuestions:
+				for cell := range 4 {
+					for _, kind := range []string{"colour-at", "shape-at"} {
+						p, a, _ := datasets.SceneAtQuestion(key, kind, cell)
+						seqs = append(seqs, c.question(img, p, strings.TrimSuffix(a, " <eos>")))
+					}
+				}
+			}
+		}
+	}
+	if len(scenes) == 0 {
+		return nil, fmt.Errorf("pretrain: no public scenes to describe")
+	}
+	return seqs, nil
 }
 
 // sceneCaptions returns the scene part of captions' pool: the caption of

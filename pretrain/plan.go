@@ -6,6 +6,8 @@ package pretrain
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/repro-dp/repro/datasets"
 )
@@ -88,6 +90,24 @@ type Plan struct {
 	// the model describes what it holds. Options.CellCaptions sets it
 	// (WithCellCaptions).
 	CaptionCells bool `json:"caption_cells,omitempty"`
+	// CaptionForm, with CaptionCells, replaces the fixed-order
+	// descriptions of the stage and of the mixture with forms in which
+	// only a cell's words, not its place in the text, say which cell is
+	// described (WithCellForm): "+"-joined parts among "shuffled" (the
+	// description with the cells in a random order, drawn afresh for
+	// every pass over the scenes; datasets.SceneCellOrderCaption),
+	// "single" (one named cell a sequence, "what is at the bottom right
+	// ?" → "a red circle", every cell of every scene;
+	// datasets.SceneOneCell) and "questions" (shapes-vqa's colour-at and
+	// shape-at questions about every cell of every public scene, in the
+	// private task's words; datasets.SceneAtQuestion), and "fresh", with
+	// one of them: the scenes are not the public split's, about which
+	// the stage's thousands of steps can memorise every answer, but as
+	// many public layouts drawn afresh for every pass
+	// (datasets.NewPublicScene). "" keeps the fixed order. The scenes
+	// are public layouts pretraining may train on, never a private or
+	// held-out one.
+	CaptionForm string `json:"caption_form,omitempty"`
 	// Steps is the number of optimizer steps of stage 3, when the
 	// projector and the language model train on the mixture with every
 	// visual token, but for the share PruneShare of it (the vision encoder
@@ -265,6 +285,54 @@ func (p Plan) WithCellCaptions(steps int, vision bool) Plan {
 	}
 	mix[srcShapesCells] = p.Mix[srcShapes]
 	p.Mix = mix
+	return p
+}
+
+// Cell forms of Plan.CaptionForm, the parts of a "+"-joined form.
+const (
+	formShuffled  = "shuffled"
+	formSingle    = "single"
+	formQuestions = "questions"
+	formFresh     = "fresh"
+)
+
+// CellForms are the cell forms a spec's base param cell_form selects by
+// index (0: the fixed order).
+var CellForms = []string{"", formShuffled, formSingle, formQuestions, formSingle + "+" + formQuestions, formShuffled + "+" + formQuestions,
+	formSingle + "+" + formFresh, formSingle + "+" + formQuestions + "+" + formFresh, formShuffled + "+" + formFresh}
+
+// cellFormParts are the parts a Plan.CaptionForm may join, in the order
+// a form lists them.
+var cellFormParts = []string{formShuffled, formSingle, formQuestions, formFresh}
+
+// CellFormParts splits a cell form (Plan.CaptionForm) into its parts, and
+// returns an error unless each is one of "shuffled", "single",
+// "questions" and "fresh", once, in that order, and "fresh" is not alone.
+// "" has no parts (the fixed order).
+func CellFormParts(form string) ([]string, error) {
+	if form == "" {
+		return nil, nil
+	}
+	parts := strings.Split(form, "+")
+	last := -1
+	for _, p := range parts {
+		i := slices.Index(cellFormParts, p)
+		if i <= last {
+			return nil, fmt.Errorf("pretrain: cell form %q: want \"+\"-joined parts among %s, each once, in that order", form, strings.Join(cellFormParts, ", "))
+		}
+		last = i
+	}
+	if len(parts) == 1 && parts[0] == formFresh {
+		return nil, fmt.Errorf("pretrain: cell form %q: fresh scenes need a form to describe them", form)
+	}
+	return parts, nil
+}
+
+// WithCellForm returns p (a plan of WithCellCaptions) with its cell-first
+// descriptions, in the stage and in the mixture, in form
+// (Plan.CaptionForm; CellFormParts checks it).
+func (p Plan) WithCellForm(form string) Plan {
+	p.CaptionForm = form
 	return p
 }
 

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,13 +81,19 @@ type Options struct {
 	CellCaptions  bool
 	CaptionScale  int
 	CaptionVision bool
+	// CellForm, with CellCaptions, sets the form of the cell-first
+	// descriptions in the stage and the mixture (Plan.CaptionForm,
+	// Plan.WithCellForm: "shuffled", "single", "questions", joined by
+	// "+"; "" the fixed order).
+	CellForm string
 	// Dir is the cache directory; "" means DefaultDir. Each base lives in
 	// its own folder Dir/<arch>-<scale>-<key>, or
 	// Dir/<arch>-<scale>-p<patch>-<key> with a Patch, with "-scenes"
 	// after the scale or the patch with Scenes, then "-shapesqa" with
 	// ShapesQuestions, then "-captions" with Captions or "-cellcaps"
 	// with CellCaptions ("-cellcapsxN" with a CaptionScale N above 1,
-	// then "v" with CaptionVision).
+	// then "v" with CaptionVision, then "-" and the CellForm with "+" as
+	// "-").
 	Dir string
 	// Fresh rebuilds the base even when the cache holds it.
 	Fresh bool
@@ -235,7 +242,7 @@ const (
 // failed write; a corrupt cache entry is rebuilt.
 func Base(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
-	memoKey := fmt.Sprintf("%q %q %q %q %d %t %t %t %t %d %t %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.ShapesQuestions, opt.Captions, opt.CellCaptions, opt.CaptionScale, opt.CaptionVision, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
+	memoKey := fmt.Sprintf("%q %q %q %q %d %t %t %t %t %d %t %q %q %d %q %p %p", opt.Scale, opt.Arch, opt.ImageEncoder, opt.FusionMode, opt.Patch, opt.Scenes, opt.ShapesQuestions, opt.Captions, opt.CellCaptions, opt.CaptionScale, opt.CaptionVision, opt.CellForm, opt.Dir, opt.Seed, opt.DataDir, opt.plan, opt.cplan)
 	if !opt.Fresh {
 		// A process that asked for this base before knows its folder
 		// without building the data again for the fingerprints.
@@ -431,8 +438,8 @@ func tinyVariants(opt Options, arch string, cfg nn.Config, plan Plan, name strin
 		return cfg, plan, "", fmt.Errorf("pretrain: the captions and cell-captions variants exclude each other")
 	case opt.CellCaptions && arch != "tinymllm":
 		return cfg, plan, "", only("cell-captions")
-	case (opt.CaptionScale != 0 || opt.CaptionVision) && !opt.CellCaptions:
-		return cfg, plan, "", fmt.Errorf("pretrain: a caption scale or caption vision needs the cell-captions variant")
+	case (opt.CaptionScale != 0 || opt.CaptionVision || opt.CellForm != "") && !opt.CellCaptions:
+		return cfg, plan, "", fmt.Errorf("pretrain: a caption scale, caption vision or cell form needs the cell-captions variant")
 	case opt.CaptionScale < 0:
 		return cfg, plan, "", fmt.Errorf("pretrain: negative caption scale %d", opt.CaptionScale)
 	case opt.CellCaptions:
@@ -443,6 +450,13 @@ func tinyVariants(opt Options, arch string, cfg nn.Config, plan Plan, name strin
 		}
 		if opt.CaptionVision {
 			name += "v"
+		}
+		if _, err := CellFormParts(opt.CellForm); err != nil {
+			return cfg, plan, "", err
+		}
+		if opt.CellForm != "" {
+			plan = plan.WithCellForm(opt.CellForm)
+			name += "-" + strings.ReplaceAll(opt.CellForm, "+", "-")
 		}
 	}
 	return cfg, plan, name, nil

@@ -672,7 +672,10 @@ func TestMixerCellCaptions(t *testing.T) {
 		}
 		for step := range 5 {
 			n := 0
-			batch := mix.batch()
+			batch, err := mix.batch()
+			if err != nil {
+				t.Fatal(err)
+			}
 			vts := make([]nn.VisualTransform, len(batch))
 			for i := range vts {
 				vts[i] = nn.TokenPruning{Retention: 0.4}.Transform()

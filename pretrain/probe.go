@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -638,8 +639,10 @@ type CellScore struct {
 }
 
 // cellWant is one scored word of a cell-first description: at 0 the word
-// after the cell's name ("a" or "nothing"), 1 the colour, 2 the shape, for
-// the cell's class (−1 for an empty cell).
+// after the cell's name ("a" or "nothing"), 1 the colour, 2 the shape, 3
+// the answer of a colour-at question, scored as occupancy ("nothing"
+// against the best colour word), for the cell's class (−1 for an empty
+// cell).
 type cellWant struct{ at, class int }
 
 // cellWords are the vocabulary ids CellCaptions scores among.
@@ -709,26 +712,176 @@ func (w cellWords) score(lg nn.Tensor, wants []cellWant) (occ, col, shp, objects
 			if argmaxAmong(l, w.shape) == c.class%w.shapes {
 				shp++
 			}
+		case 3:
+			if (l[w.present[1]] < l[w.colour[argmaxAmong(l, w.colour)]]) == (c.class >= 0) {
+				occ++
+			}
 		}
 	}
 	return occ, col, shp, objects
 }
 
-// CellCaptions teacher-forces the cell-first description
-// (datasets.SceneCellCaption after datasets.SceneCellPrompt: "at the top
-// left a red circle and at the top right nothing and …") of every
-// held-out public scene among exs (as Captions picks them) through m and
-// scores, cell by cell, the words that follow the cell's name: "a" or
-// "nothing", then, for an object, the colour (argmax among the colour
-// words) and the shape (among the shape words). Each word depends on the
-// named cell's patches alone, so this is the binding of a position to its
-// patches that Captions needs and cannot isolate (its captions name the
-// colour before the cell). It also returns where the colour words'
-// predicting positions attend (addShares). It returns an error if no
-// example is a held-out caption, a word is missing from the vocabulary, or
-// the patches do not divide evenly among the four cells.
+// The forms in which CellProbe names each cell of a held-out scene
+// before scoring what the model says it holds.
+const (
+	// CellOrdered is the cell-first description, the cells in their
+	// fixed order (datasets.SceneCellCaption): what the cell-captions
+	// stage trains on, where the order alone can tell which cell a slot
+	// describes.
+	CellOrdered = "ordered"
+	// CellShuffled is the same description with each scene's cells in
+	// a random order (datasets.SceneCellOrderCaption; cellProbeOrders:
+	// the same orders for every base), so that only the cell's words
+	// tell which cell a colour word describes.
+	CellShuffled = "shuffled"
+	// CellAlone names one cell a sequence (datasets.SceneOneCellPrompt,
+	// "what is at the bottom right ?", answered "a red circle" or
+	// "nothing").
+	CellAlone = "single"
+	// CellQuestion asks shapes-vqa's colour-at and shape-at questions
+	// about every cell (datasets.SceneAtQuestion, "what colour is the
+	// object at the top left ?").
+	CellQuestion = "question"
+)
+
+// CellProbeForms lists the forms of CellProbe, in the order the probe
+// command prints them.
+var CellProbeForms = []string{CellOrdered, CellShuffled, CellAlone, CellQuestion}
+
+// cellQuery is one sequence CellProbe runs: prompt and answer words, and
+// the answer words it scores (idx: the answer word whose predicting
+// position is scored, want: what is scored there, cell: the cell it is
+// about).
+type cellQuery struct {
+	prompt, answer string
+	idx, cell      []int
+	wants          []cellWant
+}
+
+func (q *cellQuery) add(idx, cell int, w cellWant) {
+	q.idx, q.cell, q.wants = append(q.idx, idx), append(q.cell, cell), append(q.wants, w)
+}
+
+// cellQueries returns the sequences that name every cell of the scene
+// key (classes: its cells' classes, −1 empty) in form, the described
+// cells in order for CellOrdered and CellShuffled.
+func cellQueries(key string, classes [4]int, form string, order [4]int) ([]cellQuery, error) {
+	bad := fmt.Errorf("pretrain: %q is not a scene", key)
+	switch form {
+	case CellOrdered, CellShuffled:
+		text, ok := datasets.SceneCellOrderCaption(key, order)
+		if !ok {
+			return nil, bad
+		}
+		q := cellQuery{prompt: datasets.SceneCellPrompt, answer: text + " <eos>"}
+		// Each cell's words: "at the W W" then "a COLOUR SHAPE" or
+		// "nothing", then "and" (or <eos>): the word after the cell's
+		// name is at answer index j, 7 words a cell with an object, 5
+		// without.
+		j := 0
+		for _, cell := range order {
+			class := classes[cell]
+			j += 4 // at the W W
+			q.add(j, cell, cellWant{0, class})
+			if class >= 0 {
+				q.add(j+1, cell, cellWant{1, class})
+				q.add(j+2, cell, cellWant{2, class})
+				j += 3
+			} else {
+				j++
+			}
+			j++ // and, or <eos>
+		}
+		return []cellQuery{q}, nil
+	case CellAlone:
+		var qs []cellQuery
+		for cell, class := range classes {
+			a, ok := datasets.SceneOneCell(key, cell)
+			if !ok {
+				return nil, bad
+			}
+			q := cellQuery{prompt: datasets.SceneOneCellPrompt(cell), answer: a + " <eos>"}
+			q.add(0, cell, cellWant{0, class})
+			if class >= 0 {
+				q.add(1, cell, cellWant{1, class})
+				q.add(2, cell, cellWant{2, class})
+			}
+			qs = append(qs, q)
+		}
+		return qs, nil
+	case CellQuestion:
+		var qs []cellQuery
+		for cell, class := range classes {
+			for _, kind := range []string{"colour-at", "shape-at"} {
+				p, a, ok := datasets.SceneAtQuestion(key, kind, cell)
+				if !ok {
+					return nil, bad
+				}
+				q := cellQuery{prompt: p, answer: a}
+				switch {
+				case kind == "colour-at":
+					q.add(0, cell, cellWant{3, class})
+					if class >= 0 {
+						q.add(0, cell, cellWant{1, class})
+					}
+				case class >= 0:
+					q.add(0, cell, cellWant{2, class})
+				}
+				if len(q.wants) > 0 {
+					qs = append(qs, q)
+				}
+			}
+		}
+		return qs, nil
+	}
+	return nil, fmt.Errorf("pretrain: unknown cell probe form %q (want one of %s)", form, strings.Join(CellProbeForms, ", "))
+}
+
+// cellProbeOrders returns the order in which CellShuffled describes the
+// cells of the i-th scene CellProbe reads: a permutation drawn from a
+// fixed stream, the same for every base and every call.
+func cellProbeOrders(scenes int) [][4]int {
+	rng := rand.New(rand.NewPCG(1, streamCellProbe))
+	out := make([][4]int, scenes)
+	for i := range out {
+		for j, c := range rng.Perm(4) {
+			out[i][j] = c
+		}
+	}
+	return out
+}
+
+// CellCaptions is CellProbe in the form CellOrdered.
 func CellCaptions(m *nn.TinyMLLM, exs []datasets.Example) (CellScore, error) {
+	return CellProbe(m, exs, CellOrdered)
+}
+
+// CellProbe teacher-forces, through m, text that names each cell of every
+// held-out public scene among exs (as Captions picks them) in form and
+// scores what follows the cell's name: whether the cell holds an object,
+// then for an object its colour (argmax among the colour words) and its
+// shape (among the shape words). In the description forms (CellOrdered,
+// the cell-first description "at the top left a red circle and at the top
+// right nothing and …" after datasets.SceneCellPrompt, and CellShuffled,
+// the same with each scene's cells in an order of their own) and in
+// CellAlone ("what is at the bottom right ?" → "a red circle") the
+// occupancy is "a" against "nothing", the colour the word after "a", the
+// shape the word after the right colour; in CellQuestion (shapes-vqa's
+// "what colour is the object at the top left ?" and "what shape is …")
+// the occupancy is "nothing" against the best colour word, and the colour
+// and the shape are the answers' argmax among the colour and the shape
+// words. Each scored word depends on the named cell's patches alone; in
+// every form but CellOrdered only the cell's words, not its place in the
+// text, say which cell that is. It also returns where the colour words'
+// predicting positions attend (addShares). It returns an error if no
+// example is a held-out caption, form is unknown, a word is missing from
+// the vocabulary, or the patches do not divide evenly among the four
+// cells.
+func CellProbe(m *nn.TinyMLLM, exs []datasets.Example, form string) (CellScore, error) {
 	var s CellScore
+	if !slices.Contains(CellProbeForms, form) {
+		return s, fmt.Errorf("pretrain: unknown cell probe form %q (want one of %s)", form, strings.Join(CellProbeForms, ", "))
+	}
 	cells, err := patchCells(m.Config)
 	if err != nil {
 		return s, err
@@ -740,61 +893,60 @@ func CellCaptions(m *nn.TinyMLLM, exs []datasets.Example) (CellScore, error) {
 	if err != nil {
 		return s, err
 	}
+	var held []*datasets.Example
+	for i := range exs {
+		if ex := &exs[i]; ex.Kind == "caption" && datasets.PretrainHeldOut(ex.Items) {
+			held = append(held, ex)
+		}
+	}
+	orders := cellProbeOrders(len(held))
 	sum := map[string][4]float64{}
 	var occ, col, shp int
-	for i := range exs {
-		ex := &exs[i]
-		if ex.Kind != "caption" || !datasets.PretrainHeldOut(ex.Items) {
-			continue
-		}
+	for i, ex := range held {
 		classes, ok := datasets.SceneCells(ex.Items[0])
-		text, ok2 := datasets.SceneCellCaption(ex.Items[0])
-		if !ok || !ok2 || len(ex.Images) != 1 {
+		if !ok || len(ex.Images) != 1 {
 			return s, fmt.Errorf("pretrain: %s is not a scene with one image", ex.ID)
 		}
-		prompt := voc.Encode(nil, datasets.SceneCellPrompt)
-		answer := voc.Encode(nil, text+" <eos>")
-		seq := nn.Sequence{Tokens: append(slices.Clone(prompt), answer...), Images: ex.Images}
-		probs := map[string]nn.Tensor{}
-		h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
-			if strings.HasPrefix(site, "lm.") && strings.HasSuffix(site, ".attn.probs") {
-				probs[site] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
-			}
-		}}
-		t := nn.NewTape(nil, nil)
-		hid, pos, err := m.Forward(t, &seq, nil, h, nil)
+		order := [4]int{0, 1, 2, 3}
+		if form == CellShuffled {
+			order = orders[i]
+		}
+		qs, err := cellQueries(ex.Items[0], classes, form, order)
 		if err != nil {
-			return s, fmt.Errorf("pretrain: cells of %s: %w", ex.ID, err)
+			return s, err
 		}
-		img := slices.Index(seq.Tokens, datasets.Image)
-		patch := func(j int) int { return pos[img] + j }
-		cls := pos[img]
-		if m.Config.CLSLast {
-			patch = func(j int) int { return pos[img] + j - 1 }
-			cls = pos[img] + n
-		}
-		// Each cell's words: "at the W W" then "a COLOUR SHAPE" or
-		// "nothing", then "and" (or <eos>): the word after the cell's name
-		// is at answer index j, 7 words a cell with an object, 5 without.
-		j := 0
-		var rows []int
-		var wants []cellWant
-		for cell, class := range classes {
-			j += 4 // at the W W
-			rows = append(rows, pos[len(prompt)+j]-1)
-			wants = append(wants, cellWant{0, class})
-			if class >= 0 {
-				rows = append(rows, pos[len(prompt)+j+1]-1, pos[len(prompt)+j+2]-1)
-				wants = append(wants, cellWant{1, class}, cellWant{2, class})
-				addShares(sum, probs, pos[len(prompt)+j+1]-1, n, cells[cell], patch, cls)
-				j += 3
-			} else {
-				j++
+		for _, q := range qs {
+			prompt := voc.Encode(nil, q.prompt)
+			answer := voc.Encode(nil, q.answer)
+			seq := nn.Sequence{Tokens: append(slices.Clone(prompt), answer...), Images: ex.Images}
+			probs := map[string]nn.Tensor{}
+			h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
+				if strings.HasPrefix(site, "lm.") && strings.HasSuffix(site, ".attn.probs") {
+					probs[site] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
+				}
+			}}
+			t := nn.NewTape(nil, nil)
+			hid, pos, err := m.Forward(t, &seq, nil, h, nil)
+			if err != nil {
+				return s, fmt.Errorf("pretrain: cells of %s: %w", ex.ID, err)
 			}
-			j++ // and, or <eos>
+			img := slices.Index(seq.Tokens, datasets.Image)
+			patch := func(j int) int { return pos[img] + j }
+			cls := pos[img]
+			if m.Config.CLSLast {
+				patch = func(j int) int { return pos[img] + j - 1 }
+				cls = pos[img] + n
+			}
+			rows := make([]int, len(q.idx))
+			for k, j := range q.idx {
+				rows[k] = pos[len(prompt)+j] - 1
+				if q.wants[k].at == 1 {
+					addShares(sum, probs, rows[k], n, cells[q.cell[k]], patch, cls)
+				}
+			}
+			o, c, sh, objs := words.score(m.Logits(t, hid, rows).Value, q.wants)
+			occ, col, shp, s.Objects = occ+o, col+c, shp+sh, s.Objects+objs
 		}
-		o, c, sh, objs := words.score(m.Logits(t, hid, rows).Value, wants)
-		occ, col, shp, s.Objects = occ+o, col+c, shp+sh, s.Objects+objs
 		s.Scenes++
 	}
 	if s.Scenes == 0 || s.Objects == 0 {

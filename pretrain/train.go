@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,11 @@ const (
 	streamScenes   = 107 // stage 1 scene object order (Plan.VisionScenes)
 	streamShapesQA = 108 // public shapes questions (Plan.Mix[srcShapesQA])
 	streamCaptions = 109 // captions-only stage order (Plan.CaptionSteps)
+	streamCellOrd  = 110 // the stage's shuffled cell orders and fresh scenes (Plan.CaptionForm)
+	streamCellMix  = 111 // the mixture's shuffled cell orders and fresh scenes
+	// streamCellProbe is the stream of CellProbe's shuffled orders (seed 1,
+	// whatever the base's).
+	streamCellProbe = 112
 )
 
 // trainer runs AdamW with a cosine schedule and global-norm clipping over a
@@ -181,12 +187,18 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 			return nil, err
 		}
 	}
+	crng := rand.New(rand.NewPCG(b.seed, streamCellMix))
 	if p.Mix[srcShapesCells] > 0 && b.corpus.train[srcShapesCells] == nil {
-		if err := b.corpus.addCellCaptions(); err != nil {
+		if err := b.corpus.addCellForm(p.CaptionForm, crng); err != nil {
 			return nil, err
 		}
 	}
 	mix := newMixer(b.corpus, &p, b.seed)
+	if p.Mix[srcShapesCells] > 0 && redrawn(p.CaptionForm) {
+		mix.redraw = map[string]func() ([]nn.Sequence, error){srcShapesCells: func() ([]nn.Sequence, error) {
+			return b.corpus.cellSequences(p.CaptionForm, crng)
+		}}
+	}
 	aug := newAugmenter(&p, b.seed)
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: mixture", b.arch, b.scale), p.Steps)
 	prog.note("training %d steps of %d examples (%d parameters)", p.Steps, p.batchSize(), layout.Size)
@@ -200,7 +212,10 @@ func (b *builder) train(ctx context.Context) (nn.Model, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		batch := mix.batch()
+		batch, err := mix.batch()
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
+		}
 		loss, err := tr.gradStep(m, step, batch, keepCells(aug.transforms(batch), mix.srcs))
 		if err != nil {
 			return nil, fmt.Errorf("pretrain: step %d: %w", step, err)
@@ -367,9 +382,22 @@ func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	if p.CaptionSteps == 0 {
 		return nil
 	}
-	caps, err := b.corpus.captions(p.CaptionCells)
+	orng := rand.New(rand.NewPCG(b.seed, streamCellOrd))
+	pool := func() ([]nn.Sequence, error) {
+		if p.CaptionCells && p.CaptionForm != "" {
+			return b.corpus.captionsIn(p.CaptionForm, orng)
+		}
+		return b.corpus.captions(p.CaptionCells)
+	}
+	caps, err := pool()
 	if err != nil {
 		return err
+	}
+	// Shuffled descriptions draw the cells' orders, fresh scenes the
+	// scenes, afresh for every pass.
+	deal := &passPool{seqs: caps, rng: rand.New(rand.NewPCG(b.seed, streamCaptions))}
+	if p.CaptionCells && redrawn(p.CaptionForm) {
+		deal.redraw = pool
 	}
 	pe := b.cfg.PEFT
 	pe.Method, pe.Parts = "full", p.CaptionParts
@@ -381,21 +409,17 @@ func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
 	if err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(b.seed, streamCaptions))
 	prog := newProgress(b.opt.Progress, fmt.Sprintf("pretrain %s %s: captions", b.arch, b.scale), p.CaptionSteps)
 	prog.note("training %s on %d public captions, %d steps of %d", strings.Join(p.CaptionParts, " and "), len(caps), p.CaptionSteps, p.CaptionBatch)
-	var order []int
 	batch := make([]nn.Sequence, p.CaptionBatch)
 	for step := range p.CaptionSteps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		for i := range batch {
-			if len(order) == 0 {
-				order = rng.Perm(len(caps))
+			if batch[i], err = deal.next(); err != nil {
+				return err
 			}
-			batch[i] = caps[order[0]]
-			order = order[1:]
 		}
 		loss, err := tr.gradStep(m, step, batch, nil)
 		if err != nil {
@@ -404,6 +428,46 @@ func (b *builder) captionStage(ctx context.Context, m *nn.TinyMLLM) error {
 		prog.update(step+1, loss)
 	}
 	return nil
+}
+
+// redrawn reports whether the cell form's pool is drawn afresh for every
+// pass: with shuffled descriptions or fresh scenes.
+func redrawn(form string) bool {
+	parts, _ := CellFormParts(form)
+	return slices.Contains(parts, formShuffled) || slices.Contains(parts, formFresh)
+}
+
+// passPool deals the sequences of a pool one by one in an order drawn
+// from rng and drawn again after every pass; with redraw, every pass
+// after the first deals redraw's pool, drawn afresh (it must hold as many
+// sequences).
+type passPool struct {
+	seqs   []nn.Sequence
+	rng    *rand.Rand
+	redraw func() ([]nn.Sequence, error)
+	order  []int
+	passes int
+}
+
+// next returns the next sequence.
+func (p *passPool) next() (nn.Sequence, error) {
+	if len(p.order) == 0 {
+		if p.redraw != nil && p.passes > 0 {
+			seqs, err := p.redraw()
+			if err != nil {
+				return nn.Sequence{}, err
+			}
+			if len(seqs) != len(p.seqs) {
+				return nn.Sequence{}, fmt.Errorf("pretrain: a pool of %d sequences drawn again holds %d", len(p.seqs), len(seqs))
+			}
+			p.seqs = seqs
+		}
+		p.order = p.rng.Perm(len(p.seqs))
+		p.passes++
+	}
+	s := p.seqs[p.order[0]]
+	p.order = p.order[1:]
+	return s, nil
 }
 
 // augmenter deals stage 3's token-dropping augmentation (Plan.PruneShare)

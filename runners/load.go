@@ -134,7 +134,8 @@ func loadOf(r results.Run) load {
 // three DPZO runs that slowed 14.6–22.8 times at load 17–26; the other 75
 // add up to 209.6 s against 210.1. So b stays 0.668: a larger one would
 // cost the typical run short (0.748: 17% under on those 75) to offset a
-// few runs whose load average did not say how slow they were. Below load
+// few runs whose load average did not say how slow they were; the prior's
+// outlier rule handles those (see outlierMADs). Below load
 // 17 the paired runs slowed less than the curve says (b = 0.58 at load
 // 11–16, 0.84 at 17–26, method and load going together in this set).
 const loadExponent = 0.668
@@ -156,8 +157,10 @@ const loadExponent = 0.668
 // CPU-seconds one at a time, 352 two at a time) and 1.438 as twice the
 // two-job sweep's wall over the one-job one's (178 s and 247.6 s); they
 // agree neither with each other nor with the loaded fit, so c stays 1.33
-// (1.438 would lengthen --jobs 2's first estimate, already 24% over,
-// to 34%; --jobs 1's does not depend on c).
+// (--jobs 1's first estimate does not depend on c; 1.438 would lengthen
+// --jobs 2's by 8%, from 167.6 s to 181.2 s against the 178 s measured,
+// since the prior's outlier rule closer than 1.33's −5.8%: one sweep, not
+// enough to move c).
 const runCores = 1.33
 
 // share returns the fraction of its quiet speed (alone on a quiet

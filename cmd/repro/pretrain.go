@@ -42,7 +42,8 @@ func pretrainCommand() *cli.Command {
 			"captions-only stage before the mixture (LLaVA's feature alignment), cached as ARCH-SCALE-captions-KEY;\n" +
 			"--cell-captions the same stage on cell-first captions (\"at the top left a red circle and at the top\n" +
 			"right nothing …\"), which the mixture keeps too, cached as ARCH-SCALE-cellcaps-KEY (--caption-scale N:\n" +
-			"N times the steps, -cellcapsxN; --caption-vision: the encoder trained too, a \"v\" after).",
+			"N times the steps, -cellcapsxN; --caption-vision: the encoder trained too, a \"v\" after; --cell-form F:\n" +
+			"the descriptions in form F, \"-F\" after).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scale", Value: "small", Usage: "size `preset`: smoke, small or full"},
 			&cli.StringFlag{Name: "arch", Value: "tinymllm", Usage: "base model: `tinymllm`, vit, cnn, cnn-gn or fusion"},
@@ -53,6 +54,7 @@ func pretrainCommand() *cli.Command {
 			&cli.BoolFlag{Name: "captions", Usage: "tinymllm only: a captions-only stage (public scene and item captions; projector and language model, the encoder frozen) before the mixture, as LLaVA's feature-alignment stage"},
 			&cli.BoolFlag{Name: "cell-captions", Usage: "tinymllm only: the captions-only stage on cell-first scene captions (\"at the top left a red circle and at the top right nothing …\"), so each colour and shape word follows the name of its cell"},
 			&cli.IntFlag{Name: "caption-scale", Usage: "with --cell-captions: the stage runs `N` times the mixture's steps (0: as many)"},
+			&cli.StringFlag{Name: "cell-form", Usage: "with --cell-captions: the descriptions' `form`, \"+\"-joined parts among shuffled (the cells in a random order), single (one named cell a sequence), questions (public colour-at and shape-at questions about every cell) and fresh (with another part: public layouts drawn afresh for every pass in place of the public split's scenes); empty: the cells in their fixed order"},
 			&cli.BoolFlag{Name: "caption-vision", Usage: "with --cell-captions: the stage trains the vision encoder too"},
 			&cli.BoolFlag{Name: "scenes", Usage: "tinymllm only: the vision encoder also learns public scene objects' colours and shapes"},
 			&cli.StringFlag{Name: "results", Value: "results", Usage: "results directory `DIR`; the cache is DIR/pretrain"},
@@ -68,25 +70,7 @@ func pretrainCommand() *cli.Command {
 			if c.Args().Len() > 0 {
 				return fmt.Errorf("pretrain: unexpected arguments %q", c.Args().Slice())
 			}
-			opt := pretrain.Options{
-				Scale:  c.String("scale"),
-				Arch:   c.String("arch"),
-				Dir:    filepath.Join(c.String("results"), "pretrain"),
-				Fresh:  c.Bool("fresh"),
-				Seed:   c.Uint64("seed"),
-				Patch:  c.Int("patch"),
-				Scenes: c.Bool("scenes"),
-
-				ShapesQuestions: c.Bool("shapes-questions"),
-				Captions:        c.Bool("captions"),
-				CellCaptions:    c.Bool("cell-captions"),
-				CaptionScale:    c.Int("caption-scale"),
-				CaptionVision:   c.Bool("caption-vision"),
-				DataDir:         c.String("data-dir"),
-
-				ImageEncoder: c.String("image-encoder"),
-				FusionMode:   c.String("fusion-mode"),
-			}
+			opt := pretrainOptions(c)
 			if (opt.ImageEncoder != "" || opt.FusionMode != "") && opt.Arch != "fusion" {
 				return fmt.Errorf("pretrain: --image-encoder and --fusion-mode shape the fusion base only, not %s", opt.Arch)
 			}
@@ -115,6 +99,30 @@ func pretrainCommand() *cli.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// pretrainOptions reads pretrain's flags into the options of pretrain.Base.
+func pretrainOptions(c *cli.Context) pretrain.Options {
+	return pretrain.Options{
+		Scale:  c.String("scale"),
+		Arch:   c.String("arch"),
+		Dir:    filepath.Join(c.String("results"), "pretrain"),
+		Fresh:  c.Bool("fresh"),
+		Seed:   c.Uint64("seed"),
+		Patch:  c.Int("patch"),
+		Scenes: c.Bool("scenes"),
+
+		ShapesQuestions: c.Bool("shapes-questions"),
+		Captions:        c.Bool("captions"),
+		CellCaptions:    c.Bool("cell-captions"),
+		CaptionScale:    c.Int("caption-scale"),
+		CaptionVision:   c.Bool("caption-vision"),
+		CellForm:        c.String("cell-form"),
+		DataDir:         c.String("data-dir"),
+
+		ImageEncoder: c.String("image-encoder"),
+		FusionMode:   c.String("fusion-mode"),
 	}
 }
 
@@ -158,18 +166,28 @@ func probeBase(w io.Writer, r *pretrain.Result, opt pretrain.Options) error {
 	for _, s := range shares {
 		fmt.Fprintf(w, "%-6d %9.3f %13.3f %6.3f %6.3f %17.1f%%\n", s.Block+1, s.Own, s.Other, s.CLS, s.Text, 100*s.Own/(s.Own+s.Other))
 	}
-	cc, err := pretrain.CellCaptions(m, d.Public)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\ncell-first descriptions of the same scenes, teacher-forced (%d objects): occupied or not right %.1f%% of cells, colour right %.1f%% (chance %.1f%%), shape %.1f%% (chance %.1f%%)\n",
-		cc.Objects, 100*cc.Occupied, 100*cc.Colour, 100/float64(colours), 100*cc.Shape, 100/float64(shapes))
-	fmt.Fprintf(w, "attention of the positions that predict their colour words (the named cell is %.0f%% of the patches)\n", 100*cc.Area)
-	fmt.Fprintf(w, "%-6s %9s %13s %6s %6s %18s\n", "block", "own cell", "other patches", "[CLS]", "text", "own / all patches")
-	for _, s := range cc.Attention {
-		fmt.Fprintf(w, "%-6d %9.3f %13.3f %6.3f %6.3f %17.1f%%\n", s.Block+1, s.Own, s.Other, s.CLS, s.Text, 100*s.Own/(s.Own+s.Other))
+	for _, form := range pretrain.CellProbeForms {
+		cc, err := pretrain.CellProbe(m, d.Public, form)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\neach cell of the same scenes named first, %s, teacher-forced (%d objects): occupied or not right %.1f%% of cells, colour right %.1f%% (chance %.1f%%), shape %.1f%% (chance %.1f%%)\n",
+			cellFormText[form], cc.Objects, 100*cc.Occupied, 100*cc.Colour, 100/float64(colours), 100*cc.Shape, 100/float64(shapes))
+		fmt.Fprintf(w, "attention of the positions that predict their colour words (the named cell is %.0f%% of the patches)\n", 100*cc.Area)
+		fmt.Fprintf(w, "%-6s %9s %13s %6s %6s %18s\n", "block", "own cell", "other patches", "[CLS]", "text", "own / all patches")
+		for _, s := range cc.Attention {
+			fmt.Fprintf(w, "%-6d %9.3f %13.3f %6.3f %6.3f %17.1f%%\n", s.Block+1, s.Own, s.Other, s.CLS, s.Text, 100*s.Own/(s.Own+s.Other))
+		}
 	}
 	return nil
+}
+
+// cellFormText says how each form of pretrain.CellProbe names the cells.
+var cellFormText = map[string]string{
+	pretrain.CellOrdered:  "cell-first descriptions in the fixed order",
+	pretrain.CellShuffled: "cell-first descriptions with the cells in a random order",
+	pretrain.CellAlone:    "one cell a sequence (\"what is at the top left ?\")",
+	pretrain.CellQuestion: "colour-at and shape-at questions",
 }
 
 // writePretrainJSON prints the result for scripts: at least checkpoint,

@@ -44,6 +44,7 @@ func tableCommand() *cli.Command {
 			"   $ repro table table1 --from results/baselines/table1-small.parquet --format tex\n" +
 			"   $ repro table sparta-table2 --from results/baselines/sparta-table2-small.parquet --all-runs\n\n" +
 			fromDeclaredHelp +
+			tableInfoHelp +
 			"Given an existing file or directory, reads a run table (one row per run, such as\n" +
 			"results/EXP/runs.parquet, or the runs.parquet of a results directory) and prints\n" +
 			"one row per distinct --rows value and one column per distinct --cols value (and per metric), each cell the mean ±\n" +
@@ -72,6 +73,7 @@ func tableCommand() *cli.Command {
 			&cli.StringFlag{Name: "title", Usage: "table `title`; default the metric"},
 			&cli.StringFlag{Name: "out", Usage: "write `PREFIX`.txt, PREFIX.md and PREFIX.tex and print their paths, instead of printing the table in --format"},
 			allRunsFlag(),
+			&cli.BoolFlag{Name: "info", Usage: "print what each run table argument holds (runs, seeds, columns, recorded load) instead of a table"},
 		}, expFlags()...),
 		SkipFlagParsing: true, // flags may follow the argument; see withArgs
 		Action:          withArgs(tableAction),
@@ -80,6 +82,22 @@ func tableCommand() *cli.Command {
 
 // tableAction parses the arguments of repro table and writes the tables.
 func tableAction(c *cli.Context, f *cmdArgs) error {
+	if f.Bool("info") {
+		if len(f.Args()) == 0 {
+			return errors.New("table: --info wants one or more FILE.parquet or RESULTS-DIR arguments")
+		}
+		for _, name := range f.Given() {
+			if name != "info" {
+				return fmt.Errorf("table: --info takes no other flag (got --%s)", name)
+			}
+		}
+		for _, a := range f.Args() {
+			if !isPath(a) {
+				return fmt.Errorf("table: --info: %q is no run table (FILE.parquet or RESULTS-DIR)", a)
+			}
+		}
+		return tableInfo(c.App.Writer, f.Args())
+	}
 	if len(f.Args()) != 1 {
 		return errors.New("table: want exactly one FILE.parquet, RESULTS-DIR or EXP argument")
 	}

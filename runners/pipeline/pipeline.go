@@ -101,7 +101,17 @@ func memo[K comparable, T any](m *map[K]*entry[T], k K, f func() (T, error)) (T,
 // lines to progress; tests replace it.
 var newBase = func(ctx context.Context, dir, scale string, b experiments.BaseChoice, progress io.Writer) (*pretrain.Result, error) {
 	return pretrain.Base(ctx, pretrain.Options{Scale: scale, Patch: b.Patch, Scenes: b.Scenes, ShapesQuestions: b.ShapesQuestions, Captions: b.Captions,
-		CellCaptions: b.CellCaptions > 0, CaptionScale: b.CellCaptions, CaptionVision: b.CellCaptions > 0, Dir: dir, Progress: progress})
+		CellCaptions: b.CellCaptions > 0, CaptionScale: b.CellCaptions, CaptionVision: b.CellCaptions > 0, CellForm: cellForm(b), Dir: dir, Progress: progress})
+}
+
+// cellForm returns the cell form (pretrain.Options.CellForm) that b's
+// cell_form selects: pretrain.CellForms[b.CellForm], "" out of range
+// (the axis check refuses it before a run).
+func cellForm(b experiments.BaseChoice) string {
+	if b.CellForm <= 0 || b.CellForm >= len(pretrain.CellForms) {
+		return ""
+	}
+	return pretrain.CellForms[b.CellForm]
 }
 
 // Base returns the pretrained base of scale, built in or read from the
@@ -134,6 +144,9 @@ func BaseAt(ctx context.Context, dir, scale string, b experiments.BaseChoice) (*
 		}
 		if b.CellCaptions > 0 {
 			name += fmt.Sprintf(" (cell captions ×%d)", b.CellCaptions)
+		}
+		if f := cellForm(b); f != "" {
+			name += " (" + f + ")"
 		}
 		runners.Note(ctx, "preparing the "+name+" base model")
 		defer runners.Note(ctx, "")
@@ -276,7 +289,8 @@ func BaseID(scale string) (string, error) {
 // is pretrain.Plan.WithScenes, with shapes questions
 // pretrain.Plan.WithShapesQuestions, with the captions stage
 // pretrain.Plan.WithCaptions, with cell captions
-// pretrain.Plan.WithCellCaptions (the encoder trained too).
+// pretrain.Plan.WithCellCaptions (the encoder trained too) and, with a
+// cell form, pretrain.Plan.WithCellForm.
 func BaseIDAt(scale string, b experiments.BaseChoice) (string, error) {
 	return memo(&cache.baseIDs, baseIDKey{scale, b}, func() (string, error) { return baseID(scale, b) })
 }
@@ -307,8 +321,14 @@ func baseID(scale string, bc experiments.BaseChoice) (string, error) {
 	if bc.Captions {
 		plan = plan.WithCaptions()
 	}
+	if bc.CellForm != 0 && bc.CellCaptions == 0 {
+		return "", fmt.Errorf("pipeline: cell_form %d needs cell_captions", bc.CellForm)
+	}
 	if bc.CellCaptions > 0 {
 		plan = plan.WithCellCaptions(bc.CellCaptions, true)
+		if f := cellForm(bc); f != "" {
+			plan = plan.WithCellForm(f)
+		}
 	}
 	b, err := json.Marshal(struct {
 		Format int           `json:"format"`

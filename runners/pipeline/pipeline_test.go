@@ -255,6 +255,28 @@ func TestBaseID(t *testing.T) {
 			t.Errorf("Inputs with cell_captions %d = %+v, %v; want base %q", v, in, err, want)
 		}
 	}
+	// cell_form N ≥ 1 selects another form of the cell-captions base
+	// (another plan each), 0 or absent the fixed order's; without
+	// cell_captions it is refused.
+	forms := map[string]bool{c4: true}
+	for f := 1; f < len(pretrain.CellForms); f++ {
+		cf, err := BaseIDAt("smoke", experiments.BaseChoice{CellCaptions: 4, CellForm: f})
+		if err != nil || forms[cf] || cf == a {
+			t.Errorf("BaseIDAt(smoke, cell captions 4, form %d) = %q, %v; want a base of its own", f, cf, err)
+		}
+		forms[cf] = true
+		in, err = Inputs(&experiments.Config{Task: "shapes-vqa", Scale: "smoke", Seed: 1, Params: map[string]any{"cell_captions": int64(4), "cell_form": int64(f)}})
+		if err != nil || in.Base != cf {
+			t.Errorf("Inputs with cell_form %d = %+v, %v; want base %q", f, in, err, cf)
+		}
+	}
+	in, err = Inputs(&experiments.Config{Task: "shapes-vqa", Scale: "smoke", Seed: 1, Params: map[string]any{"cell_captions": int64(4), "cell_form": int64(0)}})
+	if err != nil || in.Base != c4 {
+		t.Errorf("Inputs with cell_form 0 = %+v, %v; want the fixed order's base %q", in, err, c4)
+	}
+	if _, err := BaseIDAt("smoke", experiments.BaseChoice{CellForm: 2}); err == nil {
+		t.Error("BaseIDAt(smoke, cell form 2 without cell captions): no error")
+	}
 }
 
 // TestEvaluate compares greedy decoding's exact match with the
