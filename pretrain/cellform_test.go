@@ -301,39 +301,9 @@ func TestMixerRedraw(t *testing.T) {
 // attention of each colour word's predicting row split by the named
 // cell's patches of the 4×4 grid (as in TestCellCaptions).
 func TestCellProbeForms(t *testing.T) {
-	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var exs []datasets.Example
-	for _, ex := range d.Public {
-		if ex.Kind == "caption" && datasets.PretrainHeldOut(ex.Items) && len(exs) < 6 {
-			exs = append(exs, ex)
-		}
-	}
-	cfg, err := nn.Preset("small", datasets.Vocab().Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewTinyMLLM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range m.Params() {
-		if strings.HasPrefix(p.Name, "lm.") && (strings.Contains(p.Name, ".attn.q.") || strings.Contains(p.Name, ".attn.k.")) {
-			for i := range p.Data {
-				p.Data[i] *= 20
-			}
-		}
-	}
+	d, exs, cfg, m := sharpenedCaptionModel(t, 6)
 	v := datasets.Vocab()
-	id := func(w string) int {
-		i, ok := v.ID(w)
-		if !ok {
-			t.Fatalf("%q not in the vocabulary", w)
-		}
-		return i
-	}
+	id := vocabID(t, v)
 	colours := []string{"red", "green", "blue", "yellow", "purple", "cyan"}
 	shapes := []string{"circle", "square", "triangle"}
 	n := cfg.Patches() // 16: patch k (1-based) at LM position k, [CLS] at n+1

@@ -317,43 +317,13 @@ func TestCaptionAttention(t *testing.T) {
 // scaled up so that the predictions and the attention depend on the
 // context.
 func TestCellCaptions(t *testing.T) {
-	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var exs []datasets.Example
-	for _, ex := range d.Public {
-		if ex.Kind == "caption" && datasets.PretrainHeldOut(ex.Items) && len(exs) < 12 {
-			exs = append(exs, ex)
-		}
-	}
-	cfg, err := nn.Preset("small", datasets.Vocab().Len())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := nn.NewTinyMLLM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range m.Params() {
-		if strings.HasPrefix(p.Name, "lm.") && (strings.Contains(p.Name, ".attn.q.") || strings.Contains(p.Name, ".attn.k.")) {
-			for i := range p.Data {
-				p.Data[i] *= 20
-			}
-		}
-	}
+	d, exs, cfg, m := sharpenedCaptionModel(t, 12)
 	got, err := CellCaptions(m, append(slices.Clone(exs), d.Public[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := datasets.Vocab()
-	id := func(w string) int {
-		i, ok := v.ID(w)
-		if !ok {
-			t.Fatalf("%q not in the vocabulary", w)
-		}
-		return i
-	}
+	id := vocabID(t, v)
 	colours := []string{"red", "green", "blue", "yellow", "purple", "cyan"}
 	shapes := []string{"circle", "square", "triangle"}
 	n := cfg.Patches() // 16: patch k (1-based) at LM position k, [CLS] at n+1
@@ -468,4 +438,50 @@ func TestCellCaptions(t *testing.T) {
 		}
 	}
 	t.Logf("%+v", got)
+}
+
+// sharpenedCaptionModel returns smoke shapes-vqa, its first n held-out
+// public scene captions, and an untrained small TinyMLLM whose language
+// model's query and key maps are scaled up 20 times, so that its
+// predictions and attention depend on the context.
+func sharpenedCaptionModel(t *testing.T, n int) (*datasets.Dataset, []datasets.Example, nn.Config, *nn.TinyMLLM) {
+	t.Helper()
+	d, err := datasets.Build("shapes-vqa", &datasets.Options{Scale: datasets.Smoke, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exs []datasets.Example
+	for _, ex := range d.Public {
+		if ex.Kind == "caption" && datasets.PretrainHeldOut(ex.Items) && len(exs) < n {
+			exs = append(exs, ex)
+		}
+	}
+	cfg, err := nn.Preset("small", datasets.Vocab().Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nn.NewTinyMLLM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params() {
+		if strings.HasPrefix(p.Name, "lm.") && (strings.Contains(p.Name, ".attn.q.") || strings.Contains(p.Name, ".attn.k.")) {
+			for i := range p.Data {
+				p.Data[i] *= 20
+			}
+		}
+	}
+	return d, exs, cfg, m
+}
+
+// vocabID returns the id of a word of v, failing the test for a word v
+// does not hold.
+func vocabID(t *testing.T, v *datasets.Vocabulary) func(string) int {
+	return func(w string) int {
+		i, ok := v.ID(w)
+		if !ok {
+			t.Fatalf("%q not in the vocabulary", w)
+		}
+		return i
+	}
 }
