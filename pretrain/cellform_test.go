@@ -332,20 +332,8 @@ func TestCellProbeForms(t *testing.T) {
 			// patches and on the other patches.
 			predict := func(text string, k, cell int) ([]float32, [][2]float64) {
 				toks := v.Encode(nil, text)
-				s := nn.Sequence{Tokens: slices.Clone(toks[:k]), Images: ex.Images}
-				probs := map[int]nn.Tensor{}
-				h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
-					var b int
-					if _, err := fmt.Sscanf(site, "lm.blocks.%d.attn.probs", &b); err == nil {
-						probs[b] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
-					}
-				}}
-				tp := nn.NewTape(nil, nil)
-				hid, _, err := m.Forward(tp, &s, nil, h, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
 				T := k + n
+				lg, probs := prefixForward(t, m, toks[:k], ex.Images)
 				var a [][2]float64
 				for b := range cfg.Layers {
 					p := probs[b]
@@ -363,7 +351,7 @@ func TestCellProbeForms(t *testing.T) {
 					}
 					a = append(a, sh)
 				}
-				return m.Logits(tp, hid, []int{T - 1}).Value.Data, a
+				return lg, a
 			}
 			addAtt := func(a [][2]float64) {
 				for b := range a {

@@ -341,21 +341,8 @@ func TestCellCaptions(t *testing.T) {
 		// logits and, per block, the attention on the cell's patches, the
 		// other patches, [CLS] and the text.
 		predict := func(k, cell int) ([]float32, [][4]float64) {
-			s := nn.Sequence{Tokens: slices.Clone(toks[:k]), Images: ex.Images}
-			probs := map[int]nn.Tensor{}
-			h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
-				var b int
-				if _, err := fmt.Sscanf(site, "lm.blocks.%d.attn.probs", &b); err == nil {
-					probs[b] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
-				}
-			}}
-			tp := nn.NewTape(nil, nil)
-			hid, _, err := m.Forward(tp, &s, nil, h, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
 			T := k + n // the <image> token becomes n+1 rows
-			lg := m.Logits(tp, hid, []int{T - 1}).Value.Data
+			lg, probs := prefixForward(t, m, toks[:k], ex.Images)
 			var a [][4]float64
 			for b := range cfg.Layers {
 				p := probs[b]
@@ -484,4 +471,25 @@ func vocabID(t *testing.T, v *datasets.Vocabulary) func(string) int {
 		}
 		return i
 	}
+}
+
+// prefixForward runs m on the tokens toks with the images and returns the
+// logits of its last row, the row that predicts the next word under causal
+// attention, and each block's attention probabilities by block index.
+func prefixForward(t *testing.T, m *nn.TinyMLLM, toks []int, images [][]float32) ([]float32, map[int]nn.Tensor) {
+	t.Helper()
+	s := nn.Sequence{Tokens: slices.Clone(toks), Images: images}
+	probs := map[int]nn.Tensor{}
+	h := &nn.Hooks{Observe: func(site string, x nn.Tensor) {
+		var b int
+		if _, err := fmt.Sscanf(site, "lm.blocks.%d.attn.probs", &b); err == nil {
+			probs[b] = nn.Tensor{Shape: slices.Clone(x.Shape), Data: slices.Clone(x.Data)}
+		}
+	}}
+	tp := nn.NewTape(nil, nil)
+	hid, _, err := m.Forward(tp, &s, nil, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Logits(tp, hid, []int{len(toks) + m.Config.Patches() - 1}).Value.Data, probs
 }
